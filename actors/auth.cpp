@@ -1,0 +1,174 @@
+#include "actors/auth.hpp"
+
+#include "storage/identity.hpp"
+
+#include <caf/all.hpp>
+#include <openssl/sha.h>
+#include <spdlog/spdlog.h>
+
+namespace cl::actors {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+std::string token_hash(const std::string& token) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(), digest);
+  return std::string(reinterpret_cast<const char*>(digest), sizeof digest);
+}
+
+/// The host of a URL, for log lines that must not carry the URL's path or query.
+std::string host_of(const std::string& url) {
+  auto start = url.find("://");
+  start = start == std::string::npos ? 0 : start + 3;
+  auto end = url.find_first_of("/?#", start);
+  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+bool install_keys(auth_state& st, const auth_config& cfg, const std::string& json, const std::string& origin) {
+  std::string error;
+  auto parsed = domain::key_set::parse(json, &error);
+  if (!parsed) {
+    spdlog::error("auth: JWKS from {} rejected: {}", origin, error);
+    return false;
+  }
+  st.keys = std::make_shared<const domain::key_set>(std::move(*parsed));
+  st.cache.clear();  // a key that left the set must not keep its tokens alive
+  if (cfg.health) cfg.health->keys_loaded = st.keys->size() > 0;
+  spdlog::info("auth: loaded {} signing key(s) from {}", st.keys->size(), origin);
+  return true;
+}
+
+void reload_file_if_changed(auth_state& st, const auth_config& cfg) {
+  if (cfg.jwks_file.empty()) return;
+  auto sig = storage::file_signature(cfg.jwks_file);
+  if (sig == st.file_signature) return;
+  st.file_signature = sig;
+  if (auto text = storage::read_file(cfg.jwks_file)) install_keys(st, cfg, *text, "file " + cfg.jwks_file);
+  else spdlog::error("auth: cannot read JWKS file {}", cfg.jwks_file);
+}
+
+auth_outcome verify(auth_state& st, const auth_config& cfg, const std::string& token, bool* unknown_kid) {
+  auto now = unix_now();
+  auto key = token_hash(token);
+  if (auto hit = st.cache.find(key); hit != st.cache.end()) {
+    if (hit->second.expires_at + cfg.clock_skew.count() > now) return {true, hit->second, {}};
+    st.cache.erase(hit);
+  }
+  domain::verify_options opts;
+  opts.issuer = cfg.issuer;
+  opts.now = now;
+  opts.clock_skew = cfg.clock_skew.count();
+  auto out = domain::verify_token(token, *st.keys, opts);
+  if (unknown_kid) *unknown_kid = out.unknown_kid;
+  if (!out.ok) return {false, {}, std::move(out.error)};
+  if (cfg.cache_entries > 0) {
+    if (st.cache.size() >= cfg.cache_entries) {
+      for (auto i = st.cache.begin(); i != st.cache.end();)
+        i = i->second.expires_at + cfg.clock_skew.count() <= now ? st.cache.erase(i) : std::next(i);
+      if (st.cache.size() >= cfg.cache_entries) st.cache.clear();
+    }
+    st.cache.emplace(std::move(key), out.who);
+  }
+  return {true, std::move(out.who), {}};
+}
+
+void start_fetch(auth_actor::stateful_pointer<auth_state> self, std::shared_ptr<const auth_config> cfg) {
+  auto& st = self->state;
+  if (st.fetch_in_flight || cfg->jwks_url.empty()) return;
+  st.fetch_in_flight = true;
+  st.last_fetch = clock::now();
+  auto fetcher = self->system().spawn<caf::detached>(jwks_fetcher, cfg->jwks_ca_file, cfg->fetch_timeout);
+  auto finish = [self, cfg](const jwks_document& doc) {
+    auto& st = self->state;
+    st.fetch_in_flight = false;
+    st.fetched_once = true;
+    st.last_refresh = clock::now();
+    if (doc.ok) install_keys(st, *cfg, doc.json, "issuer " + host_of(cfg->jwks_url));
+    else spdlog::error("auth: {}", doc.error);
+    auto waiting = std::move(st.waiting);
+    st.waiting.clear();
+    for (auto& [token, rp] : waiting) rp.deliver(verify(st, *cfg, token, nullptr));
+  };
+  self->request(fetcher, cfg->fetch_timeout + std::chrono::milliseconds{500}, jwks_atom_v, cfg->jwks_url)
+    // The lambdas hold the fetcher's handle: an actor whose last handle is gone terminates.
+    .then([finish, fetcher](jwks_document& doc) { finish(doc); },
+          [finish, cfg, fetcher](caf::error&) {
+            finish(jwks_document{false, {}, "JWKS fetch from " + host_of(cfg->jwks_url) + " did not answer in time"});
+          });
+}
+
+}  // namespace
+
+std::optional<std::string> validate(const auth_config& cfg) {
+  if (cfg.issuer.empty()) return std::string{"auth: no issuer"};
+  if (cfg.static_jwks.empty() && cfg.jwks_file.empty() && cfg.jwks_url.empty())
+    return std::string{"auth: no source of signing keys"};
+  return std::nullopt;
+}
+
+auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
+                               std::shared_ptr<const auth_config> cfg) {
+  auto& st = self->state;
+  if (!cfg->static_jwks.empty()) install_keys(st, *cfg, cfg->static_jwks, "development identity");
+  reload_file_if_changed(st, *cfg);
+  if (!cfg->jwks_url.empty()) start_fetch(self, cfg);
+  if (!cfg->jwks_file.empty() || !cfg->jwks_url.empty())
+    self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
+  return {
+    [self, cfg](verify_atom, const std::string& token) -> caf::result<auth_outcome> {
+      auto& st = self->state;
+      try {
+        bool unknown_kid = false;
+        auto out = verify(st, *cfg, token, &unknown_kid);
+        if (out.ok || !unknown_kid || cfg->jwks_url.empty()) return out;
+        // Unknown kid: the issuer may have rotated keys. Refetch at most once per refetch_min;
+        // a flood of made-up kids then costs the issuer one request per interval.
+        bool may_fetch = st.fetch_in_flight || !st.fetched_once
+                         || clock::now() - st.last_fetch >= cfg->refetch_min;
+        if (!may_fetch) return out;
+        auto rp = self->make_response_promise<auth_outcome>();
+        st.waiting.emplace_back(token, rp);
+        start_fetch(self, cfg);
+        return rp;
+      } catch (const std::exception& e) {
+        spdlog::error("auth: verification failed internally: {}", e.what());
+        return auth_outcome{false, {}, domain::api_error{domain::error_id::token_invalid, "The token could not be verified.", {}}};
+      }
+    },
+    [self, cfg](recheck_atom) {
+      try {
+        reload_file_if_changed(self->state, *cfg);
+        if (!cfg->jwks_url.empty() && clock::now() - self->state.last_refresh >= cfg->refresh)
+          start_fetch(self, cfg);
+      } catch (const std::exception& e) {
+        spdlog::error("auth: JWKS recheck failed: {}", e.what());
+      }
+      self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
+    },
+  };
+}
+
+jwks_fetcher_actor::behavior_type jwks_fetcher(jwks_fetcher_actor::pointer, std::string ca_file,
+                                               std::chrono::milliseconds timeout) {
+  return {
+    [ca_file, timeout](jwks_atom, const std::string& url) {
+      jwks_document doc;
+      try {
+        doc.json = storage::fetch_https(url, ca_file, timeout);
+        doc.ok = true;
+      } catch (const std::exception& e) {
+        doc.error = e.what();
+      }
+      return doc;
+    },
+  };
+}
+
+}  // namespace cl::actors

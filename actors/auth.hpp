@@ -1,0 +1,63 @@
+#pragma once
+/// The auth actor: verifies bearer tokens (spec 5) against keys from the development identity,
+/// a JWKS file (re-read on change) or a JWKS URL (cached; unknown `kid` refetches, rate-limited).
+
+#include "actors/directory.hpp"
+#include "actors/interfaces.hpp"
+#include "domain/jwt.hpp"
+
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace cl::actors {
+
+/// Validated configuration of the auth actor; shared by every incarnation after restarts.
+struct auth_config {
+  std::string issuer;
+  std::string static_jwks;   ///< keys known at start (development identity), may be empty
+  std::string jwks_file;     ///< watched file, may be empty
+  std::string jwks_url;      ///< https URL, may be empty
+  std::string jwks_ca_file;  ///< extra CA bundle for jwks_url
+  std::chrono::seconds clock_skew{60};
+  std::chrono::seconds refetch_min{30};
+  std::chrono::seconds refresh{300};
+  std::chrono::milliseconds fetch_timeout{1500};
+  std::size_t cache_entries = 10000;
+  std::shared_ptr<service_health> health;
+};
+
+/// Empty when `cfg` is usable, otherwise what is wrong with it.
+std::optional<std::string> validate(const auth_config& cfg);
+
+/// One incarnation's state: the trusted keys and the verified-token cache.
+struct auth_state {
+  static constexpr const char* name = "auth";
+  std::shared_ptr<const domain::key_set> keys = std::make_shared<domain::key_set>();
+  std::unordered_map<std::string, domain::principal> cache;  ///< SHA-256(token) -> principal
+  long long file_signature = 0;
+  std::chrono::steady_clock::time_point last_fetch{};
+  std::chrono::steady_clock::time_point last_refresh{};
+  bool fetch_in_flight = false;
+  bool fetched_once = false;
+  /// Verifications waiting for a refetch triggered by an unknown `kid`.
+  std::vector<std::pair<std::string, caf::typed_response_promise<auth_outcome>>> waiting;
+};
+
+/// The auth actor's behavior.
+auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
+                               std::shared_ptr<const auth_config> cfg);
+
+/// A detached one-shot JWKS fetcher (blocking HTTPS on its own thread).
+jwks_fetcher_actor::behavior_type jwks_fetcher(jwks_fetcher_actor::pointer self, std::string ca_file,
+                                               std::chrono::milliseconds timeout);
+
+}  // namespace cl::actors

@@ -1,0 +1,151 @@
+#include "actors/coordinator.hpp"
+
+#include <caf/all.hpp>
+
+#include <atomic>
+#include <optional>
+
+namespace cl::actors {
+
+namespace {
+
+/// Guards the one answer of a request. If every holder is gone without answering (a plan bug,
+/// an actor killed mid-request), the destructor answers 503 so no connection ever hangs.
+class reply_once {
+public:
+  explicit reply_once(reply_fn fn) : fn_(std::move(fn)) {}
+  ~reply_once() {
+    if (!answered_.exchange(true)) fn_(backend_unavailable("coordinator"));
+  }
+  void operator()(domain::api_reply r) {
+    if (!answered_.exchange(true)) fn_(std::move(r));
+  }
+
+private:
+  reply_fn fn_;
+  std::atomic<bool> answered_{false};
+};
+
+/// The token from `Authorization: Bearer <token>`; empty when there is none.
+std::string bearer_token(const std::string& header) {
+  constexpr std::string_view scheme = "bearer ";
+  if (header.size() <= scheme.size()) return {};
+  for (std::size_t i = 0; i < scheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(header[i])) != scheme[i]) return {};
+  auto start = header.find_first_not_of(' ', scheme.size());
+  if (start == std::string::npos) return {};
+  auto end = header.find_last_not_of(" \t");
+  return header.substr(start, end - start + 1);
+}
+
+struct join_state {
+  int pending = 2;
+  std::optional<domain::api_reply> plan_reply;
+  std::optional<rate_decision> rate;
+};
+
+void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> job,
+                    std::shared_ptr<reply_once> answer, domain::principal who) {
+  auto ctx = std::make_shared<request_context>();
+  ctx->request = std::move(job->request);
+  ctx->params = std::move(job->params);
+  ctx->actors = job->actors;
+  ctx->timeout = job->timeout;
+  ctx->who = std::move(who);
+
+  auto join = std::make_shared<join_state>();
+  auto finish = [join, answer, ctx] {
+    if (--join->pending > 0) return;
+    domain::api_reply r;
+    if (!join->rate) {
+      r = backend_unavailable("rate limiter");
+    } else if (!join->rate->admitted) {
+      r = domain::api_reply::failure(domain::error_id::rate_limited,
+                                     "Too many requests for this client; retry after "
+                                       + std::to_string(join->rate->retry_after_seconds) + " s.");
+      r.retry_after_seconds = join->rate->retry_after_seconds;
+    } else {
+      r = std::move(*join->plan_reply);
+    }
+    r.tenant = ctx->who.tenant_id;
+    r.client_id = ctx->who.client_id;
+    (*answer)(std::move(r));
+  };
+
+  if (ctx->actors->rate_limiter) {
+    self->request(ctx->actors->rate_limiter, ctx->timeout, admit_atom_v, ctx->who.client_id)
+      .then([join, finish](rate_decision d) {
+              join->rate = d;
+              finish();
+            },
+            [finish](caf::error&) { finish(); });
+  } else {
+    finish();
+  }
+  job->plan(self, ctx, [join, finish](domain::api_reply r) {
+    join->plan_reply = std::move(r);
+    finish();
+  });
+}
+
+void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
+  auto answer = std::make_shared<reply_once>(std::move(job->reply));
+  auto token = bearer_token(job->request.authorization);
+  if (token.empty()) {
+    (*answer)(domain::api_reply::failure(domain::error_id::token_missing,
+                                         "The request carries no Authorization: Bearer token."));
+    return;
+  }
+  if (!job->actors->auth) {
+    (*answer)(backend_unavailable("auth"));
+    return;
+  }
+  self->request(job->actors->auth, job->timeout, verify_atom_v, std::move(token))
+    .then(
+      [self, job, answer](auth_outcome& out) {
+        if (!out.ok) {
+          domain::api_reply r;
+          r.error = std::move(out.error);
+          (*answer)(std::move(r));
+          return;
+        }
+        if (!job->required_scope.empty() && !out.who.has_scope(job->required_scope)) {
+          auto r = domain::api_reply::failure(domain::error_id::scope_missing,
+                                              "The token does not carry the scope " + job->required_scope + ".",
+                                              {{"scopes", "requires " + job->required_scope}});
+          r.tenant = out.who.tenant_id;
+          r.client_id = out.who.client_id;
+          (*answer)(std::move(r));
+          return;
+        }
+        run_authorised(self, job, answer, std::move(out.who));
+      },
+      [answer](caf::error&) { (*answer)(backend_unavailable("auth")); });
+}
+
+}  // namespace
+
+const std::string& request_context::param(std::string_view name) const {
+  static const std::string none;
+  for (const auto& [k, v] : params)
+    if (k == name) return v;
+  return none;
+}
+
+domain::api_reply backend_unavailable(std::string_view concern) {
+  auto r = domain::api_reply::failure(domain::error_id::backend_unavailable,
+                                      "The " + std::string{concern} + " service did not answer in time; retry shortly.");
+  r.retry_after_seconds = 1;
+  return r;
+}
+
+void coordinate(caf::actor_system& sys, request_job job) {
+  auto shared = std::make_shared<request_job>(std::move(job));
+  // The coordinator's behavior is empty: it lives while responses are pending, then terminates.
+  sys.spawn([shared](caf::event_based_actor* self) -> caf::behavior {
+    start(self, shared);
+    return {};
+  });
+}
+
+}  // namespace cl::actors

@@ -1,0 +1,59 @@
+#pragma once
+/// The per-request coordinator: verifies the token, checks the route's scope, then runs the
+/// rate limiter and the route's plan in parallel and joins their replies into one answer.
+
+#include "actors/directory.hpp"
+#include "actors/metrics.hpp"
+#include "domain/exchange.hpp"
+#include "domain/principal.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cl::actors {
+
+/// Delivers the answer of one request; callable from any thread, exactly once.
+using reply_fn = std::function<void(domain::api_reply)>;
+
+/// What a route's plan sees: the request, the verified caller and the actors it may ask.
+struct request_context {
+  domain::api_request request;
+  std::vector<std::pair<std::string, std::string>> params;  ///< path parameters
+  domain::principal who;
+  std::shared_ptr<const concern_handles> actors;
+  std::chrono::milliseconds timeout{2000};  ///< bound of every ask the plan makes
+
+  /// The value of path parameter `name` (empty if absent).
+  const std::string& param(std::string_view name) const;
+};
+
+/// A route's plan: runs inside the coordinator, asks concern actors (always with
+/// `ctx->timeout` and an error handler) and calls `done` once.
+using plan_fn = void (*)(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// One request handed from the HTTP layer to a coordinator.
+struct request_job {
+  domain::api_request request;
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string required_scope;  ///< empty: any valid token
+  plan_fn plan = nullptr;
+  std::shared_ptr<const concern_handles> actors;
+  std::chrono::milliseconds timeout{2000};
+  reply_fn reply;
+};
+
+/// Spawns a coordinator for `job`. Whatever happens to the actors it asks, `job.reply` is called
+/// exactly once: late or dead callees become 503 BACKEND_UNAVAILABLE with `Retry-After`.
+void coordinate(caf::actor_system& sys, request_job job);
+
+/// The reply for a concern actor that failed or was late.
+domain::api_reply backend_unavailable(std::string_view concern);
+
+}  // namespace cl::actors

@@ -1,0 +1,36 @@
+#pragma once
+/// Every typed actor interface of the service. Reading this file tells the whole actor map;
+/// docs/architecture.md draws it. Handlers answer with values: domain failures travel inside
+/// the reply (e.g. `auth_outcome::error`); a caf::error means the actor itself failed or was
+/// late, which the coordinator turns into 503 BACKEND_UNAVAILABLE.
+
+#include "actors/type_ids.hpp"
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+namespace cl::actors {
+
+/// Auth: verifies bearer tokens against the trusted signing keys (spec 5).
+using auth_actor = caf::typed_actor<
+  // Verifies a compact JWS; answers with the principal or TOKEN_*/TENANT_MISMATCH.
+  caf::replies_to<verify_atom, std::string>::with<auth_outcome>,
+  // Internal: re-reads the JWKS file if it changed (sent to itself once a second).
+  caf::reacts_to<recheck_atom>>;
+
+/// Rate limiter: a token bucket per `client_id` (spec 8).
+using rate_limiter_actor = caf::typed_actor<
+  // Takes one request from the client's bucket; answers admitted or the wait.
+  caf::replies_to<admit_atom, std::string>::with<rate_decision>>;
+
+/// Resource store: reads Resource records of a tenant from the record store.
+using resource_store_actor = caf::typed_actor<
+  // (tenant, resource id) -> the Resource's canonical JSON, if any.
+  caf::replies_to<fetch_atom, std::string, std::string>::with<fetch_outcome>>;
+
+/// JWKS fetcher: one blocking HTTPS GET on its own thread (spawned detached, quits after).
+using jwks_fetcher_actor = caf::typed_actor<
+  // URL -> the JWKS document or why it could not be fetched.
+  caf::replies_to<jwks_atom, std::string>::with<jwks_document>>;
+
+}  // namespace cl::actors

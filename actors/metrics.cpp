@@ -1,0 +1,75 @@
+#include "actors/metrics.hpp"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+
+namespace cl::actors {
+
+struct metrics::impl {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Family<prometheus::Counter>& requests =
+    prometheus::BuildCounter()
+      .Name("contentlake_http_requests_total")
+      .Help("Requests answered on the public listener, by route template, method and status.")
+      .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& latency =
+    prometheus::BuildHistogram()
+      .Name("contentlake_http_request_duration_seconds")
+      .Help("Time from a complete request to its response being handed to the socket, by route template.")
+      .Register(*registry);
+  prometheus::Family<prometheus::Counter>& restarts =
+    prometheus::BuildCounter()
+      .Name("contentlake_actor_restarts_total")
+      .Help("Concern actors restarted by the supervisor, by actor.")
+      .Register(*registry);
+  prometheus::Counter& rate_limited =
+    prometheus::BuildCounter()
+      .Name("contentlake_rate_limited_total")
+      .Help("Requests refused with 429 RATE_LIMITED.")
+      .Register(*registry)
+      .Add({});
+  prometheus::Gauge& connections =
+    prometheus::BuildGauge()
+      .Name("contentlake_http_connections")
+      .Help("Open connections on the public listener.")
+      .Register(*registry)
+      .Add({});
+};
+
+metrics::metrics() : impl_(std::make_unique<impl>()) {}
+
+metrics::~metrics() = default;
+
+void metrics::observe_request(std::string_view route, std::string_view method, int status, double seconds) {
+  static const prometheus::Histogram::BucketBoundaries buckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                                0.05,   0.1,   0.25,   0.5,   1,    2.5, 5};
+  std::string r{route};
+  impl_->requests.Add({{"route", r}, {"method", std::string{method}}, {"status", std::to_string(status)}}).Increment();
+  impl_->latency.Add({{"route", r}}, buckets).Observe(seconds);
+}
+
+void metrics::count_restart(std::string_view actor) {
+  impl_->restarts.Add({{"actor", std::string{actor}}}).Increment();
+}
+
+void metrics::count_rate_limited() {
+  impl_->rate_limited.Increment();
+}
+
+void metrics::add_connections(int delta) {
+  impl_->connections.Increment(delta);
+}
+
+std::string metrics::render() const {
+  std::ostringstream out;
+  prometheus::TextSerializer{}.Serialize(out, impl_->registry->Collect());
+  return out.str();
+}
+
+}  // namespace cl::actors

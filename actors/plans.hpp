@@ -1,0 +1,12 @@
+#pragma once
+/// Plans of the public routes, one per operation. A route group adds its plans here (or in a
+/// header of its own) and its rows to http/routes.cpp.
+
+#include "actors/coordinator.hpp"
+
+namespace cl::actors {
+
+/// GET /v0/content-lake/resources/{id}
+void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+}  // namespace cl::actors

@@ -1,0 +1,67 @@
+#include "actors/supervisor.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+namespace cl::actors {
+
+namespace {
+
+void start_child(caf::stateful_actor<supervisor_state>* self, const supervisor_config& cfg, std::size_t index) {
+  auto child = cfg.children[index].start(self->system());
+  self->monitor(child);
+  self->state.running[index] = child;
+  cfg.children[index].publish(*cfg.directory, child);
+}
+
+}  // namespace
+
+std::optional<std::string> validate(const supervisor_config& cfg) {
+  if (cfg.max_restarts < 0) return std::string{"supervisor.max_restarts must not be negative"};
+  if (cfg.window.count() <= 0) return std::string{"supervisor.window_seconds must be positive"};
+  if (!cfg.directory) return std::string{"supervisor needs a directory"};
+  return std::nullopt;
+}
+
+caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self, std::shared_ptr<const supervisor_config> cfg) {
+  self->state.running.resize(cfg->children.size());
+  for (std::size_t i = 0; i < cfg->children.size(); ++i) start_child(self, *cfg, i);
+
+  self->set_down_handler([self, cfg](caf::down_msg& dm) {
+    auto& st = self->state;
+    std::size_t index = st.running.size();
+    for (std::size_t i = 0; i < st.running.size(); ++i)
+      if (st.running[i] && st.running[i].address() == dm.source) index = i;
+    if (index == st.running.size() || st.given_up) return;
+    const auto& name = cfg->children[index].name;
+    auto now = std::chrono::steady_clock::now();
+    while (!st.restarts.empty() && now - st.restarts.front() > cfg->window) st.restarts.pop_front();
+    if (static_cast<int>(st.restarts.size()) >= cfg->max_restarts) {
+      st.given_up = true;
+      auto why = "actor " + name + " failed (" + to_string(dm.reason) + ") after "
+                 + std::to_string(st.restarts.size()) + " restarts within "
+                 + std::to_string(cfg->window.count()) + " s";
+      spdlog::critical("supervisor: giving up: {}", why);
+      if (cfg->health) ++cfg->health->children_down;
+      if (cfg->give_up) cfg->give_up(why);
+      return;
+    }
+    st.restarts.push_back(now);
+    spdlog::warn("supervisor: actor {} went down ({}); restarting", name, to_string(dm.reason));
+    if (cfg->stats) cfg->stats->count_restart(name);
+    start_child(self, *cfg, index);
+  });
+
+  // Shutdown: take the children down with us; drop their handles so the system can end.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    for (auto& child : self->state.running)
+      if (child) self->send_exit(child, em.reason);
+    self->state.running.clear();
+    self->quit(em.reason);
+  });
+  return {
+    [](caf::get_atom) { return true; },
+  };
+}
+
+}  // namespace cl::actors

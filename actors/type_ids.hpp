@@ -1,0 +1,58 @@
+#pragma once
+/// Atoms and message-type whitelisting for every actor in the service, in one place.
+/// All messaging is local (one process), so value types are whitelisted rather than serialised;
+/// register inspectable types here before anything crosses a process boundary.
+
+#include "domain/exchange.hpp"
+#include "domain/principal.hpp"
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/type_id.hpp>
+
+#include <memory>
+#include <string>
+
+namespace cl::actors {
+
+/// Outcome of verifying a bearer token: the principal, or the auth error to answer with.
+struct auth_outcome {
+  bool ok = false;
+  domain::principal who;
+  domain::api_error error;
+};
+
+/// Whether the rate limiter admits one request of a client, and how long to wait if not.
+struct rate_decision {
+  bool admitted = true;
+  int retry_after_seconds = 0;
+};
+
+/// A stored record's canonical JSON bytes, or nothing.
+struct fetch_outcome {
+  bool found = false;
+  std::string json;
+};
+
+/// A JWKS document fetched from the issuer, or why it could not be.
+struct jwks_document {
+  bool ok = false;
+  std::string json;
+  std::string error;
+};
+
+
+}  // namespace cl::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::auth_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::rate_decision)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::fetch_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::jwks_document)
+
+CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
+  CAF_ADD_ATOM(contentlake, cl::actors, verify_atom, "verify")
+  CAF_ADD_ATOM(contentlake, cl::actors, admit_atom, "admit")
+  CAF_ADD_ATOM(contentlake, cl::actors, fetch_atom, "fetch")
+  CAF_ADD_ATOM(contentlake, cl::actors, jwks_atom, "jwks")
+  CAF_ADD_ATOM(contentlake, cl::actors, recheck_atom, "recheck")
+CAF_END_TYPE_ID_BLOCK(contentlake)

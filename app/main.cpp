@@ -1,0 +1,143 @@
+// The `contentlake` command: `serve` runs the service, `token` mints development tokens.
+
+#include "config/settings.hpp"
+#include "domain/jwt.hpp"
+#include "http/service.hpp"
+#include "storage/identity.hpp"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+extern char** environ;
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> environment() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry{*e};
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) out.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return out;
+}
+
+void setup_logging(const cl::config::settings& s) {
+  auto ops = spdlog::stderr_logger_mt("contentlake");
+  ops->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  ops->set_level(spdlog::level::from_str(s.log.level));
+  ops->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(ops);
+  auto access = spdlog::stdout_logger_mt("access");
+  access->set_pattern("%v");
+  access->flush_on(spdlog::level::info);
+}
+
+int serve(const std::string& config_file, const std::vector<std::pair<std::string, std::string>>& overrides,
+          const std::string& self_path) {
+  std::string error;
+  std::string file = config_file;
+  if (file.empty())
+    if (const char* from_env = std::getenv(cl::config::config_file_env)) file = from_env;
+  auto settings = cl::config::load_settings(file, environment(), overrides, error);
+  if (!settings) {
+    std::cerr << "contentlake: " << error << "\n";
+    return 2;
+  }
+  setup_logging(*settings);
+  try {
+    cl::http::service svc{*settings};
+    svc.start(true);
+    spdlog::info("listening public={}:{} admin={}:{} data_dir={}", settings->listen.host, svc.port(),
+                 settings->admin_listen.host, svc.admin_port(), settings->data_dir);
+    if (settings->development_identity()) {
+      std::ostringstream hint;
+      hint << "\n  Get a development token and try a first request:\n\n"
+           << "    TOKEN=$(" << self_path << " token --data-dir " << settings->data_dir
+           << " --tenant t_demo --sub u_alice --client-id a_quickstart"
+           << " --scopes \"content-lake.read content-lake.write\")\n"
+           << "    curl -i -H \"Authorization: Bearer $TOKEN\" http://" << settings->listen.host << ":" << svc.port()
+           << "/v0/content-lake/resources/res_example\n\n"
+           << "  The OpenAPI document: curl http://" << settings->listen.host << ":" << svc.port()
+           << "/v0/openapi.json\n";
+      std::cerr << hint.str() << std::flush;
+    }
+    int code = svc.run();
+    spdlog::info("stopped (exit code {})", code);
+    return code;
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot start: {}", e.what());
+    return 1;
+  }
+}
+
+int token(const std::string& data_dir, const std::string& tenant, const std::string& sub, const std::string& scopes,
+          const std::string& client_id, int ttl) {
+  try {
+    auto dev = cl::storage::load_or_create_dev_identity(data_dir);
+    cl::domain::token_request req;
+    req.issuer = cl::storage::dev_issuer;
+    req.kid = dev.kid;
+    req.subject = sub;
+    req.tenant_id = tenant;
+    req.client_id = client_id;
+    std::istringstream in{scopes};
+    for (std::string s; in >> s;) req.scopes.push_back(s);
+    req.now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    req.ttl = ttl;
+    std::cout << cl::domain::issue_token(dev.key, req) << "\n";
+    return 0;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "contentlake token: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "contentlake token: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"contentlake: the Content Lake public API service"};
+  app.require_subcommand(1);
+
+  auto* serve_cmd = app.add_subcommand("serve", "Run the service (embedded defaults: 127.0.0.1:8080, ./var)");
+  std::string config_file, listen, data_dir, admin_listen;
+  serve_cmd->add_option("--config", config_file, "JSON config file (also CONTENTLAKE_CONFIG)");
+  serve_cmd->add_option("--listen", listen, "Public listener HOST:PORT (key: listen)");
+  serve_cmd->add_option("--data-dir", data_dir, "Data directory (key: data_dir)");
+  serve_cmd->add_option("--admin-listen", admin_listen, "Operations listener HOST:PORT (key: admin.listen)");
+
+  auto* token_cmd = app.add_subcommand("token", "Print a token signed by the development identity");
+  std::string tenant, sub, scopes, client_id, token_dir;
+  int ttl = 3600;
+  token_cmd->add_option("--tenant", tenant, "tenant_id claim")->required();
+  token_cmd->add_option("--sub", sub, "Principal: u_... (person) or a_... (application)")->required();
+  token_cmd->add_option("--scopes", scopes, "Space-separated scopes, e.g. \"content-lake.read content-lake.write\"")
+    ->required();
+  token_cmd->add_option("--client-id", client_id, "a_... application (defaults to --sub for a_ subjects)");
+  token_cmd->add_option("--ttl", ttl, "Lifetime in seconds, at most 3600")->check(CLI::Range(1, 3600));
+  token_cmd->add_option("--data-dir", token_dir, "Data directory holding the development key (default ./var)");
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*serve_cmd) {
+    std::vector<std::pair<std::string, std::string>> overrides;
+    if (!listen.empty()) overrides.emplace_back("listen", listen);
+    if (!data_dir.empty()) overrides.emplace_back("data_dir", data_dir);
+    if (!admin_listen.empty()) overrides.emplace_back("admin.listen", admin_listen);
+    return serve(config_file, overrides, argv[0]);
+  }
+  if (token_dir.empty()) {
+    const char* env_dir = std::getenv("CONTENTLAKE_DATA_DIR");
+    token_dir = env_dir ? env_dir : "./var";
+  }
+  return token(token_dir, tenant, sub, scopes, client_id, ttl);
+}

@@ -1,0 +1,288 @@
+#include "config/settings.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace cl::config {
+
+namespace json = boost::json;
+
+namespace {
+
+using setter = std::function<std::optional<std::string>(settings&, const std::string&)>;
+
+struct option {
+  std::string key;
+  std::string default_value;
+  std::string description;
+  setter set;
+};
+
+std::string env_name(const std::string& key) {
+  std::string out = "CONTENTLAKE_";
+  for (char c : key) out.push_back(c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  return out;
+}
+
+template <class Int>
+std::optional<Int> parse_int(const std::string& raw) {
+  Int v{};
+  auto [p, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), v);
+  if (ec != std::errc{} || p != raw.data() + raw.size()) return std::nullopt;
+  return v;
+}
+
+
+/// Integer option in [lo, hi] written to the member `ref(s)` returns.
+template <class Int, class Ref>
+setter integer(Ref ref, long long lo, long long hi) {
+  return [=](settings& s, const std::string& raw) -> std::optional<std::string> {
+    auto v = parse_int<long long>(raw);
+    if (!v || *v < lo || *v > hi)
+      return "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got \"" + raw + "\"";
+    ref(s) = static_cast<Int>(*v);
+    return std::nullopt;
+  };
+}
+
+template <class Ref>
+setter real(Ref ref, double lo, double hi) {
+  return [=](settings& s, const std::string& raw) -> std::optional<std::string> {
+    std::istringstream in{raw};
+    double v = 0;
+    char extra = 0;
+    if (!(in >> v) || (in >> extra) || v < lo || v > hi)
+      return "expected a number in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got \"" + raw + "\"";
+    ref(s) = v;
+    return std::nullopt;
+  };
+}
+
+template <class Ref>
+setter text(Ref ref, std::function<std::optional<std::string>(const std::string&)> check = {}) {
+  return [=](settings& s, const std::string& raw) -> std::optional<std::string> {
+    if (check)
+      if (auto err = check(raw)) return err;
+    ref(s) = raw;
+    return std::nullopt;
+  };
+}
+
+template <class Ref>
+setter boolean(Ref ref) {
+  return [=](settings& s, const std::string& raw) -> std::optional<std::string> {
+    if (raw == "true" || raw == "1") ref(s) = true;
+    else if (raw == "false" || raw == "0") ref(s) = false;
+    else return "expected true or false, got \"" + raw + "\"";
+    return std::nullopt;
+  };
+}
+
+template <class Ref>
+setter address(Ref ref) {
+  return [=](settings& s, const std::string& raw) -> std::optional<std::string> {
+    auto ep = parse_endpoint(raw);
+    if (!ep) return "expected HOST:PORT, got \"" + raw + "\"";
+    ref(s) = *ep;
+    return std::nullopt;
+  };
+}
+
+const std::vector<option>& options() {
+  static const std::vector<option> all = {
+    {"listen", "127.0.0.1:8080", "Public API listener, HOST:PORT (port 0: ephemeral).",
+     address([](settings& s) -> endpoint& { return s.listen; })},
+    {"data_dir", "./var", "Directory for LMDB data and the development identity.",
+     text([](settings& s) -> std::string& { return s.data_dir; },
+          [](const std::string& v) -> std::optional<std::string> {
+            if (v.empty()) return std::string{"must not be empty"};
+            return std::nullopt;
+          })},
+    {"admin.listen", "127.0.0.1:9464", "Operations listener (/metrics, /healthz, /readyz); keep it on loopback.",
+     address([](settings& s) -> endpoint& { return s.admin_listen; })},
+    {"auth.issuer", "", "Trusted token issuer (`iss`). Empty: development identity created in the data dir.",
+     text([](settings& s) -> std::string& { return s.auth.issuer; })},
+    {"auth.jwks_file", "", "JWKS file of the issuer's signing keys; re-read when it changes.",
+     text([](settings& s) -> std::string& { return s.auth.jwks_file; })},
+    {"auth.jwks_url", "", "HTTPS URL of the issuer's JWKS; cached and refreshed.",
+     text([](settings& s) -> std::string& { return s.auth.jwks_url; },
+          [](const std::string& v) -> std::optional<std::string> {
+            if (!v.empty() && v.rfind("https://", 0) != 0) return std::string{"must be an https:// URL"};
+            return std::nullopt;
+          })},
+    {"auth.jwks_ca_file", "", "Extra PEM CA bundle trusted when fetching auth.jwks_url (system CAs are always trusted).",
+     text([](settings& s) -> std::string& { return s.auth.jwks_ca_file; })},
+    {"auth.clock_skew_seconds", "60", "Tolerance for `exp` and `iat`.",
+     integer<int>([](settings& s) -> int& { return s.auth.clock_skew_seconds; }, 0, 300)},
+    {"auth.jwks_refetch_min_seconds", "30", "An unknown `kid` triggers at most one JWKS refetch per this interval.",
+     integer<int>([](settings& s) -> int& { return s.auth.jwks_refetch_min_seconds; }, 1, 86400)},
+    {"auth.jwks_refresh_seconds", "300", "auth.jwks_url is re-fetched this often.",
+     integer<int>([](settings& s) -> int& { return s.auth.jwks_refresh_seconds; }, 10, 86400)},
+    {"auth.token_cache_entries", "10000", "Verified tokens cached (by SHA-256 of the token) until `exp`.",
+     integer<int>([](settings& s) -> int& { return s.auth.token_cache_entries; }, 0, 10000000)},
+    {"rate_limit.requests_per_second", "200", "Sustained requests per second per `client_id`.",
+     real([](settings& s) -> double& { return s.rate_limit.requests_per_second; }, 0.001, 1e9)},
+    {"rate_limit.burst", "400", "Requests a `client_id` may make at once before the sustained rate applies.",
+     real([](settings& s) -> double& { return s.rate_limit.burst; }, 1, 1e9)},
+    {"http.body_limit_bytes", "10485760", "Largest request body; larger -> 400 LIMIT_EXCEEDED.",
+     integer<std::size_t>([](settings& s) -> std::size_t& { return s.http.body_limit_bytes; }, 0, 1ll << 40)},
+    {"http.header_limit_bytes", "16384", "Largest request header block; larger -> 400 LIMIT_EXCEEDED.",
+     integer<std::size_t>([](settings& s) -> std::size_t& { return s.http.header_limit_bytes; }, 1024, 1 << 20)},
+    {"http.idle_timeout_seconds", "60", "A connection that sends no complete header block for this long is closed.",
+     integer<int>([](settings& s) -> int& { return s.http.idle_timeout_seconds; }, 1, 3600)},
+    {"http.read_timeout_seconds", "30", "A request body that does not arrive within this long closes the connection.",
+     integer<int>([](settings& s) -> int& { return s.http.read_timeout_seconds; }, 1, 3600)},
+    {"http.max_connections", "1024", "Open connections at most; more are answered 503 SERVER_OVERLOADED and closed.",
+     integer<int>([](settings& s) -> int& { return s.http.max_connections; }, 1, 1000000)},
+    {"http.threads", "1", "I/O threads running the HTTP listeners.",
+     integer<int>([](settings& s) -> int& { return s.http.threads; }, 1, 256)},
+    {"http.shutdown_grace_seconds", "10", "On SIGTERM/SIGINT, in-flight requests get this long to finish.",
+     integer<int>([](settings& s) -> int& { return s.http.shutdown_grace_seconds; }, 0, 3600)},
+    {"actors.ask_timeout_ms", "2000", "Timeout of every request to a concern actor; late -> 503 BACKEND_UNAVAILABLE.",
+     integer<int>([](settings& s) -> int& { return s.actors.ask_timeout_ms; }, 10, 600000)},
+    {"actors.scheduler_threads", "2", "CAF worker threads.",
+     integer<int>([](settings& s) -> int& { return s.actors.scheduler_threads; }, 1, 256)},
+    {"supervisor.max_restarts", "5", "Restarts allowed within supervisor.window_seconds before the process exits non-zero.",
+     integer<int>([](settings& s) -> int& { return s.supervisor.max_restarts; }, 0, 1000)},
+    {"supervisor.window_seconds", "10", "Window of the restart intensity.",
+     integer<int>([](settings& s) -> int& { return s.supervisor.window_seconds; }, 1, 86400)},
+    {"log.level", "info", "Operational log level: trace, debug, info, warn, error, off.",
+     text([](settings& s) -> std::string& { return s.log.level; },
+          [](const std::string& v) -> std::optional<std::string> {
+            static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
+            if (std::find(std::begin(levels), std::end(levels), v) == std::end(levels))
+              return std::string{"expected one of trace, debug, info, warn, error, off"};
+            return std::nullopt;
+          })},
+    {"log.access", "true", "One JSON access-log line per request on standard output.",
+     boolean([](settings& s) -> bool& { return s.log.access; })},
+    {"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
+     integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.map_size_mib; }, 1, 1ll << 24)},
+  };
+  return all;
+}
+
+const option* find_option(const std::string& key) {
+  for (const auto& o : options())
+    if (o.key == key) return &o;
+  return nullptr;
+}
+
+bool apply(settings& s, const std::string& key, const std::string& raw, const std::string& origin,
+           std::string& error) {
+  const auto* opt = find_option(key);
+  if (!opt) {
+    error = "unknown configuration key \"" + key + "\" (" + origin + ")";
+    return false;
+  }
+  if (auto err = opt->set(s, raw)) {
+    error = "configuration key \"" + key + "\" (" + origin + "): " + *err;
+    return false;
+  }
+  return true;
+}
+
+/// Flattens nested objects into dotted keys; scalars become their option text.
+bool flatten(const json::object& obj, const std::string& prefix,
+             std::vector<std::pair<std::string, std::string>>& out, std::string& error) {
+  for (const auto& [k, v] : obj) {
+    std::string key = prefix.empty() ? std::string{k} : prefix + "." + std::string{k};
+    if (v.is_object()) {
+      if (!flatten(v.as_object(), key, out, error)) return false;
+    } else if (v.is_string()) {
+      out.emplace_back(key, std::string{v.as_string()});
+    } else if (v.is_bool()) {
+      out.emplace_back(key, v.as_bool() ? "true" : "false");
+    } else if (v.is_int64() || v.is_uint64()) {
+      out.emplace_back(key, json::serialize(v));
+    } else if (v.is_double()) {
+      std::ostringstream s;
+      s << v.as_double();
+      out.emplace_back(key, s.str());
+    } else {
+      error = "configuration key \"" + key + "\" (config file): expected a string, number or boolean";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::string> validate(const settings& s) {
+  if (!s.auth.issuer.empty() && s.auth.jwks_file.empty() && s.auth.jwks_url.empty())
+    return std::string{"configuration key \"auth.issuer\": needs auth.jwks_file or auth.jwks_url"};
+  if (s.auth.issuer.empty() && (!s.auth.jwks_file.empty() || !s.auth.jwks_url.empty()))
+    return std::string{"configuration key \"auth.issuer\": must be set when a JWKS is configured"};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<endpoint> parse_endpoint(const std::string& text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return std::nullopt;
+  std::string host = text.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.back() != ']' || host.size() < 3) return std::nullopt;
+    host = host.substr(1, host.size() - 2);
+  }
+  auto port = parse_int<unsigned>(text.substr(colon + 1));
+  if (!port || *port > 65535) return std::nullopt;
+  return endpoint{host, static_cast<std::uint16_t>(*port)};
+}
+
+std::vector<option_doc> documented_options() {
+  std::vector<option_doc> out;
+  for (const auto& o : options()) out.push_back({o.key, env_name(o.key), o.default_value, o.description});
+  return out;
+}
+
+std::optional<settings> load_settings(const std::string& config_file,
+                                      const std::vector<std::pair<std::string, std::string>>& environment,
+                                      const std::vector<std::pair<std::string, std::string>>& overrides,
+                                      std::string& error) {
+  settings s;
+  if (!config_file.empty()) {
+    std::ifstream in{config_file, std::ios::binary};
+    if (!in) {
+      error = "cannot read config file " + config_file;
+      return std::nullopt;
+    }
+    std::string body{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+    boost::system::error_code ec;
+    json::value v = json::parse(body, ec);
+    if (ec || !v.is_object()) {
+      error = "config file " + config_file + " is not a JSON object";
+      return std::nullopt;
+    }
+    std::vector<std::pair<std::string, std::string>> flat;
+    if (!flatten(v.as_object(), "", flat, error)) return std::nullopt;
+    for (const auto& [k, raw] : flat)
+      if (!apply(s, k, raw, "config file " + config_file, error)) return std::nullopt;
+  }
+  for (const auto& [name, raw] : environment) {
+    if (name.rfind("CONTENTLAKE_", 0) != 0 || name == config_file_env) continue;
+    const option* match = nullptr;
+    for (const auto& o : options())
+      if (env_name(o.key) == name) match = &o;
+    if (!match) {
+      error = "unknown configuration key in environment variable " + name;
+      return std::nullopt;
+    }
+    if (!apply(s, match->key, raw, "environment " + name, error)) return std::nullopt;
+  }
+  for (const auto& [k, raw] : overrides)
+    if (!apply(s, k, raw, "command line", error)) return std::nullopt;
+  if (auto err = validate(s)) {
+    error = *err;
+    return std::nullopt;
+  }
+  return s;
+}
+
+}  // namespace cl::config

@@ -1,0 +1,107 @@
+#pragma once
+/// The service's configuration: one typed, validated value built by `load_settings`.
+/// Precedence: embedded defaults < JSON config file < CONTENTLAKE_* environment < command-line flags.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cl::config {
+
+/// A host and TCP port to listen on; port 0 asks the OS for an ephemeral one.
+struct endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+struct auth_settings {
+  std::string issuer;          ///< empty: development identity in the data dir
+  std::string jwks_file;       ///< JWKS on disk, re-read when it changes
+  std::string jwks_url;        ///< JWKS over HTTPS, cached
+  std::string jwks_ca_file;    ///< extra CA bundle (PEM) to trust for jwks_url
+  int clock_skew_seconds = 60;
+  int jwks_refetch_min_seconds = 30;  ///< unknown `kid`: at most one refetch per this interval
+  int jwks_refresh_seconds = 300;     ///< jwks_url re-fetched this often regardless
+  int token_cache_entries = 10000;
+};
+
+struct rate_limit_settings {
+  double requests_per_second = 200;
+  double burst = 400;
+};
+
+struct http_settings {
+  std::size_t body_limit_bytes = 10 * 1024 * 1024;
+  std::size_t header_limit_bytes = 16 * 1024;
+  int idle_timeout_seconds = 60;
+  int read_timeout_seconds = 30;
+  int max_connections = 1024;
+  int threads = 1;
+  int shutdown_grace_seconds = 10;
+};
+
+struct actor_settings {
+  int ask_timeout_ms = 2000;
+  int scheduler_threads = 2;
+};
+
+struct supervisor_settings {
+  int max_restarts = 5;
+  int window_seconds = 10;
+};
+
+struct log_settings {
+  std::string level = "info";
+  bool access = true;
+};
+
+struct storage_settings {
+  std::size_t map_size_mib = 1024;
+};
+
+/// Everything `contentlake serve` runs with.
+struct settings {
+  endpoint listen{"127.0.0.1", 8080};
+  std::string data_dir = "./var";
+  endpoint admin_listen{"127.0.0.1", 9464};
+  auth_settings auth;
+  rate_limit_settings rate_limit;
+  http_settings http;
+  actor_settings actors;
+  supervisor_settings supervisor;
+  log_settings log;
+  storage_settings storage;
+
+  /// True when no issuer is configured and the development identity is used.
+  bool development_identity() const { return auth.issuer.empty(); }
+};
+
+/// One documented configuration key.
+struct option_doc {
+  std::string key;
+  std::string env;            ///< CONTENTLAKE_ + key upper-cased, dots as underscores
+  std::string default_value;
+  std::string description;
+};
+
+/// Every key, in the order docs/operations.md lists them.
+std::vector<option_doc> documented_options();
+
+/// Builds settings from defaults, `config_file` (empty for none), `environment` (NAME=VALUE pairs;
+/// only CONTENTLAKE_* names are read) and `overrides` (key -> value from flags). On failure returns
+/// nullopt and sets `error` to a message naming the offending key.
+std::optional<settings> load_settings(const std::string& config_file,
+                                      const std::vector<std::pair<std::string, std::string>>& environment,
+                                      const std::vector<std::pair<std::string, std::string>>& overrides,
+                                      std::string& error);
+
+/// Parses `HOST:PORT` (`[v6]:PORT` too); nullopt on anything else.
+std::optional<endpoint> parse_endpoint(const std::string& text);
+
+/// The environment variable naming the config file (read by `serve` when --config is absent).
+inline constexpr const char* config_file_env = "CONTENTLAKE_CONFIG";
+
+}  // namespace cl::config

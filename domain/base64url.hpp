@@ -1,0 +1,17 @@
+#pragma once
+/// base64url without padding (RFC 4648 section 5), as JWTs use it.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cl::domain {
+
+/// Encodes `bytes` as unpadded base64url.
+std::string base64url_encode(std::string_view bytes);
+
+/// Decodes strict unpadded base64url; nullopt on any character outside the alphabet,
+/// on padding, or on an impossible length.
+std::optional<std::string> base64url_decode(std::string_view text);
+
+}  // namespace cl::domain

@@ -1,0 +1,72 @@
+#include "domain/errors.hpp"
+
+#include "domain/json_text.hpp"
+
+namespace cl::domain {
+
+const std::vector<error_entry>& catalogue() {
+  static const std::vector<error_entry> rows = {
+    {error_id::token_missing, 401, "UNAUTHENTICATED", "TOKEN_MISSING", auth_domain,
+     "The request carries no `Authorization: Bearer` token."},
+    {error_id::token_invalid, 401, "UNAUTHENTICATED", "TOKEN_INVALID", auth_domain,
+     "The token is malformed, not RS256, signed by an unknown key, has a bad signature or claims."},
+    {error_id::token_expired, 401, "UNAUTHENTICATED", "TOKEN_EXPIRED", auth_domain,
+     "The token's `exp` is in the past (60 s clock skew allowed)."},
+    {error_id::tenant_mismatch, 403, "PERMISSION_DENIED", "TENANT_MISMATCH", auth_domain,
+     "The token names no tenant, or a tenant other than the one operated on."},
+    {error_id::scope_missing, 403, "PERMISSION_DENIED", "SCOPE_MISSING", auth_domain,
+     "The token lacks the scope the route requires; the message names it."},
+    {error_id::limit_exceeded, 400, "INVALID_ARGUMENT", "LIMIT_EXCEEDED", contentlake_domain,
+     "A documented limit was exceeded (header block, body size, ...); details name the limit."},
+    {error_id::malformed_request, 400, "INVALID_ARGUMENT", "MALFORMED_REQUEST", contentlake_domain,
+     "The request is not well-formed HTTP/1.1."},
+    {error_id::route_not_found, 404, "NOT_FOUND", "ROUTE_NOT_FOUND", contentlake_domain,
+     "No route has this path."},
+    {error_id::resource_not_found, 404, "NOT_FOUND", "RESOURCE_NOT_FOUND", contentlake_domain,
+     "No Resource with this id exists in the token's tenant."},
+    {error_id::method_not_allowed, 405, "METHOD_NOT_ALLOWED", "METHOD_NOT_ALLOWED",
+     contentlake_domain, "The path exists but not with this method; `Allow` lists the methods."},
+    {error_id::rate_limited, 429, "RESOURCE_EXHAUSTED", "RATE_LIMITED", contentlake_domain,
+     "The token's `client_id` is over its request quota; wait `Retry-After` seconds."},
+    {error_id::backend_unavailable, 503, "UNAVAILABLE", "BACKEND_UNAVAILABLE", contentlake_domain,
+     "An internal service did not answer in time or is restarting; retry after `Retry-After`."},
+    {error_id::server_overloaded, 503, "UNAVAILABLE", "SERVER_OVERLOADED", contentlake_domain,
+     "The connection limit is reached or the server is shutting down; retry after `Retry-After`."},
+    {error_id::internal, 500, "INTERNAL", "INTERNAL", contentlake_domain,
+     "An unexpected internal failure; the request id in `X-Request-Id` identifies it in logs."},
+  };
+  return rows;
+}
+
+const error_entry& entry(error_id id) {
+  return catalogue().at(static_cast<std::size_t>(id));
+}
+
+std::string render_error_body(const api_error& err) {
+  const auto& e = entry(err.id);
+  std::string out;
+  out.reserve(160 + err.message.size());
+  out += R"({"error":{"code":)";
+  append_json_string(out, e.code);
+  out += R"(,"reason":)";
+  append_json_string(out, e.reason);
+  out += R"(,"domain":)";
+  append_json_string(out, e.domain);
+  out += R"(,"message":)";
+  append_json_string(out, err.message.empty() ? e.when : std::string_view{err.message});
+  out += R"(,"details":[)";
+  bool first = true;
+  for (const auto& d : err.details) {
+    if (!first) out.push_back(',');
+    first = false;
+    out += R"({"field":)";
+    append_json_string(out, d.field);
+    out += R"(,"description":)";
+    append_json_string(out, d.description);
+    out.push_back('}');
+  }
+  out += "]}}";
+  return out;
+}
+
+}  // namespace cl::domain

@@ -1,0 +1,66 @@
+#pragma once
+/// The error catalogue: every failure a client can see, with its HTTP status, `code`, `reason`
+/// and `domain` (spec section 7). Those strings are API: clients branch on `reason` and `domain`.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cl::domain {
+
+/// One value per documented reason. Add an entry here and in `catalogue()`; nothing else.
+enum class error_id : std::uint8_t {
+  token_missing,
+  token_invalid,
+  token_expired,
+  tenant_mismatch,
+  scope_missing,
+  limit_exceeded,
+  malformed_request,
+  route_not_found,
+  resource_not_found,
+  method_not_allowed,
+  rate_limited,
+  backend_unavailable,
+  server_overloaded,
+  internal,
+};
+
+/// A catalogue row: everything about an error that is stable API.
+struct error_entry {
+  error_id id;
+  int http_status;
+  std::string_view code;    ///< status name, e.g. PERMISSION_DENIED
+  std::string_view reason;  ///< machine-readable reason clients branch on
+  std::string_view domain;  ///< error domain, e.g. auth.service.com
+  std::string_view when;    ///< one line for docs: when a client gets it
+};
+
+inline constexpr std::string_view auth_domain = "auth.service.com";
+inline constexpr std::string_view contentlake_domain = "contentlake.service.com";
+
+/// Every documented error, in declaration order of `error_id`.
+const std::vector<error_entry>& catalogue();
+
+/// The catalogue row of `id`.
+const error_entry& entry(error_id id);
+
+/// A field-level entry of `error.details` (shape decided in docs/api.md).
+struct error_detail {
+  std::string field;        ///< parameter, header or JSON path the entry is about
+  std::string description;  ///< what is wrong with it
+};
+
+/// An error as it travels through the service: catalogue id plus human text and details.
+/// The message never carries a token, a presigned URL or a secret.
+struct api_error {
+  error_id id = error_id::internal;
+  std::string message;
+  std::vector<error_detail> details;
+};
+
+/// Renders `{"error":{"code","reason","domain","message","details":[...]}}`.
+std::string render_error_body(const api_error& err);
+
+}  // namespace cl::domain

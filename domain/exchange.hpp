@@ -1,0 +1,55 @@
+#pragma once
+/// A request and its reply as plain values: what the HTTP layer hands to the coordinator and
+/// what comes back. No Beast, no CAF; the HTTP layer maps them to and from the wire.
+
+#include "domain/errors.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cl::domain {
+
+/// The parts of an HTTP request that handlers may look at.
+struct api_request {
+  std::string method;         ///< upper case, e.g. GET
+  std::string path;           ///< without the query
+  std::string query;          ///< without the '?'
+  std::string authorization;  ///< raw header value; never logged
+  std::string accept;
+  std::string if_none_match;
+  std::string content_type;
+  std::string idempotency_key;
+  std::string request_id;     ///< validated or generated
+  std::string body;
+};
+
+/// One answer. When `error` is set, the HTTP layer renders it from the catalogue (status,
+/// code, reason, domain) and ignores `status`, `content_type` and `body`.
+struct api_reply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<api_error> error;
+  int retry_after_seconds = 0;  ///< > 0 adds `Retry-After`
+  std::string tenant;           ///< for the access log
+  std::string client_id;        ///< for the access log
+  std::string route;            ///< route template, for the access log and metrics
+
+  /// A reply that is the error `id` with `message`.
+  static api_reply failure(error_id id, std::string message = {}, std::vector<error_detail> details = {}) {
+    api_reply r;
+    r.error = api_error{id, std::move(message), std::move(details)};
+    return r;
+  }
+};
+
+/// The HTTP status an answer goes out with.
+inline int status_of(const api_reply& r) {
+  return r.error ? entry(r.error->id).http_status : r.status;
+}
+
+}  // namespace cl::domain

@@ -1,0 +1,18 @@
+#pragma once
+/// Opaque identifiers: random, at least 96 bits, with the spec's prefixes (section 2.1).
+
+#include <string>
+#include <string_view>
+
+namespace cl::domain {
+
+/// A new id `prefix` + 26 lowercase base32 characters carrying 128 random bits.
+std::string random_id(std::string_view prefix);
+
+/// A new request id for `X-Request-Id` when the client sent none or an unusable one.
+std::string new_request_id();
+
+/// True for a client-supplied `X-Request-Id` we echo: 1..128 characters of [A-Za-z0-9._:-].
+bool is_valid_request_id(std::string_view id);
+
+}  // namespace cl::domain

@@ -1,0 +1,290 @@
+#include "http/listener.hpp"
+
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+#include <optional>
+
+namespace cl::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+std::string utc_timestamp() {
+  auto now = std::chrono::system_clock::now();
+  auto secs = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+domain::api_request to_api_request(bhttp::request<bhttp::string_body>& req) {
+  domain::api_request out;
+  out.method = std::string{req.method_string()};
+  auto target = req.target();
+  auto q = target.find('?');
+  out.path = std::string{target.substr(0, q)};
+  if (q != beast::string_view::npos) out.query = std::string{target.substr(q + 1)};
+  out.authorization = std::string{req[bhttp::field::authorization]};
+  out.accept = std::string{req[bhttp::field::accept]};
+  out.if_none_match = std::string{req[bhttp::field::if_none_match]};
+  out.content_type = std::string{req[bhttp::field::content_type]};
+  out.idempotency_key = std::string{req["Idempotency-Key"]};
+  auto rid = req["X-Request-Id"];
+  out.request_id = domain::is_valid_request_id({rid.data(), rid.size()}) ? std::string{rid} : domain::new_request_id();
+  out.body = std::move(req.body());
+  return out;
+}
+
+}  // namespace
+
+/// One connection: reads a request, hands it to the handler, writes the answer, repeats.
+/// Pipelined requests wait in the read buffer and are answered in order.
+class session : public std::enable_shared_from_this<session> {
+public:
+  session(tcp::socket&& socket, std::shared_ptr<listener_context> ctx)
+    : stream_(std::move(socket)), ctx_(std::move(ctx)) {
+    overloaded_ = ++ctx_->connections > ctx_->max_connections;
+    if (ctx_->stats) ctx_->stats->add_connections(1);
+  }
+
+  ~session() {
+    {
+      std::lock_guard<std::mutex> guard{ctx_->sessions_mutex};
+      ctx_->sessions.erase(this);
+    }
+    if (ctx_->stats) ctx_->stats->add_connections(-1);
+    if (--ctx_->connections == 0 && ctx_->draining && ctx_->on_drained) ctx_->on_drained();
+  }
+
+  void start() {
+    {
+      std::lock_guard<std::mutex> guard{ctx_->sessions_mutex};
+      ctx_->sessions.emplace(this, weak_from_this());
+    }
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_next(); });
+  }
+
+  /// Finish the request in flight (if any), then close. Runs on the session's strand.
+  void drain() {
+    draining_ = true;
+    if (!busy_) close();
+  }
+
+  void close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  auto executor() { return stream_.get_executor(); }
+
+private:
+  void read_next() {
+    if (draining_ || ctx_->draining) return close();
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(ctx_->header_limit));
+    parser_->body_limit(ctx_->body_limit);
+    stream_.expires_after(ctx_->idle_timeout);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec) return on_read_error(ec);
+    stream_.expires_after(ctx_->read_timeout);
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+  void on_read_error(beast::error_code ec) {
+    if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted
+        || ec.category() != bhttp::make_error_code(bhttp::error::end_of_stream).category())
+      return close();
+    // A protocol error: answer in the error shape, then close (the stream is out of sync).
+    domain::api_reply r;
+    if (ec == bhttp::error::header_limit) {
+      r = domain::api_reply::failure(domain::error_id::limit_exceeded,
+                                     "The request header block exceeds " + std::to_string(ctx_->header_limit) + " bytes.",
+                                     {{"headers", "at most " + std::to_string(ctx_->header_limit) + " bytes"}});
+    } else if (ec == bhttp::error::body_limit) {
+      r = domain::api_reply::failure(domain::error_id::limit_exceeded,
+                                     "The request body exceeds " + std::to_string(ctx_->body_limit) + " bytes.",
+                                     {{"body", "at most " + std::to_string(ctx_->body_limit) + " bytes"}});
+    } else {
+      r = domain::api_reply::failure(domain::error_id::malformed_request,
+                                     "The request is not well-formed HTTP/1.1: " + ec.message() + ".");
+    }
+    request_id_ = domain::new_request_id();
+    method_ = "-";
+    keep_alive_ = false;
+    started_ = std::chrono::steady_clock::now();
+    busy_ = true;
+    respond(std::move(r), 11);
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec) return on_read_error(ec);
+    stream_.expires_never();
+    auto req = parser_->release();
+    started_ = std::chrono::steady_clock::now();
+    keep_alive_ = req.keep_alive();
+    version_ = req.version();
+    busy_ = true;
+    auto api = to_api_request(req);
+    request_id_ = api.request_id;
+    method_ = api.method;
+    if (overloaded_ || ctx_->draining) {
+      auto r = domain::api_reply::failure(domain::error_id::server_overloaded,
+                                          overloaded_ ? "Too many open connections; retry shortly."
+                                                      : "The server is shutting down; retry shortly.");
+      r.retry_after_seconds = 1;
+      keep_alive_ = false;
+      return respond(std::move(r), version_);
+    }
+    auto weak = weak_from_this();
+    ctx_->handler->handle(std::move(api), [weak, version = version_](domain::api_reply r) {
+      // Called from any thread: hop to this connection's strand before touching it.
+      if (auto self = weak.lock()) {
+        auto exec = self->executor();
+        net::post(exec, [self = std::move(self), r = std::move(r), version]() mutable {
+          self->respond(std::move(r), version);
+        });
+      }
+    });
+  }
+
+  void respond(domain::api_reply r, unsigned version) {
+    auto res = std::make_shared<bhttp::response<bhttp::string_body>>();
+    res->version(version);
+    int status = domain::status_of(r);
+    res->result(static_cast<unsigned>(status));
+    if (r.error) {
+      res->body() = domain::render_error_body(*r.error);
+      res->set(bhttp::field::content_type, "application/json");
+      res->set(bhttp::field::cache_control, "no-store");
+    } else {
+      res->body() = std::move(r.body);
+      if (!r.content_type.empty()) res->set(bhttp::field::content_type, r.content_type);
+    }
+    for (auto& [name, value] : r.headers) res->set(name, value);
+    if (r.retry_after_seconds > 0) res->set(bhttp::field::retry_after, std::to_string(r.retry_after_seconds));
+    res->set("X-Request-Id", request_id_);
+    bool keep = keep_alive_ && !draining_ && !ctx_->draining;
+    res->keep_alive(keep);
+    res->prepare_payload();
+
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const std::string route = r.route.empty() ? "unmatched" : r.route;
+    if (ctx_->stats) ctx_->stats->observe_request(route, method_, status, seconds);
+    if (ctx_->access_log) log_access(route, status, seconds, r);
+
+    bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
+      self->busy_ = false;
+      if (ec || !keep) return self->close();
+      self->read_next();
+    });
+  }
+
+  void log_access(const std::string& route, int status, double seconds, const domain::api_reply& r) {
+    std::string line = "{\"ts\":\"" + utc_timestamp() + "\",\"type\":\"access\",\"listener\":";
+    domain::append_json_string(line, ctx_->name);
+    line += ",\"request_id\":";
+    domain::append_json_string(line, request_id_);
+    line += ",\"method\":";
+    domain::append_json_string(line, method_);
+    line += ",\"route\":";
+    domain::append_json_string(line, route);
+    line += ",\"status\":" + std::to_string(status);
+    char latency[32];
+    std::snprintf(latency, sizeof latency, "%.3f", seconds * 1000.0);
+    line += ",\"latency_ms\":";
+    line += latency;
+    line += ",\"tenant\":";
+    domain::append_json_string(line, r.tenant);
+    line += ",\"client_id\":";
+    domain::append_json_string(line, r.client_id);
+    if (r.error) {
+      line += ",\"reason\":";
+      domain::append_json_string(line, domain::entry(r.error->id).reason);
+    }
+    line += "}";
+    if (auto logger = spdlog::get("access")) logger->info(line);
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::shared_ptr<listener_context> ctx_;
+  bool overloaded_ = false;
+  bool busy_ = false;
+  bool draining_ = false;
+  bool keep_alive_ = true;
+  unsigned version_ = 11;
+  std::string request_id_;
+  std::string method_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+listener::listener(net::io_context& ioc, const std::string& host, std::uint16_t port,
+                   std::shared_ptr<listener_context> ctx)
+  : ioc_(ioc), acceptor_(net::make_strand(ioc)), ctx_(std::move(ctx)) {
+  beast::error_code ec;
+  auto address = net::ip::make_address(host, ec);
+  if (ec) throw std::runtime_error(ctx_->name + " listener: \"" + host + "\" is not an IP address");
+  tcp::endpoint ep{address, port};
+  acceptor_.open(ep.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(ep, ec);
+  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw std::runtime_error(ctx_->name + " listener: cannot listen on " + host + ":" + std::to_string(port) + ": "
+                             + ec.message());
+  port_ = acceptor_.local_endpoint().port();
+}
+
+void listener::run() {
+  accept();
+}
+
+void listener::accept() {
+  acceptor_.async_accept(net::make_strand(ioc_), [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
+    if (!ec) std::make_shared<session>(std::move(socket), self->ctx_)->start();
+    self->accept();
+  });
+}
+
+void listener::drain() {
+  net::post(acceptor_.get_executor(), [self = shared_from_this()] {
+    beast::error_code ec;
+    self->acceptor_.close(ec);
+  });
+  std::lock_guard<std::mutex> guard{ctx_->sessions_mutex};
+  for (auto& [raw, weak] : ctx_->sessions)
+    if (auto s = weak.lock()) net::post(s->executor(), [s] { s->drain(); });
+}
+
+void listener::force_close() {
+  std::lock_guard<std::mutex> guard{ctx_->sessions_mutex};
+  for (auto& [raw, weak] : ctx_->sessions)
+    if (auto s = weak.lock()) net::post(s->executor(), [s] { s->close(); });
+}
+
+}  // namespace cl::http

@@ -1,0 +1,70 @@
+#pragma once
+/// Beast listener and sessions (internal to http/). One strand per connection; other threads
+/// reach a session only through net::post on its executor.
+
+#include "actors/metrics.hpp"
+#include "http/handler.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace cl::http {
+
+class session;
+
+/// Shared by a listener and all its sessions; outlives them (held by shared_ptr).
+struct listener_context {
+  std::string name;  ///< "public" or "admin", in logs
+  std::size_t body_limit = 10 * 1024 * 1024;
+  std::size_t header_limit = 16 * 1024;
+  std::chrono::seconds idle_timeout{60};
+  std::chrono::seconds read_timeout{30};
+  int max_connections = 1024;
+  bool access_log = true;
+  request_handler* handler = nullptr;
+  actors::metrics* stats = nullptr;  ///< request metrics; nullptr: not counted
+
+  std::atomic<int> connections{0};
+  std::atomic<bool> draining{false};
+  std::function<void()> on_drained;  ///< called (any thread) when draining and the last session ends
+
+  std::mutex sessions_mutex;
+  std::unordered_map<const session*, std::weak_ptr<session>> sessions;
+};
+
+/// Accepts connections and starts a session for each.
+class listener : public std::enable_shared_from_this<listener> {
+public:
+  /// Binds `host:port`; throws std::runtime_error naming the address when it cannot.
+  listener(boost::asio::io_context& ioc, const std::string& host, std::uint16_t port,
+           std::shared_ptr<listener_context> ctx);
+
+  void run();
+
+  /// The bound port.
+  std::uint16_t port() const { return port_; }
+
+  /// Stops accepting and asks every session to finish its request in flight and close.
+  void drain();
+
+  /// Closes every session now (end of the shutdown grace period).
+  void force_close();
+
+private:
+  void accept();
+
+  boost::asio::io_context& ioc_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::shared_ptr<listener_context> ctx_;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace cl::http

@@ -1,0 +1,40 @@
+#pragma once
+/// The route table of the public API and the matcher over it. No Beast here: routing is pure
+/// string work, unit-tested, and the OpenAPI test compares this table with the document.
+
+#include "actors/coordinator.hpp"
+#include "domain/exchange.hpp"
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cl::http {
+
+/// One public operation.
+struct route {
+  std::string_view method;         ///< GET, POST, ...
+  std::string_view path_template;  ///< OpenAPI form, e.g. /v0/content-lake/resources/{id}
+  std::string_view scope;          ///< required token scope; empty with `local` means no token
+  actors::plan_fn plan = nullptr;  ///< answered by a coordinator, or
+  domain::api_reply (*local)(const domain::api_request&) = nullptr;  ///< answered on the I/O thread
+};
+
+/// Every public route, in the order docs/api.md lists them.
+const std::vector<route>& route_table();
+
+/// Result of matching a method and path.
+struct route_match {
+  const route* found = nullptr;                              ///< set when method and path match
+  std::vector<std::pair<std::string, std::string>> params;  ///< decoded path parameters
+  std::string allow;  ///< when the path matches but the method does not: e.g. "GET, POST"
+};
+
+/// Matches `method` and `path` against `routes`.
+route_match match_route(const std::vector<route>& routes, std::string_view method, std::string_view path);
+
+/// Decodes %XX escapes; returns false on a malformed escape or a decoded '/' or NUL.
+bool percent_decode_segment(std::string_view in, std::string& out);
+
+}  // namespace cl::http

@@ -1,0 +1,26 @@
+#include "actors/plans.hpp"
+#include "http/openapi.hpp"
+#include "http/router.hpp"
+
+namespace cl::http {
+
+namespace {
+
+domain::api_reply serve_openapi(const domain::api_request&) {
+  domain::api_reply r;
+  r.body = std::string{openapi_document()};
+  r.headers.emplace_back("Cache-Control", "public, max-age=300");
+  return r;
+}
+
+}  // namespace
+
+const std::vector<route>& route_table() {
+  static const std::vector<route> routes = {
+    {"GET", "/v0/openapi.json", "", nullptr, &serve_openapi},
+    {"GET", "/v0/content-lake/resources/{id}", "content-lake.read", &actors::plan_get_resource, nullptr},
+  };
+  return routes;
+}
+
+}  // namespace cl::http

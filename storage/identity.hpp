@@ -1,0 +1,38 @@
+#pragma once
+/// Where signing keys come from: the development identity in the data dir, a JWKS file, or a
+/// JWKS fetched over HTTPS.
+
+#include "domain/jwt.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace cl::storage {
+
+/// Issuer of development tokens (`iss`); only trusted when no `auth.issuer` is configured.
+inline constexpr const char* dev_issuer = "https://dev-issuer.contentlake.invalid";
+
+/// The development signing key and what verifiers need of it.
+struct dev_identity {
+  domain::private_key key;
+  std::string kid;
+  std::string jwks_json;
+};
+
+/// Loads the development key from `<data_dir>/identity/`, creating an RSA-2048 key there once
+/// (mode 0600). Safe when `serve` and `token` race to create it. Throws std::runtime_error.
+dev_identity load_or_create_dev_identity(const std::string& data_dir);
+
+/// Reads a whole file; nullopt when it cannot be read.
+std::optional<std::string> read_file(const std::string& path);
+
+/// Modification time of `path` in nanoseconds plus its size, to notice changes; 0 if missing.
+long long file_signature(const std::string& path);
+
+/// GET `url` (https only) with TLS verification against the system CAs plus `extra_ca_file`.
+/// Returns the body of a 200 answer; throws std::runtime_error (no secrets in the message).
+std::string fetch_https(const std::string& url, const std::string& extra_ca_file,
+                        std::chrono::milliseconds timeout, std::size_t max_bytes = 1 << 20);
+
+}  // namespace cl::storage
