@@ -158,15 +158,12 @@ private:
       keep_alive_ = false;
       return respond(std::move(r), version_);
     }
-    auto weak = weak_from_this();
-    ctx_->handler->handle(std::move(api), [weak, version = version_](domain::api_reply r) {
+    // The callback holds the session: nothing else does while the request is in flight, and the
+    // coordinator always answers (late callees become 503), so this never pins a connection forever.
+    ctx_->handler->handle(std::move(api), [self = shared_from_this(), version = version_](domain::api_reply r) {
       // Called from any thread: hop to this connection's strand before touching it.
-      if (auto self = weak.lock()) {
-        auto exec = self->executor();
-        net::post(exec, [self = std::move(self), r = std::move(r), version]() mutable {
-          self->respond(std::move(r), version);
-        });
-      }
+      auto exec = self->executor();
+      net::post(exec, [self, r = std::move(r), version]() mutable { self->respond(std::move(r), version); });
     });
   }
 
