@@ -54,6 +54,10 @@ void metrics::observe_request(std::string_view route, std::string_view method, i
   impl_->latency.Add({{"route", r}}, buckets).Observe(seconds);
 }
 
+void metrics::declare_actor(std::string_view actor) {
+  impl_->restarts.Add({{"actor", std::string{actor}}});
+}
+
 void metrics::count_restart(std::string_view actor) {
   impl_->restarts.Add({{"actor", std::string{actor}}}).Increment();
 }

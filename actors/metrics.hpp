@@ -18,6 +18,9 @@ public:
   /// One finished HTTP request on the public listener.
   void observe_request(std::string_view route, std::string_view method, int status, double seconds);
 
+  /// Makes `actor`'s restart counter visible at 0 before its first restart.
+  void declare_actor(std::string_view actor);
+
   /// A concern actor was restarted by the supervisor.
   void count_restart(std::string_view actor);
 

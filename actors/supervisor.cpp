@@ -25,7 +25,10 @@ std::optional<std::string> validate(const supervisor_config& cfg) {
 
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self, std::shared_ptr<const supervisor_config> cfg) {
   self->state.running.resize(cfg->children.size());
-  for (std::size_t i = 0; i < cfg->children.size(); ++i) start_child(self, *cfg, i);
+  for (std::size_t i = 0; i < cfg->children.size(); ++i) {
+    if (cfg->stats) cfg->stats->declare_actor(cfg->children[i].name);
+    start_child(self, *cfg, i);
+  }
 
   self->set_down_handler([self, cfg](caf::down_msg& dm) {
     auto& st = self->state;

@@ -95,7 +95,26 @@ public:
 
   auto executor() { return stream_.get_executor(); }
 
+  /// Closes after the peer has had the chance to read our answer: stop sending, discard what it
+  /// still sends (e.g. an oversized body) for a moment, then close. Closing with unread input
+  /// would reset the connection and could destroy the answer in flight.
+  void linger_close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return close();
+    stream_.expires_after(std::chrono::seconds{2});
+    drain_discard();
+  }
+
 private:
+  void drain_discard() {
+    discard_.resize(16384);
+    stream_.async_read_some(net::buffer(discard_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      self->drain_discard();
+    });
+  }
+
   void read_next() {
     if (draining_ || ctx_->draining) return close();
     parser_.emplace();
@@ -194,7 +213,8 @@ private:
 
     bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
       self->busy_ = false;
-      if (ec || !keep) return self->close();
+      if (ec) return self->close();
+      if (!keep) return self->linger_close();
       self->read_next();
     });
   }
@@ -236,6 +256,7 @@ private:
   unsigned version_ = 11;
   std::string request_id_;
   std::string method_;
+  std::vector<char> discard_;
   std::chrono::steady_clock::time_point started_;
 };
 

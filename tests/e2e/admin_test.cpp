@@ -1,0 +1,40 @@
+// The operations listener: /metrics, /healthz, /readyz; not part of the public API.
+
+#include "tests/support/http_client.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace cl::testing;
+
+TEST_CASE("metrics count requests by route template and status", "[admin]") {
+  test_service svc;
+  REQUIRE(get_with_token(svc.port(), "/v0/content-lake/resources/res_a", read_token())->status == 404);
+  REQUIRE(http_request(svc.port(), "GET", "/v0/openapi.json")->status == 200);
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  CHECK(m->status == 200);
+  CHECK(m->header("content-type").rfind("text/plain", 0) == 0);
+  CHECK(m->body.find(R"(contentlake_http_requests_total{method="GET",route="/v0/content-lake/resources/{id}",status="404"} 1)")
+        != std::string::npos);
+  CHECK(m->body.find(R"(contentlake_http_requests_total{method="GET",route="/v0/openapi.json",status="200"} 1)")
+        != std::string::npos);
+  CHECK(m->body.find("contentlake_http_request_duration_seconds_bucket") != std::string::npos);
+  CHECK(m->body.find("contentlake_actor_restarts_total") != std::string::npos);
+  CHECK(m->body.find("contentlake_rate_limited_total 0") != std::string::npos);
+}
+
+TEST_CASE("healthz and readyz answer on the admin listener only", "[admin]") {
+  test_service svc;
+  auto h = http_request(svc.admin_port(), "GET", "/healthz");
+  REQUIRE(h);
+  CHECK(h->status == 200);
+  auto ready = http_request(svc.admin_port(), "GET", "/readyz");
+  REQUIRE(ready);
+  CHECK(ready->status == 200);
+  CHECK(ready->body.find(R"("status":"ready")") != std::string::npos);
+  CHECK(http_request(svc.port(), "GET", "/metrics")->status == 404);
+  CHECK(http_request(svc.port(), "GET", "/healthz")->status == 404);
+  CHECK(http_request(svc.admin_port(), "GET", "/nothing")->status == 404);
+  CHECK(http_request(svc.admin_port(), "POST", "/metrics")->status == 405);
+}

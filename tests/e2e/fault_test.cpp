@@ -1,0 +1,190 @@
+// Faults: late and dead concern actors, supervisor restarts, restart intensity, graceful drain.
+
+#include "actors/directory.hpp"
+#include "actors/interfaces.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+using namespace cl::testing;
+using cl::actors::concern_handles;
+namespace json = boost::json;
+
+namespace {
+
+using hold_atom = caf::atom_constant<caf::atom("hold")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+
+/// Holds every `hold` request until `release`: lets a test keep a request in flight.
+struct gate_state {
+  std::vector<caf::response_promise> held;
+};
+
+caf::behavior gate(caf::stateful_actor<gate_state>* self, std::shared_ptr<std::atomic<int>> held_count) {
+  return {
+    [self, held_count](hold_atom) {
+      self->state.held.push_back(self->make_response_promise());
+      ++*held_count;
+    },
+    [self](release_atom) {
+      for (auto& rp : self->state.held) rp.deliver(caf::ok_atom::value);
+      self->state.held.clear();
+    },
+  };
+}
+
+/// A resource store with the real interface that answers "not found" only when the gate opens.
+cl::actors::resource_store_actor::behavior_type gated_store(cl::actors::resource_store_actor::pointer self,
+                                                           caf::actor gate_handle) {
+  return {
+    [self, gate_handle](cl::actors::fetch_atom, const std::string&, const std::string&)
+      -> caf::result<cl::actors::fetch_outcome> {
+      auto rp = self->make_response_promise<cl::actors::fetch_outcome>();
+      self->request(gate_handle, std::chrono::seconds{30}, hold_atom::value)
+        .then([rp](caf::ok_atom) mutable { rp.deliver(cl::actors::fetch_outcome{false, {}}); },
+              [rp](caf::error& e) mutable { rp.deliver(e); });
+      return rp;
+    },
+  };
+}
+
+struct silent_state {
+  std::vector<caf::typed_response_promise<cl::actors::auth_outcome>> held;
+};
+
+/// An auth actor that never answers.
+cl::actors::auth_actor::behavior_type silent_auth(cl::actors::auth_actor::stateful_pointer<silent_state> self) {
+  return {
+    [self](cl::actors::verify_atom, const std::string&) -> caf::result<cl::actors::auth_outcome> {
+      auto rp = self->make_response_promise<cl::actors::auth_outcome>();
+      self->state.held.push_back(rp);
+      return rp;
+    },
+    [](cl::actors::recheck_atom) {},
+  };
+}
+
+template <class Predicate>
+bool eventually(Predicate p, int timeout_ms = 10000) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{timeout_ms};
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (p()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  return p();
+}
+
+std::string reason_of(const http_response& r) {
+  return std::string{json::parse(r.body).as_object().at("error").as_object().at("reason").as_string()};
+}
+
+}  // namespace
+
+TEST_CASE("a concern actor that does not answer in time turns into 503 BACKEND_UNAVAILABLE", "[fault]") {
+  test_service svc{[](cl::config::settings& s) { s.actors.ask_timeout_ms = 300; }};
+  auto mute = svc.service().system().spawn(silent_auth);
+  svc.service().directory().update([&](concern_handles& h) { h.auth = mute; });
+  auto r = get_with_token(svc.port(), "/v0/content-lake/resources/res_x", read_token());
+  REQUIRE(r);
+  CHECK(r->status == 503);
+  CHECK(reason_of(*r) == "BACKEND_UNAVAILABLE");
+  CHECK(r->header("retry-after") == "1");
+  caf::anon_send_exit(mute, caf::exit_reason::kill);
+}
+
+TEST_CASE("killing a concern actor under load: every request is answered, the actor comes back", "[fault]") {
+  test_service svc{[](cl::config::settings& s) { s.rate_limit.burst = 100000; }};
+  auto token = read_token();
+  auto old = svc.service().directory().snapshot()->resources;
+  REQUIRE(old);
+  constexpr int clients = 4, per_client = 150;
+  std::atomic<int> answered{0}, ok{0}, unavailable{0}, other{0};
+  std::vector<std::future<void>> workers;
+  for (int c = 0; c < clients; ++c)
+    workers.push_back(std::async(std::launch::async, [&] {
+      connection conn{svc.port(), 10000};
+      for (int i = 0; i < per_client; ++i) {
+        auto r = conn.request("GET", "/v0/content-lake/resources/res_x", {{"Authorization", "Bearer " + token}});
+        if (!r) return;  // a hang or a dropped connection: counted as unanswered below
+        ++answered;
+        if (r->status == 404) ++ok;
+        else if (r->status == 503 && reason_of(*r) == "BACKEND_UNAVAILABLE") ++unavailable;
+        else ++other;
+      }
+    }));
+  REQUIRE(eventually([&] { return answered >= 100; }));
+  caf::anon_send_exit(old, caf::exit_reason::kill);
+  for (auto& w : workers) w.get();
+  CHECK(answered == clients * per_client);
+  CHECK(other == 0);
+  CHECK(ok + unavailable == clients * per_client);
+  // The supervisor has published a new, live resource store.
+  REQUIRE(eventually([&] {
+    auto now = svc.service().directory().snapshot()->resources;
+    return now && now.address() != old.address();
+  }));
+  auto r = get_with_token(svc.port(), "/v0/content-lake/resources/res_x", token);
+  REQUIRE(r);
+  CHECK(r->status == 404);
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="resource_store"} 1)") != std::string::npos);
+}
+
+TEST_CASE("past the restart intensity the service stops with a non-zero exit code", "[fault]") {
+  test_service svc{[](cl::config::settings& s) {
+    s.supervisor.max_restarts = 2;
+    s.supervisor.window_seconds = 60;
+  }};
+  for (int i = 0; i < 3; ++i) {
+    auto victim = svc.service().directory().snapshot()->auth;
+    REQUIRE(victim);
+    caf::anon_send_exit(victim, caf::exit_reason::kill);
+    if (i < 2)
+      REQUIRE(eventually([&] { return svc.service().directory().snapshot()->auth.address() != victim.address(); }));
+  }
+  auto code = svc.wait_exit(15000);
+  REQUIRE(code);
+  CHECK(*code == 70);
+}
+
+TEST_CASE("graceful stop finishes the request in flight, then exits 0", "[fault][shutdown]") {
+  test_service svc;
+  auto held = std::make_shared<std::atomic<int>>(0);
+  auto g = svc.service().system().spawn(gate, held);
+  auto store = svc.service().system().spawn(gated_store, g);
+  svc.service().directory().update([&](concern_handles& h) { h.resources = store; });
+  auto token = read_token();
+  auto in_flight = std::async(std::launch::async, [&] {
+    return get_with_token(svc.port(), "/v0/content-lake/resources/res_slow", token);
+  });
+  REQUIRE(eventually([&] { return held->load() == 1; }));
+  svc.service().stop();
+  // New connections are no longer accepted once draining has begun.
+  REQUIRE(eventually([&] {
+    try {
+      connection probe{svc.port(), 1000};
+      auto r = probe.request("GET", "/v0/openapi.json");
+      return !r || r->status == 503;
+    } catch (const std::exception&) {
+      return true;
+    }
+  }));
+  caf::anon_send(g, release_atom::value);
+  auto r = in_flight.get();
+  REQUIRE(r);
+  CHECK(r->status == 404);
+  CHECK(r->header("connection") == "close");
+  auto code = svc.wait_exit(15000);
+  REQUIRE(code);
+  CHECK(*code == 0);
+  caf::anon_send_exit(g, caf::exit_reason::kill);
+  caf::anon_send_exit(store, caf::exit_reason::kill);
+}

@@ -1,0 +1,44 @@
+// Rate limiting per client_id (spec 8): 429 RATE_LIMITED with Retry-After.
+
+#include "tests/support/http_client.hpp"
+#include "tests/support/service_fixture.hpp"
+#include "tests/support/test_keys.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+using namespace cl::testing;
+namespace json = boost::json;
+
+TEST_CASE("a client over its quota gets 429 RATE_LIMITED with Retry-After; others do not", "[rate]") {
+  test_service svc{[](cl::config::settings& s) {
+    s.rate_limit.requests_per_second = 0.2;  // one token per 5 s
+    s.rate_limit.burst = 3;
+  }};
+  auto token = read_token();
+  connection c{svc.port()};
+  for (int i = 0; i < 3; ++i) {
+    auto r = c.request("GET", "/v0/content-lake/resources/res_x", {{"Authorization", "Bearer " + token}});
+    REQUIRE(r);
+    CHECK(r->status == 404);
+  }
+  auto r = c.request("GET", "/v0/content-lake/resources/res_x", {{"Authorization", "Bearer " + token}});
+  REQUIRE(r);
+  CHECK(r->status == 429);
+  auto e = json::parse(r->body).as_object().at("error").as_object();
+  CHECK(e.at("reason").as_string() == "RATE_LIMITED");
+  CHECK(e.at("code").as_string() == "RESOURCE_EXHAUSTED");
+  auto retry = std::stoi(r->header("retry-after"));
+  CHECK(retry >= 1);
+  CHECK(retry <= 5);
+
+  // The bucket is per client_id: another application is unaffected.
+  auto other = token_with("content-lake.read", "t_test", "a_other_client");
+  r = get_with_token(svc.port(), "/v0/content-lake/resources/res_x", other);
+  REQUIRE(r);
+  CHECK(r->status == 404);
+
+  auto metrics = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->body.find("contentlake_rate_limited_total 1") != std::string::npos);
+}

@@ -1,0 +1,55 @@
+#pragma once
+// A small blocking HTTP/1.1 client over loopback for end-to-end tests. Every read has a socket
+// timeout, so a server that never answers fails the test instead of hanging it.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cl::testing {
+
+struct http_response {
+  int status = 0;
+  std::map<std::string, std::string> headers;  ///< names lower-cased
+  std::string body;
+
+  std::string header(const std::string& name) const;
+};
+
+/// One TCP connection to 127.0.0.1:port.
+class connection {
+public:
+  explicit connection(unsigned short port, int timeout_ms = 10000);
+  ~connection();
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  /// Sends raw bytes.
+  void send(const std::string& bytes);
+
+  /// Reads one response (Content-Length framed). nullopt when the server closed or timed out first.
+  std::optional<http_response> read_response();
+
+  /// True when the server closes the connection before `timeout_ms` (reads and drops bytes).
+  bool wait_closed(int timeout_ms);
+
+  /// Sends a request and reads its response.
+  std::optional<http_response> request(const std::string& method, const std::string& target,
+                                       const std::vector<std::pair<std::string, std::string>>& headers = {},
+                                       const std::string& body = {});
+
+private:
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+/// One request on a fresh connection; fails the calling test through nullopt on no answer.
+std::optional<http_response> http_request(unsigned short port, const std::string& method, const std::string& target,
+                                          const std::vector<std::pair<std::string, std::string>>& headers = {},
+                                          const std::string& body = {});
+
+/// GET with a bearer token.
+std::optional<http_response> get_with_token(unsigned short port, const std::string& target, const std::string& token);
+
+}  // namespace cl::testing

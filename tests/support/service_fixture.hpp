@@ -1,0 +1,52 @@
+#pragma once
+// Runs the whole service in-process on ephemeral loopback ports with a temporary data dir and
+// the test signing key, for end-to-end tests over real sockets.
+
+#include "config/settings.hpp"
+#include "http/service.hpp"
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace cl::testing {
+
+/// A fresh temporary directory, removed with the object.
+struct temp_dir {
+  temp_dir();
+  ~temp_dir();
+  std::string path;
+};
+
+class test_service {
+public:
+  /// Starts the service; `tweak` may change settings first (limits, quotas, timeouts).
+  explicit test_service(const std::function<void(config::settings&)>& tweak = {});
+  ~test_service();
+
+  unsigned short port() const { return static_cast<unsigned short>(svc_->port()); }
+  unsigned short admin_port() const { return static_cast<unsigned short>(svc_->admin_port()); }
+  http::service& service() { return *svc_; }
+  const std::string& jwks_path() const { return jwks_path_; }
+
+  /// Asks for a graceful stop and waits (bounded) for `run` to return; its exit code, or -1.
+  int stop_and_wait(int timeout_ms = 20000);
+
+  /// Waits (bounded) for `run` to return by itself, e.g. when the supervisor gives up.
+  std::optional<int> wait_exit(int timeout_ms);
+
+private:
+  temp_dir dir_;
+  std::string jwks_path_;
+  std::unique_ptr<http::service> svc_;
+  std::future<int> exit_;
+  bool stopped_ = false;
+};
+
+/// A well-formed token from the test issuer for tenant t_test with these scopes.
+std::string read_token(const std::string& scopes = "content-lake.read");
+
+}  // namespace cl::testing
