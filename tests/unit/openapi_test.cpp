@@ -1,0 +1,110 @@
+// The OpenAPI document agrees with the router and the error catalogue.
+
+#include "domain/errors.hpp"
+#include "http/openapi.hpp"
+#include "http/router.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+
+namespace json = boost::json;
+using namespace cl;
+
+namespace {
+
+const json::object& document() {
+  static const json::value doc = json::parse(http::openapi_document());
+  return doc.as_object();
+}
+
+std::string lower(std::string_view s) {
+  std::string out{s};
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+const std::set<std::string> http_methods = {"get", "put", "post", "delete", "options", "head", "patch", "trace"};
+
+}  // namespace
+
+TEST_CASE("the compiled-in document is docs/openapi.json, OpenAPI 3.1", "[openapi]") {
+  std::ifstream in{std::string{CL_SOURCE_DIR} + "/docs/openapi.json", std::ios::binary};
+  REQUIRE(in);
+  std::string on_disk{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+  CHECK(on_disk == http::openapi_document());
+  CHECK(std::string{document().at("openapi").as_string()}.rfind("3.1", 0) == 0);
+}
+
+TEST_CASE("every route is in the document and every documented operation is routed", "[openapi]") {
+  std::set<std::pair<std::string, std::string>> routed, documented;
+  for (const auto& r : http::route_table()) routed.emplace(std::string{r.path_template}, lower(r.method));
+  for (const auto& [path, item] : document().at("paths").as_object())
+    for (const auto& [method, op] : item.as_object())
+      if (http_methods.count(std::string{method})) documented.emplace(std::string{path}, std::string{method});
+  CHECK(routed == documented);
+}
+
+TEST_CASE("paths are written in full under a server URL without a path", "[openapi]") {
+  for (const auto& [path, item] : document().at("paths").as_object()) CHECK(std::string{path}.rfind("/v0/", 0) == 0);
+  for (const auto& server : document().at("servers").as_array()) {
+    std::string url{server.as_object().at("url").as_string()};
+    auto after_scheme = url.find("://");
+    REQUIRE(after_scheme != std::string::npos);
+    CHECK(url.find('/', after_scheme + 3) == std::string::npos);
+  }
+}
+
+TEST_CASE("each operation documents its scope, or that it needs no token", "[openapi]") {
+  const auto& paths = document().at("paths").as_object();
+  for (const auto& r : http::route_table()) {
+    const auto& op = paths.at(r.path_template).as_object().at(lower(r.method)).as_object();
+    INFO(r.method << " " << r.path_template);
+    if (r.scope.empty()) {
+      REQUIRE(op.contains("security"));
+      CHECK(op.at("security").as_array().empty());
+    } else {
+      CHECK(op.at("x-required-scope").as_string() == r.scope);
+      CHECK(op.at("responses").as_object().contains("401"));
+      CHECK(op.at("responses").as_object().contains("403"));
+      CHECK(op.at("responses").as_object().contains("429"));
+    }
+    CHECK(op.at("responses").as_object().contains("503"));
+  }
+  const auto& scheme = document().at("components").as_object().at("securitySchemes").as_object().at("bearerAuth").as_object();
+  CHECK(scheme.at("type").as_string() == "http");
+  CHECK(scheme.at("scheme").as_string() == "bearer");
+  CHECK(scheme.at("bearerFormat").as_string() == "JWT");
+}
+
+TEST_CASE("the document's error catalogue is the service's, reason for reason", "[openapi]") {
+  const auto& listed = document().at("x-error-catalogue").as_array();
+  REQUIRE(listed.size() == domain::catalogue().size());
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    const auto& row = listed[i].as_object();
+    const auto& e = domain::catalogue()[i];
+    INFO(e.reason);
+    CHECK(row.at("reason").as_string() == e.reason);
+    CHECK(row.at("status").as_int64() == e.http_status);
+    CHECK(row.at("code").as_string() == e.code);
+    CHECK(row.at("domain").as_string() == e.domain);
+  }
+  auto text = std::string{http::openapi_document()};
+  for (const auto& e : domain::catalogue())
+    CHECK(text.find("- `" + std::string{e.reason} + "`") != std::string::npos);  // in ErrorReason's description
+}
+
+TEST_CASE("every operation with a request body carries an example", "[openapi]") {
+  for (const auto& [path, item] : document().at("paths").as_object())
+    for (const auto& [method, op] : item.as_object()) {
+      if (!op.is_object() || !op.as_object().contains("requestBody")) continue;
+      INFO(std::string{method} << " " << std::string{path});
+      const auto& content = op.as_object().at("requestBody").as_object().at("content").as_object();
+      for (const auto& [type, media] : content) {
+        const auto& m = media.as_object();
+        CHECK((m.contains("example") || m.contains("examples")));
+      }
+    }
+}
