@@ -115,3 +115,12 @@ TEST_CASE("docs/operations.md documents every key and its environment name", "[c
     CHECK(doc.find("`" + o.env + "`") != std::string::npos);
   }
 }
+
+TEST_CASE("the shipped example config loads", "[config]") {
+  std::string err;
+  auto s = load(std::string{CL_SOURCE_DIR} + "/config/contentlake.example.json", {}, {}, &err);
+  INFO(err);
+  REQUIRE(s);
+  CHECK(s->auth.jwks_url == "https://id.example.com/.well-known/jwks.json");
+  CHECK_FALSE(s->development_identity());
+}
