@@ -1,0 +1,185 @@
+// The `contentlake` command as an operator runs it: a real process, signals, exit codes.
+
+#include "domain/base64url.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+
+using namespace cl::testing;
+namespace json = boost::json;
+
+namespace {
+
+/// A child process with its standard output and error captured.
+struct child {
+  pid_t pid = -1;
+  int out_fd = -1;
+  int err_fd = -1;
+  std::string out, err;
+
+  child(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    int out_pipe[2], err_pipe[2];
+    REQUIRE(::pipe(out_pipe) == 0);
+    REQUIRE(::pipe(err_pipe) == 0);
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::dup2(out_pipe[1], 1);
+      ::dup2(err_pipe[1], 2);
+      ::close(out_pipe[0]);
+      ::close(err_pipe[0]);
+      for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(CL_BINARY));
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(CL_BINARY, argv.data());
+      ::_exit(127);
+    }
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    out_fd = out_pipe[0];
+    err_fd = err_pipe[0];
+  }
+
+  ~child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    ::close(out_fd);
+    ::close(err_fd);
+  }
+
+  /// Reads output until `pattern` appears in stderr or the deadline passes.
+  bool wait_for_stderr(const std::regex& pattern, std::smatch& m, int timeout_ms) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{timeout_ms};
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (std::regex_search(err, m, pattern)) return true;
+      if (!pump(100)) break;
+    }
+    return std::regex_search(err, m, pattern);
+  }
+
+  /// Reads whatever is available within `timeout_ms`; false when both pipes are closed.
+  bool pump(int timeout_ms) {
+    pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+    if (::poll(fds, 2, timeout_ms) < 0) return false;
+    bool open = false;
+    char buf[4096];
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].revents & (POLLIN | POLLHUP)) {
+        auto n = ::read(fds[i].fd, buf, sizeof buf);
+        if (n > 0) {
+          (i == 0 ? out : err).append(buf, static_cast<std::size_t>(n));
+          open = true;
+        }
+      } else {
+        open = true;
+      }
+    }
+    return open;
+  }
+
+  /// Waits (bounded) for exit; the exit status, or -1 on timeout.
+  int wait_exit(int timeout_ms) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{timeout_ms};
+    while (std::chrono::steady_clock::now() < deadline) {
+      pump(20);
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        while (pump(10)) {
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+    }
+    return -1;
+  }
+};
+
+json::object payload_of(const std::string& token) {
+  auto a = token.find('.');
+  auto b = token.find('.', a + 1);
+  return json::parse(*cl::domain::base64url_decode(token.substr(a + 1, b - a - 1))).as_object();
+}
+
+}  // namespace
+
+TEST_CASE("serve on defaults plus token: a development token is accepted; SIGTERM exits 0", "[cli]") {
+  temp_dir dir;
+  child server{{"serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--data-dir", dir.path}};
+  std::smatch m;
+  REQUIRE(server.wait_for_stderr(std::regex{"listening public=127\\.0\\.0\\.1:(\\d+) admin=127\\.0\\.0\\.1:(\\d+)"}, m, 20000));
+  auto port = static_cast<unsigned short>(std::stoi(m[1]));
+  CHECK(server.err.find("DEVELOPMENT MODE") != std::string::npos);
+  CHECK(server.err.find("contentlake token") != std::string::npos);  // the quick-start hint
+
+  child minted{{"token", "--data-dir", dir.path, "--tenant", "t_demo", "--sub", "u_alice", "--client-id", "a_cli",
+                "--scopes", "content-lake.read content-lake.write"}};
+  REQUIRE(minted.wait_exit(20000) == 0);
+  std::string token = minted.out.substr(0, minted.out.find('\n'));
+  auto claims = payload_of(token);
+  CHECK(claims.at("tenant_id").as_string() == "t_demo");
+  CHECK(claims.at("client_id").as_string() == "a_cli");
+  CHECK(claims.contains("auth_time"));
+  CHECK(claims.at("exp").as_int64() - claims.at("iat").as_int64() == 3600);
+  for (const char* c : {"iss", "sub", "scopes", "jti"}) CHECK(claims.contains(c));
+
+  auto r = get_with_token(port, "/v0/content-lake/resources/res_example", token);
+  REQUIRE(r);
+  CHECK(r->status == 404);
+  CHECK(r->body.find("RESOURCE_NOT_FOUND") != std::string::npos);
+
+  ::kill(server.pid, SIGTERM);
+  CHECK(server.wait_exit(20000) == 0);
+  // The access log went to standard output as JSON, without the token.
+  CHECK(server.out.find("\"type\":\"access\"") != std::string::npos);
+  CHECK(server.out.find(token.substr(token.size() - 40)) == std::string::npos);
+  CHECK(server.err.find(token.substr(token.size() - 40)) == std::string::npos);
+}
+
+TEST_CASE("token for an application: sub equals client_id and no auth_time; bad input fails", "[cli]") {
+  temp_dir dir;
+  child app{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "a_robot", "--scopes", "content-lake.read",
+             "--ttl", "60"}};
+  REQUIRE(app.wait_exit(20000) == 0);
+  auto claims = payload_of(app.out.substr(0, app.out.find('\n')));
+  CHECK(claims.at("client_id").as_string() == "a_robot");
+  CHECK_FALSE(claims.contains("auth_time"));
+  CHECK(claims.at("exp").as_int64() - claims.at("iat").as_int64() == 60);
+
+  child too_long{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "a_robot", "--scopes", "x", "--ttl", "3601"}};
+  CHECK(too_long.wait_exit(20000) != 0);
+  child bad_sub{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "bob", "--scopes", "x"}};
+  CHECK(bad_sub.wait_exit(20000) != 0);
+}
+
+TEST_CASE("an unknown configuration key stops start-up naming the key", "[cli]") {
+  temp_dir dir;
+  child env_typo{{"serve", "--data-dir", dir.path}, {"CONTENTLAKE_HTTP_THREAD=2"}};
+  CHECK(env_typo.wait_exit(20000) == 2);
+  CHECK(env_typo.err.find("CONTENTLAKE_HTTP_THREAD") != std::string::npos);
+
+  auto file = dir.path + "/config.json";
+  std::ofstream{file} << R"({"auth": {"jwks": "/etc/keys.json"}})";
+  child file_typo{{"serve", "--config", file, "--data-dir", dir.path}};
+  CHECK(file_typo.wait_exit(20000) == 2);
+  CHECK(file_typo.err.find("auth.jwks") != std::string::npos);
+
+  child bad_value{{"serve", "--listen", "nowhere", "--data-dir", dir.path}};
+  CHECK(bad_value.wait_exit(20000) == 2);
+  CHECK(bad_value.err.find("listen") != std::string::npos);
+}
