@@ -128,6 +128,18 @@ private:
   void on_header(beast::error_code ec) {
     if (ec) return on_read_error(ec);
     stream_.expires_after(ctx_->read_timeout);
+    // Clients that sent `Expect: 100-continue` wait for this before they send the body.
+    if (!parser_->is_done() && beast::iequals(parser_->get()[bhttp::field::expect], "100-continue")) {
+      auto interim = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_, 11);
+      return bhttp::async_write(stream_, *interim, [self = shared_from_this(), interim](beast::error_code ec, std::size_t) {
+        if (ec) return self->close();
+        self->read_body();
+      });
+    }
+    read_body();
+  }
+
+  void read_body() {
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }

@@ -199,3 +199,16 @@ TEST_CASE("every request leaves one JSON access-log line without the token", "[h
     CHECK(l.find("res_logged") == std::string::npos);  // templates, not raw paths
   }
 }
+
+TEST_CASE("Expect: 100-continue gets an interim 100 before the body is sent", "[http]") {
+  test_service svc;
+  connection c{svc.port()};
+  c.send("POST /v0/content-lake/resources/res_x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  auto interim = c.read_response();
+  REQUIRE(interim);
+  CHECK(interim->status == 100);
+  c.send("hello");
+  auto r = c.read_response();
+  REQUIRE(r);
+  CHECK(r->status == 405);
+}
