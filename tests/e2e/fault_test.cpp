@@ -2,6 +2,7 @@
 
 #include "actors/directory.hpp"
 #include "actors/interfaces.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
 
@@ -69,16 +70,6 @@ cl::actors::auth_actor::behavior_type silent_auth(cl::actors::auth_actor::statef
     },
     [](cl::actors::recheck_atom) {},
   };
-}
-
-template <class Predicate>
-bool eventually(Predicate p, int timeout_ms = 10000) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{timeout_ms};
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (p()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds{5});
-  }
-  return p();
 }
 
 std::string reason_of(const http_response& r) {

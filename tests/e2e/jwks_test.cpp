@@ -1,5 +1,6 @@
 // Production identity: JWKS file re-read on change, JWKS URL over HTTPS with bounded refetching.
 
+#include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/jwks_server.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -16,16 +17,6 @@ namespace json = boost::json;
 
 namespace {
 
-template <class Predicate>
-bool eventually(Predicate p, int timeout_ms = 15000) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds{timeout_ms};
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (p()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds{20});
-  }
-  return p();
-}
-
 /// A second signing key, as after a rotation at the issuer.
 const cl::domain::private_key& rotated_key() {
   static const auto key = cl::domain::private_key::generate_rsa(2048);
@@ -36,6 +27,17 @@ std::string rotated_token() {
   auto header = valid_header();
   header["kid"] = rotated_key().thumbprint();
   return cl::domain::sign_compact(json::serialize(header), json::serialize(valid_claims()), rotated_key());
+}
+
+/// Settings for a service that takes its keys from `issuer` over HTTPS, trusting the issuer's CA.
+std::function<void(cl::config::settings&)> keys_from(const jwks_server& issuer, const std::string& ca_file,
+                                                     int refetch_min_seconds = 30) {
+  return [url = issuer.url(), ca_file, refetch_min_seconds](cl::config::settings& s) {
+    s.auth.jwks_file.clear();
+    s.auth.jwks_url = url;
+    s.auth.jwks_ca_file = ca_file;
+    s.auth.jwks_refetch_min_seconds = refetch_min_seconds;
+  };
 }
 
 int status_for(unsigned short port, const std::string& token) {
@@ -63,11 +65,7 @@ TEST_CASE("a changed JWKS file is re-read: new keys work, removed keys stop work
 TEST_CASE("a JWKS URL is fetched over verified HTTPS at start", "[jwks]") {
   temp_dir dir;
   jwks_server issuer{test_key().jwks_json(test_kid()), dir.path + "/ca.pem"};
-  test_service svc{[&](cl::config::settings& s) {
-    s.auth.jwks_file.clear();
-    s.auth.jwks_url = issuer.url();
-    s.auth.jwks_ca_file = dir.path + "/ca.pem";
-  }};
+  test_service svc{keys_from(issuer, dir.path + "/ca.pem")};
   CHECK(eventually([&] { return status_for(svc.port(), read_token()) == 404; }));
   auto ready = http_request(svc.admin_port(), "GET", "/readyz");
   REQUIRE(ready);
@@ -78,12 +76,7 @@ TEST_CASE("a JWKS URL is fetched over verified HTTPS at start", "[jwks]") {
 TEST_CASE("a flood of unknown kids costs the issuer at most one refetch per interval", "[jwks][attack]") {
   temp_dir dir;
   jwks_server issuer{test_key().jwks_json(test_kid()), dir.path + "/ca.pem"};
-  test_service svc{[&](cl::config::settings& s) {
-    s.auth.jwks_file.clear();
-    s.auth.jwks_url = issuer.url();
-    s.auth.jwks_ca_file = dir.path + "/ca.pem";
-    s.auth.jwks_refetch_min_seconds = 30;
-  }};
+  test_service svc{keys_from(issuer, dir.path + "/ca.pem", 30)};
   REQUIRE(eventually([&] { return status_for(svc.port(), read_token()) == 404; }));
   int before = issuer.fetches();
   for (int i = 0; i < 40; ++i) {
@@ -97,12 +90,7 @@ TEST_CASE("a flood of unknown kids costs the issuer at most one refetch per inte
 TEST_CASE("an unknown kid after the refetch interval picks up the issuer's rotated key", "[jwks]") {
   temp_dir dir;
   jwks_server issuer{test_key().jwks_json(test_kid()), dir.path + "/ca.pem"};
-  test_service svc{[&](cl::config::settings& s) {
-    s.auth.jwks_file.clear();
-    s.auth.jwks_url = issuer.url();
-    s.auth.jwks_ca_file = dir.path + "/ca.pem";
-    s.auth.jwks_refetch_min_seconds = 1;
-  }};
+  test_service svc{keys_from(issuer, dir.path + "/ca.pem", 1)};
   REQUIRE(eventually([&] { return status_for(svc.port(), read_token()) == 404; }));
   issuer.set_jwks(rotated_key().jwks_json(rotated_key().thumbprint()));
   CHECK(eventually([&] { return status_for(svc.port(), rotated_token()) == 404; }));
