@@ -31,17 +31,30 @@ std::string host_of(const std::string& url) {
   return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
-bool install_keys(auth_state& st, const auth_config& cfg, const std::string& json, const std::string& origin) {
+/// Which configured source a JWKS document came from.
+enum class key_source { development, file, url };
+
+bool install_keys(auth_state& st, const auth_config& cfg, const std::string& json, key_source source,
+                  const std::string& origin) {
   std::string error;
   auto parsed = domain::key_set::parse(json, &error);
   if (!parsed) {
     spdlog::error("auth: JWKS from {} rejected: {}", origin, error);
     return false;
   }
-  st.keys = std::make_shared<const domain::key_set>(std::move(*parsed));
+  spdlog::info("auth: loaded {} signing key(s) from {}", parsed->size(), origin);
+  switch (source) {
+    case key_source::development: st.static_keys = std::move(*parsed); break;
+    case key_source::file: st.file_keys = std::move(*parsed); break;
+    case key_source::url: st.url_keys = std::move(*parsed); break;
+  }
+  // With both a file and a URL configured, both sets are trusted.
+  auto all = std::make_shared<domain::key_set>(st.static_keys);
+  all->merge(st.file_keys);
+  all->merge(st.url_keys);
+  st.keys = std::move(all);
   st.cache.clear();  // a key that left the set must not keep its tokens alive
   if (cfg.health) cfg.health->keys_loaded = st.keys->size() > 0;
-  spdlog::info("auth: loaded {} signing key(s) from {}", st.keys->size(), origin);
   return true;
 }
 
@@ -50,7 +63,7 @@ void reload_file_if_changed(auth_state& st, const auth_config& cfg) {
   auto sig = storage::file_signature(cfg.jwks_file);
   if (sig == st.file_signature) return;
   st.file_signature = sig;
-  if (auto text = storage::read_file(cfg.jwks_file)) install_keys(st, cfg, *text, "file " + cfg.jwks_file);
+  if (auto text = storage::read_file(cfg.jwks_file)) install_keys(st, cfg, *text, key_source::file, "file " + cfg.jwks_file);
   else spdlog::error("auth: cannot read JWKS file {}", cfg.jwks_file);
 }
 
@@ -90,7 +103,7 @@ void start_fetch(auth_actor::stateful_pointer<auth_state> self, std::shared_ptr<
     st.fetch_in_flight = false;
     st.fetched_once = true;
     st.last_refresh = clock::now();
-    if (doc.ok) install_keys(st, *cfg, doc.json, "issuer " + host_of(cfg->jwks_url));
+    if (doc.ok) install_keys(st, *cfg, doc.json, key_source::url, "issuer " + host_of(cfg->jwks_url));
     else spdlog::error("auth: {}", doc.error);
     auto waiting = std::move(st.waiting);
     st.waiting.clear();
@@ -116,7 +129,7 @@ std::optional<std::string> validate(const auth_config& cfg) {
 auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
                                std::shared_ptr<const auth_config> cfg) {
   auto& st = self->state;
-  if (!cfg->static_jwks.empty()) install_keys(st, *cfg, cfg->static_jwks, "development identity");
+  if (!cfg->static_jwks.empty()) install_keys(st, *cfg, cfg->static_jwks, key_source::development, "development identity");
   reload_file_if_changed(st, *cfg);
   if (!cfg->jwks_url.empty()) start_fetch(self, cfg);
   if (!cfg->jwks_file.empty() || !cfg->jwks_url.empty())

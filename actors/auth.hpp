@@ -41,7 +41,8 @@ std::optional<std::string> validate(const auth_config& cfg);
 /// One incarnation's state: the trusted keys and the verified-token cache.
 struct auth_state {
   static constexpr const char* name = "auth";
-  std::shared_ptr<const domain::key_set> keys = std::make_shared<domain::key_set>();
+  std::shared_ptr<const domain::key_set> keys = std::make_shared<domain::key_set>();  ///< union of the below
+  domain::key_set static_keys, file_keys, url_keys;
   std::unordered_map<std::string, domain::principal> cache;  ///< SHA-256(token) -> principal
   long long file_signature = 0;
   std::chrono::steady_clock::time_point last_fetch{};

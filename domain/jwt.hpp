@@ -29,6 +29,11 @@ public:
 
   std::size_t size() const { return keys_.size(); }
 
+  /// Adds `other`'s keys; on a `kid` present in both, `other`'s key wins.
+  void merge(const key_set& other) {
+    for (const auto& [kid, key] : other.keys_) keys_[kid] = key;
+  }
+
 private:
   std::map<std::string, std::shared_ptr<evp_pkey_st>, std::less<>> keys_;
 };

@@ -112,3 +112,15 @@ TEST_CASE("an issuer whose certificate is not trusted yields no keys", "[jwks]")
   REQUIRE(ready);
   CHECK(ready->status == 503);
 }
+
+TEST_CASE("with both a JWKS file and a JWKS URL, keys from both are trusted", "[jwks]") {
+  temp_dir dir;
+  jwks_server issuer{rotated_key().jwks_json(rotated_key().thumbprint()), dir.path + "/ca.pem"};
+  test_service svc{[&](cl::config::settings& s) {
+    keys_from(issuer, dir.path + "/ca.pem")(s);
+    s.auth.jwks_file = dir.path + "/file-jwks.json";
+    std::ofstream{s.auth.jwks_file} << test_key().jwks_json(test_kid());
+  }};
+  CHECK(eventually([&] { return status_for(svc.port(), rotated_token()) == 404; }));
+  CHECK(status_for(svc.port(), read_token()) == 404);
+}
