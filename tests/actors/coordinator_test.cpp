@@ -1,0 +1,219 @@
+// The coordinator's message flow on CAF's deterministic scheduler, with mock collaborators that
+// implement the real typed interfaces.
+
+#include "actors/coordinator.hpp"
+#include "actors/plans.hpp"
+#include "actors/rate_limiter.hpp"
+
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <catch2/catch.hpp>
+
+using namespace cl;
+using namespace cl::actors;
+
+namespace {
+
+struct calls {
+  int auth = 0;
+  int rate = 0;
+  int store = 0;
+};
+
+auth_actor::behavior_type mock_auth(auth_actor::pointer, std::shared_ptr<calls> n, auth_outcome answer) {
+  return {
+    [n, answer](verify_atom, const std::string&) {
+      ++n->auth;
+      return answer;
+    },
+    [](recheck_atom) {},
+  };
+}
+
+rate_limiter_actor::behavior_type mock_rate(rate_limiter_actor::pointer, std::shared_ptr<calls> n, rate_decision d) {
+  return {[n, d](admit_atom, const std::string&) {
+    ++n->rate;
+    return d;
+  }};
+}
+
+struct held_state {
+  std::vector<caf::typed_response_promise<fetch_outcome>> held;
+};
+
+/// A store that answers "not found", or never (holding its promises) when `silent`.
+resource_store_actor::behavior_type mock_store(resource_store_actor::stateful_pointer<held_state> self,
+                                               std::shared_ptr<calls> n, bool silent) {
+  return {[self, n, silent](fetch_atom, const std::string&, const std::string&) -> caf::result<fetch_outcome> {
+    ++n->store;
+    if (!silent) return fetch_outcome{false, {}};
+    auto rp = self->make_response_promise<fetch_outcome>();
+    self->state.held.push_back(rp);
+    return rp;
+  }};
+}
+
+domain::principal alice(std::vector<std::string> scopes = {"content-lake.read"}) {
+  domain::principal p;
+  p.subject = "u_alice";
+  p.tenant_id = "t_one";
+  p.client_id = "a_app";
+  p.scopes = std::move(scopes);
+  return p;
+}
+
+struct fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::scheduler::test_coordinator* sched = nullptr;
+  std::shared_ptr<calls> n = std::make_shared<calls>();
+  std::shared_ptr<concern_handles> handles = std::make_shared<concern_handles>();
+
+  fixture() {
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+  }
+
+  ~fixture() {
+    // Held promises keep their actor alive; stop the mocks explicitly before the system ends.
+    for (auto a : {caf::actor_cast<caf::actor>(handles->auth), caf::actor_cast<caf::actor>(handles->rate_limiter),
+                   caf::actor_cast<caf::actor>(handles->resources)})
+      if (a) caf::anon_send_exit(a, caf::exit_reason::kill);
+    handles.reset();
+    sched->run();
+  }
+
+  void with(auth_outcome a, rate_decision r = {true, 0}, bool silent_store = false) {
+    handles->auth = sys->spawn(mock_auth, n, a);
+    handles->rate_limiter = sys->spawn(mock_rate, n, r);
+    handles->resources = sys->spawn(mock_store, n, silent_store);
+    sched->run();
+  }
+
+  /// Runs one GET-resource request through a coordinator (`aut`) and returns its answer.
+  std::optional<domain::api_reply> get_resource(std::string authorization = "Bearer t0k3n") {
+    std::optional<domain::api_reply> answer;
+    request_job job;
+    job.request.method = "GET";
+    job.request.authorization = std::move(authorization);
+    job.params = {{"id", "res_1"}};
+    job.required_scope = "content-lake.read";
+    job.plan = &plan_get_resource;
+    job.actors = handles;
+    job.timeout = std::chrono::seconds{2};
+    job.reply = [&answer](domain::api_reply r) { answer = std::move(r); };
+    coordinate(*sys, std::move(job));
+    sched->run();
+    return answer;
+  }
+};
+
+domain::error_id reason(const std::optional<domain::api_reply>& r) {
+  REQUIRE(r);
+  REQUIRE(r->error);
+  return r->error->id;
+}
+
+}  // namespace
+
+TEST_CASE("auth, then rate limiter and store in parallel, joined into one answer", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}});
+  auto r = f.get_resource();
+  CHECK(reason(r) == domain::error_id::resource_not_found);
+  CHECK(r->tenant == "t_one");
+  CHECK(r->client_id == "a_app");
+  CHECK(f.n->auth == 1);
+  CHECK(f.n->rate == 1);
+  CHECK(f.n->store == 1);
+}
+
+TEST_CASE("no bearer token is answered without asking anybody", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}});
+  CHECK(reason(f.get_resource("")) == domain::error_id::token_missing);
+  CHECK(reason(f.get_resource("Basic abc")) == domain::error_id::token_missing);
+  CHECK(f.n->auth == 0);
+}
+
+TEST_CASE("an auth failure is the answer; nothing else is asked", "[coordinator]") {
+  fixture f;
+  f.with({false, {}, domain::api_error{domain::error_id::token_expired, "expired", {}}});
+  CHECK(reason(f.get_resource()) == domain::error_id::token_expired);
+  CHECK(f.n->rate == 0);
+  CHECK(f.n->store == 0);
+}
+
+TEST_CASE("a missing scope is SCOPE_MISSING before rate limiting or fetching", "[coordinator]") {
+  fixture f;
+  f.with({true, alice({"content-lake.write"}), {}});
+  auto r = f.get_resource();
+  CHECK(reason(r) == domain::error_id::scope_missing);
+  CHECK(r->error->message.find("content-lake.read") != std::string::npos);
+  CHECK(f.n->rate == 0);
+  CHECK(f.n->store == 0);
+}
+
+TEST_CASE("a refused rate limit wins over the plan's answer", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}}, {false, 7});
+  auto r = f.get_resource();
+  CHECK(reason(r) == domain::error_id::rate_limited);
+  CHECK(r->retry_after_seconds == 7);
+}
+
+TEST_CASE("a callee that never answers becomes 503 when the ask times out", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}}, {true, 0}, true);
+  std::optional<domain::api_reply> answer;
+  request_job job;
+  job.request.authorization = "Bearer x";
+  job.params = {{"id", "res_1"}};
+  job.required_scope = "content-lake.read";
+  job.plan = &plan_get_resource;
+  job.actors = f.handles;
+  job.reply = [&answer](domain::api_reply r) { answer = std::move(r); };
+  coordinate(*f.sys, std::move(job));
+  f.sched->run();
+  CHECK_FALSE(answer);  // still waiting for the store
+  CHECK(f.sched->trigger_timeouts() > 0);
+  f.sched->run();
+  CHECK(reason(answer) == domain::error_id::backend_unavailable);
+  CHECK(answer->retry_after_seconds == 1);
+}
+
+TEST_CASE("a dead concern actor is 503 at once", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}});
+  caf::anon_send_exit(f.handles->auth, caf::exit_reason::kill);
+  f.sched->run();
+  CHECK(reason(f.get_resource()) == domain::error_id::backend_unavailable);
+}
+
+TEST_CASE("the rate limiter admits a client's burst, then asks it to wait", "[rate]") {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  caf::actor_system sys{cfg};
+  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  auto cfg_rl = std::make_shared<rate_limiter_config>();
+  cfg_rl->requests_per_second = 0.5;
+  cfg_rl->burst = 2;
+  auto aut = sys.spawn(rate_limiter, std::shared_ptr<const rate_limiter_config>{cfg_rl});
+  caf::scoped_actor self{sys};
+  auto ask = [&](const std::string& client) {
+    rate_decision d;
+    auto h = self->request(aut, caf::infinite, admit_atom_v, client);
+    sched.run();
+    h.receive([&](rate_decision r) { d = r; }, [](caf::error&) { FAIL("rate limiter failed"); });
+    return d;
+  };
+  CHECK(ask("a_one").admitted);
+  CHECK(ask("a_one").admitted);
+  auto third = ask("a_one");
+  CHECK_FALSE(third.admitted);
+  CHECK(third.retry_after_seconds == 2);
+  CHECK(ask("a_two").admitted);
+  caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
+  sched.run();
+}
