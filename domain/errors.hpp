@@ -18,6 +18,7 @@ enum class error_id : std::uint8_t {
   scope_missing,
   limit_exceeded,
   malformed_request,
+  pcf001, pcf002, pcf003, pcf004, pcf005, pcf006, pcf007, pcf008, pcf009, pcf010, pcf011,
   route_not_found,
   resource_not_found,
   method_not_allowed,

@@ -1,0 +1,229 @@
+// The content format: one test per validation rule (PCF001..PCF011), and the renderings.
+
+#include "domain/content_format.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+using namespace cl::domain;
+namespace json = boost::json;
+
+namespace {
+
+/// A document that uses every block type, decorators, a link and an entity annotation.
+json::value sample() {
+  return json::parse(R"json({
+    "format": "cl.content/1",
+    "blocks": [
+      {"type": "heading", "key": "h1", "level": 1, "children": [{"type": "span", "text": "On Tides"}]},
+      {"type": "paragraph", "key": "p1",
+       "mark_defs": [{"key": "l1", "type": "link", "href": "https://example.org/moon"},
+                     {"key": "e1", "type": "entity", "entity_id": "ent_moon", "entity_type": "PLACE", "label": "Moon"}],
+       "children": [{"type": "span", "text": "The "},
+                    {"type": "span", "text": "Moon", "marks": ["e1", "l1"]},
+                    {"type": "span", "text": " pulls", "marks": ["strong"]},
+                    {"type": "span", "text": " *oceans*", "marks": ["em"]}]},
+      {"type": "quote", "key": "q1", "children": [{"type": "span", "text": "Time and tide"}], "attribution": "Proverb"},
+      {"type": "list", "key": "l1", "ordered": true,
+       "items": [{"children": [{"type": "span", "text": "spring"}],
+                  "items": [{"children": [{"type": "span", "text": "new moon"}]}]},
+                 {"children": [{"type": "span", "text": "neap"}]}]},
+      {"type": "code", "key": "c1", "language": "python", "text": "print('tide')"},
+      {"type": "table", "key": "t1", "header_rows": 1,
+       "rows": [[{"children": [{"type": "span", "text": "Port"}]}, {"children": [{"type": "span", "text": "Range"}]}],
+                [{"children": [{"type": "span", "text": "Brest"}]}, {"children": [{"type": "span", "text": "7 m"}]}]]},
+      {"type": "image", "key": "i1", "blob": "blb_tidechart", "alt": "Tide chart", "caption": "Brest, March"}
+    ]})json");
+}
+
+/// The first violation after `edit` changes the sample document.
+std::optional<content_violation> violation_after(const std::function<void(json::object&)>& edit) {
+  auto doc = sample();
+  edit(doc.as_object());
+  return validate_content(doc, "/content");
+}
+
+json::object& block(json::object& doc, std::size_t i) {
+  return doc["blocks"].as_array()[i].as_object();
+}
+
+void expect(const std::optional<content_violation>& v, const std::string& rule, const std::string& path) {
+  REQUIRE(v);
+  CHECK(v->rule == rule);
+  CHECK(v->path == path);
+  CHECK_FALSE(v->description.empty());
+}
+
+}  // namespace
+
+TEST_CASE("the sample document is valid", "[content]") {
+  auto v = validate_content(sample(), "/content");
+  INFO((v ? v->rule + " " + v->path : ""));
+  CHECK_FALSE(v);
+  CHECK_FALSE(validate_content(json::parse(R"({"format":"cl.content/1","blocks":[]})"), "/content"));
+}
+
+TEST_CASE("PCF001: a versioned content object", "[content]") {
+  expect(validate_content(json::parse("[]"), "/content"), "PCF001", "/content");
+  expect(violation_after([](json::object& d) { d["format"] = "cl.content/2"; }), "PCF001", "/content/format");
+  expect(violation_after([](json::object& d) { d.erase("format"); }), "PCF001", "/content/format");
+  expect(violation_after([](json::object& d) { d["title"] = "x"; }), "PCF001", "/content/title");
+}
+
+TEST_CASE("PCF002: blocks is an array of objects, bounded", "[content]") {
+  expect(violation_after([](json::object& d) { d["blocks"] = "none"; }), "PCF002", "/content/blocks");
+  expect(violation_after([](json::object& d) { d["blocks"].as_array().push_back(7); }), "PCF002", "/content/blocks/7");
+  expect(violation_after([](json::object& d) {
+           auto& blocks = d["blocks"].as_array();
+           while (blocks.size() <= max_blocks) blocks.push_back(blocks[1]);
+         }),
+         "PCF002", "/content/blocks");
+}
+
+TEST_CASE("PCF003: known block types", "[content]") {
+  expect(violation_after([](json::object& d) { block(d, 2)["type"] = "video"; }), "PCF003", "/content/blocks/2/type");
+  expect(violation_after([](json::object& d) { block(d, 0).erase("type"); }), "PCF003", "/content/blocks/0/type");
+}
+
+TEST_CASE("PCF004: block keys are well-formed and unique", "[content]") {
+  expect(violation_after([](json::object& d) { block(d, 3)["key"] = "p1"; }), "PCF004", "/content/blocks/3/key");
+  expect(violation_after([](json::object& d) { block(d, 1)["key"] = "has space"; }), "PCF004", "/content/blocks/1/key");
+  expect(violation_after([](json::object& d) { block(d, 1).erase("key"); }), "PCF004", "/content/blocks/1/key");
+}
+
+TEST_CASE("PCF005: text is spans with string text", "[content]") {
+  expect(violation_after([](json::object& d) { block(d, 0)["children"] = json::array{}; }), "PCF005",
+         "/content/blocks/0/children");
+  expect(violation_after([](json::object& d) { block(d, 1)["children"].as_array()[2].as_object()["text"] = 5; }),
+         "PCF005", "/content/blocks/1/children/2/text");
+  expect(violation_after([](json::object& d) { block(d, 1)["children"].as_array()[0].as_object()["type"] = "img"; }),
+         "PCF005", "/content/blocks/1/children/0/type");
+  expect(violation_after([](json::object& d) { block(d, 4).erase("text"); }), "PCF005", "/content/blocks/4/text");
+}
+
+TEST_CASE("PCF006: heading levels 1 to 6", "[content]") {
+  expect(violation_after([](json::object& d) { block(d, 0)["level"] = 7; }), "PCF006", "/content/blocks/0/level");
+  expect(violation_after([](json::object& d) { block(d, 0)["level"] = "1"; }), "PCF006", "/content/blocks/0/level");
+}
+
+TEST_CASE("PCF007: marks are decorators or defined annotations", "[content]") {
+  expect(violation_after([](json::object& d) {
+           block(d, 1)["children"].as_array()[1].as_object()["marks"] = json::array{"e1", "glow"};
+         }),
+         "PCF007", "/content/blocks/1/children/1/marks/1");
+  // A mark defined in another block is not visible here.
+  expect(violation_after([](json::object& d) {
+           block(d, 0)["children"].as_array()[0].as_object()["marks"] = json::array{"l1"};
+         }),
+         "PCF007", "/content/blocks/0/children/0/marks/0");
+}
+
+TEST_CASE("PCF008: mark definitions are links or entities, well-formed", "[content]") {
+  auto def = [](json::object& d) -> json::object& { return block(d, 1)["mark_defs"].as_array()[0].as_object(); };
+  expect(violation_after([&](json::object& d) { def(d)["href"] = "javascript:alert(1)"; }), "PCF008",
+         "/content/blocks/1/mark_defs/0/href");
+  expect(violation_after([&](json::object& d) { def(d)["type"] = "footnote"; }), "PCF008",
+         "/content/blocks/1/mark_defs/0/type");
+  expect(violation_after([&](json::object& d) { def(d)["key"] = "e1"; }), "PCF008", "/content/blocks/1/mark_defs/1/key");
+  expect(violation_after([&](json::object& d) { def(d)["key"] = "strong"; }), "PCF008",
+         "/content/blocks/1/mark_defs/0/key");
+  expect(violation_after([](json::object& d) {
+           block(d, 1)["mark_defs"].as_array()[1].as_object()["entity_type"] = "ANIMAL";
+         }),
+         "PCF008", "/content/blocks/1/mark_defs/1/entity_type");
+}
+
+TEST_CASE("PCF009: lists have items, bounded nesting", "[content]") {
+  expect(violation_after([](json::object& d) { block(d, 3).erase("ordered"); }), "PCF009", "/content/blocks/3/ordered");
+  expect(violation_after([](json::object& d) { block(d, 3)["items"] = json::array{}; }), "PCF009",
+         "/content/blocks/3/items");
+  expect(violation_after([](json::object& d) {
+           json::object item{{"children", json::array{json::object{{"type", "span"}, {"text", "deep"}}}}};
+           for (int i = 0; i < 9; ++i) item = json::object{{"children", item["children"]}, {"items", json::array{item}}};
+           block(d, 3)["items"] = json::array{item};
+         }),
+         "PCF009", "/content/blocks/3/items/0/items/0/items/0/items/0/items/0/items/0/items/0/items/0/items");
+}
+
+TEST_CASE("PCF010: tables are rectangular rows of cells", "[content]") {
+  expect(violation_after([](json::object& d) { block(d, 5)["rows"].as_array()[1].as_array().pop_back(); }), "PCF010",
+         "/content/blocks/5/rows/1");
+  expect(violation_after([](json::object& d) { block(d, 5)["header_rows"] = 3; }), "PCF010",
+         "/content/blocks/5/header_rows");
+  expect(violation_after([](json::object& d) { block(d, 5)["rows"].as_array()[0].as_array()[1] = "cell"; }), "PCF010",
+         "/content/blocks/5/rows/0/1");
+}
+
+TEST_CASE("PCF011: images reference a blob and carry alt text", "[content]") {
+  expect(violation_after([](json::object& d) { block(d, 6)["blob"] = "https://cdn.example/x.png"; }), "PCF011",
+         "/content/blocks/6/blob");
+  expect(violation_after([](json::object& d) { block(d, 6).erase("alt"); }), "PCF011", "/content/blocks/6/alt");
+}
+
+TEST_CASE("eleven documented rules", "[content]") {
+  REQUIRE(content_rules().size() == 11);
+  CHECK(content_rules().front().id == "PCF001");
+  CHECK(content_rules().back().id == "PCF011");
+}
+
+TEST_CASE("NDJSON: one compact JSON block per line", "[content]") {
+  std::vector<std::string> lines;
+  for_each_block_line(sample(), [&](std::string l) { lines.push_back(std::move(l)); });
+  REQUIRE(lines.size() == 7);
+  for (const auto& l : lines) {
+    CHECK(l.find('\n') == std::string::npos);
+    CHECK(json::parse(l).is_object());
+  }
+  CHECK(json::parse(lines[4]).as_object().at("key").as_string() == "c1");
+}
+
+TEST_CASE("Markdown renders every block type and leaves entity annotations out", "[content]") {
+  auto md = render_markdown(sample());
+  CHECK(md.find("# On Tides\n") == 0);
+  CHECK(md.find("The [Moon](https://example.org/moon)**&nbsp;pulls**") == std::string::npos);
+  CHECK(md.find("[Moon](https://example.org/moon)") != std::string::npos);
+  CHECK(md.find("** pulls**") != std::string::npos);
+  CHECK(md.find("_ \\*oceans\\*_") != std::string::npos);  // Markdown in text is escaped
+  CHECK(md.find("> Time and tide\n") != std::string::npos);
+  CHECK(md.find("1. spring\n   1. new moon\n2. neap\n") != std::string::npos);
+  CHECK(md.find("```python\nprint('tide')\n```\n") != std::string::npos);
+  CHECK(md.find("| Port | Range |\n| --- | --- |\n| Brest | 7 m |\n") != std::string::npos);
+  CHECK(md.find("![Tide chart](/v0/content-lake/blobs/blb_tidechart)") != std::string::npos);
+  CHECK(md.find("ent_moon") == std::string::npos);
+  CHECK(md.find("PLACE") == std::string::npos);
+}
+
+TEST_CASE("entity mentions come from entity annotations, in order", "[content]") {
+  auto found = entity_mentions(sample());
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].entity_id == "ent_moon");
+  CHECK(found[0].entity_type == "PLACE");
+  CHECK(found[0].label == "Moon");
+  CHECK(found[0].block_key == "p1");
+  CHECK(found[0].text == "Moon");
+}
+
+TEST_CASE("a violation becomes its PCF reason with the JSON path in details", "[content]") {
+  auto v = violation_after([](json::object& d) { block(d, 0)["level"] = 9; });
+  REQUIRE(v);
+  auto e = to_api_error(*v);
+  CHECK(e.id == error_id::pcf006);
+  CHECK(entry(e.id).reason == "PCF006");
+  CHECK(entry(e.id).http_status == 400);
+  REQUIRE(e.details.size() == 1);
+  CHECK(e.details[0].field == "/content/blocks/0/level");
+  CHECK(entry(to_api_error(content_violation{"PCF011", "/x", "y"}).id).reason == "PCF011");
+  CHECK(entry(to_api_error(content_violation{"PCF001", "/x", "y"}).id).reason == "PCF001");
+}
+
+TEST_CASE("docs/content-format.md states every rule", "[content][docs]") {
+  std::ifstream in{std::string{CL_SOURCE_DIR} + "/docs/content-format.md"};
+  REQUIRE(in);
+  std::string doc{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+  for (const auto& rule : content_rules()) {
+    INFO(rule.id);
+    CHECK(doc.find("| `" + std::string{rule.id} + "` |") != std::string::npos);
+  }
+}
