@@ -1,0 +1,107 @@
+#include "domain/page_token.hpp"
+
+#include "domain/base64url.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+namespace cl::domain {
+
+namespace {
+
+constexpr char version = '1';
+constexpr std::size_t mac_bytes = 16;
+
+void put_field(std::string& out, std::string_view field) {
+  auto n = static_cast<std::uint32_t>(field.size());
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((n >> shift) & 0xff));
+  out.append(field);
+}
+
+bool get_field(std::string_view& in, std::string& field) {
+  if (in.size() < 4) return false;
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) n = (n << 8) | static_cast<unsigned char>(in[i]);
+  in.remove_prefix(4);
+  if (in.size() < n) return false;
+  field.assign(in.substr(0, n));
+  in.remove_prefix(n);
+  return true;
+}
+
+api_error invalid(std::string message) {
+  return api_error{error_id::page_token_invalid, std::move(message), {{"page_token", "not a token this service issued"}}};
+}
+
+}  // namespace
+
+page_token_codec::page_token_codec(std::string secret) : secret_(std::move(secret)) {
+  if (secret_.size() < 32) throw std::invalid_argument("page token secret must have at least 32 bytes");
+}
+
+std::string page_token_codec::mac(std::string_view data) const {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()), reinterpret_cast<const unsigned char*>(data.data()),
+       data.size(), out, &len);
+  return std::string(reinterpret_cast<const char*>(out), mac_bytes);
+}
+
+std::string page_token_codec::issue(const page_cursor& cursor) const {
+  std::string payload(1, version);
+  put_field(payload, cursor.tenant);
+  put_field(payload, cursor.query);
+  put_field(payload, cursor.after);
+  return base64url_encode(payload + mac(payload));
+}
+
+std::variant<std::string, api_error> page_token_codec::open(std::string_view token, std::string_view tenant,
+                                                            std::string_view query) const {
+  if (token.size() > 4096) return invalid("The page_token is too long.");
+  auto raw = base64url_decode(token);
+  if (!raw || raw->size() < 1 + mac_bytes) return invalid("The page_token is malformed.");
+  std::string_view payload{raw->data(), raw->size() - mac_bytes};
+  auto expected = mac(payload);
+  if (CRYPTO_memcmp(expected.data(), raw->data() + payload.size(), mac_bytes) != 0)
+    return invalid("The page_token was altered.");
+  if (payload.front() != version) return invalid("The page_token has an unknown version.");
+  payload.remove_prefix(1);
+  page_cursor c;
+  if (!get_field(payload, c.tenant) || !get_field(payload, c.query) || !get_field(payload, c.after) || !payload.empty())
+    return invalid("The page_token is malformed.");
+  if (c.tenant != tenant)
+    return api_error{error_id::page_token_mismatch, "The page_token belongs to another tenant.",
+                     {{"page_token", "issued for another tenant"}}};
+  if (c.query != query)
+    return api_error{error_id::page_token_mismatch, "The page_token was issued for other filters.",
+                     {{"page_token", "issued for another query; keep the filters of the first page"}}};
+  return std::move(c.after);
+}
+
+std::string canonical_query(std::vector<std::pair<std::string, std::string>> filters) {
+  std::sort(filters.begin(), filters.end());
+  std::string out;
+  for (const auto& [k, v] : filters) {
+    if (!out.empty()) out.push_back('&');
+    out += k + "=" + v;
+  }
+  return out;
+}
+
+std::variant<std::size_t, api_error> page_size_from(std::string_view raw) {
+  if (raw.empty()) return std::size_t{50};
+  long long v = 0;
+  auto [p, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), v);
+  if (ec != std::errc{} || p != raw.data() + raw.size() || v < 0)
+    return api_error{error_id::invalid_argument, "page_size must be a non-negative integer.",
+                     {{"page_size", "a non-negative integer; 0 or absent means 50, at most 1000"}}};
+  if (v == 0) return std::size_t{50};
+  return static_cast<std::size_t>(std::min<long long>(v, 1000));
+}
+
+}  // namespace cl::domain
