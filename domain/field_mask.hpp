@@ -1,0 +1,42 @@
+#pragma once
+/// Field masks (spec 4.2, AIP-161): `fields=title,rights.usage_terms` or `fields=*`.
+
+#include "domain/errors.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace cl::domain {
+
+/// The fields a read may name, as a tree. An `open` node accepts any sub-path (its inner fields
+/// are not fixed by the spec).
+struct field_schema {
+  std::map<std::string, field_schema, std::less<>> children;
+  bool open = false;
+};
+
+/// The fields of a Resource read (spec 2.2, 2.3, 2.4).
+const field_schema& resource_fields();
+
+/// A parsed, validated mask.
+struct field_mask {
+  bool all = false;                                ///< `*`
+  std::vector<std::vector<std::string>> paths;     ///< each path split at '.'
+
+  /// True when the mask asks for `top` or anything inside it (always for `*`).
+  bool names(std::string_view top) const;
+};
+
+/// Parses a comma-separated mask against `schema`. Unknown or empty paths: INVALID_ARGUMENT with a
+/// details entry per bad path (field `fields`).
+std::variant<field_mask, api_error> parse_field_mask(std::string_view text, const field_schema& schema);
+
+/// The parts of `full` the mask selects; paths traverse into arrays of objects element-wise.
+boost::json::object apply_field_mask(const boost::json::object& full, const field_mask& mask);
+
+}  // namespace cl::domain
