@@ -2,6 +2,7 @@
 
 #include <lmdb.h>
 
+#include <array>
 #include <filesystem>
 #include <stdexcept>
 
@@ -17,15 +18,51 @@ MDB_val val(std::string_view s) {
   return MDB_val{s.size(), const_cast<char*>(s.data())};
 }
 
-std::string tenant_key(std::string_view tenant, std::string_view id) {
-  std::string k;
-  k.reserve(tenant.size() + 1 + id.size());
-  k.append(tenant).push_back('\0');
-  k.append(id);
+std::string_view view(const MDB_val& v) {
+  return {static_cast<const char*>(v.mv_data), v.mv_size};
+}
+
+constexpr std::array<const char*, 8> table_names = {"resources", "versions", "works",  "sources",
+                                                    "activities", "id_index", "ledger", "changes"};
+
+std::string sequence_key(std::uint64_t seq) {
+  std::string k(8, '\0');
+  for (int i = 7; i >= 0; --i, seq >>= 8) k[static_cast<std::size_t>(i)] = static_cast<char>(seq & 0xff);
   return k;
 }
 
-/// One LMDB environment with named databases; keys are prefixed by tenant.
+std::uint64_t sequence_of(std::string_view key) {
+  std::uint64_t seq = 0;
+  for (char c : key) seq = (seq << 8) | static_cast<unsigned char>(c);
+  return seq;
+}
+
+/// Aborts a transaction unless it was committed or handed on.
+struct txn_guard {
+  MDB_txn* txn = nullptr;
+  ~txn_guard() {
+    if (txn) mdb_txn_abort(txn);
+  }
+};
+
+class lmdb_store;
+
+class lmdb_write_txn final : public write_txn {
+public:
+  lmdb_write_txn(const lmdb_store& store, MDB_txn* txn, std::uint64_t& next_seq)
+    : store_(store), txn_(txn), next_seq_(next_seq) {}
+  std::optional<std::string> get(table t, std::string_view key) const override;
+  void put(table t, std::string_view key, std::string_view value) override;
+  void erase(table t, std::string_view key) override;
+  std::uint64_t log_change(std::string_view entry) override;
+
+private:
+  const lmdb_store& store_;
+  MDB_txn* txn_;
+  std::uint64_t& next_seq_;
+};
+
+/// One LMDB environment with a named database per table.
 class lmdb_store final : public record_store {
 public:
   lmdb_store(const std::string& data_dir, std::size_t map_size_mib) {
@@ -40,28 +77,20 @@ public:
       mdb_env_close(env_);
       throw std::runtime_error("cannot open LMDB in " + dir.string() + ": " + mdb_strerror(rc));
     }
-    MDB_txn* txn = nullptr;
-    check(mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
+    txn_guard txn;
     try {
-      check(mdb_dbi_open(txn, "meta", MDB_CREATE, &meta_), "open meta");
-      check(mdb_dbi_open(txn, "resources", MDB_CREATE, &resources_), "open resources");
-      MDB_val k = val("format_version"), v{};
-      rc = mdb_get(txn, meta_, &k, &v);
-      if (rc == MDB_NOTFOUND) {
-        auto text = std::to_string(lmdb_format_version);
-        MDB_val nv = val(text);
-        check(mdb_put(txn, meta_, &k, &nv, 0), "write format version");
-      } else {
-        check(rc, "read format version");
-        int found = std::stoi(std::string{static_cast<char*>(v.mv_data), v.mv_size});
-        if (found > lmdb_format_version)
-          throw std::runtime_error("data dir " + data_dir + " has format version " + std::to_string(found)
-                                   + ", newer than this build's " + std::to_string(lmdb_format_version)
-                                   + "; run a newer contentlake or use another data dir");
-      }
-      check(mdb_txn_commit(txn), "commit");
+      check(mdb_txn_begin(env_, nullptr, 0, &txn.txn), "mdb_txn_begin");
+      check(mdb_dbi_open(txn.txn, "meta", MDB_CREATE, &meta_), "open meta");
+      for (std::size_t i = 0; i < table_names.size(); ++i)
+        check(mdb_dbi_open(txn.txn, table_names[i], MDB_CREATE, &dbis_[i]), "open table");
+      check_format(txn.txn, data_dir);
+      next_seq_ = read_last_change(txn.txn) + 1;
+      int commit_rc = mdb_txn_commit(txn.txn);  // frees the handle whatever the result
+      txn.txn = nullptr;
+      check(commit_rc, "commit");
     } catch (...) {
-      mdb_txn_abort(txn);
+      if (txn.txn) mdb_txn_abort(txn.txn);
+      txn.txn = nullptr;
       mdb_env_close(env_);
       throw;
     }
@@ -69,39 +98,145 @@ public:
 
   ~lmdb_store() override { mdb_env_close(env_); }
 
-  std::optional<std::string> get_resource(std::string_view tenant, std::string_view id) const override {
-    MDB_txn* txn = nullptr;
-    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
-    auto key = tenant_key(tenant, id);
+  MDB_dbi dbi(table t) const { return dbis_[static_cast<std::size_t>(t)]; }
+
+  std::optional<std::string> get(table t, std::string_view key) const override {
+    txn_guard txn;
+    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
     MDB_val k = val(key), v{};
-    int rc = mdb_get(txn, resources_, &k, &v);
-    std::optional<std::string> out;
-    if (rc == MDB_SUCCESS) out.emplace(static_cast<const char*>(v.mv_data), v.mv_size);
-    mdb_txn_abort(txn);
-    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_get");
+    int rc = mdb_get(txn.txn, dbi(t), &k, &v);
+    if (rc == MDB_NOTFOUND) return std::nullopt;
+    check(rc, "mdb_get");
+    return std::string{view(v)};
+  }
+
+  std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
+                                                        std::size_t limit) const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    txn_guard txn;
+    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
+    MDB_cursor* cursor = nullptr;
+    check(mdb_cursor_open(txn.txn, dbi(t), &cursor), "mdb_cursor_open");
+    std::string start = after.empty() ? std::string{prefix} : std::string{after};
+    MDB_val k = val(start), v{};
+    // LMDB refuses an empty key: start from the first entry then.
+    int rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
+    if (rc == MDB_SUCCESS && !after.empty() && view(k) == after) rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+    while (rc == MDB_SUCCESS && out.size() < limit && view(k).substr(0, prefix.size()) == prefix) {
+      out.emplace_back(std::string{view(k)}, std::string{view(v)});
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cursor);
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
     return out;
   }
 
-  void put_resource(std::string_view tenant, std::string_view id, std::string_view json) override {
-    MDB_txn* txn = nullptr;
-    check(mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
-    auto key = tenant_key(tenant, id);
-    MDB_val k = val(key), v = val(json);
-    int rc = mdb_put(txn, resources_, &k, &v, 0);
-    if (rc != MDB_SUCCESS) {
-      mdb_txn_abort(txn);
-      check(rc, "mdb_put");
+  std::vector<bool> apply(const std::vector<mutation>& batch) override {
+    std::vector<bool> kept(batch.size(), false);
+    txn_guard parent;
+    check(mdb_txn_begin(env_, nullptr, 0, &parent.txn), "mdb_txn_begin");
+    std::uint64_t seq = next_seq_;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      txn_guard child;
+      check(mdb_txn_begin(env_, parent.txn, 0, &child.txn), "mdb_txn_begin (nested)");
+      std::uint64_t before = seq;
+      lmdb_write_txn view{*this, child.txn, seq};
+      bool keep = false;
+      try {
+        keep = batch[i](view);
+      } catch (const std::exception&) {
+        keep = false;  // a throwing mutation loses only its own changes
+      }
+      if (keep) {
+        int rc = mdb_txn_commit(child.txn);  // frees the handle whatever the result
+        child.txn = nullptr;
+        check(rc, "mdb_txn_commit (nested)");
+        kept[i] = true;
+      } else {
+        seq = before;
+      }
     }
-    check(mdb_txn_commit(txn), "mdb_txn_commit");
+    // One durable commit (and one fsync) for the whole group.
+    int rc = mdb_txn_commit(parent.txn);  // frees the handle whatever the result
+    parent.txn = nullptr;
+    check(rc, "mdb_txn_commit");
+    next_seq_ = seq;
+    return kept;
   }
 
+  std::uint64_t last_change() const override { return next_seq_ - 1; }
+
 private:
+  void check_format(MDB_txn* txn, const std::string& data_dir) {
+    MDB_val k = val("format_version"), v{};
+    int rc = mdb_get(txn, meta_, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+      auto text = std::to_string(lmdb_format_version);
+      MDB_val nv = val(text);
+      check(mdb_put(txn, meta_, &k, &nv, 0), "write format version");
+      return;
+    }
+    check(rc, "read format version");
+    int found = std::stoi(std::string{view(v)});
+    if (found > lmdb_format_version)
+      throw std::runtime_error("data dir " + data_dir + " has format version " + std::to_string(found)
+                               + ", newer than this build's " + std::to_string(lmdb_format_version)
+                               + "; run a newer contentlake or use another data dir");
+  }
+
+  std::uint64_t read_last_change(MDB_txn* txn) {
+    MDB_cursor* cursor = nullptr;
+    check(mdb_cursor_open(txn, dbi(table::changes), &cursor), "mdb_cursor_open");
+    MDB_val k{}, v{};
+    int rc = mdb_cursor_get(cursor, &k, &v, MDB_LAST);
+    mdb_cursor_close(cursor);
+    if (rc == MDB_NOTFOUND) return 0;
+    check(rc, "read last change");
+    return sequence_of(view(k));
+  }
+
   MDB_env* env_ = nullptr;
   MDB_dbi meta_ = 0;
-  MDB_dbi resources_ = 0;
+  std::array<MDB_dbi, table_names.size()> dbis_{};
+  std::uint64_t next_seq_ = 1;  ///< touched only by `apply` (one writer) and the constructor
 };
 
+std::optional<std::string> lmdb_write_txn::get(table t, std::string_view key) const {
+  MDB_val k = val(key), v{};
+  int rc = mdb_get(txn_, store_.dbi(t), &k, &v);
+  if (rc == MDB_NOTFOUND) return std::nullopt;
+  check(rc, "mdb_get");
+  return std::string{view(v)};
+}
+
+void lmdb_write_txn::put(table t, std::string_view key, std::string_view value) {
+  MDB_val k = val(key), v = val(value);
+  check(mdb_put(txn_, store_.dbi(t), &k, &v, 0), "mdb_put");
+}
+
+void lmdb_write_txn::erase(table t, std::string_view key) {
+  MDB_val k = val(key);
+  int rc = mdb_del(txn_, store_.dbi(t), &k, nullptr);
+  if (rc != MDB_NOTFOUND) check(rc, "mdb_del");
+}
+
+std::uint64_t lmdb_write_txn::log_change(std::string_view entry) {
+  auto seq = next_seq_++;
+  auto key = sequence_key(seq);
+  MDB_val k = val(key), v = val(entry);
+  check(mdb_put(txn_, store_.dbi(table::changes), &k, &v, MDB_APPEND), "append change");
+  return seq;
+}
+
 }  // namespace
+
+std::string tenant_key(std::string_view tenant, std::string_view id) {
+  std::string k;
+  k.reserve(tenant.size() + 1 + id.size());
+  k.append(tenant).push_back('\0');
+  k.append(id);
+  return k;
+}
 
 std::shared_ptr<record_store> open_lmdb_store(const std::string& data_dir, std::size_t map_size_mib) {
   return std::make_shared<lmdb_store>(data_dir, map_size_mib);

@@ -1,24 +1,73 @@
 #pragma once
-/// The system of record behind the resource actors. LMDB implements it on one node; a shared
-/// backend (PostgreSQL) is an added implementation of the same interface.
+/// The system of record. LMDB implements it on one node; a shared backend (PostgreSQL) would be an
+/// added implementation of the same interface. Keys are prefixed by tenant (see `tenant_key`).
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cl::storage {
 
-/// Read access to stored records. Implementations are safe to call from any thread.
+/// The tables (LMDB named databases) of the record store.
+enum class table : std::uint8_t {
+  resources,   ///< tenant\0res_id -> Resource record JSON
+  versions,    ///< tenant\0res_id\0ver_id -> snapshot JSON
+  works,       ///< tenant\0wk_id -> Work JSON
+  sources,     ///< tenant\0src_id -> Source JSON
+  activities,  ///< tenant\0act_id -> Activity JSON
+  id_index,    ///< id -> tenant (tells "another tenant's" from "missing")
+  ledger,      ///< idempotency records
+  changes,     ///< big-endian sequence -> change entry JSON (written with every mutation)
+};
+
+/// `tenant` + NUL + `id`: the key layout of tenant-scoped tables.
+std::string tenant_key(std::string_view tenant, std::string_view id);
+
+/// What a mutation sees and changes inside the writer's transaction.
+class write_txn {
+public:
+  virtual ~write_txn() = default;
+  virtual std::optional<std::string> get(table t, std::string_view key) const = 0;
+  virtual void put(table t, std::string_view key, std::string_view value) = 0;
+  virtual void erase(table t, std::string_view key) = 0;
+  /// Appends `entry` to the change log in this transaction; returns its sequence number.
+  virtual std::uint64_t log_change(std::string_view entry) = 0;
+};
+
+/// One unit of work for the writer. Returns true to keep its changes, false to roll back only its
+/// own changes (e.g. a failed precondition); the rest of the group commits regardless.
+using mutation = std::function<bool(write_txn&)>;
+
+/// Read access to stored records and the group-commit write path. Safe from any thread; `apply`
+/// is called by one writer at a time.
 class record_store {
 public:
   virtual ~record_store() = default;
 
-  /// The canonical JSON bytes of a Resource of `tenant`, or nullopt when there is none.
-  virtual std::optional<std::string> get_resource(std::string_view tenant, std::string_view id) const = 0;
+  virtual std::optional<std::string> get(table t, std::string_view key) const = 0;
 
-  /// Writes a Resource's canonical JSON (used by later write paths and tests).
-  virtual void put_resource(std::string_view tenant, std::string_view id, std::string_view json) = 0;
+  /// Up to `limit` entries whose key starts with `prefix` and sorts after `after` (or from the
+  /// start when `after` is empty), in key order.
+  virtual std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
+                                                                std::size_t limit) const = 0;
+
+  /// Runs every mutation of `batch` in its own nested transaction inside one transaction, then
+  /// commits durably (one fsync for the whole group). The result says which mutations kept their
+  /// changes. Throws std::runtime_error when the commit fails: then nothing of the batch is stored.
+  virtual std::vector<bool> apply(const std::vector<mutation>& batch) = 0;
+
+  /// The sequence of the last change-log entry (0 when empty).
+  virtual std::uint64_t last_change() const = 0;
+
+  /// The canonical JSON bytes of a Resource of `tenant`, or nullopt.
+  std::optional<std::string> get_resource(std::string_view tenant, std::string_view id) const {
+    return get(table::resources, tenant_key(tenant, id));
+  }
 };
 
 /// On-disk format this build writes; a data dir with a newer one is refused.

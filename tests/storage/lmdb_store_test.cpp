@@ -1,0 +1,114 @@
+// The LMDB record store: group commit with per-mutation rollback, the change log, scans, reopen.
+
+#include "storage/record_store.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <catch2/catch.hpp>
+#include <lmdb.h>
+
+using namespace cl::storage;
+using cl::testing::temp_dir;
+
+namespace {
+
+mutation put_resource(std::string tenant, std::string id, std::string json) {
+  return [=](write_txn& tx) {
+    tx.put(table::resources, tenant_key(tenant, id), json);
+    tx.log_change(R"({"op":"put","id":")" + id + "\"}");
+    return true;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("a group commits every kept mutation and rolls back only the refused ones", "[storage]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  std::vector<mutation> batch = {
+    put_resource("t1", "res_a", "{\"a\":1}"),
+    [](write_txn& tx) {
+      tx.put(table::resources, tenant_key("t1", "res_refused"), "{}");
+      tx.log_change("{}");
+      return false;
+    },
+    [](write_txn&) -> bool { throw std::runtime_error("boom"); },
+    put_resource("t1", "res_b", "{\"b\":2}"),
+  };
+  auto kept = store->apply(batch);
+  CHECK(kept == std::vector<bool>{true, false, false, true});
+  CHECK(store->get_resource("t1", "res_a") == std::string{"{\"a\":1}"});
+  CHECK(store->get_resource("t1", "res_b") == std::string{"{\"b\":2}"});
+  CHECK_FALSE(store->get_resource("t1", "res_refused"));
+  // The refused mutation's change-log entry is gone too: sequences stay dense.
+  CHECK(store->last_change() == 2);
+  auto changes = store->scan(table::changes, "", "", 10);
+  REQUIRE(changes.size() == 2);
+  CHECK(changes[1].second.find("res_b") != std::string::npos);
+}
+
+TEST_CASE("a mutation reads what earlier mutations of its group wrote", "[storage]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  std::optional<std::string> seen;
+  std::vector<mutation> batch = {put_resource("t1", "res_a", "first"), [&](write_txn& tx) {
+                                   seen = tx.get(table::resources, tenant_key("t1", "res_a"));
+                                   return true;
+                                 }};
+  store->apply(batch);
+  CHECK(seen == std::string{"first"});
+}
+
+TEST_CASE("keys are scoped by tenant and scans page by key", "[storage]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  std::vector<mutation> batch;
+  for (int i = 0; i < 5; ++i) batch.push_back(put_resource("t1", "res_" + std::to_string(i), "x"));
+  batch.push_back(put_resource("t2", "res_0", "other tenant"));
+  store->apply(batch);
+  CHECK(store->get_resource("t2", "res_0") == std::string{"other tenant"});
+  CHECK_FALSE(store->get_resource("t2", "res_1"));
+  auto first = store->scan(table::resources, tenant_key("t1", ""), "", 2);
+  REQUIRE(first.size() == 2);
+  auto next = store->scan(table::resources, tenant_key("t1", ""), first.back().first, 10);
+  REQUIRE(next.size() == 3);
+  CHECK(next.back().first == tenant_key("t1", "res_4"));
+}
+
+TEST_CASE("stop and start keep records and the change-log position", "[storage]") {
+  temp_dir dir;
+  {
+    auto store = open_lmdb_store(dir.path, 64);
+    store->apply({put_resource("t1", "res_a", "{\"hash\":\"sha256:00\"}"), put_resource("t1", "res_b", "b")});
+  }
+  auto store = open_lmdb_store(dir.path, 64);
+  CHECK(store->get_resource("t1", "res_a") == std::string{"{\"hash\":\"sha256:00\"}"});
+  CHECK(store->last_change() == 2);
+  store->apply({put_resource("t1", "res_c", "c")});
+  CHECK(store->last_change() == 3);
+}
+
+TEST_CASE("a data dir written by a newer format is refused with a clear message", "[storage]") {
+  temp_dir dir;
+  { open_lmdb_store(dir.path, 64); }
+  {
+    MDB_env* env = nullptr;
+    mdb_env_create(&env);
+    mdb_env_set_maxdbs(env, 32);
+    REQUIRE(mdb_env_open(env, (dir.path + "/lmdb").c_str(), 0, 0640) == 0);
+    MDB_txn* txn = nullptr;
+    mdb_txn_begin(env, nullptr, 0, &txn);
+    MDB_dbi meta;
+    mdb_dbi_open(txn, "meta", 0, &meta);
+    std::string k = "format_version", v = "99";
+    MDB_val key{k.size(), k.data()}, value{v.size(), v.data()};
+    mdb_put(txn, meta, &key, &value, 0);
+    mdb_txn_commit(txn);
+    mdb_env_close(env);
+  }
+  try {
+    open_lmdb_store(dir.path, 64);
+    FAIL("a newer format was accepted");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string{e.what()}.find("newer") != std::string::npos);
+  }
+}
