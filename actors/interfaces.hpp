@@ -28,6 +28,15 @@ using resource_store_actor = caf::typed_actor<
   // (tenant, resource id) -> the Resource's canonical JSON, if any.
   caf::replies_to<fetch_atom, std::string, std::string>::with<fetch_outcome>>;
 
+/// Writer: the single LMDB write path, with group commit. Detached: fsync never blocks the
+/// scheduler threads that serve requests.
+using writer_actor = caf::typed_actor<
+  // Runs the mutation in the next group transaction; answers true when it kept its changes
+  // (after the durable commit), false when it refused them.
+  caf::replies_to<write_atom, storage::mutation>::with<bool>,
+  // Internal: commits everything pending as one transaction (sent to itself).
+  caf::reacts_to<flush_atom>>;
+
 /// JWKS fetcher: one blocking HTTPS GET on its own thread (spawned detached, quits after).
 using jwks_fetcher_actor = caf::typed_actor<
   // URL -> the JWKS document or why it could not be fetched.

@@ -5,6 +5,7 @@
 
 #include "domain/exchange.hpp"
 #include "domain/principal.hpp"
+#include "storage/record_store.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
@@ -48,6 +49,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::auth_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::rate_decision)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::fetch_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::jwks_document)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::mutation)
 
 CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, verify_atom, "verify")
@@ -55,4 +57,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, fetch_atom, "fetch")
   CAF_ADD_ATOM(contentlake, cl::actors, jwks_atom, "jwks")
   CAF_ADD_ATOM(contentlake, cl::actors, recheck_atom, "recheck")
+  CAF_ADD_ATOM(contentlake, cl::actors, write_atom, "write")
+  CAF_ADD_ATOM(contentlake, cl::actors, flush_atom, "flush")
 CAF_END_TYPE_ID_BLOCK(contentlake)

@@ -1,0 +1,33 @@
+#pragma once
+/// The writer actor: every mutation of the record store goes through it. Mutations that arrive
+/// while a commit is in progress are committed together: one transaction, one fsync.
+
+#include "actors/interfaces.hpp"
+#include "storage/record_store.hpp"
+
+#include <caf/stateful_actor.hpp>
+
+#include <atomic>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace cl::actors {
+
+/// Counters of the write path (shared with metrics and benchmarks).
+struct writer_stats {
+  std::atomic<std::uint64_t> groups{0};
+  std::atomic<std::uint64_t> mutations{0};
+};
+
+struct writer_state {
+  static constexpr const char* name = "writer";
+  std::vector<std::pair<storage::mutation, caf::typed_response_promise<bool>>> pending;
+  bool flush_scheduled = false;
+};
+
+/// The writer's behavior over `store`; spawn it detached.
+writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> self,
+                                   std::shared_ptr<storage::record_store> store, std::shared_ptr<writer_stats> stats);
+
+}  // namespace cl::actors

@@ -1,0 +1,57 @@
+// The writer actor batches mutations that queue up during a commit into one group commit.
+
+#include "actors/writer.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+#include <future>
+
+using namespace cl;
+using namespace cl::actors;
+
+TEST_CASE("mutations queued during a commit share the next group commit", "[writer]") {
+  testing::temp_dir dir;
+  auto store = storage::open_lmdb_store(dir.path, 64);
+  auto stats = std::make_shared<writer_stats>();
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto aut = sys.spawn<caf::detached>(writer, store, stats);
+  caf::scoped_actor self{sys};
+
+  // The first mutation holds the writer until every other mutation is queued behind it.
+  std::promise<void> all_queued;
+  auto gate = all_queued.get_future().share();
+  storage::mutation first = [gate](storage::write_txn& tx) {
+    gate.wait();
+    tx.put(storage::table::resources, storage::tenant_key("t", "res_first"), "1");
+    return true;
+  };
+  self->send(aut, write_atom_v, first);
+  constexpr int n = 100;
+  for (int i = 0; i < n; ++i) {
+    storage::mutation m = [i](storage::write_txn& tx) {
+      tx.put(storage::table::resources, storage::tenant_key("t", "res_" + std::to_string(i)), "x");
+      tx.log_change("{}");
+      return i % 10 != 0;  // every tenth refuses: only its own changes roll back
+    };
+    self->send(aut, write_atom_v, m);
+  }
+  all_queued.set_value();
+  int kept = 0, refused = 0;
+  for (int i = 0; i < n + 1; ++i)
+    self->receive([&](bool k) { (k ? kept : refused) += 1; },
+                  [&](caf::error& e) { FAIL("write failed: " << sys.render(e)); });
+  CHECK(kept == n + 1 - n / 10);
+  CHECK(refused == n / 10);
+  CHECK(stats->mutations == static_cast<std::uint64_t>(n + 1));
+  // Everything queued while the first commit was held shares one commit: one or two groups in all.
+  CHECK(stats->groups >= 1);
+  CHECK(stats->groups <= 2);
+  CHECK(store->get_resource("t", "res_first"));
+  CHECK(store->get_resource("t", "res_1"));
+  CHECK_FALSE(store->get_resource("t", "res_10"));
+  CHECK(store->last_change() == static_cast<std::uint64_t>(n - n / 10));
+  caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
+}
