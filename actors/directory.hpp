@@ -16,7 +16,8 @@ namespace cl::actors {
 struct concern_handles {
   auth_actor auth;
   rate_limiter_actor rate_limiter;
-  resource_store_actor resources;
+  reader_actor reader;
+  writer_actor writer;
 };
 
 /// Thread-safe holder of the current `concern_handles`.

@@ -23,10 +23,14 @@ using rate_limiter_actor = caf::typed_actor<
   // Takes one request from the client's bucket; answers admitted or the wait.
   caf::replies_to<admit_atom, std::string>::with<rate_decision>>;
 
-/// Resource store: reads Resource records of a tenant from the record store.
-using resource_store_actor = caf::typed_actor<
+/// Reader: reads records of every table of the record store (LMDB read transactions).
+using reader_actor = caf::typed_actor<
   // (tenant, resource id) -> the Resource's canonical JSON, if any.
-  caf::replies_to<fetch_atom, std::string, std::string>::with<fetch_outcome>>;
+  caf::replies_to<fetch_atom, std::string, std::string>::with<fetch_outcome>,
+  // (table, key) -> the record, if any.
+  caf::replies_to<caf::get_atom, storage::table, std::string>::with<fetch_outcome>,
+  // (table, key prefix, after key, limit) -> up to limit entries after `after`, in key order.
+  caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t>::with<scan_result>>;
 
 /// Writer: the single LMDB write path, with group commit. Detached: fsync never blocks the
 /// scheduler threads that serve requests.

@@ -6,8 +6,8 @@ namespace cl::actors {
 
 void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   const auto& id = ctx->param("id");
-  if (!ctx->actors->resources) return done(backend_unavailable("resource store"));
-  self->request(ctx->actors->resources, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
+  if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
+  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
     .then(
       [done, id](fetch_outcome& found) {
         if (!found.found) {
@@ -21,7 +21,7 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
         r.headers.emplace_back("Cache-Control", "private, max-age=1");
         done(std::move(r));
       },
-      [done](caf::error&) { done(backend_unavailable("resource store")); });
+      [done](caf::error&) { done(backend_unavailable("record reader")); });
 }
 
 }  // namespace cl::actors

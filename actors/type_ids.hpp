@@ -13,6 +13,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cl::actors {
 
@@ -35,6 +37,11 @@ struct fetch_outcome {
   std::string json;
 };
 
+/// Entries of a table scan, in key order.
+struct scan_result {
+  std::vector<std::pair<std::string, std::string>> entries;
+};
+
 /// A JWKS document fetched from the issuer, or why it could not be.
 struct jwks_document {
   bool ok = false;
@@ -50,6 +57,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::rate_decision)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::fetch_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::jwks_document)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::mutation)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::table)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::scan_result)
 
 CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, verify_atom, "verify")
@@ -59,4 +68,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, recheck_atom, "recheck")
   CAF_ADD_ATOM(contentlake, cl::actors, write_atom, "write")
   CAF_ADD_ATOM(contentlake, cl::actors, flush_atom, "flush")
+  CAF_ADD_ATOM(contentlake, cl::actors, scan_atom, "scan")
 CAF_END_TYPE_ID_BLOCK(contentlake)

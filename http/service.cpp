@@ -5,8 +5,9 @@
 #include "actors/directory.hpp"
 #include "actors/metrics.hpp"
 #include "actors/rate_limiter.hpp"
-#include "actors/resource_store.hpp"
+#include "actors/reader.hpp"
 #include "actors/supervisor.hpp"
+#include "actors/writer.hpp"
 #include "http/handler.hpp"
 #include "http/listener.hpp"
 #include "http/router.hpp"
@@ -118,6 +119,7 @@ struct service::impl {
   std::shared_ptr<actors::service_health> health = std::make_shared<actors::service_health>();
   std::shared_ptr<actors::actor_directory> directory = std::make_shared<actors::actor_directory>();
   std::shared_ptr<storage::record_store> store;
+  std::shared_ptr<actors::writer_stats> writer_stats = std::make_shared<actors::writer_stats>();
 
   // Declared before anything holding actor handles: destroyed last, after every handle is gone.
   std::unique_ptr<caf::actor_system_config> caf_config;
@@ -199,12 +201,20 @@ struct service::impl {
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.rate_limiter = caf::actor_cast<actors::rate_limiter_actor>(a); });
        }},
-      {"resource_store",
+      {"reader",
        [store_handle](caf::actor_system& sys) {
-         return caf::actor_cast<caf::actor>(sys.spawn(actors::resource_store, store_handle));
+         return caf::actor_cast<caf::actor>(sys.spawn(actors::reader, store_handle));
        },
        [](actors::actor_directory& d, const caf::actor& a) {
-         d.update([&](actors::concern_handles& h) { h.resources = caf::actor_cast<actors::resource_store_actor>(a); });
+         d.update([&](actors::concern_handles& h) { h.reader = caf::actor_cast<actors::reader_actor>(a); });
+       }},
+      {"writer",
+       [store_handle, stats = writer_stats](caf::actor_system& sys) {
+         // Detached: the group commit's fsync runs on the writer's own thread.
+         return caf::actor_cast<caf::actor>(sys.spawn<caf::detached>(actors::writer, store_handle, stats));
+       },
+       [](actors::actor_directory& d, const caf::actor& a) {
+         d.update([&](actors::concern_handles& h) { h.writer = caf::actor_cast<actors::writer_actor>(a); });
        }},
     };
     if (auto err = actors::validate(*sup)) throw std::runtime_error(*err);

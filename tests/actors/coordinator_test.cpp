@@ -42,15 +42,21 @@ struct held_state {
 };
 
 /// A store that answers "not found", or never (holding its promises) when `silent`.
-resource_store_actor::behavior_type mock_store(resource_store_actor::stateful_pointer<held_state> self,
+reader_actor::behavior_type mock_store(reader_actor::stateful_pointer<held_state> self,
                                                std::shared_ptr<calls> n, bool silent) {
-  return {[self, n, silent](fetch_atom, const std::string&, const std::string&) -> caf::result<fetch_outcome> {
-    ++n->store;
-    if (!silent) return fetch_outcome{false, {}};
-    auto rp = self->make_response_promise<fetch_outcome>();
-    self->state.held.push_back(rp);
-    return rp;
-  }};
+  return {
+    [self, n, silent](fetch_atom, const std::string&, const std::string&) -> caf::result<fetch_outcome> {
+      ++n->store;
+      if (!silent) return fetch_outcome{false, {}};
+      auto rp = self->make_response_promise<fetch_outcome>();
+      self->state.held.push_back(rp);
+      return rp;
+    },
+    [](caf::get_atom, cl::storage::table, const std::string&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t) {
+      return cl::actors::scan_result{};
+    },
+  };
 }
 
 domain::principal alice(std::vector<std::string> scopes = {"content-lake.read"}) {
@@ -78,7 +84,7 @@ struct fixture {
   ~fixture() {
     // Held promises keep their actor alive; stop the mocks explicitly before the system ends.
     for (auto a : {caf::actor_cast<caf::actor>(handles->auth), caf::actor_cast<caf::actor>(handles->rate_limiter),
-                   caf::actor_cast<caf::actor>(handles->resources)})
+                   caf::actor_cast<caf::actor>(handles->reader)})
       if (a) caf::anon_send_exit(a, caf::exit_reason::kill);
     handles.reset();
     sched->run();
@@ -87,7 +93,7 @@ struct fixture {
   void with(auth_outcome a, rate_decision r = {true, 0}, bool silent_store = false) {
     handles->auth = sys->spawn(mock_auth, n, a);
     handles->rate_limiter = sys->spawn(mock_rate, n, r);
-    handles->resources = sys->spawn(mock_store, n, silent_store);
+    handles->reader = sys->spawn(mock_store, n, silent_store);
     sched->run();
   }
 

@@ -41,8 +41,8 @@ caf::behavior gate(caf::stateful_actor<gate_state>* self, std::shared_ptr<std::a
   };
 }
 
-/// A resource store with the real interface that answers "not found" only when the gate opens.
-cl::actors::resource_store_actor::behavior_type gated_store(cl::actors::resource_store_actor::pointer self,
+/// A record reader with the real interface that answers "not found" only when the gate opens.
+cl::actors::reader_actor::behavior_type gated_store(cl::actors::reader_actor::pointer self,
                                                            caf::actor gate_handle) {
   return {
     [self, gate_handle](cl::actors::fetch_atom, const std::string&, const std::string&)
@@ -52,6 +52,10 @@ cl::actors::resource_store_actor::behavior_type gated_store(cl::actors::resource
         .then([rp](caf::ok_atom) mutable { rp.deliver(cl::actors::fetch_outcome{false, {}}); },
               [rp](caf::error& e) mutable { rp.deliver(e); });
       return rp;
+    },
+    [](caf::get_atom, cl::storage::table, const std::string&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t) {
+      return cl::actors::scan_result{};
     },
   };
 }
@@ -93,7 +97,7 @@ TEST_CASE("a concern actor that does not answer in time turns into 503 BACKEND_U
 TEST_CASE("killing a concern actor under load: every request is answered, the actor comes back", "[fault]") {
   test_service svc{[](cl::config::settings& s) { s.rate_limit.burst = 100000; }};
   auto token = read_token();
-  auto old = svc.service().directory().snapshot()->resources;
+  auto old = svc.service().directory().snapshot()->reader;
   REQUIRE(old);
   constexpr int clients = 4, per_client = 150;
   std::atomic<int> answered{0}, ok{0}, unavailable{0}, other{0};
@@ -116,9 +120,9 @@ TEST_CASE("killing a concern actor under load: every request is answered, the ac
   CHECK(answered == clients * per_client);
   CHECK(other == 0);
   CHECK(ok + unavailable == clients * per_client);
-  // The supervisor has published a new, live resource store.
+  // The supervisor has published a new, live record reader.
   REQUIRE(eventually([&] {
-    auto now = svc.service().directory().snapshot()->resources;
+    auto now = svc.service().directory().snapshot()->reader;
     return now && now.address() != old.address();
   }));
   auto r = get_with_token(svc.port(), "/v0/content-lake/resources/res_x", token);
@@ -126,7 +130,7 @@ TEST_CASE("killing a concern actor under load: every request is answered, the ac
   CHECK(r->status == 404);
   auto m = http_request(svc.admin_port(), "GET", "/metrics");
   REQUIRE(m);
-  CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="resource_store"} 1)") != std::string::npos);
+  CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="reader"} 1)") != std::string::npos);
 }
 
 TEST_CASE("past the restart intensity the service stops with a non-zero exit code", "[fault]") {
@@ -151,7 +155,7 @@ TEST_CASE("graceful stop finishes the request in flight, then exits 0", "[fault]
   auto held = std::make_shared<std::atomic<int>>(0);
   auto g = svc.service().system().spawn(gate, held);
   auto store = svc.service().system().spawn(gated_store, g);
-  svc.service().directory().update([&](concern_handles& h) { h.resources = store; });
+  svc.service().directory().update([&](concern_handles& h) { h.reader = store; });
   auto token = read_token();
   auto in_flight = std::async(std::launch::async, [&] {
     return get_with_token(svc.port(), "/v0/content-lake/resources/res_slow", token);

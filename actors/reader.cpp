@@ -1,0 +1,50 @@
+#include "actors/reader.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+namespace cl::actors {
+
+namespace {
+
+/// A storage failure is the backend being unavailable, not a missing record.
+caf::error storage_failure(const std::exception& e) {
+  spdlog::error("reader: read failed: {}", e.what());
+  return caf::make_error(caf::sec::runtime_error, "storage read failed");
+}
+
+}  // namespace
+
+reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state>,
+                                   std::shared_ptr<storage::record_store> store) {
+  return {
+    [store](fetch_atom, const std::string& tenant, const std::string& id) -> caf::result<fetch_outcome> {
+      try {
+        auto json = store->get_resource(tenant, id);
+        if (!json) return fetch_outcome{false, {}};
+        return fetch_outcome{true, std::move(*json)};
+      } catch (const std::exception& e) {
+        return storage_failure(e);
+      }
+    },
+    [store](caf::get_atom, storage::table t, const std::string& key) -> caf::result<fetch_outcome> {
+      try {
+        auto json = store->get(t, key);
+        if (!json) return fetch_outcome{false, {}};
+        return fetch_outcome{true, std::move(*json)};
+      } catch (const std::exception& e) {
+        return storage_failure(e);
+      }
+    },
+    [store](scan_atom, storage::table t, const std::string& prefix, const std::string& after,
+            std::size_t limit) -> caf::result<scan_result> {
+      try {
+        return scan_result{store->scan(t, prefix, after, limit)};
+      } catch (const std::exception& e) {
+        return storage_failure(e);
+      }
+    },
+  };
+}
+
+}  // namespace cl::actors
