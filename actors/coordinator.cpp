@@ -51,6 +51,7 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
   ctx->params = std::move(job->params);
   ctx->actors = job->actors;
   ctx->timeout = job->timeout;
+  ctx->page_tokens = job->page_tokens;
   ctx->who = std::move(who);
 
   auto join = std::make_shared<join_state>();

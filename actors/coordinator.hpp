@@ -7,6 +7,10 @@
 #include "domain/exchange.hpp"
 #include "domain/principal.hpp"
 
+namespace cl::domain {
+class page_token_codec;
+}
+
 #include <caf/fwd.hpp>
 
 #include <chrono>
@@ -29,6 +33,7 @@ struct request_context {
   domain::principal who;
   std::shared_ptr<const concern_handles> actors;
   std::chrono::milliseconds timeout{2000};  ///< bound of every ask the plan makes
+  std::shared_ptr<const domain::page_token_codec> page_tokens;  ///< for list routes
 
   /// The value of path parameter `name` (empty if absent).
   const std::string& param(std::string_view name) const;
@@ -46,6 +51,7 @@ struct request_job {
   plan_fn plan = nullptr;
   std::shared_ptr<const concern_handles> actors;
   std::chrono::milliseconds timeout{2000};
+  std::shared_ptr<const domain::page_token_codec> page_tokens;
   reply_fn reply;
 };
 

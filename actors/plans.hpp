@@ -9,4 +9,13 @@ namespace cl::actors {
 /// GET /v0/content-lake/resources/{id}
 void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
+/// POST /v0/content-lake/works
+void plan_create_work(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/works/{id}
+void plan_get_work(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/works
+void plan_list_works(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
 }  // namespace cl::actors

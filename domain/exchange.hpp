@@ -39,6 +39,13 @@ struct api_reply {
   std::string client_id;        ///< for the access log
   std::string route;            ///< route template, for the access log and metrics
 
+  /// A reply that is `error`.
+  static api_reply from(api_error error) {
+    api_reply r;
+    r.error = std::move(error);
+    return r;
+  }
+
   /// A reply that is the error `id` with `message`.
   static api_reply failure(error_id id, std::string message = {}, std::vector<error_detail> details = {}) {
     api_reply r;

@@ -19,6 +19,9 @@ const std::vector<route>& route_table() {
   static const std::vector<route> routes = {
     {"GET", "/v0/openapi.json", "", nullptr, &serve_openapi},
     {"GET", "/v0/content-lake/resources/{id}", "content-lake.read", &actors::plan_get_resource, nullptr},
+    {"POST", "/v0/content-lake/works", "content-lake.write", &actors::plan_create_work, nullptr},
+    {"GET", "/v0/content-lake/works", "content-lake.read", &actors::plan_list_works, nullptr},
+    {"GET", "/v0/content-lake/works/{id}", "content-lake.read", &actors::plan_get_work, nullptr},
   };
   return routes;
 }

@@ -8,6 +8,7 @@
 #include "actors/reader.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/writer.hpp"
+#include "domain/page_token.hpp"
 #include "http/handler.hpp"
 #include "http/listener.hpp"
 #include "http/router.hpp"
@@ -34,8 +35,8 @@ namespace {
 class public_api final : public request_handler {
 public:
   public_api(caf::actor_system& sys, std::shared_ptr<actors::actor_directory> directory,
-             std::chrono::milliseconds timeout)
-    : sys_(sys), directory_(std::move(directory)), timeout_(timeout) {}
+             std::chrono::milliseconds timeout, std::shared_ptr<const domain::page_token_codec> page_tokens)
+    : sys_(sys), directory_(std::move(directory)), timeout_(timeout), page_tokens_(std::move(page_tokens)) {}
 
   void handle(domain::api_request request, std::function<void(domain::api_reply)> done) override {
     auto m = match_route(route_table(), request.method, request.path);
@@ -61,6 +62,7 @@ public:
     job.plan = m.found->plan;
     job.actors = directory_->snapshot();
     job.timeout = timeout_;
+    job.page_tokens = page_tokens_;
     job.reply = [done = std::move(done), route = std::move(route)](domain::api_reply r) {
       r.route = route;
       done(std::move(r));
@@ -72,6 +74,7 @@ private:
   caf::actor_system& sys_;
   std::shared_ptr<actors::actor_directory> directory_;
   std::chrono::milliseconds timeout_;
+  std::shared_ptr<const domain::page_token_codec> page_tokens_;
 };
 
 /// The operations listener: metrics and health, never part of the public contract.
@@ -246,7 +249,10 @@ struct service::impl {
     std::filesystem::create_directories(settings.data_dir);
     store = storage::open_lmdb_store(settings.data_dir, settings.storage.map_size_mib);
     spawn_actors();
-    api = std::make_unique<public_api>(*system, directory, std::chrono::milliseconds{settings.actors.ask_timeout_ms});
+    auto page_tokens = std::make_shared<const domain::page_token_codec>(
+      storage::load_or_create_secret(settings.data_dir, "page-token.key"));
+    api = std::make_unique<public_api>(*system, directory, std::chrono::milliseconds{settings.actors.ask_timeout_ms},
+                                       std::move(page_tokens));
     admin = std::make_unique<admin_api>(stats, health);
     public_ctx = make_context("public", api.get(), true);
     admin_ctx = make_context("admin", admin.get(), false);

@@ -1,6 +1,7 @@
 #include "storage/identity.hpp"
 
 #include <fcntl.h>
+#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 
 namespace cl::storage {
@@ -27,34 +29,52 @@ long long file_signature(const std::string& path) {
          + static_cast<long long>(st.st_size) * 7919LL + static_cast<long long>(st.st_ino);
 }
 
-dev_identity load_or_create_dev_identity(const std::string& data_dir) {
+namespace {
+
+/// The content of `<data_dir>/identity/<name>`, created from `make()` (mode 0600) if missing.
+/// The file is written to a unique temporary name and link()ed into place: link fails if another
+/// process won the race, and then its content is the one everybody uses.
+std::string load_or_create(const std::string& data_dir, const std::string& name, const std::function<std::string()>& make) {
   auto dir = fs::path{data_dir} / "identity";
   fs::create_directories(dir);
-  auto key_path = dir / "dev-signing-key.pem";
-  auto existing = read_file(key_path.string());
-  if (!existing) {
-    // Write to a unique temporary file, then link() it into place: link fails if another
-    // process won the race, and then its key is the one everybody uses.
-    auto key = domain::private_key::generate_rsa(2048);
-    auto pem = key.to_pem();
-    auto tmp = dir / ("dev-signing-key.pem.tmp." + std::to_string(::getpid()));
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) throw std::runtime_error("cannot create " + tmp.string() + ": " + std::strerror(errno));
-    bool ok = ::write(fd, pem.data(), pem.size()) == static_cast<ssize_t>(pem.size()) && ::fsync(fd) == 0;
-    ::close(fd);
-    if (!ok) {
-      ::unlink(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp.string());
-    }
-    if (::link(tmp.c_str(), key_path.c_str()) != 0 && errno != EEXIST) {
-      ::unlink(tmp.c_str());
-      throw std::runtime_error("cannot create " + key_path.string() + ": " + std::strerror(errno));
-    }
+  auto path = dir / name;
+  if (auto existing = read_file(path.string())) return *existing;
+  auto content = make();
+  auto tmp = dir / (name + ".tmp." + std::to_string(::getpid()));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create " + tmp.string() + ": " + std::strerror(errno));
+  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) {
     ::unlink(tmp.c_str());
-    existing = read_file(key_path.string());
-    if (!existing) throw std::runtime_error("cannot read " + key_path.string());
+    throw std::runtime_error("cannot write " + tmp.string());
   }
-  auto key = domain::private_key::from_pem(*existing);
+  if (::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot create " + path.string() + ": " + std::strerror(errno));
+  }
+  ::unlink(tmp.c_str());
+  auto stored = read_file(path.string());
+  if (!stored) throw std::runtime_error("cannot read " + path.string());
+  return *stored;
+}
+
+}  // namespace
+
+std::string load_or_create_secret(const std::string& data_dir, const std::string& name) {
+  return load_or_create(data_dir, name, [] {
+    std::string secret(32, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(secret.data()), 32) != 1)
+      throw std::runtime_error("random source unavailable");
+    return secret;
+  });
+}
+
+dev_identity load_or_create_dev_identity(const std::string& data_dir) {
+  auto pem = load_or_create(data_dir, "dev-signing-key.pem",
+                            [] { return domain::private_key::generate_rsa(2048).to_pem(); });
+  auto key_path = fs::path{data_dir} / "identity" / "dev-signing-key.pem";
+  auto key = domain::private_key::from_pem(pem);
   if (!key) throw std::runtime_error(key_path.string() + " is not an RSA private key in PEM form");
   auto kid = key->thumbprint();
   auto jwks = key->jwks_json(kid);

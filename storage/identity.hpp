@@ -24,6 +24,9 @@ struct dev_identity {
 /// (mode 0600). Safe when `serve` and `token` race to create it. Throws std::runtime_error.
 dev_identity load_or_create_dev_identity(const std::string& data_dir);
 
+/// A random secret of 32 bytes kept in `<data_dir>/identity/<name>` (mode 0600), created once.
+std::string load_or_create_secret(const std::string& data_dir, const std::string& name);
+
 /// Reads a whole file; nullopt when it cannot be read.
 std::optional<std::string> read_file(const std::string& path);
 

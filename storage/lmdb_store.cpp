@@ -22,8 +22,8 @@ std::string_view view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
-constexpr std::array<const char*, 8> table_names = {"resources", "versions", "works",  "sources",
-                                                    "activities", "id_index", "ledger", "changes"};
+constexpr std::array<const char*, 9> table_names = {"resources", "versions", "works",   "sources", "activities",
+                                                    "id_index",  "ledger",   "changes", "agents"};
 
 std::string sequence_key(std::uint64_t seq) {
   std::string k(8, '\0');

@@ -23,6 +23,7 @@ enum class table : std::uint8_t {
   id_index,    ///< id -> tenant (tells "another tenant's" from "missing")
   ledger,      ///< idempotency records
   changes,     ///< big-endian sequence -> change entry JSON (written with every mutation)
+  agents,      ///< tenant\0agt_id -> Agent JSON (derived from principals on their first write)
 };
 
 /// `tenant` + NUL + `id`: the key layout of tenant-scoped tables.

@@ -1,0 +1,118 @@
+#include "actors/plan_support.hpp"
+
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+#include "domain/records.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+domain::api_reply json_reply(int status, std::string body) {
+  domain::api_reply r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+std::variant<json::object, domain::api_reply> json_body(const domain::api_request& request) {
+  auto type = std::string_view{request.content_type}.substr(0, request.content_type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  if (type != "application/json")
+    return domain::api_reply::failure(domain::error_id::unsupported_media_type,
+                                      "Send the body as application/json.",
+                                      {{"Content-Type", "must be application/json"}});
+  boost::system::error_code ec;
+  auto value = json::parse(request.body, ec);
+  if (ec || !value.is_object())
+    return domain::api_reply::failure(domain::error_id::invalid_argument, "The body is not a JSON object.",
+                                      {{"body", ec ? "not valid JSON (UTF-8)" : "must be a JSON object"}});
+  return std::move(value.as_object());
+}
+
+std::optional<domain::api_reply> unknown_members(const json::object& body, std::initializer_list<std::string_view> allowed) {
+  std::vector<domain::error_detail> details;
+  for (const auto& member : body) {
+    std::string_view key{member.key().data(), member.key().size()};
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      details.push_back({"/" + std::string{key}.substr(0, 64), "unknown member"});
+  }
+  if (details.empty()) return std::nullopt;
+  return domain::api_reply::failure(domain::error_id::invalid_argument, "The body has members this operation does not know.",
+                                    std::move(details));
+}
+
+std::string query_param(std::string_view query, std::string_view name) {
+  std::size_t start = 0;
+  while (start <= query.size()) {
+    auto end = query.find('&', start);
+    auto pair = query.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    auto eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      std::string out;
+      auto raw = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+      for (std::size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] == '+') {
+          out.push_back(' ');
+        } else if (raw[i] == '%' && i + 2 < raw.size() && std::isxdigit(static_cast<unsigned char>(raw[i + 1]))
+                   && std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
+          out.push_back(static_cast<char>(std::stoi(std::string{raw.substr(i + 1, 2)}, nullptr, 16)));
+          i += 2;
+        } else {
+          out.push_back(raw[i]);
+        }
+      }
+      return out;
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return {};
+}
+
+std::string record_activity(storage::write_txn& tx, const domain::principal& who, const std::string& type,
+                            const std::string& kind, const std::string& id, const std::vector<std::string>& extra_agents,
+                            const std::vector<std::string>& tooling, const std::string& at) {
+  auto agent = domain::derived_agent(who);
+  auto agent_key = storage::tenant_key(who.tenant_id, agent.id);
+  if (!tx.get(storage::table::agents, agent_key))
+    tx.put(storage::table::agents, agent_key, domain::agent_record_json(agent, who, at));
+  domain::activity_input a;
+  a.id = domain::random_id("act_");
+  a.type = type;
+  a.target_kind = kind;
+  a.target_id = id;
+  a.performed_by.push_back(agent.id);
+  for (const auto& extra : extra_agents)
+    if (extra != agent.id) a.performed_by.push_back(extra);
+  a.tooling = tooling;
+  a.at = at;
+  tx.put(storage::table::activities, storage::tenant_key(who.tenant_id, a.id), domain::activity_record_json(a));
+  tx.put(storage::table::id_index, a.id, who.tenant_id);
+  return a.id;
+}
+
+void log_change(storage::write_txn& tx, const std::string& tenant, const std::string& op, const std::string& kind,
+                const std::string& id) {
+  tx.log_change("{\"op\":" + domain::json_string(op) + ",\"tenant\":" + domain::json_string(tenant)
+                + ",\"kind\":" + domain::json_string(kind) + ",\"id\":" + domain::json_string(id) + "}");
+}
+
+void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,
+                 domain::error_id missing, const std::string& what, reply_fn done) {
+  auto shown = id.size() > 64 ? id.substr(0, 64) + "..." : id;
+  self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::id_index, id)
+    .then(
+      [done, missing, what, shown, ctx](fetch_outcome& owner) {
+        if (owner.found && owner.json != ctx->who.tenant_id)
+          return done(domain::api_reply::failure(domain::error_id::tenant_mismatch,
+                                                 "The " + what + " " + shown + " belongs to another tenant."));
+        done(domain::api_reply::failure(missing, "No " + what + " " + shown + " exists in this tenant."));
+      },
+      [done](caf::error&) { done(backend_unavailable("record reader")); });
+}
+
+}  // namespace cl::actors

@@ -1,0 +1,47 @@
+#pragma once
+/// Helpers shared by route plans: JSON bodies, query parameters, replies, activities, misses.
+/// Included by plan sources only (it brings Boost.JSON).
+
+#include "actors/coordinator.hpp"
+#include "domain/exchange.hpp"
+#include "storage/record_store.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace cl::actors {
+
+/// A successful JSON answer.
+domain::api_reply json_reply(int status, std::string body);
+
+/// The request body as a JSON object, or the reply that refuses it: 415 UNSUPPORTED_MEDIA_TYPE
+/// for another Content-Type, 400 INVALID_ARGUMENT for anything but a JSON object.
+std::variant<boost::json::object, domain::api_reply> json_body(const domain::api_request& request);
+
+/// 400 INVALID_ARGUMENT naming each member of `body` that is not in `allowed`; nullopt if none.
+std::optional<domain::api_reply> unknown_members(const boost::json::object& body,
+                                                 std::initializer_list<std::string_view> allowed);
+
+/// The decoded value of query parameter `name` (`+` as space, %XX decoded); empty when absent.
+std::string query_param(std::string_view query, std::string_view name);
+
+/// Stamps the caller's derived agent (registering it on first use) and records an Activity of
+/// `type` on `kind`/`id` in `tx`. Returns the activity id.
+std::string record_activity(storage::write_txn& tx, const domain::principal& who, const std::string& type,
+                            const std::string& kind, const std::string& id, const std::vector<std::string>& extra_agents,
+                            const std::vector<std::string>& tooling, const std::string& at);
+
+/// Appends a change-log entry for `kind`/`id` of `tenant` with operation `op`.
+void log_change(storage::write_txn& tx, const std::string& tenant, const std::string& op, const std::string& kind,
+                const std::string& id);
+
+/// Answers a miss in the caller's tenant: 403 TENANT_MISMATCH when `id` exists in another tenant,
+/// otherwise `missing` (404).
+void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,
+                 domain::error_id missing, const std::string& what, reply_fn done);
+
+}  // namespace cl::actors

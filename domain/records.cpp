@@ -1,0 +1,62 @@
+#include "domain/records.hpp"
+
+#include "domain/json_text.hpp"
+
+#include <openssl/sha.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace cl::domain {
+
+std::string iso8601_now() {
+  auto now = std::chrono::system_clock::now();
+  auto secs = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+agent_ref derived_agent(const principal& who) {
+  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+  std::string input = who.tenant_id + '\0' + who.subject;
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
+  std::string id = "agt_";
+  unsigned acc = 0;
+  int bits = 0;
+  for (int i = 0; i < 16; ++i) {
+    acc = (acc << 8) | digest[i];
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      id.push_back(alphabet[(acc >> bits) & 31]);
+    }
+  }
+  if (bits > 0) id.push_back(alphabet[(acc << (5 - bits)) & 31]);
+  return {id, who.is_user() ? "HUMAN" : "SYSTEM"};
+}
+
+std::string agent_record_json(const agent_ref& agent, const principal& who, const std::string& at) {
+  std::string out = "{\"id\":" + json_string(agent.id) + ",\"kind\":" + json_string(agent.kind)
+                    + ",\"principal\":" + json_string(who.subject) + ",\"created\":" + json_string(at) + "}";
+  return out;
+}
+
+std::string activity_record_json(const activity_input& a) {
+  auto list = [](const std::vector<std::string>& items) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) s += (i ? "," : "") + json_string(items[i]);
+    return s + "]";
+  };
+  return "{\"id\":" + json_string(a.id) + ",\"type\":" + json_string(a.type) + ",\"target\":{\"kind\":"
+         + json_string(a.target_kind) + ",\"id\":" + json_string(a.target_id) + "},\"performed_by\":"
+         + list(a.performed_by) + ",\"tooling\":" + list(a.tooling) + ",\"at\":" + json_string(a.at) + "}";
+}
+
+}  // namespace cl::domain
