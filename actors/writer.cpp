@@ -5,13 +5,43 @@
 
 namespace cl::actors {
 
+namespace {
+
+/// Commits `group` as one transaction and answers every requester.
+void commit(writer_state& st, const writer_config& cfg,
+            std::vector<std::pair<storage::mutation, caf::typed_response_promise<bool>>>& group) {
+  std::vector<storage::mutation> batch;
+  batch.reserve(group.size());
+  for (auto& [m, rp] : group) batch.push_back(std::move(m));
+  try {
+    auto kept = cfg.store->apply(batch);
+    if (cfg.stats) {
+      ++cfg.stats->groups;
+      cfg.stats->mutations += group.size();
+    }
+    for (std::size_t i = 0; i < group.size(); ++i) group[i].second.deliver(static_cast<bool>(kept[i]));
+  } catch (const std::exception& e) {
+    // Nothing of the group is stored; every requester learns it (503 upstream).
+    spdlog::error("writer: group commit of {} mutation(s) failed: {}", group.size(), e.what());
+    for (auto& [m, rp] : group) rp.deliver(caf::make_error(caf::sec::runtime_error, "commit failed"));
+  }
+}
+
+}  // namespace
+
 writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> self,
-                                   std::shared_ptr<storage::record_store> store, std::shared_ptr<writer_stats> stats) {
+                                   std::shared_ptr<const writer_config> cfg) {
   return {
-    [self](write_atom, storage::mutation& m) -> caf::result<bool> {
+    [self, cfg](write_atom, storage::mutation& m) -> caf::result<bool> {
       auto& st = self->state;
       auto rp = self->make_response_promise<bool>();
       st.pending.emplace_back(std::move(m), rp);
+      if (!cfg->group_commit) {
+        auto one = std::move(st.pending);
+        st.pending.clear();
+        commit(st, *cfg, one);
+        return rp;
+      }
       // Everything already in the mailbox is ahead of this flush message: it joins the group.
       if (!st.flush_scheduled) {
         st.flush_scheduled = true;
@@ -19,27 +49,12 @@ writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> 
       }
       return rp;
     },
-    [self, store, stats](flush_atom) {
+    [self, cfg](flush_atom) {
       auto& st = self->state;
       st.flush_scheduled = false;
       auto group = std::move(st.pending);
       st.pending.clear();
-      if (group.empty()) return;
-      std::vector<storage::mutation> batch;
-      batch.reserve(group.size());
-      for (auto& [m, rp] : group) batch.push_back(std::move(m));
-      try {
-        auto kept = store->apply(batch);
-        if (stats) {
-          ++stats->groups;
-          stats->mutations += group.size();
-        }
-        for (std::size_t i = 0; i < group.size(); ++i) group[i].second.deliver(static_cast<bool>(kept[i]));
-      } catch (const std::exception& e) {
-        // Nothing of the group is stored; every requester learns it (503 upstream).
-        spdlog::error("writer: group commit of {} mutation(s) failed: {}", group.size(), e.what());
-        for (auto& [m, rp] : group) rp.deliver(caf::make_error(caf::sec::runtime_error, "commit failed"));
-      }
+      if (!group.empty()) commit(st, *cfg, group);
     },
   };
 }

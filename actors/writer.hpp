@@ -20,14 +20,21 @@ struct writer_stats {
   std::atomic<std::uint64_t> mutations{0};
 };
 
+/// Validated configuration of the writer.
+struct writer_config {
+  std::shared_ptr<storage::record_store> store;
+  std::shared_ptr<writer_stats> stats;
+  bool group_commit = true;  ///< false: one transaction (and fsync) per mutation
+};
+
 struct writer_state {
   static constexpr const char* name = "writer";
   std::vector<std::pair<storage::mutation, caf::typed_response_promise<bool>>> pending;
   bool flush_scheduled = false;
 };
 
-/// The writer's behavior over `store`; spawn it detached.
+/// The writer's behavior; spawn it detached.
 writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> self,
-                                   std::shared_ptr<storage::record_store> store, std::shared_ptr<writer_stats> stats);
+                                   std::shared_ptr<const writer_config> cfg);
 
 }  // namespace cl::actors

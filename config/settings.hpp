@@ -60,6 +60,7 @@ struct log_settings {
 
 struct storage_settings {
   std::size_t map_size_mib = 1024;
+  bool group_commit = true;  ///< false: one transaction and fsync per write (benchmark baseline)
 };
 
 /// Everything `contentlake serve` runs with.

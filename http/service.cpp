@@ -183,6 +183,8 @@ struct service::impl {
     rl_cfg->stats = stats;
     if (auto err = actors::validate(*rl_cfg)) throw std::runtime_error(*err);
     auto store_handle = store;
+    auto writer_cfg = std::make_shared<const actors::writer_config>(
+      actors::writer_config{store, writer_stats, settings.storage.group_commit});
 
     auto sup = std::make_shared<actors::supervisor_config>();
     sup->max_restarts = settings.supervisor.max_restarts;
@@ -212,9 +214,9 @@ struct service::impl {
          d.update([&](actors::concern_handles& h) { h.reader = caf::actor_cast<actors::reader_actor>(a); });
        }},
       {"writer",
-       [store_handle, stats = writer_stats](caf::actor_system& sys) {
+       [writer_cfg](caf::actor_system& sys) {
          // Detached: the group commit's fsync runs on the writer's own thread.
-         return caf::actor_cast<caf::actor>(sys.spawn<caf::detached>(actors::writer, store_handle, stats));
+         return caf::actor_cast<caf::actor>(sys.spawn<caf::detached>(actors::writer, writer_cfg));
        },
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.writer = caf::actor_cast<actors::writer_actor>(a); });

@@ -17,7 +17,7 @@ TEST_CASE("mutations queued during a commit share the next group commit", "[writ
   auto stats = std::make_shared<writer_stats>();
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
-  auto aut = sys.spawn<caf::detached>(writer, store, stats);
+  auto aut = sys.spawn<caf::detached>(writer, std::make_shared<const writer_config>(writer_config{store, stats, true}));
   caf::scoped_actor self{sys};
 
   // The first mutation holds the writer until every other mutation is queued behind it.
@@ -53,5 +53,26 @@ TEST_CASE("mutations queued during a commit share the next group commit", "[writ
   CHECK(store->get_resource("t", "res_1"));
   CHECK_FALSE(store->get_resource("t", "res_10"));
   CHECK(store->last_change() == static_cast<std::uint64_t>(n - n / 10));
+  caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("without group commit every mutation is its own transaction", "[writer]") {
+  testing::temp_dir dir;
+  auto store = storage::open_lmdb_store(dir.path, 64);
+  auto stats = std::make_shared<writer_stats>();
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto aut = sys.spawn<caf::detached>(writer, std::make_shared<const writer_config>(writer_config{store, stats, false}));
+  caf::scoped_actor self{sys};
+  for (int i = 0; i < 20; ++i) {
+    storage::mutation m = [i](storage::write_txn& tx) {
+      tx.put(storage::table::works, storage::tenant_key("t", "wk_" + std::to_string(i)), "w");
+      return true;
+    };
+    self->send(aut, write_atom_v, m);
+  }
+  for (int i = 0; i < 20; ++i) self->receive([](bool kept) { CHECK(kept); }, [](caf::error&) { FAIL("write failed"); });
+  CHECK(stats->groups == 20);
+  CHECK(stats->mutations == 20);
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
 }
