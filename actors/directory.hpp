@@ -18,6 +18,7 @@ struct concern_handles {
   rate_limiter_actor rate_limiter;
   reader_actor reader;
   writer_actor writer;
+  rights_actor rights;
 };
 
 /// Thread-safe holder of the current `concern_handles`.

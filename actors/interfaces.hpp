@@ -32,6 +32,11 @@ using reader_actor = caf::typed_actor<
   // (table, key prefix, after key, limit) -> up to limit entries after `after`, in key order.
   caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t>::with<scan_result>>;
 
+/// Rights resolver: contract terms x platform policy x validity window (spec 2.3).
+using rights_actor = caf::typed_actor<
+  // (tenant, work id or empty for a staged Resource) -> the resolved rights.
+  caf::replies_to<resolve_atom, std::string, std::string>::with<domain::resolved_rights>>;
+
 /// Writer: the single LMDB write path, with group commit. Detached: fsync never blocks the
 /// scheduler threads that serve requests.
 using writer_actor = caf::typed_actor<

@@ -1,25 +1,142 @@
-#include "actors/plans.hpp"
+// Resources: POST /resources, GET /resources/{id}.
 
+#include "actors/plan_support.hpp"
+#include "actors/plans.hpp"
+#include "domain/field_mask.hpp"
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+#include "domain/records.hpp"
+#include "domain/resource.hpp"
+
+#include <boost/json.hpp>
 #include <caf/all.hpp>
 
 namespace cl::actors {
 
+namespace json = boost::json;
+
+namespace {
+
+/// A top-level string member of a stored record, found before its (client-supplied) content.
+std::string record_field(const std::string& record, std::string_view name) {
+  auto end = record.find(",\"content\":");
+  auto needle = "\"" + std::string{name} + "\":\"";
+  auto at = record.find(needle);
+  if (at == std::string::npos || (end != std::string::npos && at > end)) return {};
+  auto start = at + needle.size();
+  return record.substr(start, record.find('"', start) - start);
+}
+
+/// What a create mutation found wrong, for the answer after the commit.
+struct create_outcome {
+  std::optional<domain::api_error> refusal;
+  std::string record;
+};
+
+}  // namespace
+
+void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto parsed = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  auto draft = domain::parse_resource_create(std::get<json::object>(parsed));
+  if (auto* e = std::get_if<domain::api_error>(&draft)) return done(domain::api_reply::from(std::move(*e)));
+  auto d = std::make_shared<domain::resource_draft>(std::move(std::get<domain::resource_draft>(draft)));
+  domain::resource_identity ids;
+  ids.tenant = ctx->who.tenant_id;
+  ids.id = domain::random_id("res_");
+  ids.version = domain::random_id("ver_");
+  ids.created = ids.updated = domain::iso8601_now();
+  auto outcome = std::make_shared<create_outcome>();
+  auto who = ctx->who;
+  storage::mutation create = [d, ids, who, outcome](storage::write_txn& tx) mutable {
+    auto refuse = [&](domain::error_id id, std::string field, std::string why) {
+      outcome->refusal = domain::api_error{id, "The Resource cannot be created: " + why + ".", {{field, why}}};
+      return false;
+    };
+    if (d->work_id && !tx.get(storage::table::works, storage::tenant_key(ids.tenant, *d->work_id)))
+      return refuse(domain::error_id::work_not_found, "/work_id", "no such Work in this tenant");
+    for (std::size_t i = 0; i < d->agents.size(); ++i)
+      if (!tx.get(storage::table::agents, storage::tenant_key(ids.tenant, d->agents[i])))
+        return refuse(domain::error_id::invalid_argument, "/agents/" + std::to_string(i), "no such agent");
+    if (d->source_id) {
+      if (!tx.get(storage::table::sources, storage::tenant_key(ids.tenant, *d->source_id)))
+        return refuse(domain::error_id::invalid_argument, "/source_id", "no such Source in this tenant");
+      ids.source_id = d->source_id;
+    } else if (d->source) {
+      ids.source_id = domain::random_id("src_");
+      tx.put(storage::table::sources, storage::tenant_key(ids.tenant, *ids.source_id),
+             "{\"id\":" + domain::json_string(*ids.source_id) + ",\"name\":" + domain::json_string(d->source->name)
+               + ",\"origin_type\":" + domain::json_string(d->source->origin_type)
+               + ",\"system\":" + domain::json_string(d->source->system) + "}");
+      tx.put(storage::table::id_index, *ids.source_id, ids.tenant);
+    }
+    outcome->record = domain::resource_record_json(*d, ids, domain::random_id("upd_"));
+    tx.put(storage::table::resources, storage::tenant_key(ids.tenant, ids.id), outcome->record);
+    tx.put(storage::table::versions, storage::tenant_key(ids.tenant, ids.id + '\0' + ids.version), outcome->record);
+    tx.put(storage::table::id_index, ids.id, ids.tenant);
+    record_activity(tx, who, d->activity_type, "resource", ids.id, d->agents, d->tooling, ids.created);
+    log_change(tx, ids.tenant, "create", "resource", ids.id);
+    return true;
+  };
+  if (!ctx->actors->writer || !ctx->actors->rights) return done(backend_unavailable("writer"));
+  auto id = ids.id;
+  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(create))
+    .then(
+      [self, ctx, done, outcome, d, id](bool kept) {
+        if (!kept) {
+          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
+          return done(domain::api_reply::failure(domain::error_id::internal, "The Resource could not be stored."));
+        }
+        self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, d->work_id.value_or(""))
+          .then(
+            [done, outcome, id](domain::resolved_rights& rights) {
+              auto hash = domain::resource_hash(outcome->record, rights.digest_input);
+              auto r = json_reply(201, domain::compose_resource(outcome->record, rights.json, hash));
+              r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id);
+              r.headers.emplace_back("ETag", "\"" + hash + "\"");
+              r.headers.emplace_back("Cache-Control", "no-store");
+              done(std::move(r));
+            },
+            [done](caf::error&) { done(backend_unavailable("rights resolver")); });
+      },
+      [done](caf::error&) { done(backend_unavailable("writer")); });
+}
+
 void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   const auto& id = ctx->param("id");
+  // A bad field mask is refused before anything is fetched.
+  std::optional<domain::field_mask> mask;
+  if (auto fields = query_param(ctx->request.query, "fields"); !fields.empty()) {
+    auto parsed = domain::parse_field_mask(fields, domain::resource_fields());
+    if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+    mask = std::get<domain::field_mask>(parsed);
+  }
   if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
   self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
     .then(
-      [done, id](fetch_outcome& found) {
-        if (!found.found) {
-          auto shown = id.size() > 64 ? id.substr(0, 64) + "..." : id;
-          return done(domain::api_reply::failure(domain::error_id::resource_not_found,
-                                                 "No Resource " + shown + " exists in this tenant."));
-        }
-        domain::api_reply r;
-        r.body = std::move(found.json);
-        // The body depends on the token (tenant, rights), so shared caches must not keep it.
-        r.headers.emplace_back("Cache-Control", "private, max-age=1");
-        done(std::move(r));
+      [self, ctx, done, id, mask](fetch_outcome& found) {
+        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done);
+        if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
+        auto record = std::make_shared<std::string>(std::move(found.json));
+        self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, record_field(*record, "work_id"))
+          .then(
+            [ctx, done, record, mask](domain::resolved_rights& rights) {
+              auto hash = domain::resource_hash(*record, rights.digest_input);
+              domain::api_reply r;
+              r.headers.emplace_back("ETag", "\"" + hash + "\"");
+              // The body depends on the token (tenant, rights), so shared caches must not keep it.
+              r.headers.emplace_back("Cache-Control", "private, max-age=1");
+              if (domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
+                r.status = 304;
+                r.content_type.clear();
+                return done(std::move(r));
+              }
+              auto full = domain::compose_resource(*record, rights.json, hash);
+              if (mask) full = json::serialize(domain::apply_field_mask(json::parse(full).as_object(), *mask));
+              r.body = std::move(full);
+              done(std::move(r));
+            },
+            [done](caf::error&) { done(backend_unavailable("rights resolver")); });
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }

@@ -5,6 +5,7 @@
 
 #include "domain/exchange.hpp"
 #include "domain/principal.hpp"
+#include "domain/rights.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -59,6 +60,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::jwks_document)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::mutation)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::table)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::scan_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::resolved_rights)
 
 CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, verify_atom, "verify")
@@ -69,4 +71,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, write_atom, "write")
   CAF_ADD_ATOM(contentlake, cl::actors, flush_atom, "flush")
   CAF_ADD_ATOM(contentlake, cl::actors, scan_atom, "scan")
+  CAF_ADD_ATOM(contentlake, cl::actors, resolve_atom, "resolve")
 CAF_END_TYPE_ID_BLOCK(contentlake)

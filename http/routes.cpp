@@ -18,6 +18,7 @@ domain::api_reply serve_openapi(const domain::api_request&) {
 const std::vector<route>& route_table() {
   static const std::vector<route> routes = {
     {"GET", "/v0/openapi.json", "", nullptr, &serve_openapi},
+    {"POST", "/v0/content-lake/resources", "content-lake.write", &actors::plan_create_resource, nullptr},
     {"GET", "/v0/content-lake/resources/{id}", "content-lake.read", &actors::plan_get_resource, nullptr},
     {"POST", "/v0/content-lake/works", "content-lake.write", &actors::plan_create_work, nullptr},
     {"GET", "/v0/content-lake/works", "content-lake.read", &actors::plan_list_works, nullptr},

@@ -6,6 +6,7 @@
 #include "actors/metrics.hpp"
 #include "actors/rate_limiter.hpp"
 #include "actors/reader.hpp"
+#include "actors/rights.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/writer.hpp"
 #include "domain/page_token.hpp"
@@ -212,6 +213,10 @@ struct service::impl {
        },
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.reader = caf::actor_cast<actors::reader_actor>(a); });
+       }},
+      {"rights", [](caf::actor_system& sys) { return caf::actor_cast<caf::actor>(sys.spawn(actors::rights)); },
+       [](actors::actor_directory& d, const caf::actor& a) {
+         d.update([&](actors::concern_handles& h) { h.rights = caf::actor_cast<actors::rights_actor>(a); });
        }},
       {"writer",
        [writer_cfg](caf::actor_system& sys) {

@@ -1,0 +1,17 @@
+#include "actors/rights.hpp"
+
+#include "domain/records.hpp"
+
+#include <caf/all.hpp>
+
+namespace cl::actors {
+
+rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state>) {
+  return {
+    [](resolve_atom, const std::string&, const std::string&) {
+      return domain::no_contract_rights(domain::iso8601_now());
+    },
+  };
+}
+
+}  // namespace cl::actors

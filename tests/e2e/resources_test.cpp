@@ -1,0 +1,232 @@
+// Resources: create (staged or attached), read with rights, ETag/304, field masks, validation,
+// tenancy and durability.
+
+#include "domain/principal.hpp"
+#include "domain/records.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/service_fixture.hpp"
+#include "tests/support/test_keys.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+using namespace cl::testing;
+namespace json = boost::json;
+
+namespace {
+
+const std::string rw_scopes = "content-lake.read content-lake.write";
+
+std::string chapter(const std::string& extra = "") {
+  return R"({"title":"Spring tides","type":"CHAPTER","language":"en",)"
+         R"("content":{"format":"cl.content/1","blocks":[{"type":"paragraph","key":"p1",)"
+         R"("children":[{"type":"span","text":"Seven metres at Brest."}]}]})"
+         + extra + "}";
+}
+
+std::optional<http_response> post(unsigned short port, const std::string& path, const std::string& token,
+                                  const std::string& body) {
+  return http_request(port, "POST", path, {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
+                      body);
+}
+
+json::object error_of(const http_response& r) {
+  return json::parse(r.body).as_object().at("error").as_object();
+}
+
+json::object without_resolved_at(json::object o) {
+  o["rights"].as_object().erase("resolved_at");
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a staged Resource is created with every spec 2.2 field and unusable rights", "[resources]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto r = post(svc.port(), "/v0/content-lake/resources", token,
+                chapter(R"(,"source":{"name":"Upload","origin_type":"UPLOAD","system":"cms"},"tooling":["spell-1"])"));
+  REQUIRE(r);
+  REQUIRE(r->status == 201);
+  auto res = json::parse(r->body).as_object();
+  std::string id{res.at("id").as_string()}, version{res.at("version").as_string()};
+  CHECK(id.rfind("res_", 0) == 0);
+  CHECK(version.rfind("ver_", 0) == 0);
+  CHECK_FALSE(res.contains("work_id"));
+  CHECK(res.at("uri").as_string() == "cl://t_test/CHAPTER/" + id + "/" + version);
+  CHECK(std::regex_match(std::string{res.at("hash").as_string()}, std::regex{"sha256:[0-9a-f]{64}"}));
+  CHECK(std::regex_match(std::string{res.at("hash_content").as_string()}, std::regex{"sha256:[0-9a-f]{64}"}));
+  CHECK(std::string{res.at("source_id").as_string()}.rfind("src_", 0) == 0);
+  const auto& rights = res.at("rights").as_object();
+  CHECK(rights.at("usable").as_bool() == false);
+  for (const char* list : {"contracts", "territorial_rights", "manifestation_rights", "usage_terms", "handling_terms", "basis"})
+    CHECK(rights.at(list).as_array().empty());
+  CHECK(rights.contains("resolved_at"));
+  CHECK(r->header("location") == "/v0/content-lake/resources/" + id);
+  CHECK(r->header("etag") == "\"" + std::string{res.at("hash").as_string()} + "\"");
+
+  auto read = get_with_token(svc.port(), "/v0/content-lake/resources/" + id, token);
+  REQUIRE(read);
+  CHECK(read->status == 200);
+  CHECK(read->header("etag") == r->header("etag"));
+  CHECK(read->header("cache-control") == "private, max-age=1");
+  CHECK(without_resolved_at(json::parse(read->body).as_object()) == without_resolved_at(res));
+}
+
+TEST_CASE("If-None-Match with the hash answers 304 (single, list, weak, *)", "[resources][etag]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto created = post(svc.port(), "/v0/content-lake/resources", token, chapter());
+  REQUIRE(created);
+  REQUIRE(created->status == 201);
+  auto id = std::string{json::parse(created->body).as_object().at("id").as_string()};
+  auto etag = created->header("etag");
+  auto conditional = [&](const std::string& value) {
+    auto r = http_request(svc.port(), "GET", "/v0/content-lake/resources/" + id,
+                          {{"Authorization", "Bearer " + token}, {"If-None-Match", value}});
+    REQUIRE(r);
+    return *r;
+  };
+  auto not_modified = conditional(etag);
+  CHECK(not_modified.status == 304);
+  CHECK(not_modified.body.empty());
+  CHECK(not_modified.header("etag") == etag);
+  CHECK(conditional("\"sha256:0000\", " + etag).status == 304);
+  CHECK(conditional("W/" + etag).status == 304);
+  CHECK(conditional("*").status == 304);
+  CHECK(conditional("\"sha256:0000\"").status == 200);
+}
+
+TEST_CASE("a field mask returns only the named fields; unknown paths are 400 with details", "[resources][fields]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto created = post(svc.port(), "/v0/content-lake/resources", token, chapter());
+  REQUIRE(created);
+  auto id = std::string{json::parse(created->body).as_object().at("id").as_string()};
+  auto r = get_with_token(svc.port(), "/v0/content-lake/resources/" + id + "?fields=title,rights.usable", token);
+  REQUIRE(r);
+  REQUIRE(r->status == 200);
+  auto body = json::parse(r->body).as_object();
+  CHECK(body.size() == 2);
+  CHECK(body.at("title").as_string() == "Spring tides");
+  CHECK(body.at("rights").as_object().size() == 1);
+  auto all = get_with_token(svc.port(), "/v0/content-lake/resources/" + id + "?fields=*", token);
+  REQUIRE(all);
+  CHECK(json::parse(all->body).as_object().contains("content"));
+  auto bad = get_with_token(svc.port(), "/v0/content-lake/resources/" + id + "?fields=title,royalties", token);
+  REQUIRE(bad);
+  CHECK(bad->status == 400);
+  auto e = error_of(*bad);
+  CHECK(e.at("reason").as_string() == "INVALID_ARGUMENT");
+  REQUIRE(e.at("details").as_array().size() == 1);
+  CHECK(std::string{e.at("details").as_array()[0].as_object().at("description").as_string()}.find("royalties")
+        != std::string::npos);
+}
+
+TEST_CASE("content that breaks a rule is 400 with the rule's reason and the JSON path", "[resources][content]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto body = chapter();
+  auto bad_type = std::regex_replace(body, std::regex{R"("type":"paragraph")"}, R"("type":"video")");
+  auto r = post(svc.port(), "/v0/content-lake/resources", token, bad_type);
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  auto e = error_of(*r);
+  CHECK(e.at("reason").as_string() == "PCF003");
+  CHECK(e.at("domain").as_string() == "contentlake.service.com");
+  CHECK(e.at("details").as_array()[0].as_object().at("field").as_string() == "/content/blocks/0/type");
+  auto bad_mark = std::regex_replace(body, std::regex{R"("text":"Seven metres at Brest.")"},
+                                     R"("text":"x","marks":["sparkle"])");
+  r = post(svc.port(), "/v0/content-lake/resources", token, bad_mark);
+  REQUIRE(r);
+  CHECK(error_of(*r).at("reason").as_string() == "PCF007");
+  r = post(svc.port(), "/v0/content-lake/resources", token, R"({"title":"t","type":"DOCUMENT","language":"en"})");
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(error_of(*r).at("details").as_array()[0].as_object().at("field").as_string() == "/content");
+  r = post(svc.port(), "/v0/content-lake/resources", token,
+           std::regex_replace(body, std::regex{R"("language":"en")"}, R"("language":"English")"));
+  REQUIRE(r);
+  CHECK(error_of(*r).at("details").as_array()[0].as_object().at("field").as_string() == "/language");
+}
+
+TEST_CASE("an attached Resource names an existing Work; agents must exist", "[resources][works]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto work = post(svc.port(), "/v0/content-lake/works", token, R"({"title":"The Tides of Brittany"})");
+  REQUIRE(work);
+  REQUIRE(work->status == 201);
+  std::string work_id{json::parse(work->body).as_object().at("id").as_string()};
+  auto r = post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"work_id":")" + work_id + "\""));
+  REQUIRE(r);
+  REQUIRE(r->status == 201);
+  CHECK(json::parse(r->body).as_object().at("work_id").as_string() == work_id);
+
+  auto missing = post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"work_id":"wk_nothere")"));
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+  CHECK(error_of(*missing).at("reason").as_string() == "WORK_NOT_FOUND");
+
+  auto unknown_agent = post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"agents":["agt_nobody"])"));
+  REQUIRE(unknown_agent);
+  CHECK(unknown_agent->status == 400);
+  CHECK(error_of(*unknown_agent).at("details").as_array()[0].as_object().at("field").as_string() == "/agents/0");
+
+  // An agent exists once its principal has written: bob writes, then alice names bob's agent.
+  auto bob = token_with(rw_scopes, "t_test", "u_bob");
+  REQUIRE(post(svc.port(), "/v0/content-lake/works", bob, R"({"title":"Bob's"})")->status == 201);
+  cl::domain::principal bob_p;
+  bob_p.tenant_id = "t_test";
+  bob_p.subject = "u_bob";
+  auto bob_agent = cl::domain::derived_agent(bob_p).id;
+  auto with_bob = post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"agents":[")" + bob_agent + "\"]"));
+  REQUIRE(with_bob);
+  CHECK(with_bob->status == 201);
+}
+
+TEST_CASE("another tenant's Resource is 403 TENANT_MISMATCH; a Source links by id", "[resources][tenancy]") {
+  test_service svc;
+  auto mine = token_with(rw_scopes, "t_test");
+  auto theirs = token_with(rw_scopes, "t_other");
+  auto r = post(svc.port(), "/v0/content-lake/resources", theirs,
+                chapter(R"(,"source":{"name":"Feed","origin_type":"FEED","system":"wire"})"));
+  REQUIRE(r);
+  REQUIRE(r->status == 201);
+  auto res = json::parse(r->body).as_object();
+  std::string id{res.at("id").as_string()}, source{res.at("source_id").as_string()};
+  auto foreign = get_with_token(svc.port(), "/v0/content-lake/resources/" + id, mine);
+  REQUIRE(foreign);
+  CHECK(foreign->status == 403);
+  CHECK(error_of(*foreign).at("reason").as_string() == "TENANT_MISMATCH");
+  auto linked = post(svc.port(), "/v0/content-lake/resources", theirs, chapter(R"(,"source_id":")" + source + "\""));
+  REQUIRE(linked);
+  CHECK(linked->status == 201);
+  CHECK(json::parse(linked->body).as_object().at("source_id").as_string() == source);
+  auto other_tenant_source = post(svc.port(), "/v0/content-lake/resources", mine, chapter(R"(,"source_id":")" + source + "\""));
+  REQUIRE(other_tenant_source);
+  CHECK(other_tenant_source->status == 400);
+}
+
+TEST_CASE("Resources survive a stop and start with the same hash", "[resources][restart]") {
+  temp_dir data;
+  auto token = token_with(rw_scopes);
+  std::string id, etag, body;
+  {
+    test_service svc{[&](cl::config::settings& s) { s.data_dir = data.path; }};
+    auto r = post(svc.port(), "/v0/content-lake/resources", token, chapter());
+    REQUIRE(r);
+    REQUIRE(r->status == 201);
+    id = std::string{json::parse(r->body).as_object().at("id").as_string()};
+    etag = r->header("etag");
+    body = r->body;
+    CHECK(svc.stop_and_wait() == 0);
+  }
+  test_service again{[&](cl::config::settings& s) { s.data_dir = data.path; }};
+  auto r = get_with_token(again.port(), "/v0/content-lake/resources/" + id, token);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(r->header("etag") == etag);
+  CHECK(without_resolved_at(json::parse(r->body).as_object()) == without_resolved_at(json::parse(body).as_object()));
+}
