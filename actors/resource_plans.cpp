@@ -3,8 +3,10 @@
 #include "actors/plan_support.hpp"
 #include "actors/plans.hpp"
 #include "domain/field_mask.hpp"
+#include "domain/content_format.hpp"
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
+#include "domain/negotiation.hpp"
 #include "domain/records.hpp"
 #include "domain/resource.hpp"
 
@@ -102,11 +104,35 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
       [done](caf::error&) { done(backend_unavailable("writer")); });
 }
 
+namespace {
+
+/// NDJSON: one content block per line, produced one chunk at a time from the parsed record.
+domain::api_reply ndjson_reply(const std::string& record) {
+  auto doc = std::make_shared<json::value>(json::parse(record));
+  auto index = std::make_shared<std::size_t>(0);
+  domain::api_reply r;
+  r.content_type = "application/x-ndjson";
+  r.next_chunk = [doc, index]() -> std::optional<std::string> {
+    const auto& blocks = doc->as_object().at("content").as_object().at("blocks").as_array();
+    if (*index >= blocks.size()) return std::nullopt;
+    return json::serialize(blocks[(*index)++]) + "\n";
+  };
+  return r;
+}
+
+}  // namespace
+
 void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   const auto& id = ctx->param("id");
-  // A bad field mask is refused before anything is fetched.
+  // Refusals that need no data come before anything is fetched: rendering, then field mask.
+  auto negotiated = domain::negotiate(query_param(ctx->request.query, "format"), ctx->request.accept);
+  if (auto* e = std::get_if<domain::api_error>(&negotiated)) return done(domain::api_reply::from(std::move(*e)));
+  auto rendering = std::get<domain::rendering>(negotiated);
   std::optional<domain::field_mask> mask;
   if (auto fields = query_param(ctx->request.query, "fields"); !fields.empty()) {
+    if (rendering != domain::rendering::json)
+      return done(domain::api_reply::failure(domain::error_id::invalid_argument, "fields applies to JSON reads only.",
+                                             {{"fields", "not allowed with NDJSON or Markdown"}}));
     auto parsed = domain::parse_field_mask(fields, domain::resource_fields());
     if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
     mask = std::get<domain::field_mask>(parsed);
@@ -114,26 +140,34 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
   if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
   self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
     .then(
-      [self, ctx, done, id, mask](fetch_outcome& found) {
+      [self, ctx, done, id, mask, rendering](fetch_outcome& found) {
         if (!found.found) return answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done);
         if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
         auto record = std::make_shared<std::string>(std::move(found.json));
         self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, record_field(*record, "work_id"))
           .then(
-            [ctx, done, record, mask](domain::resolved_rights& rights) {
-              auto hash = domain::resource_hash(*record, rights.digest_input);
+            [ctx, done, record, mask, rendering](domain::resolved_rights& rights) {
               domain::api_reply r;
-              r.headers.emplace_back("ETag", "\"" + hash + "\"");
+              if (rendering == domain::rendering::ndjson) {
+                r = ndjson_reply(*record);
+              } else if (rendering == domain::rendering::markdown) {
+                r.content_type = "text/markdown; charset=utf-8";
+                r.body = domain::render_markdown(json::parse(*record).as_object().at("content"));
+              } else {
+                auto hash = domain::resource_hash(*record, rights.digest_input);
+                r.headers.emplace_back("ETag", "\"" + hash + "\"");
+                if (domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
+                  r.status = 304;
+                  r.content_type.clear();
+                } else {
+                  auto full = domain::compose_resource(*record, rights.json, hash);
+                  if (mask) full = json::serialize(domain::apply_field_mask(json::parse(full).as_object(), *mask));
+                  r.body = std::move(full);
+                }
+              }
               // The body depends on the token (tenant, rights), so shared caches must not keep it.
               r.headers.emplace_back("Cache-Control", "private, max-age=1");
-              if (domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
-                r.status = 304;
-                r.content_type.clear();
-                return done(std::move(r));
-              }
-              auto full = domain::compose_resource(*record, rights.json, hash);
-              if (mask) full = json::serialize(domain::apply_field_mask(json::parse(full).as_object(), *mask));
-              r.body = std::move(full);
+              r.headers.emplace_back("Vary", "Accept");
               done(std::move(r));
             },
             [done](caf::error&) { done(backend_unavailable("rights resolver")); });

@@ -56,6 +56,8 @@ const std::vector<error_entry>& catalogue() {
      "No Work with this id exists in the token's tenant."},
     {error_id::method_not_allowed, 405, "METHOD_NOT_ALLOWED", "METHOD_NOT_ALLOWED",
      contentlake_domain, "The path exists but not with this method; `Allow` lists the methods."},
+    {error_id::not_acceptable, 406, "INVALID_ARGUMENT", "NOT_ACCEPTABLE", contentlake_domain,
+     "Nothing the `Accept` header or `format` allows can be produced; see the message for what can."},
     {error_id::unsupported_media_type, 415, "INVALID_ARGUMENT", "UNSUPPORTED_MEDIA_TYPE", contentlake_domain,
      "The request body is not `application/json`."},
     {error_id::rate_limited, 429, "RESOURCE_EXHAUSTED", "RATE_LIMITED", contentlake_domain,

@@ -26,6 +26,7 @@ enum class error_id : std::uint8_t {
   resource_not_found,
   work_not_found,
   method_not_allowed,
+  not_acceptable,
   unsupported_media_type,
   rate_limited,
   backend_unavailable,

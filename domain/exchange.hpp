@@ -4,6 +4,7 @@
 
 #include "domain/errors.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,9 @@ struct api_reply {
   std::string tenant;           ///< for the access log
   std::string client_id;        ///< for the access log
   std::string route;            ///< route template, for the access log and metrics
+  /// When set, the body is streamed with chunked transfer: each call returns the next chunk,
+  /// nullopt at the end. Called on the connection's I/O thread; `body` is then ignored.
+  std::function<std::optional<std::string>()> next_chunk;
 
   /// A reply that is `error`.
   static api_reply from(api_error error) {

@@ -199,9 +199,16 @@ private:
   }
 
   void respond(domain::api_reply r, unsigned version) {
+    int status = domain::status_of(r);
+    bool keep = keep_alive_ && !draining_ && !ctx_->draining;
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const std::string route = r.route.empty() ? "unmatched" : r.route;
+    if (ctx_->stats) ctx_->stats->observe_request(route, method_, status, seconds);
+    if (ctx_->access_log) log_access(route, status, seconds, r);
+    if (r.next_chunk && !r.error) return respond_streaming(std::move(r), version, keep);
+
     auto res = std::make_shared<bhttp::response<bhttp::string_body>>();
     res->version(version);
-    int status = domain::status_of(r);
     res->result(static_cast<unsigned>(status));
     if (r.error) {
       res->body() = domain::render_error_body(*r.error);
@@ -211,24 +218,61 @@ private:
       res->body() = std::move(r.body);
       if (!r.content_type.empty()) res->set(bhttp::field::content_type, r.content_type);
     }
-    for (auto& [name, value] : r.headers) res->set(name, value);
-    if (r.retry_after_seconds > 0) res->set(bhttp::field::retry_after, std::to_string(r.retry_after_seconds));
-    res->set("X-Request-Id", request_id_);
-    bool keep = keep_alive_ && !draining_ && !ctx_->draining;
-    res->keep_alive(keep);
+    set_common_headers(*res, r, keep);
     res->prepare_payload();
-
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    const std::string route = r.route.empty() ? "unmatched" : r.route;
-    if (ctx_->stats) ctx_->stats->observe_request(route, method_, status, seconds);
-    if (ctx_->access_log) log_access(route, status, seconds, r);
-
     bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
-      self->busy_ = false;
-      if (ec) return self->close();
-      if (!keep) return self->linger_close();
-      self->read_next();
+      self->after_response(ec, keep);
     });
+  }
+
+  template <class Message>
+  void set_common_headers(Message& res, const domain::api_reply& r, bool keep) {
+    for (const auto& [name, value] : r.headers) res.set(name, value);
+    if (r.retry_after_seconds > 0) res.set(bhttp::field::retry_after, std::to_string(r.retry_after_seconds));
+    res.set("X-Request-Id", request_id_);
+    res.keep_alive(keep);
+  }
+
+  void after_response(beast::error_code ec, bool keep) {
+    busy_ = false;
+    if (ec) return close();
+    if (!keep) return linger_close();
+    read_next();
+  }
+
+  /// Header first, then one HTTP chunk per `next_chunk()`, then the last chunk: the body is never
+  /// held whole in memory.
+  void respond_streaming(domain::api_reply r, unsigned version, bool keep) {
+    auto header = std::make_shared<bhttp::response<bhttp::empty_body>>();
+    header->version(version);
+    header->result(static_cast<unsigned>(r.status));
+    if (!r.content_type.empty()) header->set(bhttp::field::content_type, r.content_type);
+    set_common_headers(*header, r, keep);
+    header->chunked(true);
+    auto serializer = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*header);
+    auto next = std::make_shared<std::function<std::optional<std::string>()>>(std::move(r.next_chunk));
+    bhttp::async_write_header(stream_, *serializer,
+                              [self = shared_from_this(), header, serializer, next, keep](beast::error_code ec, std::size_t) {
+                                if (ec) return self->close();
+                                self->write_chunks(next, keep);
+                              });
+  }
+
+  void write_chunks(std::shared_ptr<std::function<std::optional<std::string>()>> next, bool keep) {
+    auto chunk = (*next)();
+    while (chunk && chunk->empty()) chunk = (*next)();  // an empty chunk would end the body
+    if (!chunk) {
+      return net::async_write(stream_, bhttp::make_chunk_last(),
+                              [self = shared_from_this(), keep](beast::error_code ec, std::size_t) {
+                                self->after_response(ec, keep);
+                              });
+    }
+    auto data = std::make_shared<std::string>(std::move(*chunk));
+    net::async_write(stream_, bhttp::make_chunk(net::buffer(*data)),
+                     [self = shared_from_this(), data, next, keep](beast::error_code ec, std::size_t) {
+                       if (ec) return self->close();
+                       self->write_chunks(next, keep);
+                     });
   }
 
   void log_access(const std::string& route, int status, double seconds, const domain::api_reply& r) {

@@ -230,3 +230,59 @@ TEST_CASE("Resources survive a stop and start with the same hash", "[resources][
   CHECK(r->header("etag") == etag);
   CHECK(without_resolved_at(json::parse(r->body).as_object()) == without_resolved_at(json::parse(body).as_object()));
 }
+
+TEST_CASE("content negotiation: NDJSON streamed per block, Markdown, 406", "[resources][negotiation]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  std::string body = R"({"title":"Tides","type":"DOCUMENT","language":"en","content":{"format":"cl.content/1","blocks":[)"
+              R"({"type":"heading","key":"h1","level":2,"children":[{"type":"span","text":"Neap tides"}]},)"
+              R"({"type":"paragraph","key":"p1","mark_defs":[{"key":"e1","type":"entity","entity_id":"ent_moon",)"
+              R"("entity_type":"PLACE"}],"children":[{"type":"span","text":"The Moon","marks":["e1","strong"]}]},)"
+              R"x({"type":"code","key":"c1","text":"tide()"}]}})x";
+  auto created = post(svc.port(), "/v0/content-lake/resources", token, body);
+  REQUIRE(created);
+  REQUIRE(created->status == 201);
+  auto id = std::string{json::parse(created->body).as_object().at("id").as_string()};
+  auto path = "/v0/content-lake/resources/" + id;
+  auto get = [&](std::vector<std::pair<std::string, std::string>> headers, const std::string& query = "") {
+    headers.emplace_back("Authorization", "Bearer " + token);
+    auto r = http_request(svc.port(), "GET", path + query, headers);
+    REQUIRE(r);
+    return *r;
+  };
+
+  auto nd = get({{"Accept", "application/x-ndjson"}});
+  CHECK(nd.status == 200);
+  CHECK(nd.header("content-type") == "application/x-ndjson");
+  CHECK(nd.header("transfer-encoding") == "chunked");
+  CHECK(nd.chunks == 3);  // one chunk per block: streamed, not built whole
+  std::vector<std::string> lines;
+  for (std::size_t start = 0, end; (end = nd.body.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(nd.body.substr(start, end - start));
+  REQUIRE(lines.size() == 3);
+  CHECK(json::parse(lines[0]).as_object().at("key").as_string() == "h1");
+  CHECK(json::parse(lines[2]).as_object().at("type").as_string() == "code");
+  CHECK(nd.body.find("\"rights\"") == std::string::npos);  // blocks only
+  CHECK(get({}, "?format=ndjson").body == nd.body);
+
+  auto md = get({{"Accept", "text/markdown"}});
+  CHECK(md.status == 200);
+  CHECK(md.header("content-type").rfind("text/markdown", 0) == 0);
+  CHECK(md.body.find("## Neap tides\n") == 0);
+  CHECK(md.body.find("**The Moon**") != std::string::npos);
+  CHECK(md.body.find("ent_moon") == std::string::npos);  // no entity overlay
+  CHECK(md.body.find("```\ntide()\n```") != std::string::npos);
+
+  auto none = get({{"Accept", "image/png"}});
+  CHECK(none.status == 406);
+  CHECK(error_of(none).at("reason").as_string() == "NOT_ACCEPTABLE");
+  CHECK(get({{"Accept", "application/json"}}).header("content-type") == "application/json");
+  CHECK(get({{"Accept", "text/markdown"}}, "?fields=title").status == 400);
+  // Keep-alive still works after a chunked answer.
+  connection c{svc.port()};
+  auto first = c.request("GET", path + "?format=ndjson", {{"Authorization", "Bearer " + token}});
+  REQUIRE(first);
+  auto second = c.request("GET", path, {{"Authorization", "Bearer " + token}});
+  REQUIRE(second);
+  CHECK(second->status == 200);
+}

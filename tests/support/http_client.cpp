@@ -85,9 +85,29 @@ std::optional<http_response> connection::read_response() {
     }
     pos = end + 2;
   }
+  std::size_t body_start = header_end + 4;
+  if (res.header("transfer-encoding") == "chunked") {
+    // Chunked: size line, data, CRLF ... until the zero-size chunk and its trailer CRLF.
+    std::size_t pos = body_start;
+    res.chunks = 0;
+    while (true) {
+      std::size_t eol;
+      while ((eol = buffer_.find("\r\n", pos)) == std::string::npos)
+        if (!fill()) return std::nullopt;
+      auto size = std::stoul(buffer_.substr(pos, eol - pos), nullptr, 16);
+      while (buffer_.size() < eol + 2 + size + 2)
+        if (!fill()) return std::nullopt;
+      if (size == 0) {
+        buffer_.erase(0, eol + 4);
+        return res;
+      }
+      res.body += buffer_.substr(eol + 2, size);
+      ++res.chunks;
+      pos = eol + 2 + size + 2;
+    }
+  }
   std::size_t length = 0;
   if (auto it = res.headers.find("content-length"); it != res.headers.end()) length = std::stoul(it->second);
-  std::size_t body_start = header_end + 4;
   while (buffer_.size() < body_start + length)
     if (!fill()) return std::nullopt;
   res.body = buffer_.substr(body_start, length);

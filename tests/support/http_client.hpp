@@ -13,6 +13,7 @@ struct http_response {
   int status = 0;
   std::map<std::string, std::string> headers;  ///< names lower-cased
   std::string body;
+  int chunks = -1;  ///< chunks of a chunked body; -1 when Content-Length framed
 
   std::string header(const std::string& name) const;
 };
