@@ -30,7 +30,10 @@ using reader_actor = caf::typed_actor<
   // (table, key) -> the record, if any.
   caf::replies_to<caf::get_atom, storage::table, std::string>::with<fetch_outcome>,
   // (table, key prefix, after key, limit) -> up to limit entries after `after`, in key order.
-  caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t>::with<scan_result>>;
+  caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t>::with<scan_result>,
+  // (table, key prefix, after key, limit, filter) -> up to limit matching entries, examining a
+  // bounded number; `resume_after` and `exhausted` say where to go on.
+  caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t, record_filter>::with<scan_result>>;
 
 /// Rights resolver: contract terms x platform policy x validity window (spec 2.3).
 using rights_actor = caf::typed_actor<

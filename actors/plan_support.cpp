@@ -2,6 +2,7 @@
 
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
+#include "domain/page_token.hpp"
 #include "domain/records.hpp"
 
 #include <boost/json.hpp>
@@ -111,6 +112,59 @@ void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const reque
           return done(domain::api_reply::failure(domain::error_id::tenant_mismatch,
                                                  "The " + what + " " + shown + " belongs to another tenant."));
         done(domain::api_reply::failure(missing, "No " + what + " " + shown + " exists in this tenant."));
+      },
+      [done](caf::error&) { done(backend_unavailable("record reader")); });
+}
+
+void answer_list(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
+                 const std::string& collection, const std::vector<std::pair<std::string, std::string>>& filters,
+                 record_filter keep, reply_fn done) {
+  auto size = domain::page_size_from(query_param(ctx->request.query, "page_size"));
+  if (auto* e = std::get_if<domain::api_error>(&size)) return done(domain::api_reply::from(std::move(*e)));
+  auto page_size = std::get<std::size_t>(size);
+  auto binding = collection + "?" + domain::canonical_query(filters);
+  std::string after;
+  if (auto token = query_param(ctx->request.query, "page_token"); !token.empty()) {
+    auto opened = ctx->page_tokens->open(token, ctx->who.tenant_id, binding);
+    if (auto* e = std::get_if<domain::api_error>(&opened)) return done(domain::api_reply::from(std::move(*e)));
+    after = std::get<std::string>(opened);
+  }
+  if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
+  self->request(ctx->actors->reader, ctx->timeout, scan_atom_v, t, storage::tenant_key(ctx->who.tenant_id, ""), after,
+                page_size + 1, std::move(keep))
+    .then(
+      [ctx, done, page_size, binding, collection](scan_result& page) {
+        std::string resume;
+        if (page.entries.size() > page_size) {
+          page.entries.resize(page_size);
+          resume = page.entries.back().first;
+        } else if (!page.exhausted && !page.resume_after.empty()) {
+          resume = page.resume_after;  // the filter's budget ran out before the page filled
+        }
+        std::string body = "{" + domain::json_string(collection) + ":[";
+        for (std::size_t i = 0; i < page.entries.size(); ++i) body += (i ? "," : "") + page.entries[i].second;
+        body += "]";
+        if (!resume.empty())
+          body += ",\"next_page_token\":"
+                  + domain::json_string(ctx->page_tokens->issue({ctx->who.tenant_id, binding, resume}));
+        body += "}";
+        auto r = json_reply(200, std::move(body));
+        r.headers.emplace_back("Cache-Control", "private, max-age=1");
+        done(std::move(r));
+      },
+      [done](caf::error&) { done(backend_unavailable("record reader")); });
+}
+
+void answer_record(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
+                   const std::string& id, domain::error_id missing, const std::string& what, reply_fn done) {
+  if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
+  self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, t, storage::tenant_key(ctx->who.tenant_id, id))
+    .then(
+      [self, ctx, done, id, missing, what](fetch_outcome& found) {
+        if (!found.found) return answer_miss(self, ctx, id, missing, what, done);
+        auto r = json_reply(200, std::move(found.json));
+        r.headers.emplace_back("Cache-Control", "private, max-age=1");
+        done(std::move(r));
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }

@@ -44,4 +44,17 @@ void log_change(storage::write_txn& tx, const std::string& tenant, const std::st
 void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,
                  domain::error_id missing, const std::string& what, reply_fn done);
 
+/// Answers a list route: `page_size` and `page_token` (bound to the tenant, `collection` and
+/// `filters`), a scan of the tenant's part of `t` in key order keeping what `keep` accepts (all
+/// when empty), as `{"<collection>":[...],"next_page_token":"..."}`; the token is absent on the
+/// last page. A page may hold fewer items than asked when filtering examined its budget.
+void answer_list(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
+                 const std::string& collection, const std::vector<std::pair<std::string, std::string>>& filters,
+                 record_filter keep, reply_fn done);
+
+/// Answers the record `id` of the caller's tenant from `t` (200, `Cache-Control: private,
+/// max-age=1`), or the miss (`missing` 404 / 403 TENANT_MISMATCH).
+void answer_record(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
+                   const std::string& id, domain::error_id missing, const std::string& what, reply_fn done);
+
 }  // namespace cl::actors

@@ -12,11 +12,26 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
 /// GET /v0/content-lake/resources/{id}
 void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
+/// GET /v0/content-lake/resources/{id}/entities
+void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// POST /v0/content-lake/works/{id}/resources (promotion of a staged Resource)
+void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
 /// POST /v0/content-lake/works
 void plan_create_work(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
 /// GET /v0/content-lake/works/{id}
 void plan_get_work(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/sources/{id}
+void plan_get_source(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/activities/{id}
+void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/activities
+void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
 /// GET /v0/content-lake/works
 void plan_list_works(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);

@@ -39,7 +39,17 @@ reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state>,
     [store](scan_atom, storage::table t, const std::string& prefix, const std::string& after,
             std::size_t limit) -> caf::result<scan_result> {
       try {
-        return scan_result{store->scan(t, prefix, after, limit)};
+        return scan_result{store->scan(t, prefix, after, limit), {}, false};
+      } catch (const std::exception& e) {
+        return storage_failure(e);
+      }
+    },
+    [store](scan_atom, storage::table t, const std::string& prefix, const std::string& after, std::size_t limit,
+            const record_filter& keep) -> caf::result<scan_result> {
+      try {
+        // A bounded budget keeps one request from walking a whole table for a rare match.
+        auto page = store->scan_matching(t, prefix, after, limit, keep, 10000);
+        return scan_result{std::move(page.entries), std::move(page.resume_after), page.exhausted};
       } catch (const std::exception& e) {
         return storage_failure(e);
       }

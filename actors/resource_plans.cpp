@@ -13,6 +13,8 @@
 #include <boost/json.hpp>
 #include <caf/all.hpp>
 
+#include <map>
+
 namespace cl::actors {
 
 namespace json = boost::json;
@@ -171,6 +173,100 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
               done(std::move(r));
             },
             [done](caf::error&) { done(backend_unavailable("rights resolver")); });
+      },
+      [done](caf::error&) { done(backend_unavailable("record reader")); });
+}
+
+}  // namespace cl::actors
+
+namespace cl::actors {
+
+namespace {
+
+/// Answers 2xx with the Resource as stored in `record`, its rights resolved now.
+void answer_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, int status,
+                     std::shared_ptr<std::string> record, reply_fn done) {
+  self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, record_field(*record, "work_id"))
+    .then(
+      [done, record, status](domain::resolved_rights& rights) {
+        auto hash = domain::resource_hash(*record, rights.digest_input);
+        auto r = json_reply(status, domain::compose_resource(*record, rights.json, hash));
+        r.headers.emplace_back("ETag", "\"" + hash + "\"");
+        r.headers.emplace_back("Cache-Control", "no-store");
+        done(std::move(r));
+      },
+      [done](caf::error&) { done(backend_unavailable("rights resolver")); });
+}
+
+}  // namespace
+
+void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto parsed = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  auto& body = std::get<json::object>(parsed);
+  if (auto refusal = unknown_members(body, {"resource_id"})) return done(std::move(*refusal));
+  auto* rid = body.if_contains("resource_id");
+  if (!rid || !rid->is_string() || std::string_view{rid->as_string()}.substr(0, 4) != "res_")
+    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "Name the staged Resource to promote.",
+                                           {{"/resource_id", "a res_ id"}}));
+  std::string resource_id{rid->as_string()};
+  std::string work_id = ctx->param("id");
+  auto outcome = std::make_shared<create_outcome>();
+  auto who = ctx->who;
+  storage::mutation promote = [who, resource_id, work_id, outcome](storage::write_txn& tx) {
+    auto refuse = [&](domain::error_id id, std::string field, std::string why) {
+      outcome->refusal = domain::api_error{id, "The Resource cannot be promoted: " + why + ".", {{field, why}}};
+      return false;
+    };
+    if (!tx.get(storage::table::works, storage::tenant_key(who.tenant_id, work_id)))
+      return refuse(domain::error_id::work_not_found, "id", "no such Work in this tenant");
+    auto current = tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, resource_id));
+    if (!current) return refuse(domain::error_id::resource_not_found, "/resource_id", "no such Resource in this tenant");
+    if (!record_field(*current, "work_id").empty())
+      return refuse(domain::error_id::resource_not_staged, "/resource_id", "the Resource is attached to a Work already");
+    auto at = domain::iso8601_now();
+    outcome->record = domain::promoted_record_json(*current, work_id, at, domain::random_id("upd_"));
+    tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, resource_id), outcome->record);
+    record_activity(tx, who, "PROMOTION", "resource", resource_id, {}, {}, at);
+    log_change(tx, who.tenant_id, "promote", "resource", resource_id);
+    return true;
+  };
+  if (!ctx->actors->writer || !ctx->actors->rights) return done(backend_unavailable("writer"));
+  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(promote))
+    .then(
+      [self, ctx, done, outcome](bool kept) {
+        if (!kept) {
+          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
+          return done(domain::api_reply::failure(domain::error_id::internal, "The promotion could not be stored."));
+        }
+        answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
+      },
+      [done](caf::error&) { done(backend_unavailable("writer")); });
+}
+
+void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  const auto& id = ctx->param("id");
+  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
+    .then(
+      [self, ctx, done, id](fetch_outcome& found) {
+        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done);
+        auto mentions = domain::entity_mentions(json::parse(found.json).as_object().at("content"));
+        // One entry per entity, in order of first mention, with every mention.
+        json::array entities;
+        std::map<std::string, std::size_t> index;
+        for (const auto& m : mentions) {
+          auto [it, fresh] = index.emplace(m.entity_id, entities.size());
+          if (fresh) {
+            json::object e{{"entity_id", m.entity_id}, {"entity_type", m.entity_type}, {"mentions", json::array{}}};
+            if (!m.label.empty()) e["label"] = m.label;
+            entities.push_back(std::move(e));
+          }
+          entities[it->second].as_object()["mentions"].as_array().push_back(
+            json::object{{"block_key", m.block_key}, {"text", m.text}});
+        }
+        auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
+        r.headers.emplace_back("Cache-Control", "private, max-age=1");
+        done(std::move(r));
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }

@@ -12,6 +12,7 @@
 #include <caf/atom.hpp>
 #include <caf/type_id.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -41,7 +42,12 @@ struct fetch_outcome {
 /// Entries of a table scan, in key order.
 struct scan_result {
   std::vector<std::pair<std::string, std::string>> entries;
+  std::string resume_after;  ///< last key examined (filtered scans)
+  bool exhausted = false;    ///< nothing after `resume_after` (filtered scans)
 };
+
+/// Which records a filtered scan keeps (runs on the reader).
+using record_filter = std::function<bool(std::string_view)>;
 
 /// A JWKS document fetched from the issuer, or why it could not be.
 struct jwks_document {
@@ -60,6 +66,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::jwks_document)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::mutation)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::table)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::scan_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::record_filter)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::resolved_rights)
 
 CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)

@@ -54,50 +54,44 @@ void plan_create_work(caf::event_based_actor* self, std::shared_ptr<const reques
 }
 
 void plan_get_work(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  const auto& id = ctx->param("id");
-  self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::works,
-                storage::tenant_key(ctx->who.tenant_id, id))
-    .then(
-      [self, ctx, done, id](fetch_outcome& found) {
-        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::work_not_found, "Work", done);
-        auto r = json_reply(200, std::move(found.json));
-        r.headers.emplace_back("Cache-Control", "private, max-age=1");
-        done(std::move(r));
-      },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+  answer_record(self, ctx, storage::table::works, ctx->param("id"), domain::error_id::work_not_found, "Work", done);
+}
+
+void plan_get_source(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  answer_record(self, ctx, storage::table::sources, ctx->param("id"), domain::error_id::source_not_found, "Source", done);
+}
+
+void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  answer_record(self, ctx, storage::table::activities, ctx->param("id"), domain::error_id::activity_not_found, "Activity",
+                done);
 }
 
 void plan_list_works(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto size = domain::page_size_from(query_param(ctx->request.query, "page_size"));
-  if (auto* e = std::get_if<domain::api_error>(&size)) return done(domain::api_reply::from(std::move(*e)));
-  auto page_size = std::get<std::size_t>(size);
-  auto prefix = storage::tenant_key(ctx->who.tenant_id, "");
-  const std::string filters = domain::canonical_query({});
-  std::string after;
-  auto token = query_param(ctx->request.query, "page_token");
-  if (!token.empty()) {
-    auto opened = ctx->page_tokens->open(token, ctx->who.tenant_id, "works?" + filters);
-    if (auto* e = std::get_if<domain::api_error>(&opened)) return done(domain::api_reply::from(std::move(*e)));
-    after = std::get<std::string>(opened);
+  answer_list(self, ctx, storage::table::works, "works", {}, nullptr, done);
+}
+
+void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto type = query_param(ctx->request.query, "type");
+  auto resource = query_param(ctx->request.query, "resource_id");
+  const auto& types = domain::activity_types();
+  if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end())
+    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "Unknown Activity type.",
+                                           {{"type", "one of CREATION, UPDATE, VERSION, PROMOTION, ADAPTATION"}}));
+  std::vector<std::pair<std::string, std::string>> filters;
+  if (!type.empty()) filters.emplace_back("type", type);
+  if (!resource.empty()) filters.emplace_back("resource_id", resource);
+  record_filter keep;
+  if (!filters.empty()) {
+    // Activity records are our own canonical JSON: exact member text identifies a match.
+    auto type_text = type.empty() ? std::string{} : "\"type\":" + domain::json_string(type) + ",";
+    auto target_text =
+      resource.empty() ? std::string{} : "\"target\":{\"kind\":\"resource\",\"id\":" + domain::json_string(resource) + "}";
+    keep = [type_text, target_text](std::string_view record) {
+      return (type_text.empty() || record.find(type_text) != std::string_view::npos)
+             && (target_text.empty() || record.find(target_text) != std::string_view::npos);
+    };
   }
-  self->request(ctx->actors->reader, ctx->timeout, scan_atom_v, storage::table::works, prefix, after, page_size + 1)
-    .then(
-      [ctx, done, page_size, filters](scan_result& page) {
-        bool more = page.entries.size() > page_size;
-        if (more) page.entries.resize(page_size);
-        std::string body = "{\"works\":[";
-        for (std::size_t i = 0; i < page.entries.size(); ++i) body += (i ? "," : "") + page.entries[i].second;
-        body += "]";
-        if (more)
-          body += ",\"next_page_token\":"
-                  + domain::json_string(ctx->page_tokens->issue(
-                    {ctx->who.tenant_id, "works?" + filters, page.entries.back().first}));
-        body += "}";
-        auto r = json_reply(200, std::move(body));
-        r.headers.emplace_back("Cache-Control", "private, max-age=1");
-        done(std::move(r));
-      },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+  answer_list(self, ctx, storage::table::activities, "activities", filters, std::move(keep), done);
 }
 
 }  // namespace cl::actors

@@ -138,6 +138,19 @@ std::string resource_record_json(const resource_draft& d, const resource_identit
   return out;
 }
 
+std::string promoted_record_json(std::string_view record_json, const std::string& work_id, const std::string& updated,
+                                 const std::string& update_token) {
+  auto old = json::parse(record_json).as_object();
+  json::object out;
+  for (auto& [key, value] : old) {
+    out[key] = value;
+    if (key == "id") out["work_id"] = work_id;  // canonical order: right after the id
+  }
+  out["updated"] = updated;
+  out["update_token"] = update_token;
+  return json::serialize(out);
+}
+
 std::string sha256_tag(std::string_view bytes) {
   static constexpr char hex[] = "0123456789abcdef";
   unsigned char digest[SHA256_DIGEST_LENGTH];

@@ -49,6 +49,10 @@ struct resource_identity {
 /// The stored record: every Resource field except `rights` and `hash`, plus `update_token`.
 std::string resource_record_json(const resource_draft& d, const resource_identity& ids, const std::string& update_token);
 
+/// `record` attached to `work_id`: `work_id` set, `updated` and `update_token` replaced.
+std::string promoted_record_json(std::string_view record_json, const std::string& work_id, const std::string& updated,
+                                 const std::string& update_token);
+
 /// "sha256:<hex>" of `bytes`.
 std::string sha256_tag(std::string_view bytes);
 

@@ -20,9 +20,14 @@ const std::vector<route>& route_table() {
     {"GET", "/v0/openapi.json", "", nullptr, &serve_openapi},
     {"POST", "/v0/content-lake/resources", "content-lake.write", &actors::plan_create_resource, nullptr},
     {"GET", "/v0/content-lake/resources/{id}", "content-lake.read", &actors::plan_get_resource, nullptr},
+    {"GET", "/v0/content-lake/resources/{id}/entities", "content-lake.read", &actors::plan_get_entities, nullptr},
+    {"GET", "/v0/content-lake/sources/{id}", "content-lake.read", &actors::plan_get_source, nullptr},
+    {"GET", "/v0/content-lake/activities", "content-lake.read", &actors::plan_list_activities, nullptr},
+    {"GET", "/v0/content-lake/activities/{id}", "content-lake.read", &actors::plan_get_activity, nullptr},
     {"POST", "/v0/content-lake/works", "content-lake.write", &actors::plan_create_work, nullptr},
     {"GET", "/v0/content-lake/works", "content-lake.read", &actors::plan_list_works, nullptr},
     {"GET", "/v0/content-lake/works/{id}", "content-lake.read", &actors::plan_get_work, nullptr},
+    {"POST", "/v0/content-lake/works/{id}/resources", "content-lake.write", &actors::plan_promote_resource, nullptr},
   };
   return routes;
 }

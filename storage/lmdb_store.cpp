@@ -112,7 +112,12 @@ public:
 
   std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
                                                         std::size_t limit) const override {
-    std::vector<std::pair<std::string, std::string>> out;
+    return scan_matching(t, prefix, after, limit, nullptr, limit).entries;
+  }
+
+  filtered_page scan_matching(table t, std::string_view prefix, std::string_view after, std::size_t limit,
+                              const std::function<bool(std::string_view)>& keep, std::size_t budget) const override {
+    filtered_page page;
     txn_guard txn;
     check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
     MDB_cursor* cursor = nullptr;
@@ -122,13 +127,18 @@ public:
     // LMDB refuses an empty key: start from the first entry then.
     int rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
     if (rc == MDB_SUCCESS && !after.empty() && view(k) == after) rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
-    while (rc == MDB_SUCCESS && out.size() < limit && view(k).substr(0, prefix.size()) == prefix) {
-      out.emplace_back(std::string{view(k)}, std::string{view(v)});
+    std::size_t examined = 0;
+    while (rc == MDB_SUCCESS && page.entries.size() < limit && examined < budget
+           && view(k).substr(0, prefix.size()) == prefix) {
+      ++examined;
+      page.resume_after = std::string{view(k)};
+      if (!keep || keep(view(v))) page.entries.emplace_back(page.resume_after, std::string{view(v)});
       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
     }
+    page.exhausted = rc == MDB_NOTFOUND || (rc == MDB_SUCCESS && view(k).substr(0, prefix.size()) != prefix);
     mdb_cursor_close(cursor);
     if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
-    return out;
+    return page;
   }
 
   std::vector<bool> apply(const std::vector<mutation>& batch) override {
