@@ -38,7 +38,9 @@ using reader_actor = caf::typed_actor<
 /// Rights resolver: contract terms x platform policy x validity window (spec 2.3).
 using rights_actor = caf::typed_actor<
   // (tenant, work id or empty for a staged Resource) -> the resolved rights.
-  caf::replies_to<resolve_atom, std::string, std::string>::with<domain::resolved_rights>>;
+  caf::replies_to<resolve_atom, std::string, std::string>::with<domain::resolved_rights>,
+  // (tenant, work ids) -> the resolved rights of each, in order (list reads).
+  caf::replies_to<resolve_atom, std::string, std::vector<std::string>>::with<std::vector<domain::resolved_rights>>>;
 
 /// Writer: the single LMDB write path, with group commit. Detached: fsync never blocks the
 /// scheduler threads that serve requests.

@@ -118,7 +118,7 @@ void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const reque
 
 void answer_list(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
                  const std::string& collection, const std::vector<std::pair<std::string, std::string>>& filters,
-                 record_filter keep, reply_fn done) {
+                 record_filter keep, reply_fn done, item_presenter present) {
   auto size = domain::page_size_from(query_param(ctx->request.query, "page_size"));
   if (auto* e = std::get_if<domain::api_error>(&size)) return done(domain::api_reply::from(std::move(*e)));
   auto page_size = std::get<std::size_t>(size);
@@ -133,7 +133,7 @@ void answer_list(caf::event_based_actor* self, const std::shared_ptr<const reque
   self->request(ctx->actors->reader, ctx->timeout, scan_atom_v, t, storage::tenant_key(ctx->who.tenant_id, ""), after,
                 page_size + 1, std::move(keep))
     .then(
-      [ctx, done, page_size, binding, collection](scan_result& page) {
+      [ctx, done, page_size, binding, collection, present](scan_result& page) {
         std::string resume;
         if (page.entries.size() > page_size) {
           page.entries.resize(page_size);
@@ -141,16 +141,24 @@ void answer_list(caf::event_based_actor* self, const std::shared_ptr<const reque
         } else if (!page.exhausted && !page.resume_after.empty()) {
           resume = page.resume_after;  // the filter's budget ran out before the page filled
         }
-        std::string body = "{" + domain::json_string(collection) + ":[";
-        for (std::size_t i = 0; i < page.entries.size(); ++i) body += (i ? "," : "") + page.entries[i].second;
-        body += "]";
-        if (!resume.empty())
-          body += ",\"next_page_token\":"
-                  + domain::json_string(ctx->page_tokens->issue({ctx->who.tenant_id, binding, resume}));
-        body += "}";
-        auto r = json_reply(200, std::move(body));
-        r.headers.emplace_back("Cache-Control", "private, max-age=1");
-        done(std::move(r));
+        std::string next;
+        if (!resume.empty()) next = ctx->page_tokens->issue({ctx->who.tenant_id, binding, resume});
+        std::vector<std::string> records;
+        records.reserve(page.entries.size());
+        for (auto& entry : page.entries) records.push_back(std::move(entry.second));
+        auto render = [done, collection, next](std::optional<std::vector<std::string>> items) {
+          if (!items) return done(backend_unavailable("rights resolver"));
+          std::string body = "{" + domain::json_string(collection) + ":[";
+          for (std::size_t i = 0; i < items->size(); ++i) body += (i ? "," : "") + (*items)[i];
+          body += "]";
+          if (!next.empty()) body += ",\"next_page_token\":" + domain::json_string(next);
+          body += "}";
+          auto r = json_reply(200, std::move(body));
+          r.headers.emplace_back("Cache-Control", "private, max-age=1");
+          done(std::move(r));
+        };
+        if (present) return present(std::move(records), render);
+        render(std::move(records));
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }

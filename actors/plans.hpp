@@ -9,6 +9,9 @@ namespace cl::actors {
 /// POST /v0/content-lake/resources
 void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
+/// GET /v0/content-lake/resources
+void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
 /// GET /v0/content-lake/resources/{id}
 void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 

@@ -272,3 +272,54 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
 }
 
 }  // namespace cl::actors
+
+namespace cl::actors {
+
+void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto work = query_param(ctx->request.query, "work_id");
+  auto type = query_param(ctx->request.query, "type");
+  auto language = query_param(ctx->request.query, "language");
+  auto staged = query_param(ctx->request.query, "staged");
+  if (!staged.empty() && staged != "true" && staged != "false")
+    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "staged must be true or false.",
+                                           {{"staged", "true or false"}}));
+  std::vector<std::pair<std::string, std::string>> filters;
+  if (!work.empty()) filters.emplace_back("work_id", work);
+  if (!type.empty()) filters.emplace_back("type", type);
+  if (!language.empty()) filters.emplace_back("language", language);
+  if (!staged.empty()) filters.emplace_back("staged", staged);
+  record_filter keep;
+  if (!filters.empty()) {
+    // Match on the record's own members, which precede its (client-supplied) content.
+    keep = [work, type, language, staged](std::string_view record) {
+      auto head = record.substr(0, record.find(",\"content\":"));
+      auto has = [&](const char* name, const std::string& value) {
+        return value.empty() || head.find("\"" + std::string{name} + "\":" + domain::json_string(value)) != std::string_view::npos;
+      };
+      bool is_staged = head.find("\"work_id\":") == std::string_view::npos;
+      return has("work_id", work) && has("type", type) && has("language", language)
+             && (staged.empty() || (staged == "true") == is_staged);
+    };
+  }
+  item_presenter present = [self, ctx](std::vector<std::string> records,
+                                       std::function<void(std::optional<std::vector<std::string>>)> k) {
+    if (records.empty()) return k(std::move(records));
+    std::vector<std::string> works;
+    for (const auto& r : records) works.push_back(record_field(r, "work_id"));
+    auto shared = std::make_shared<std::vector<std::string>>(std::move(records));
+    self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
+      .then(
+        [shared, k](std::vector<domain::resolved_rights>& rights) {
+          std::vector<std::string> items;
+          for (std::size_t i = 0; i < shared->size(); ++i)
+            items.push_back(domain::compose_resource((*shared)[i], rights[i].json,
+                                                     domain::resource_hash((*shared)[i], rights[i].digest_input)));
+          k(std::move(items));
+        },
+        [k](caf::error&) { k(std::nullopt); });
+  };
+  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
+  answer_list(self, ctx, storage::table::resources, "resources", filters, std::move(keep), done, std::move(present));
+}
+
+}  // namespace cl::actors

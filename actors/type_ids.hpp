@@ -68,6 +68,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::table)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::scan_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::record_filter)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::resolved_rights)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cl::domain::resolved_rights>)
 
 CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, verify_atom, "verify")

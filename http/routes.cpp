@@ -19,6 +19,7 @@ const std::vector<route>& route_table() {
   static const std::vector<route> routes = {
     {"GET", "/v0/openapi.json", "", nullptr, &serve_openapi},
     {"POST", "/v0/content-lake/resources", "content-lake.write", &actors::plan_create_resource, nullptr},
+    {"GET", "/v0/content-lake/resources", "content-lake.read", &actors::plan_list_resources, nullptr},
     {"GET", "/v0/content-lake/resources/{id}", "content-lake.read", &actors::plan_get_resource, nullptr},
     {"GET", "/v0/content-lake/resources/{id}/entities", "content-lake.read", &actors::plan_get_entities, nullptr},
     {"GET", "/v0/content-lake/sources/{id}", "content-lake.read", &actors::plan_get_source, nullptr},

@@ -286,3 +286,46 @@ TEST_CASE("content negotiation: NDJSON streamed per block, Markdown, 406", "[res
   REQUIRE(second);
   CHECK(second->status == 200);
 }
+
+TEST_CASE("listing Resources filters by work, type, language and staging, with rights", "[resources][list]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto work = post(svc.port(), "/v0/content-lake/works", token, R"({"title":"W"})");
+  REQUIRE(work);
+  std::string work_id{json::parse(work->body).as_object().at("id").as_string()};
+  REQUIRE(post(svc.port(), "/v0/content-lake/resources", token, chapter())->status == 201);
+  REQUIRE(post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"work_id":")" + work_id + "\""))->status == 201);
+  auto german = std::regex_replace(chapter(), std::regex{R"("language":"en")"}, R"("language":"de")");
+  REQUIRE(post(svc.port(), "/v0/content-lake/resources", token, german)->status == 201);
+  REQUIRE(post(svc.port(), "/v0/content-lake/resources", token_with(rw_scopes, "t_other"), chapter())->status == 201);
+  auto count = [&](const std::string& query) {
+    auto r = get_with_token(svc.port(), "/v0/content-lake/resources" + query, token);
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    auto items = json::parse(r->body).as_object().at("resources").as_array();
+    for (const auto& item : items) {
+      CHECK(item.as_object().contains("rights"));
+      CHECK(item.as_object().contains("hash"));
+    }
+    return items.size();
+  };
+  CHECK(count("") == 3);
+  CHECK(count("?work_id=" + work_id) == 1);
+  CHECK(count("?staged=true") == 2);
+  CHECK(count("?staged=false") == 1);
+  CHECK(count("?language=de") == 1);
+  CHECK(count("?type=CHAPTER&language=en") == 2);
+  CHECK(count("?type=DOCUMENT") == 0);
+  auto bad = get_with_token(svc.port(), "/v0/content-lake/resources?staged=maybe", token);
+  REQUIRE(bad);
+  CHECK(bad->status == 400);
+  auto first = json::parse(get_with_token(svc.port(), "/v0/content-lake/resources?page_size=2", token)->body).as_object();
+  CHECK(first.at("resources").as_array().size() == 2);
+  REQUIRE(first.contains("next_page_token"));
+  auto rest = json::parse(get_with_token(svc.port(), "/v0/content-lake/resources?page_size=2&page_token="
+                                                       + std::string{first.at("next_page_token").as_string()}, token)
+                            ->body)
+                .as_object();
+  CHECK(rest.at("resources").as_array().size() == 1);
+  CHECK_FALSE(rest.contains("next_page_token"));
+}
