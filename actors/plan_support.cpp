@@ -22,10 +22,10 @@ domain::api_reply json_reply(int status, std::string body) {
 std::variant<json::object, domain::api_reply> json_body(const domain::api_request& request) {
   auto type = std::string_view{request.content_type}.substr(0, request.content_type.find(';'));
   while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
-  if (type != "application/json")
+  if (type != "application/json" && type != "application/merge-patch+json")
     return domain::api_reply::failure(domain::error_id::unsupported_media_type,
                                       "Send the body as application/json.",
-                                      {{"Content-Type", "must be application/json"}});
+                                      {{"Content-Type", "must be application/json (or application/merge-patch+json)"}});
   boost::system::error_code ec;
   auto value = json::parse(request.body, ec);
   if (ec || !value.is_object())

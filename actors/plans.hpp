@@ -15,6 +15,12 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
 /// GET /v0/content-lake/resources/{id}
 void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
+/// PUT /v0/content-lake/resources/{id}
+void plan_replace_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// PATCH /v0/content-lake/resources/{id} (JSON Merge Patch)
+void plan_patch_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
 /// GET /v0/content-lake/resources/{id}/entities
 void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 

@@ -323,3 +323,93 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
 }
 
 }  // namespace cl::actors
+
+namespace cl::actors {
+
+namespace {
+
+/// PUT and PATCH: check the update_token and write the new state in one mutation, so no
+/// concurrent write can slip between the check and the write.
+void update_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done, bool merge) {
+  auto parsed = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  auto body = std::make_shared<json::object>(std::move(std::get<json::object>(parsed)));
+  std::shared_ptr<domain::resource_change> replacement;
+  if (!merge) {
+    auto change = domain::parse_resource_replace(*body);
+    if (auto* e = std::get_if<domain::api_error>(&change)) return done(domain::api_reply::from(std::move(*e)));
+    replacement = std::make_shared<domain::resource_change>(std::move(std::get<domain::resource_change>(change)));
+  } else if (!body->contains("update_token")) {
+    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "The update_token is required.",
+                                           {{"/update_token", "is required: pass the update_token of your last read"}}));
+  }
+  auto id = ctx->param("id");
+  auto who = ctx->who;
+  auto outcome = std::make_shared<create_outcome>();
+  storage::mutation update = [who, id, body, replacement, outcome](storage::write_txn& tx) {
+    auto refuse = [&](domain::api_error e) {
+      outcome->refusal = std::move(e);
+      return false;
+    };
+    auto current = tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id));
+    if (!current) {
+      auto owner = tx.get(storage::table::id_index, id);
+      if (owner && *owner != who.tenant_id)
+        return refuse({domain::error_id::tenant_mismatch, "The Resource belongs to another tenant.", {}});
+      return refuse({domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}});
+    }
+    auto cur = json::parse(*current).as_object();
+    domain::resource_change change;
+    if (replacement) {
+      change = *replacement;
+    } else {
+      auto patched = domain::parse_resource_patch(*body, cur);
+      if (auto* e = std::get_if<domain::api_error>(&patched)) return refuse(std::move(*e));
+      change = std::move(std::get<domain::resource_change>(patched));
+    }
+    if (change.update_token != cur.at("update_token").as_string())
+      return refuse({domain::error_id::token_mismatch, "The update_token is stale; read the Resource again.",
+                     {{"/update_token", "does not match the current update_token"}}});
+    for (std::size_t i = 0; i < change.draft.agents.size(); ++i)
+      if (!tx.get(storage::table::agents, storage::tenant_key(who.tenant_id, change.draft.agents[i])))
+        return refuse({domain::error_id::invalid_argument, "A named agent does not exist.",
+                       {{"/agents/" + std::to_string(i), "no such agent"}}});
+    domain::resource_identity ids;
+    ids.tenant = who.tenant_id;
+    ids.id = id;
+    bool content_changed = domain::sha256_tag(change.draft.content_json) != cur.at("hash_content").as_string();
+    ids.version = content_changed ? domain::random_id("ver_") : std::string{cur.at("version").as_string()};
+    ids.created = std::string{cur.at("created").as_string()};
+    ids.updated = domain::iso8601_now();
+    if (auto* src = cur.if_contains("source_id")) ids.source_id = std::string{src->as_string()};
+    if (auto* work = cur.if_contains("work_id")) change.draft.work_id = std::string{work->as_string()};
+    outcome->record = domain::resource_record_json(change.draft, ids, domain::random_id("upd_"));
+    tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, id), outcome->record);
+    record_activity(tx, who, "UPDATE", "resource", id, change.draft.agents, change.draft.tooling, ids.updated);
+    log_change(tx, who.tenant_id, "update", "resource", id);
+    return true;
+  };
+  if (!ctx->actors->writer || !ctx->actors->rights) return done(backend_unavailable("writer"));
+  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(update))
+    .then(
+      [self, ctx, done, outcome](bool kept) {
+        if (!kept) {
+          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
+          return done(domain::api_reply::failure(domain::error_id::internal, "The change could not be stored."));
+        }
+        answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
+      },
+      [done](caf::error&) { done(backend_unavailable("writer")); });
+}
+
+}  // namespace
+
+void plan_replace_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  update_resource(self, std::move(ctx), std::move(done), false);
+}
+
+void plan_patch_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  update_resource(self, std::move(ctx), std::move(done), true);
+}
+
+}  // namespace cl::actors

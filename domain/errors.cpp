@@ -60,6 +60,8 @@ const std::vector<error_entry>& catalogue() {
      "No Source with this id exists in the token's tenant."},
     {error_id::activity_not_found, 404, "NOT_FOUND", "ACTIVITY_NOT_FOUND", contentlake_domain,
      "No Activity with this id exists in the token's tenant."},
+    {error_id::token_mismatch, 409, "ABORTED", "TOKEN_MISMATCH", contentlake_domain,
+     "The update_token is stale: the Resource changed since it was read; read it again and retry."},
     {error_id::method_not_allowed, 405, "METHOD_NOT_ALLOWED", "METHOD_NOT_ALLOWED",
      contentlake_domain, "The path exists but not with this method; `Allow` lists the methods."},
     {error_id::not_acceptable, 406, "INVALID_ARGUMENT", "NOT_ACCEPTABLE", contentlake_domain,

@@ -28,6 +28,7 @@ enum class error_id : std::uint8_t {
   work_not_found,
   source_not_found,
   activity_not_found,
+  token_mismatch,
   method_not_allowed,
   not_acceptable,
   unsupported_media_type,

@@ -120,6 +120,70 @@ std::variant<resource_draft, api_error> parse_resource_create(const json::object
   return d;
 }
 
+json::value merge_patch(json::value target, const json::value& patch) {
+  if (!patch.is_object()) return patch;
+  if (!target.is_object()) target = json::object{};
+  auto& out = target.as_object();
+  for (const auto& [key, value] : patch.as_object()) {
+    if (value.is_null()) {
+      out.erase(key);
+    } else {
+      auto* existing = out.if_contains(key);
+      out[key] = merge_patch(existing ? *existing : json::value{}, value);
+    }
+  }
+  return target;
+}
+
+namespace {
+
+/// Takes `update_token` out of `body` (required), leaving the rest for create-style validation.
+std::variant<std::string, api_error> take_update_token(json::object& body) {
+  auto* token = body.if_contains("update_token");
+  if (!token || !token->is_string() || token->as_string().empty())
+    return invalid("/update_token", "is required: pass the update_token of your last read");
+  std::string t{token->as_string()};
+  body.erase("update_token");
+  return t;
+}
+
+std::optional<api_error> refuse_members(const json::object& body, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (body.contains(n)) return invalid(std::string{"/"} + n, "cannot be changed by this operation");
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<resource_change, api_error> parse_resource_replace(const json::object& input) {
+  auto body = input;
+  auto token = take_update_token(body);
+  if (auto* e = std::get_if<api_error>(&token)) return *e;
+  if (auto e = refuse_members(body, {"work_id", "source", "source_id", "activity_type"})) return *e;
+  auto draft = parse_resource_create(body);
+  if (auto* e = std::get_if<api_error>(&draft)) return *e;
+  return resource_change{std::move(std::get<resource_draft>(draft)), std::get<std::string>(token)};
+}
+
+std::variant<resource_change, api_error> parse_resource_patch(const json::object& input, const json::object& current) {
+  auto body = input;
+  auto token = take_update_token(body);
+  if (auto* e = std::get_if<api_error>(&token)) return *e;
+  if (auto e = refuse_members(body, {"work_id", "source", "source_id", "activity_type"})) return *e;
+  json::object state;
+  for (const char* name : {"title", "type", "language", "content"})
+    if (auto* v = current.if_contains(name)) state[name] = *v;
+  json::object patch;
+  for (const auto& [key, value] : body)
+    if (key != "agents" && key != "tooling") patch[key] = value;
+  auto merged = merge_patch(state, patch).as_object();
+  for (const char* name : {"agents", "tooling"})
+    if (auto* v = body.if_contains(name)) merged[name] = *v;
+  auto draft = parse_resource_create(merged);
+  if (auto* e = std::get_if<api_error>(&draft)) return *e;
+  return resource_change{std::move(std::get<resource_draft>(draft)), std::get<std::string>(token)};
+}
+
 std::string resource_record_json(const resource_draft& d, const resource_identity& ids, const std::string& update_token) {
   std::string out = "{\"id\":" + json_string(ids.id);
   if (d.work_id) out += ",\"work_id\":" + json_string(*d.work_id);

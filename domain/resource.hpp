@@ -40,6 +40,24 @@ struct resource_draft {
 /// Validates a create body: unknown members, field types, PCF rules on `content`.
 std::variant<resource_draft, api_error> parse_resource_create(const boost::json::object& body);
 
+/// RFC 7396 JSON Merge Patch: `patch` applied to `target`.
+boost::json::value merge_patch(boost::json::value target, const boost::json::value& patch);
+
+/// What a PUT or PATCH asks for, checked against the current record inside the write.
+struct resource_change {
+  resource_draft draft;      ///< the complete new state (title, type, language, content, ...)
+  std::string update_token;  ///< must equal the current one
+};
+
+/// PUT: a complete replacement (title, type, language, content) plus `update_token`; optional
+/// `agents`, `tooling`. `work_id` and sources change through their own operations.
+std::variant<resource_change, api_error> parse_resource_replace(const boost::json::object& body);
+
+/// PATCH: a merge patch of title, type, language and content over `current` (a stored record),
+/// plus `update_token`; the result is validated like a create.
+std::variant<resource_change, api_error> parse_resource_patch(const boost::json::object& body,
+                                                             const boost::json::object& current);
+
 /// Identity and time of a new Resource.
 struct resource_identity {
   std::string tenant, id, version, created, updated;

@@ -329,3 +329,66 @@ TEST_CASE("listing Resources filters by work, type, language and staging, with r
   CHECK(rest.at("resources").as_array().size() == 1);
   CHECK_FALSE(rest.contains("next_page_token"));
 }
+
+TEST_CASE("PUT and PATCH need the current update_token; hash_content moves only with content", "[resources][update]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto created = post(svc.port(), "/v0/content-lake/resources", token, chapter());
+  REQUIRE(created);
+  auto v0 = json::parse(created->body).as_object();
+  std::string id{v0.at("id").as_string()};
+  auto path = "/v0/content-lake/resources/" + id;
+  auto send = [&](const std::string& method, const std::string& body, const std::string& type = "application/json") {
+    auto r = http_request(svc.port(), method, path, {{"Authorization", "Bearer " + token}, {"Content-Type", type}}, body);
+    REQUIRE(r);
+    return *r;
+  };
+  auto token_of = [](const json::object& o) { return std::string{o.at("update_token").as_string()}; };
+
+  // PATCH the title only: content, hash_content and version stay.
+  auto patched = send("PATCH", R"({"title":"Neap tides","update_token":")" + token_of(v0) + "\"}",
+                      "application/merge-patch+json");
+  REQUIRE(patched.status == 200);
+  auto v1 = json::parse(patched.body).as_object();
+  CHECK(v1.at("title").as_string() == "Neap tides");
+  CHECK(v1.at("hash_content") == v0.at("hash_content"));
+  CHECK(v1.at("version") == v0.at("version"));
+  CHECK(v1.at("hash") != v0.at("hash"));
+  CHECK(token_of(v1) != token_of(v0));
+  CHECK(patched.header("etag") == "\"" + std::string{v1.at("hash").as_string()} + "\"");
+
+  // The old token is stale now.
+  auto stale = send("PATCH", R"({"title":"Lost update","update_token":")" + token_of(v0) + "\"}");
+  CHECK(stale.status == 409);
+  CHECK(error_of(stale).at("reason").as_string() == "TOKEN_MISMATCH");
+  CHECK(json::parse(get_with_token(svc.port(), path, token)->body).as_object().at("title").as_string() == "Neap tides");
+
+  // PUT with new content: hash_content, version and uri change.
+  auto replaced = send("PUT", std::regex_replace(chapter(), std::regex{"Seven metres at Brest."}, "Eight metres.")
+                                .insert(1, R"("update_token":")" + token_of(v1) + "\","));
+  REQUIRE(replaced.status == 200);
+  auto v2 = json::parse(replaced.body).as_object();
+  CHECK(v2.at("hash_content") != v1.at("hash_content"));
+  CHECK(v2.at("version") != v1.at("version"));
+  CHECK(v2.at("uri") != v1.at("uri"));
+  CHECK(v2.at("title").as_string() == "Spring tides");
+  CHECK(v2.at("created") == v0.at("created"));
+
+  // Refusals: no token, invalid content, fields that move elsewhere, unknown Resource.
+  CHECK(send("PUT", chapter()).status == 400);
+  auto bad_content = send("PATCH", R"({"content":{"blocks":[{"type":"heading","key":"h","level":9,"children":[{"type":"span","text":"x"}]}]},"update_token":")"
+                                     + token_of(v2) + "\"}");
+  CHECK(bad_content.status == 400);
+  CHECK(error_of(bad_content).at("reason").as_string() == "PCF006");
+  CHECK(send("PATCH", R"({"work_id":"wk_x","update_token":")" + token_of(v2) + "\"}").status == 400);
+  auto missing = http_request(svc.port(), "PATCH", "/v0/content-lake/resources/res_none",
+                              {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
+                              R"({"title":"x","update_token":"upd_x"})");
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+  auto foreign = http_request(svc.port(), "PATCH", path,
+                              {{"Authorization", "Bearer " + token_with(rw_scopes, "t_other")}, {"Content-Type", "application/json"}},
+                              R"({"title":"x","update_token":")" + token_of(v2) + "\"}");
+  REQUIRE(foreign);
+  CHECK(foreign->status == 403);
+}
