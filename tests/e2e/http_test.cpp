@@ -58,7 +58,7 @@ TEST_CASE("unknown paths are 404 ROUTE_NOT_FOUND and wrong methods 405 with Allo
   REQUIRE(r);
   CHECK(r->status == 405);
   CHECK(reason_of(*r) == "METHOD_NOT_ALLOWED");
-  CHECK(r->header("allow") == "GET");
+  CHECK(r->header("allow") == "GET, PUT, PATCH");
 }
 
 TEST_CASE("a body over the limit is 400 LIMIT_EXCEEDED", "[http][limits]") {
