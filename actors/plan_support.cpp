@@ -118,7 +118,7 @@ void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const reque
 
 void answer_list(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
                  const std::string& collection, const std::vector<std::pair<std::string, std::string>>& filters,
-                 record_filter keep, reply_fn done, item_presenter present) {
+                 record_filter keep, reply_fn done, item_presenter present, const std::string& scope) {
   auto size = domain::page_size_from(query_param(ctx->request.query, "page_size"));
   if (auto* e = std::get_if<domain::api_error>(&size)) return done(domain::api_reply::from(std::move(*e)));
   auto page_size = std::get<std::size_t>(size);
@@ -130,7 +130,7 @@ void answer_list(caf::event_based_actor* self, const std::shared_ptr<const reque
     after = std::get<std::string>(opened);
   }
   if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-  self->request(ctx->actors->reader, ctx->timeout, scan_atom_v, t, storage::tenant_key(ctx->who.tenant_id, ""), after,
+  self->request(ctx->actors->reader, ctx->timeout, scan_atom_v, t, storage::tenant_key(ctx->who.tenant_id, scope), after,
                 page_size + 1, std::move(keep))
     .then(
       [ctx, done, page_size, binding, collection, present](scan_result& page) {

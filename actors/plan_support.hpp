@@ -48,6 +48,7 @@ void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const reque
 /// `filters`), a scan of the tenant's part of `t` in key order keeping what `keep` accepts (all
 /// when empty), as `{"<collection>":[...],"next_page_token":"..."}`; the token is absent on the
 /// last page. A page may hold fewer items than asked when filtering examined its budget.
+/// `scope` narrows the scan to keys starting with tenant + NUL + scope (e.g. one Resource's versions).
 /// Turns stored records into the items a list shows (e.g. adds rights); calls `k` with the items,
 /// or with nullopt when a collaborator failed (503). Runs in the coordinator.
 using item_presenter =
@@ -55,7 +56,8 @@ using item_presenter =
 
 void answer_list(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
                  const std::string& collection, const std::vector<std::pair<std::string, std::string>>& filters,
-                 record_filter keep, reply_fn done, item_presenter present = nullptr);
+                 record_filter keep, reply_fn done, item_presenter present = nullptr,
+                 const std::string& scope = {});
 
 /// Answers the record `id` of the caller's tenant from `t` (200, `Cache-Control: private,
 /// max-age=1`), or the miss (`missing` 404 / 403 TENANT_MISMATCH).

@@ -21,6 +21,12 @@ void plan_replace_resource(caf::event_based_actor* self, std::shared_ptr<const r
 /// PATCH /v0/content-lake/resources/{id} (JSON Merge Patch)
 void plan_patch_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
+/// POST /v0/content-lake/resources/{id}/versions (snapshot)
+void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/resources/{id}/versions
+void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
 /// GET /v0/content-lake/resources/{id}/entities
 void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 

@@ -140,10 +140,11 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
     mask = std::get<domain::field_mask>(parsed);
   }
   if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
-    .then(
-      [self, ctx, done, id, mask, rendering](fetch_outcome& found) {
-        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done);
+  auto version = query_param(ctx->request.query, "version");
+  auto on_record = [self, ctx, done, id, mask, rendering, version](fetch_outcome& found) {
+        if (!found.found)
+          return version.empty() ? answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done)
+                                 : answer_miss(self, ctx, id, domain::error_id::version_not_found, "Resource version", done);
         if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
         auto record = std::make_shared<std::string>(std::move(found.json));
         self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, record_field(*record, "work_id"))
@@ -173,8 +174,14 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
               done(std::move(r));
             },
             [done](caf::error&) { done(backend_unavailable("rights resolver")); });
-      },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+  };
+  auto on_error = [done](caf::error&) { done(backend_unavailable("record reader")); };
+  if (version.empty())
+    self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id).then(on_record, on_error);
+  else  // a snapshot (POST .../versions)
+    self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::versions,
+                  storage::tenant_key(ctx->who.tenant_id, id + '\0' + version))
+      .then(on_record, on_error);
 }
 
 }  // namespace cl::actors
@@ -410,6 +417,94 @@ void plan_replace_resource(caf::event_based_actor* self, std::shared_ptr<const r
 
 void plan_patch_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   update_resource(self, std::move(ctx), std::move(done), true);
+}
+
+}  // namespace cl::actors
+
+namespace cl::actors {
+
+namespace {
+
+std::string version_key(const std::string& tenant, const std::string& id, const std::string& version) {
+  return storage::tenant_key(tenant, id + '\0' + version);
+}
+
+}  // namespace
+
+void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  if (!ctx->request.body.empty()) {
+    auto parsed = json_body(ctx->request);
+    if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+    if (auto refusal = unknown_members(std::get<json::object>(parsed), {})) return done(std::move(*refusal));
+  }
+  auto id = ctx->param("id");
+  auto who = ctx->who;
+  struct snapshot_outcome : create_outcome {
+    bool fresh = false;
+  };
+  auto outcome = std::make_shared<snapshot_outcome>();
+  storage::mutation snapshot = [who, id, outcome](storage::write_txn& tx) {
+    auto current = tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id));
+    if (!current) {
+      auto owner = tx.get(storage::table::id_index, id);
+      outcome->refusal = owner && *owner != who.tenant_id
+                           ? domain::api_error{domain::error_id::tenant_mismatch, "The Resource belongs to another tenant.", {}}
+                           : domain::api_error{domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}};
+      return false;
+    }
+    auto version = record_field(*current, "version");
+    auto key = version_key(who.tenant_id, id, version);
+    if (auto existing = tx.get(storage::table::versions, key)) {
+      outcome->record = std::move(*existing);  // this content is snapshotted already: same version
+      return true;
+    }
+    outcome->fresh = true;
+    outcome->record = *current;
+    tx.put(storage::table::versions, key, *current);
+    record_activity(tx, who, "VERSION", "resource", id, {}, {}, domain::iso8601_now());
+    log_change(tx, who.tenant_id, "version", "resource", id);
+    return true;
+  };
+  if (!ctx->actors->writer || !ctx->actors->rights) return done(backend_unavailable("writer"));
+  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(snapshot))
+    .then(
+      [self, ctx, done, outcome, id](bool kept) {
+        if (!kept) {
+          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
+          return done(domain::api_reply::failure(domain::error_id::internal, "The snapshot could not be stored."));
+        }
+        auto version = record_field(outcome->record, "version");
+        answer_resource(self, ctx, outcome->fresh ? 201 : 200, std::make_shared<std::string>(std::move(outcome->record)),
+                        [done, id, version](domain::api_reply r) {
+                          r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);
+                          done(std::move(r));
+                        });
+      },
+      [done](caf::error&) { done(backend_unavailable("writer")); });
+}
+
+void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto id = ctx->param("id");
+  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
+    .then(
+      [self, ctx, done, id](fetch_outcome& found) {
+        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done);
+        // Summaries: each snapshot without its content (read one with ?version= for that).
+        item_presenter summarize = [](std::vector<std::string> records,
+                                      std::function<void(std::optional<std::vector<std::string>>)> k) {
+          std::vector<std::string> items;
+          for (auto& r : records) {
+            auto o = json::parse(r).as_object();
+            o.erase("content");
+            o.erase("update_token");
+            items.push_back(json::serialize(o));
+          }
+          k(std::move(items));
+        };
+        answer_list(self, ctx, storage::table::versions, "versions", {{"resource_id", id}}, nullptr, done,
+                    std::move(summarize), id + '\0');
+      },
+      [done](caf::error&) { done(backend_unavailable("record reader")); });
 }
 
 }  // namespace cl::actors

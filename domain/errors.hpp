@@ -25,6 +25,7 @@ enum class error_id : std::uint8_t {
   pcf001, pcf002, pcf003, pcf004, pcf005, pcf006, pcf007, pcf008, pcf009, pcf010, pcf011,
   route_not_found,
   resource_not_found,
+  version_not_found,
   work_not_found,
   source_not_found,
   activity_not_found,

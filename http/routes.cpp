@@ -23,6 +23,8 @@ const std::vector<route>& route_table() {
     {"GET", "/v0/content-lake/resources/{id}", "content-lake.read", &actors::plan_get_resource, nullptr},
     {"PUT", "/v0/content-lake/resources/{id}", "content-lake.write", &actors::plan_replace_resource, nullptr},
     {"PATCH", "/v0/content-lake/resources/{id}", "content-lake.write", &actors::plan_patch_resource, nullptr},
+    {"POST", "/v0/content-lake/resources/{id}/versions", "content-lake.write", &actors::plan_create_version, nullptr},
+    {"GET", "/v0/content-lake/resources/{id}/versions", "content-lake.read", &actors::plan_list_versions, nullptr},
     {"GET", "/v0/content-lake/resources/{id}/entities", "content-lake.read", &actors::plan_get_entities, nullptr},
     {"GET", "/v0/content-lake/sources/{id}", "content-lake.read", &actors::plan_get_source, nullptr},
     {"GET", "/v0/content-lake/activities", "content-lake.read", &actors::plan_list_activities, nullptr},

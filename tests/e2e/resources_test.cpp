@@ -392,3 +392,46 @@ TEST_CASE("PUT and PATCH need the current update_token; hash_content moves only 
   REQUIRE(foreign);
   CHECK(foreign->status == 403);
 }
+
+TEST_CASE("snapshots keep a version readable after the content moves on", "[resources][versions]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto v0 = json::parse(post(svc.port(), "/v0/content-lake/resources", token, chapter())->body).as_object();
+  std::string id{v0.at("id").as_string()}, first_version{v0.at("version").as_string()};
+  auto path = "/v0/content-lake/resources/" + id;
+  auto again = post(svc.port(), path + "/versions", token, "{}");
+  REQUIRE(again);
+  CHECK(again->status == 200);  // created with the Resource already
+  auto changed = http_request(svc.port(), "PATCH", path, {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
+                              R"({"content":{"format":"cl.content/1","blocks":[{"type":"paragraph","key":"n","children":[{"type":"span","text":"new"}]}]},"update_token":")"
+                                + std::string{v0.at("update_token").as_string()} + "\"}");
+  REQUIRE(changed);
+  REQUIRE(changed->status == 200);
+  std::string second_version{json::parse(changed->body).as_object().at("version").as_string()};
+  REQUIRE(second_version != first_version);
+  auto snap = post(svc.port(), path + "/versions", token, "");
+  REQUIRE(snap);
+  CHECK(snap->status == 201);
+  CHECK(snap->header("location") == path + "?version=" + second_version);
+
+  auto old = get_with_token(svc.port(), path + "?version=" + first_version, token);
+  REQUIRE(old);
+  CHECK(old->status == 200);
+  auto old_body = json::parse(old->body).as_object();
+  CHECK(old_body.at("version").as_string() == first_version);
+  CHECK(old_body.at("content") == v0.at("content"));
+  CHECK(old_body.contains("rights"));
+  auto list = get_with_token(svc.port(), path + "/versions", token);
+  REQUIRE(list);
+  auto versions = json::parse(list->body).as_object().at("versions").as_array();
+  CHECK(versions.size() == 2);
+  for (const auto& v : versions) CHECK_FALSE(v.as_object().contains("content"));
+  auto unknown = get_with_token(svc.port(), path + "?version=ver_none", token);
+  REQUIRE(unknown);
+  CHECK(unknown->status == 404);
+  CHECK(error_of(*unknown).at("reason").as_string() == "VERSION_NOT_FOUND");
+  auto no_resource = post(svc.port(), "/v0/content-lake/resources/res_none/versions", token, "{}");
+  REQUIRE(no_resource);
+  CHECK(no_resource->status == 404);
+  CHECK(get_with_token(svc.port(), "/v0/content-lake/resources/res_none/versions", token)->status == 404);
+}
