@@ -33,6 +33,12 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
 /// POST /v0/content-lake/works/{id}/resources (promotion of a staged Resource)
 void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
+/// GET /v0/content-lake/content-units
+void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/content-units/{id}
+void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
 /// POST /v0/content-lake/works
 void plan_create_work(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 

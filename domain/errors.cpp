@@ -56,6 +56,8 @@ const std::vector<error_entry>& catalogue() {
      "No Resource with this id exists in the token's tenant."},
     {error_id::version_not_found, 404, "NOT_FOUND", "VERSION_NOT_FOUND", contentlake_domain,
      "The Resource has no snapshot with this version id."},
+    {error_id::content_unit_not_found, 404, "NOT_FOUND", "CONTENT_UNIT_NOT_FOUND", contentlake_domain,
+     "No content unit with this id exists in the token's tenant (its block may have been removed)."},
     {error_id::work_not_found, 404, "NOT_FOUND", "WORK_NOT_FOUND", contentlake_domain,
      "No Work with this id exists in the token's tenant."},
     {error_id::source_not_found, 404, "NOT_FOUND", "SOURCE_NOT_FOUND", contentlake_domain,

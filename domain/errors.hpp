@@ -26,6 +26,7 @@ enum class error_id : std::uint8_t {
   route_not_found,
   resource_not_found,
   version_not_found,
+  content_unit_not_found,
   work_not_found,
   source_not_found,
   activity_not_found,

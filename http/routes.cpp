@@ -26,6 +26,8 @@ const std::vector<route>& route_table() {
     {"POST", "/v0/content-lake/resources/{id}/versions", "content-lake.write", &actors::plan_create_version, nullptr},
     {"GET", "/v0/content-lake/resources/{id}/versions", "content-lake.read", &actors::plan_list_versions, nullptr},
     {"GET", "/v0/content-lake/resources/{id}/entities", "content-lake.read", &actors::plan_get_entities, nullptr},
+    {"GET", "/v0/content-lake/content-units", "content-lake.read", &actors::plan_list_content_units, nullptr},
+    {"GET", "/v0/content-lake/content-units/{id}", "content-lake.read", &actors::plan_get_content_unit, nullptr},
     {"GET", "/v0/content-lake/sources/{id}", "content-lake.read", &actors::plan_get_source, nullptr},
     {"GET", "/v0/content-lake/activities", "content-lake.read", &actors::plan_list_activities, nullptr},
     {"GET", "/v0/content-lake/activities/{id}", "content-lake.read", &actors::plan_get_activity, nullptr},

@@ -435,3 +435,40 @@ TEST_CASE("snapshots keep a version readable after the content moves on", "[reso
   CHECK(no_resource->status == 404);
   CHECK(get_with_token(svc.port(), "/v0/content-lake/resources/res_none/versions", token)->status == 404);
 }
+
+TEST_CASE("content units address each top-level block", "[resources][units]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto body = R"({"title":"U","type":"DOCUMENT","language":"en","content":{"format":"cl.content/1","blocks":[)"
+              R"({"type":"heading","key":"h","level":1,"children":[{"type":"span","text":"One"}]},)"
+              R"({"type":"paragraph","key":"p","children":[{"type":"span","text":"Two"}]},)"
+              R"({"type":"paragraph","key":"q","children":[{"type":"span","text":"Three"}]}]}})";
+  auto res = json::parse(post(svc.port(), "/v0/content-lake/resources", token, body)->body).as_object();
+  std::string id{res.at("id").as_string()};
+  auto first = get_with_token(svc.port(), "/v0/content-lake/content-units?resource_id=" + id + "&page_size=2", token);
+  REQUIRE(first);
+  REQUIRE(first->status == 200);
+  auto page = json::parse(first->body).as_object();
+  auto units = page.at("content_units").as_array();
+  REQUIRE(units.size() == 2);
+  CHECK(units[0].as_object().at("block_key").as_string() == "h");
+  CHECK(units[1].as_object().at("position").as_int64() == 1);
+  CHECK(units[0].as_object().at("version") == res.at("version"));
+  auto rest = json::parse(get_with_token(svc.port(), "/v0/content-lake/content-units?resource_id=" + id + "&page_token="
+                                                       + std::string{page.at("next_page_token").as_string()}, token)
+                            ->body)
+                .as_object();
+  REQUIRE(rest.at("content_units").as_array().size() == 1);
+  CHECK_FALSE(rest.contains("next_page_token"));
+  std::string unit_id{units[1].as_object().at("id").as_string()};
+  CHECK(unit_id.rfind("cu_", 0) == 0);
+  auto one = get_with_token(svc.port(), "/v0/content-lake/content-units/" + unit_id, token);
+  REQUIRE(one);
+  CHECK(one->status == 200);
+  CHECK(json::parse(one->body).as_object().at("block").as_object().at("key").as_string() == "p");
+  CHECK(get_with_token(svc.port(), "/v0/content-lake/content-units/cu_garbage", token)->status == 404);
+  CHECK(get_with_token(svc.port(), "/v0/content-lake/content-units", token)->status == 400);
+  auto foreign = get_with_token(svc.port(), "/v0/content-lake/content-units/" + unit_id, token_with(rw_scopes, "t_other"));
+  REQUIRE(foreign);
+  CHECK(foreign->status == 403);
+}
