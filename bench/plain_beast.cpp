@@ -1,13 +1,15 @@
-// Reference server for bench/run: a tight async Beast server that answers fixed bytes.
-// GET /v0/openapi.json -> 200 with the file given as argv[3]; anything else -> 404 with argv[4].
-// Usage: plain_beast PORT THREADS OPENAPI_FILE NOT_FOUND_FILE
+// Reference server for bench/run: a tight async Beast server answering preloaded bytes.
+// GET <path> -> 200 with the file ROOT/<path>; any If-None-Match -> 304; unknown path -> 404.
+// Usage: plain_beast PORT THREADS ROOT
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -19,12 +21,7 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-std::string slurp(const char* path) {
-  std::ifstream in{path, std::ios::binary};
-  return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-}
-
-std::string openapi_body, not_found_body;
+std::map<std::string, std::string, std::less<>> files;
 
 class session : public std::enable_shared_from_this<session> {
 public:
@@ -40,11 +37,14 @@ private:
     });
   }
   void respond() {
-    bool openapi = req_.target() == "/v0/openapi.json";
-    res_ = http::response<http::string_body>{openapi ? http::status::ok : http::status::not_found, req_.version()};
+    auto target = req_.target();
+    auto it = files.find(std::string_view{target.data(), target.size()});
+    bool conditional = !req_[http::field::if_none_match].empty();
+    auto status = it == files.end() ? http::status::not_found : conditional ? http::status::not_modified : http::status::ok;
+    res_ = http::response<http::string_body>{status, req_.version()};
     res_.set(http::field::content_type, "application/json");
     res_.set("X-Request-Id", "req_0123456789abcdef");
-    res_.body() = openapi ? openapi_body : not_found_body;
+    if (status == http::status::ok) res_.body() = it->second;
     res_.keep_alive(req_.keep_alive());
     res_.prepare_payload();
     http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -68,12 +68,17 @@ void accept(tcp::acceptor& acceptor, net::io_context& ioc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::cerr << "usage: plain_beast PORT THREADS OPENAPI_FILE NOT_FOUND_FILE\n";
+  if (argc != 4) {
+    std::cerr << "usage: plain_beast PORT THREADS ROOT\n";
     return 2;
   }
-  openapi_body = slurp(argv[3]);
-  not_found_body = slurp(argv[4]);
+  std::filesystem::path root{argv[3]};
+  for (const auto& entry : std::filesystem::recursive_directory_iterator{root})
+    if (entry.is_regular_file()) {
+      std::ifstream in{entry.path(), std::ios::binary};
+      files["/" + std::filesystem::relative(entry.path(), root).string()] =
+        std::string{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+    }
   int threads = std::stoi(argv[2]);
   net::io_context ioc{threads};
   tcp::acceptor acceptor{ioc, {net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(std::stoi(argv[1]))}};
