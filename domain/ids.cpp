@@ -10,15 +10,21 @@ namespace cl::domain {
 namespace {
 
 std::string random_base32(std::size_t bytes) {
-  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
   std::array<unsigned char, 32> buf{};
   if (bytes > buf.size() || RAND_bytes(buf.data(), static_cast<int>(bytes)) != 1)
     throw std::runtime_error("random source unavailable");
+  return base32_lower(std::string_view{reinterpret_cast<const char*>(buf.data()), bytes});
+}
+
+}  // namespace
+
+std::string base32_lower(std::string_view bytes) {
+  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
   std::string out;
   unsigned acc = 0;
   int bits = 0;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    acc = (acc << 8) | buf[i];
+  for (unsigned char c : bytes) {
+    acc = (acc << 8) | c;
     bits += 8;
     while (bits >= 5) {
       bits -= 5;
@@ -28,8 +34,6 @@ std::string random_base32(std::size_t bytes) {
   if (bits > 0) out.push_back(alphabet[(acc << (5 - bits)) & 31]);
   return out;
 }
-
-}  // namespace
 
 std::string random_id(std::string_view prefix) {
   std::string id{prefix};

@@ -6,6 +6,9 @@
 
 namespace cl::domain {
 
+/// Lowercase base32 (RFC 4648 alphabet, no padding) of `bytes`.
+std::string base32_lower(std::string_view bytes);
+
 /// A new id `prefix` + 26 lowercase base32 characters carrying 128 random bits.
 std::string random_id(std::string_view prefix);
 

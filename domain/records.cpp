@@ -1,5 +1,6 @@
 #include "domain/records.hpp"
 
+#include "domain/ids.hpp"
 #include "domain/json_text.hpp"
 
 #include <openssl/sha.h>
@@ -23,22 +24,11 @@ std::string iso8601_now() {
 }
 
 agent_ref derived_agent(const principal& who) {
-  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
   std::string input = who.tenant_id + '\0' + who.subject;
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
-  std::string id = "agt_";
-  unsigned acc = 0;
-  int bits = 0;
-  for (int i = 0; i < 16; ++i) {
-    acc = (acc << 8) | digest[i];
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      id.push_back(alphabet[(acc >> bits) & 31]);
-    }
-  }
-  if (bits > 0) id.push_back(alphabet[(acc << (5 - bits)) & 31]);
+  // 128 of the digest's bits, like every other id.
+  auto id = "agt_" + base32_lower(std::string_view{reinterpret_cast<const char*>(digest), 16});
   return {id, who.is_user() ? "HUMAN" : "SYSTEM"};
 }
 

@@ -2,6 +2,7 @@
 
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
+#include "domain/records.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -22,17 +23,6 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-std::string utc_timestamp() {
-  auto now = std::chrono::system_clock::now();
-  auto secs = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  return buf;
-}
 
 domain::api_request to_api_request(bhttp::request<bhttp::string_body>& req) {
   domain::api_request out;
@@ -276,7 +266,7 @@ private:
   }
 
   void log_access(const std::string& route, int status, double seconds, const domain::api_reply& r) {
-    std::string line = "{\"ts\":\"" + utc_timestamp() + "\",\"type\":\"access\",\"listener\":";
+    std::string line = "{\"ts\":\"" + domain::iso8601_now() + "\",\"type\":\"access\",\"listener\":";
     domain::append_json_string(line, ctx_->name);
     line += ",\"request_id\":";
     domain::append_json_string(line, request_id_);
