@@ -78,10 +78,6 @@ cl::actors::auth_actor::behavior_type silent_auth(cl::actors::auth_actor::statef
   };
 }
 
-std::string reason_of(const http_response& r) {
-  return std::string{json::parse(r.body).as_object().at("error").as_object().at("reason").as_string()};
-}
-
 }  // namespace
 
 TEST_CASE("a concern actor that does not answer in time turns into 503 BACKEND_UNAVAILABLE", "[fault]") {

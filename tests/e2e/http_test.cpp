@@ -27,10 +27,6 @@ json::object error_of(const http_response& r) {
   return e;
 }
 
-std::string reason_of(const http_response& r) {
-  return std::string{error_of(r).at("reason").as_string()};
-}
-
 }  // namespace
 
 TEST_CASE("an empty store answers 404 RESOURCE_NOT_FOUND through the whole path", "[http]") {

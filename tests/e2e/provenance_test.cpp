@@ -18,21 +18,11 @@ namespace {
 
 const std::string rw_scopes = "content-lake.read content-lake.write";
 
-std::optional<http_response> post(unsigned short port, const std::string& path, const std::string& token,
-                                  const std::string& body) {
-  return http_request(port, "POST", path, {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
-                      body);
-}
-
 json::object created(const std::optional<http_response>& r) {
   REQUIRE(r);
   INFO(r->body);
   REQUIRE((r->status == 201 || r->status == 200));
   return json::parse(r->body).as_object();
-}
-
-std::string reason_of(const http_response& r) {
-  return std::string{json::parse(r.body).as_object().at("error").as_object().at("reason").as_string()};
 }
 
 const std::string document =
@@ -52,15 +42,15 @@ std::string with(const std::string& body, const std::string& extra) {
 TEST_CASE("a staged Resource is promoted to a Work once; its hash changes", "[promotion]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto work = created(post(svc.port(), "/v0/content-lake/works", token, R"({"title":"Atlas"})"));
+  auto work = created(post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"Atlas"})"));
   std::string work_id{work.at("id").as_string()};
-  auto staged_response = post(svc.port(), "/v0/content-lake/resources", token, document);
+  auto staged_response = post_json(svc.port(), "/v0/content-lake/resources", token, document);
   auto staged = created(staged_response);
   std::string id{staged.at("id").as_string()};
   CHECK_FALSE(staged.contains("work_id"));
 
   auto promoted_response =
-    post(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource_id":")" + id + "\"}");
+    post_json(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource_id":")" + id + "\"}");
   auto promoted = created(promoted_response);
   CHECK(promoted_response->status == 200);
   CHECK(promoted.at("work_id").as_string() == work_id);
@@ -72,20 +62,20 @@ TEST_CASE("a staged Resource is promoted to a Work once; its hash changes", "[pr
   CHECK(json::parse(read->body).as_object().at("work_id").as_string() == work_id);
   CHECK(read->header("etag") == "\"" + std::string{promoted.at("hash").as_string()} + "\"");
 
-  auto again = post(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource_id":")" + id + "\"}");
+  auto again = post_json(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource_id":")" + id + "\"}");
   REQUIRE(again);
   CHECK(again->status == 400);
   CHECK(reason_of(*again) == "RESOURCE_NOT_STAGED");
-  auto no_work = post(svc.port(), "/v0/content-lake/works/wk_none/resources", token, R"({"resource_id":")" + id + "\"}");
+  auto no_work = post_json(svc.port(), "/v0/content-lake/works/wk_none/resources", token, R"({"resource_id":")" + id + "\"}");
   REQUIRE(no_work);
   CHECK(no_work->status == 404);
   CHECK(reason_of(*no_work) == "WORK_NOT_FOUND");
   auto no_resource =
-    post(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource_id":"res_none"})");
+    post_json(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource_id":"res_none"})");
   REQUIRE(no_resource);
   CHECK(no_resource->status == 404);
   CHECK(reason_of(*no_resource) == "RESOURCE_NOT_FOUND");
-  auto bad = post(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource":"x"})");
+  auto bad = post_json(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource":"x"})");
   REQUIRE(bad);
   CHECK(bad->status == 400);
 }
@@ -93,7 +83,7 @@ TEST_CASE("a staged Resource is promoted to a Work once; its hash changes", "[pr
 TEST_CASE("a Source created with a Resource is readable; misses are 404", "[sources]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto res = created(post(svc.port(), "/v0/content-lake/resources", token,
+  auto res = created(post_json(svc.port(), "/v0/content-lake/resources", token,
                           with(document, R"(,"source":{"name":"Wire","origin_type":"FEED","system":"agency"})")));
   std::string source_id{res.at("source_id").as_string()};
   auto r = get_with_token(svc.port(), "/v0/content-lake/sources/" + source_id, token);
@@ -114,14 +104,14 @@ TEST_CASE("every write records an Activity by the derived agent plus named agent
   test_service svc;
   auto alice = token_with(rw_scopes, "t_test", "u_alice");
   auto robot = token_with(rw_scopes, "t_test", "a_robot");
-  created(post(svc.port(), "/v0/content-lake/works", robot, R"({"title":"By the robot"})"));
+  created(post_json(svc.port(), "/v0/content-lake/works", robot, R"({"title":"By the robot"})"));
   cl::domain::principal robot_p, alice_p;
   robot_p.tenant_id = alice_p.tenant_id = "t_test";
   robot_p.subject = "a_robot";
   alice_p.subject = "u_alice";
   auto robot_agent = cl::domain::derived_agent(robot_p).id;
   auto alice_agent = cl::domain::derived_agent(alice_p).id;
-  auto res = created(post(svc.port(), "/v0/content-lake/resources", alice,
+  auto res = created(post_json(svc.port(), "/v0/content-lake/resources", alice,
                           with(document, R"(,"agents":[")" + robot_agent
                                            + R"("],"tooling":["gpt-x-summarizer"],"activity_type":"ADAPTATION")")));
   std::string id{res.at("id").as_string()};
@@ -163,7 +153,7 @@ TEST_CASE("every write records an Activity by the derived agent plus named agent
 TEST_CASE("activity pages follow their filters; a token is bound to them", "[activities][pagination]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  for (int i = 0; i < 4; ++i) created(post(svc.port(), "/v0/content-lake/works", token, R"({"title":"w"})"));
+  for (int i = 0; i < 4; ++i) created(post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"w"})"));
   std::set<std::string> seen;
   std::string next;
   int pages = 0;
@@ -188,7 +178,7 @@ TEST_CASE("activity pages follow their filters; a token is bound to them", "[act
 TEST_CASE("the entity overlay groups annotations by entity, in order of first mention", "[entities]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto res = created(post(svc.port(), "/v0/content-lake/resources", token, document));
+  auto res = created(post_json(svc.port(), "/v0/content-lake/resources", token, document));
   std::string id{res.at("id").as_string()};
   auto r = get_with_token(svc.port(), "/v0/content-lake/resources/" + id + "/entities", token);
   REQUIRE(r);

@@ -26,12 +26,6 @@ std::string chapter(const std::string& extra = "") {
          + extra + "}";
 }
 
-std::optional<http_response> post(unsigned short port, const std::string& path, const std::string& token,
-                                  const std::string& body) {
-  return http_request(port, "POST", path, {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
-                      body);
-}
-
 json::object error_of(const http_response& r) {
   return json::parse(r.body).as_object().at("error").as_object();
 }
@@ -46,7 +40,7 @@ json::object without_resolved_at(json::object o) {
 TEST_CASE("a staged Resource is created with every spec 2.2 field and unusable rights", "[resources]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto r = post(svc.port(), "/v0/content-lake/resources", token,
+  auto r = post_json(svc.port(), "/v0/content-lake/resources", token,
                 chapter(R"(,"source":{"name":"Upload","origin_type":"UPLOAD","system":"cms"},"tooling":["spell-1"])"));
   REQUIRE(r);
   REQUIRE(r->status == 201);
@@ -78,7 +72,7 @@ TEST_CASE("a staged Resource is created with every spec 2.2 field and unusable r
 TEST_CASE("If-None-Match with the hash answers 304 (single, list, weak, *)", "[resources][etag]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto created = post(svc.port(), "/v0/content-lake/resources", token, chapter());
+  auto created = post_json(svc.port(), "/v0/content-lake/resources", token, chapter());
   REQUIRE(created);
   REQUIRE(created->status == 201);
   auto id = std::string{json::parse(created->body).as_object().at("id").as_string()};
@@ -102,7 +96,7 @@ TEST_CASE("If-None-Match with the hash answers 304 (single, list, weak, *)", "[r
 TEST_CASE("a field mask returns only the named fields; unknown paths are 400 with details", "[resources][fields]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto created = post(svc.port(), "/v0/content-lake/resources", token, chapter());
+  auto created = post_json(svc.port(), "/v0/content-lake/resources", token, chapter());
   REQUIRE(created);
   auto id = std::string{json::parse(created->body).as_object().at("id").as_string()};
   auto r = get_with_token(svc.port(), "/v0/content-lake/resources/" + id + "?fields=title,rights.usable", token);
@@ -130,7 +124,7 @@ TEST_CASE("content that breaks a rule is 400 with the rule's reason and the JSON
   auto token = token_with(rw_scopes);
   auto body = chapter();
   auto bad_type = std::regex_replace(body, std::regex{R"("type":"paragraph")"}, R"("type":"video")");
-  auto r = post(svc.port(), "/v0/content-lake/resources", token, bad_type);
+  auto r = post_json(svc.port(), "/v0/content-lake/resources", token, bad_type);
   REQUIRE(r);
   CHECK(r->status == 400);
   auto e = error_of(*r);
@@ -139,14 +133,14 @@ TEST_CASE("content that breaks a rule is 400 with the rule's reason and the JSON
   CHECK(e.at("details").as_array()[0].as_object().at("field").as_string() == "/content/blocks/0/type");
   auto bad_mark = std::regex_replace(body, std::regex{R"("text":"Seven metres at Brest.")"},
                                      R"("text":"x","marks":["sparkle"])");
-  r = post(svc.port(), "/v0/content-lake/resources", token, bad_mark);
+  r = post_json(svc.port(), "/v0/content-lake/resources", token, bad_mark);
   REQUIRE(r);
   CHECK(error_of(*r).at("reason").as_string() == "PCF007");
-  r = post(svc.port(), "/v0/content-lake/resources", token, R"({"title":"t","type":"DOCUMENT","language":"en"})");
+  r = post_json(svc.port(), "/v0/content-lake/resources", token, R"({"title":"t","type":"DOCUMENT","language":"en"})");
   REQUIRE(r);
   CHECK(r->status == 400);
   CHECK(error_of(*r).at("details").as_array()[0].as_object().at("field").as_string() == "/content");
-  r = post(svc.port(), "/v0/content-lake/resources", token,
+  r = post_json(svc.port(), "/v0/content-lake/resources", token,
            std::regex_replace(body, std::regex{R"("language":"en")"}, R"("language":"English")"));
   REQUIRE(r);
   CHECK(error_of(*r).at("details").as_array()[0].as_object().at("field").as_string() == "/language");
@@ -155,33 +149,33 @@ TEST_CASE("content that breaks a rule is 400 with the rule's reason and the JSON
 TEST_CASE("an attached Resource names an existing Work; agents must exist", "[resources][works]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto work = post(svc.port(), "/v0/content-lake/works", token, R"({"title":"The Tides of Brittany"})");
+  auto work = post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"The Tides of Brittany"})");
   REQUIRE(work);
   REQUIRE(work->status == 201);
   std::string work_id{json::parse(work->body).as_object().at("id").as_string()};
-  auto r = post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"work_id":")" + work_id + "\""));
+  auto r = post_json(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"work_id":")" + work_id + "\""));
   REQUIRE(r);
   REQUIRE(r->status == 201);
   CHECK(json::parse(r->body).as_object().at("work_id").as_string() == work_id);
 
-  auto missing = post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"work_id":"wk_nothere")"));
+  auto missing = post_json(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"work_id":"wk_nothere")"));
   REQUIRE(missing);
   CHECK(missing->status == 404);
   CHECK(error_of(*missing).at("reason").as_string() == "WORK_NOT_FOUND");
 
-  auto unknown_agent = post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"agents":["agt_nobody"])"));
+  auto unknown_agent = post_json(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"agents":["agt_nobody"])"));
   REQUIRE(unknown_agent);
   CHECK(unknown_agent->status == 400);
   CHECK(error_of(*unknown_agent).at("details").as_array()[0].as_object().at("field").as_string() == "/agents/0");
 
   // An agent exists once its principal has written: bob writes, then alice names bob's agent.
   auto bob = token_with(rw_scopes, "t_test", "u_bob");
-  REQUIRE(post(svc.port(), "/v0/content-lake/works", bob, R"({"title":"Bob's"})")->status == 201);
+  REQUIRE(post_json(svc.port(), "/v0/content-lake/works", bob, R"({"title":"Bob's"})")->status == 201);
   cl::domain::principal bob_p;
   bob_p.tenant_id = "t_test";
   bob_p.subject = "u_bob";
   auto bob_agent = cl::domain::derived_agent(bob_p).id;
-  auto with_bob = post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"agents":[")" + bob_agent + "\"]"));
+  auto with_bob = post_json(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"agents":[")" + bob_agent + "\"]"));
   REQUIRE(with_bob);
   CHECK(with_bob->status == 201);
 }
@@ -190,7 +184,7 @@ TEST_CASE("another tenant's Resource is 403 TENANT_MISMATCH; a Source links by i
   test_service svc;
   auto mine = token_with(rw_scopes, "t_test");
   auto theirs = token_with(rw_scopes, "t_other");
-  auto r = post(svc.port(), "/v0/content-lake/resources", theirs,
+  auto r = post_json(svc.port(), "/v0/content-lake/resources", theirs,
                 chapter(R"(,"source":{"name":"Feed","origin_type":"FEED","system":"wire"})"));
   REQUIRE(r);
   REQUIRE(r->status == 201);
@@ -200,11 +194,11 @@ TEST_CASE("another tenant's Resource is 403 TENANT_MISMATCH; a Source links by i
   REQUIRE(foreign);
   CHECK(foreign->status == 403);
   CHECK(error_of(*foreign).at("reason").as_string() == "TENANT_MISMATCH");
-  auto linked = post(svc.port(), "/v0/content-lake/resources", theirs, chapter(R"(,"source_id":")" + source + "\""));
+  auto linked = post_json(svc.port(), "/v0/content-lake/resources", theirs, chapter(R"(,"source_id":")" + source + "\""));
   REQUIRE(linked);
   CHECK(linked->status == 201);
   CHECK(json::parse(linked->body).as_object().at("source_id").as_string() == source);
-  auto other_tenant_source = post(svc.port(), "/v0/content-lake/resources", mine, chapter(R"(,"source_id":")" + source + "\""));
+  auto other_tenant_source = post_json(svc.port(), "/v0/content-lake/resources", mine, chapter(R"(,"source_id":")" + source + "\""));
   REQUIRE(other_tenant_source);
   CHECK(other_tenant_source->status == 400);
 }
@@ -215,7 +209,7 @@ TEST_CASE("Resources survive a stop and start with the same hash", "[resources][
   std::string id, etag, body;
   {
     test_service svc{[&](cl::config::settings& s) { s.data_dir = data.path; }};
-    auto r = post(svc.port(), "/v0/content-lake/resources", token, chapter());
+    auto r = post_json(svc.port(), "/v0/content-lake/resources", token, chapter());
     REQUIRE(r);
     REQUIRE(r->status == 201);
     id = std::string{json::parse(r->body).as_object().at("id").as_string()};
@@ -239,7 +233,7 @@ TEST_CASE("content negotiation: NDJSON streamed per block, Markdown, 406", "[res
               R"({"type":"paragraph","key":"p1","mark_defs":[{"key":"e1","type":"entity","entity_id":"ent_moon",)"
               R"("entity_type":"PLACE"}],"children":[{"type":"span","text":"The Moon","marks":["e1","strong"]}]},)"
               R"x({"type":"code","key":"c1","text":"tide()"}]}})x";
-  auto created = post(svc.port(), "/v0/content-lake/resources", token, body);
+  auto created = post_json(svc.port(), "/v0/content-lake/resources", token, body);
   REQUIRE(created);
   REQUIRE(created->status == 201);
   auto id = std::string{json::parse(created->body).as_object().at("id").as_string()};
@@ -290,14 +284,14 @@ TEST_CASE("content negotiation: NDJSON streamed per block, Markdown, 406", "[res
 TEST_CASE("listing Resources filters by work, type, language and staging, with rights", "[resources][list]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto work = post(svc.port(), "/v0/content-lake/works", token, R"({"title":"W"})");
+  auto work = post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"W"})");
   REQUIRE(work);
   std::string work_id{json::parse(work->body).as_object().at("id").as_string()};
-  REQUIRE(post(svc.port(), "/v0/content-lake/resources", token, chapter())->status == 201);
-  REQUIRE(post(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"work_id":")" + work_id + "\""))->status == 201);
+  REQUIRE(post_json(svc.port(), "/v0/content-lake/resources", token, chapter())->status == 201);
+  REQUIRE(post_json(svc.port(), "/v0/content-lake/resources", token, chapter(R"(,"work_id":")" + work_id + "\""))->status == 201);
   auto german = std::regex_replace(chapter(), std::regex{R"("language":"en")"}, R"("language":"de")");
-  REQUIRE(post(svc.port(), "/v0/content-lake/resources", token, german)->status == 201);
-  REQUIRE(post(svc.port(), "/v0/content-lake/resources", token_with(rw_scopes, "t_other"), chapter())->status == 201);
+  REQUIRE(post_json(svc.port(), "/v0/content-lake/resources", token, german)->status == 201);
+  REQUIRE(post_json(svc.port(), "/v0/content-lake/resources", token_with(rw_scopes, "t_other"), chapter())->status == 201);
   auto count = [&](const std::string& query) {
     auto r = get_with_token(svc.port(), "/v0/content-lake/resources" + query, token);
     REQUIRE(r);
@@ -333,7 +327,7 @@ TEST_CASE("listing Resources filters by work, type, language and staging, with r
 TEST_CASE("PUT and PATCH need the current update_token; hash_content moves only with content", "[resources][update]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto created = post(svc.port(), "/v0/content-lake/resources", token, chapter());
+  auto created = post_json(svc.port(), "/v0/content-lake/resources", token, chapter());
   REQUIRE(created);
   auto v0 = json::parse(created->body).as_object();
   std::string id{v0.at("id").as_string()};
@@ -396,10 +390,10 @@ TEST_CASE("PUT and PATCH need the current update_token; hash_content moves only 
 TEST_CASE("snapshots keep a version readable after the content moves on", "[resources][versions]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto v0 = json::parse(post(svc.port(), "/v0/content-lake/resources", token, chapter())->body).as_object();
+  auto v0 = json::parse(post_json(svc.port(), "/v0/content-lake/resources", token, chapter())->body).as_object();
   std::string id{v0.at("id").as_string()}, first_version{v0.at("version").as_string()};
   auto path = "/v0/content-lake/resources/" + id;
-  auto again = post(svc.port(), path + "/versions", token, "{}");
+  auto again = post_json(svc.port(), path + "/versions", token, "{}");
   REQUIRE(again);
   CHECK(again->status == 200);  // created with the Resource already
   auto changed = http_request(svc.port(), "PATCH", path, {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
@@ -409,7 +403,7 @@ TEST_CASE("snapshots keep a version readable after the content moves on", "[reso
   REQUIRE(changed->status == 200);
   std::string second_version{json::parse(changed->body).as_object().at("version").as_string()};
   REQUIRE(second_version != first_version);
-  auto snap = post(svc.port(), path + "/versions", token, "");
+  auto snap = post_json(svc.port(), path + "/versions", token, "");
   REQUIRE(snap);
   CHECK(snap->status == 201);
   CHECK(snap->header("location") == path + "?version=" + second_version);
@@ -430,7 +424,7 @@ TEST_CASE("snapshots keep a version readable after the content moves on", "[reso
   REQUIRE(unknown);
   CHECK(unknown->status == 404);
   CHECK(error_of(*unknown).at("reason").as_string() == "VERSION_NOT_FOUND");
-  auto no_resource = post(svc.port(), "/v0/content-lake/resources/res_none/versions", token, "{}");
+  auto no_resource = post_json(svc.port(), "/v0/content-lake/resources/res_none/versions", token, "{}");
   REQUIRE(no_resource);
   CHECK(no_resource->status == 404);
   CHECK(get_with_token(svc.port(), "/v0/content-lake/resources/res_none/versions", token)->status == 404);
@@ -443,7 +437,7 @@ TEST_CASE("content units address each top-level block", "[resources][units]") {
               R"({"type":"heading","key":"h","level":1,"children":[{"type":"span","text":"One"}]},)"
               R"({"type":"paragraph","key":"p","children":[{"type":"span","text":"Two"}]},)"
               R"({"type":"paragraph","key":"q","children":[{"type":"span","text":"Three"}]}]}})";
-  auto res = json::parse(post(svc.port(), "/v0/content-lake/resources", token, body)->body).as_object();
+  auto res = json::parse(post_json(svc.port(), "/v0/content-lake/resources", token, body)->body).as_object();
   std::string id{res.at("id").as_string()};
   auto first = get_with_token(svc.port(), "/v0/content-lake/content-units?resource_id=" + id + "&page_size=2", token);
   REQUIRE(first);

@@ -16,23 +16,12 @@ namespace {
 
 const std::string rw_scopes = "content-lake.read content-lake.write";
 
-std::optional<http_response> create_work(unsigned short port, const std::string& token, const std::string& body,
-                                         const std::string& content_type = "application/json") {
-  std::vector<std::pair<std::string, std::string>> headers = {{"Authorization", "Bearer " + token}};
-  if (!content_type.empty()) headers.emplace_back("Content-Type", content_type);
-  return http_request(port, "POST", "/v0/content-lake/works", headers, body);
-}
-
-std::string reason_of(const http_response& r) {
-  return std::string{json::parse(r.body).as_object().at("error").as_object().at("reason").as_string()};
-}
-
 }  // namespace
 
 TEST_CASE("a created Work is answered 201 with Location and read back identical", "[works]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto created = create_work(svc.port(), token, R"({"title":"The Tides of Brittany","description":"Field guide"})");
+  auto created = post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"The Tides of Brittany","description":"Field guide"})");
   REQUIRE(created);
   REQUIRE(created->status == 201);
   auto work = json::parse(created->body).as_object();
@@ -51,7 +40,7 @@ TEST_CASE("a created Work is answered 201 with Location and read back identical"
 
 TEST_CASE("creating a Work needs content-lake.write", "[works]") {
   test_service svc;
-  auto r = create_work(svc.port(), token_with("content-lake.read"), R"({"title":"x"})");
+  auto r = post_json(svc.port(), "/v0/content-lake/works", token_with("content-lake.read"), R"({"title":"x"})");
   REQUIRE(r);
   CHECK(r->status == 403);
   CHECK(reason_of(*r) == "SCOPE_MISSING");
@@ -60,25 +49,25 @@ TEST_CASE("creating a Work needs content-lake.write", "[works]") {
 TEST_CASE("invalid Work bodies are refused with details", "[works]") {
   test_service svc;
   auto token = token_with(rw_scopes);
-  auto r = create_work(svc.port(), token, R"({"title":"x"})", "text/plain");
+  auto r = post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"x"})", "text/plain");
   REQUIRE(r);
   CHECK(r->status == 415);
   CHECK(reason_of(*r) == "UNSUPPORTED_MEDIA_TYPE");
-  r = create_work(svc.port(), token, R"({"title":)");
+  r = post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":)");
   REQUIRE(r);
   CHECK(r->status == 400);
   CHECK(reason_of(*r) == "INVALID_ARGUMENT");
-  r = create_work(svc.port(), token, R"({"description":"no title"})");
+  r = post_json(svc.port(), "/v0/content-lake/works", token, R"({"description":"no title"})");
   REQUIRE(r);
   CHECK(r->status == 400);
   auto details = json::parse(r->body).as_object().at("error").as_object().at("details").as_array();
   REQUIRE(details.size() == 1);
   CHECK(details[0].as_object().at("field").as_string() == "/title");
-  r = create_work(svc.port(), token, R"({"title":"x","colour":"blue"})");
+  r = post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"x","colour":"blue"})");
   REQUIRE(r);
   CHECK(r->status == 400);
   CHECK(r->body.find("/colour") != std::string::npos);
-  r = create_work(svc.port(), token, "[1,2]");
+  r = post_json(svc.port(), "/v0/content-lake/works", token, "[1,2]");
   REQUIRE(r);
   CHECK(r->status == 400);
 }
@@ -91,7 +80,7 @@ TEST_CASE("a missing Work is 404; another tenant's Work is 403 TENANT_MISMATCH",
   REQUIRE(r);
   CHECK(r->status == 404);
   CHECK(reason_of(*r) == "WORK_NOT_FOUND");
-  auto created = create_work(svc.port(), theirs, R"({"title":"Theirs"})");
+  auto created = post_json(svc.port(), "/v0/content-lake/works", theirs, R"({"title":"Theirs"})");
   REQUIRE(created);
   REQUIRE(created->status == 201);
   std::string id{json::parse(created->body).as_object().at("id").as_string()};
@@ -106,12 +95,12 @@ TEST_CASE("listing Works pages with opaque tokens bound to tenant and filters", 
   auto token = token_with(rw_scopes);
   std::set<std::string> created;
   for (int i = 0; i < 5; ++i) {
-    auto r = create_work(svc.port(), token, R"({"title":"Work )" + std::to_string(i) + "\"}");
+    auto r = post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"Work )" + std::to_string(i) + "\"}");
     REQUIRE(r);
     REQUIRE(r->status == 201);
     created.insert(std::string{json::parse(r->body).as_object().at("id").as_string()});
   }
-  REQUIRE(create_work(svc.port(), token_with(rw_scopes, "t_other"), R"({"title":"elsewhere"})")->status == 201);
+  REQUIRE(post_json(svc.port(), "/v0/content-lake/works", token_with(rw_scopes, "t_other"), R"({"title":"elsewhere"})")->status == 201);
 
   std::set<std::string> seen;
   std::string page_token;
@@ -159,7 +148,7 @@ TEST_CASE("Works survive a stop and start byte for byte", "[works][restart]") {
   std::string id, body;
   {
     test_service svc{[&](cl::config::settings& s) { s.data_dir = data.path; }};
-    auto r = create_work(svc.port(), token, R"({"title":"Durable"})");
+    auto r = post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"Durable"})");
     REQUIRE(r);
     REQUIRE(r->status == 201);
     body = r->body;
@@ -172,7 +161,7 @@ TEST_CASE("Works survive a stop and start byte for byte", "[works][restart]") {
   CHECK(r->status == 200);
   CHECK(r->body == body);
   // Page tokens stay valid across restarts (the key lives in the data dir).
-  REQUIRE(create_work(again.port(), token, R"({"title":"Second"})")->status == 201);
+  REQUIRE(post_json(again.port(), "/v0/content-lake/works", token, R"({"title":"Second"})")->status == 201);
   auto page = json::parse(get_with_token(again.port(), "/v0/content-lake/works?page_size=1", token)->body).as_object();
   REQUIRE(page.contains("next_page_token"));
 }

@@ -1,5 +1,7 @@
 #include "tests/support/http_client.hpp"
 
+#include <boost/json.hpp>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -147,6 +149,23 @@ std::optional<http_response> http_request(unsigned short port, const std::string
                                           const std::string& body) {
   connection c{port};
   return c.request(method, target, headers, body);
+}
+
+std::optional<http_response> post_json(unsigned short port, const std::string& path, const std::string& token,
+                                       const std::string& body, const std::string& content_type) {
+  std::vector<std::pair<std::string, std::string>> headers = {{"Authorization", "Bearer " + token}};
+  if (!content_type.empty()) headers.emplace_back("Content-Type", content_type);
+  return http_request(port, "POST", path, headers, body);
+}
+
+std::string reason_of(const http_response& r) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(r.body, ec);
+  if (ec || !v.is_object()) return {};
+  auto* e = v.as_object().if_contains("error");
+  if (!e || !e->is_object()) return {};
+  auto* reason = e->as_object().if_contains("reason");
+  return reason && reason->is_string() ? std::string{reason->as_string()} : std::string{};
 }
 
 std::optional<http_response> get_with_token(unsigned short port, const std::string& target, const std::string& token) {

@@ -50,6 +50,13 @@ std::optional<http_response> http_request(unsigned short port, const std::string
                                           const std::vector<std::pair<std::string, std::string>>& headers = {},
                                           const std::string& body = {});
 
+/// POST `body` as `content_type` with a bearer token.
+std::optional<http_response> post_json(unsigned short port, const std::string& path, const std::string& token,
+                                       const std::string& body, const std::string& content_type = "application/json");
+
+/// The `error.reason` of an error response (empty when the body is not the error shape).
+std::string reason_of(const http_response& r);
+
 /// GET with a bearer token.
 std::optional<http_response> get_with_token(unsigned short port, const std::string& target, const std::string& token);
 
