@@ -466,3 +466,20 @@ TEST_CASE("content units address each top-level block", "[resources][units]") {
   REQUIRE(foreign);
   CHECK(foreign->status == 403);
 }
+
+TEST_CASE("the OpenAPI request examples for creating Works and Resources are accepted as they are", "[openapi]") {
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto doc = json::parse(http_request(svc.port(), "GET", "/v0/openapi.json")->body).as_object();
+  auto example = [&](const char* path) {
+    return json::serialize(doc.at("paths").as_object().at(path).as_object().at("post").as_object().at("requestBody")
+                             .as_object().at("content").as_object().at("application/json").as_object().at("example"));
+  };
+  auto work = post_json(svc.port(), "/v0/content-lake/works", token, example("/v0/content-lake/works"));
+  REQUIRE(work);
+  CHECK(work->status == 201);
+  auto resource = post_json(svc.port(), "/v0/content-lake/resources", token, example("/v0/content-lake/resources"));
+  REQUIRE(resource);
+  INFO(resource->body);
+  CHECK(resource->status == 201);
+}
