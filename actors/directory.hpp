@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace cl::actors {
 
@@ -21,31 +22,52 @@ struct concern_handles {
   rights_actor rights;
 };
 
-/// Thread-safe holder of the current `concern_handles`.
+/// Thread-safe holder of the current `concern_handles`. It keeps one view per reader actor,
+/// identical but for `reader`; `snapshot` rotates over the views, so reads spread over readers.
 class actor_directory {
 public:
-  actor_directory() : current_(std::make_shared<const concern_handles>()) {}
+  explicit actor_directory(std::size_t readers = 1) : views_(readers == 0 ? 1 : readers) {
+    for (auto& v : views_) v = std::make_shared<const concern_handles>();
+  }
 
   /// The handles as of now; cheap, lock-free for readers.
-  std::shared_ptr<const concern_handles> snapshot() const { return std::atomic_load(&current_); }
+  std::shared_ptr<const concern_handles> snapshot() const {
+    auto i = next_.fetch_add(1, std::memory_order_relaxed) % views_.size();
+    return std::atomic_load(&views_[i]);
+  }
 
-  /// Copies the handles, lets `change` edit the copy, publishes it.
+  /// Copies the handles of every view, lets `change` edit each copy, publishes them.
   void update(const std::function<void(concern_handles&)>& change) {
     std::lock_guard<std::mutex> guard{write_mutex_};
-    auto next = std::make_shared<concern_handles>(*std::atomic_load(&current_));
-    change(*next);
-    std::atomic_store(&current_, std::shared_ptr<const concern_handles>{std::move(next)});
+    for (auto& view : views_) {
+      auto next = std::make_shared<concern_handles>(*std::atomic_load(&view));
+      change(*next);
+      std::atomic_store(&view, std::shared_ptr<const concern_handles>{std::move(next)});
+    }
   }
+
+  /// Publishes reader number `index` (after a start or a restart).
+  void set_reader(std::size_t index, const reader_actor& reader) {
+    std::lock_guard<std::mutex> guard{write_mutex_};
+    auto& view = views_.at(index);
+    auto next = std::make_shared<concern_handles>(*std::atomic_load(&view));
+    next->reader = reader;
+    std::atomic_store(&view, std::shared_ptr<const concern_handles>{std::move(next)});
+  }
+
+  /// How many readers the views rotate over.
+  std::size_t readers() const { return views_.size(); }
 
   /// Drops every handle (shutdown: the actor system waits for actors that are still referenced).
   void clear() {
     std::lock_guard<std::mutex> guard{write_mutex_};
-    std::atomic_store(&current_, std::make_shared<const concern_handles>());
+    for (auto& view : views_) std::atomic_store(&view, std::make_shared<const concern_handles>());
   }
 
 private:
   std::mutex write_mutex_;
-  std::shared_ptr<const concern_handles> current_;
+  std::vector<std::shared_ptr<const concern_handles>> views_;
+  mutable std::atomic<std::size_t> next_{0};
 };
 
 /// Health flags the admin listener reports; written by actors, read by /readyz.

@@ -164,6 +164,8 @@ const std::vector<option>& options() {
      boolean([](settings& s) -> bool& { return s.log.access; })},
     {"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.map_size_mib; }, 1, 1ll << 24)},
+    {"storage.readers", "2", "Reader actors serving LMDB reads; requests rotate over them.",
+     integer<int>([](settings& s) -> int& { return s.storage.readers; }, 1, 64)},
     {"storage.group_commit", "true", "Commit every write queued during a commit together (one fsync); false commits each alone.",
      boolean([](settings& s) -> bool& { return s.storage.group_commit; })},
   };

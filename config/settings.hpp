@@ -61,6 +61,7 @@ struct log_settings {
 struct storage_settings {
   std::size_t map_size_mib = 1024;
   bool group_commit = true;  ///< false: one transaction and fsync per write (benchmark baseline)
+  int readers = 2;           ///< reader actors; reads rotate over them
 };
 
 /// Everything `contentlake serve` runs with.

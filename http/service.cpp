@@ -121,7 +121,8 @@ struct service::impl {
   config::settings settings;
   std::shared_ptr<actors::metrics> stats = std::make_shared<actors::metrics>();
   std::shared_ptr<actors::service_health> health = std::make_shared<actors::service_health>();
-  std::shared_ptr<actors::actor_directory> directory = std::make_shared<actors::actor_directory>();
+  std::shared_ptr<actors::actor_directory> directory =
+    std::make_shared<actors::actor_directory>(static_cast<std::size_t>(settings.storage.readers));
   std::shared_ptr<storage::record_store> store;
   std::shared_ptr<actors::writer_stats> writer_stats = std::make_shared<actors::writer_stats>();
 
@@ -207,13 +208,6 @@ struct service::impl {
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.rate_limiter = caf::actor_cast<actors::rate_limiter_actor>(a); });
        }},
-      {"reader",
-       [store_handle](caf::actor_system& sys) {
-         return caf::actor_cast<caf::actor>(sys.spawn(actors::reader, store_handle));
-       },
-       [](actors::actor_directory& d, const caf::actor& a) {
-         d.update([&](actors::concern_handles& h) { h.reader = caf::actor_cast<actors::reader_actor>(a); });
-       }},
       {"rights", [](caf::actor_system& sys) { return caf::actor_cast<caf::actor>(sys.spawn(actors::rights)); },
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.rights = caf::actor_cast<actors::rights_actor>(a); });
@@ -227,6 +221,12 @@ struct service::impl {
          d.update([&](actors::concern_handles& h) { h.writer = caf::actor_cast<actors::writer_actor>(a); });
        }},
     };
+    // Several readers: each is its own child (restarted alone) and serves its own directory view.
+    for (std::size_t i = 0; i < directory->readers(); ++i)
+      sup->children.push_back(
+        {"reader",
+         [store_handle](caf::actor_system& sys) { return caf::actor_cast<caf::actor>(sys.spawn(actors::reader, store_handle)); },
+         [i](actors::actor_directory& d, const caf::actor& a) { d.set_reader(i, caf::actor_cast<actors::reader_actor>(a)); }});
     if (auto err = actors::validate(*sup)) throw std::runtime_error(*err);
     supervisor = system->spawn(actors::supervisor, std::shared_ptr<const actors::supervisor_config>{sup});
     // The supervisor publishes every child before it answers: after this, the directory is complete.

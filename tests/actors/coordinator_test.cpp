@@ -9,6 +9,8 @@
 #include <caf/scheduler/test_coordinator.hpp>
 #include <catch2/catch.hpp>
 
+#include <set>
+
 using namespace cl;
 using namespace cl::actors;
 
@@ -224,4 +226,25 @@ TEST_CASE("the rate limiter admits a client's burst, then asks it to wait", "[ra
   CHECK(ask("a_two").admitted);
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
   sched.run();
+}
+
+TEST_CASE("the directory spreads reads over its readers and updates every view", "[directory]") {
+  fixture f;
+  actor_directory directory{3};
+  std::vector<reader_actor> readers;
+  for (int i = 0; i < 3; ++i) {
+    readers.push_back(f.sys->spawn(mock_store, f.n, false));
+    directory.set_reader(static_cast<std::size_t>(i), readers.back());
+  }
+  std::set<caf::actor_addr> seen;
+  for (int i = 0; i < 3; ++i) seen.insert(directory.snapshot()->reader.address());
+  CHECK(seen.size() == 3);
+  auto auth = f.sys->spawn(mock_auth, f.n, auth_outcome{});
+  directory.update([&](concern_handles& h) { h.auth = auth; });
+  for (int i = 0; i < 3; ++i) CHECK(directory.snapshot()->auth == auth);
+  directory.clear();
+  CHECK_FALSE(directory.snapshot()->reader);
+  for (auto& r : readers) caf::anon_send_exit(r, caf::exit_reason::kill);
+  caf::anon_send_exit(auth, caf::exit_reason::kill);
+  f.sched->run();
 }

@@ -118,10 +118,14 @@ TEST_CASE("killing a concern actor under load: every request is answered, the ac
   CHECK(answered == clients * per_client);
   CHECK(other == 0);
   CHECK(ok + unavailable == clients * per_client);
-  // The supervisor has published a new, live record reader.
+  // The supervisor has published a new, live reader: no view hands out the killed one any more.
   REQUIRE(eventually([&] {
-    auto now = svc.service().directory().snapshot()->reader;
-    return now && now.address() != old.address();
+    auto& directory = svc.service().directory();
+    for (std::size_t i = 0; i < directory.readers(); ++i) {
+      auto now = directory.snapshot()->reader;
+      if (!now || now.address() == old.address()) return false;
+    }
+    return true;
   }));
   auto r = get_with_token(svc.port(), "/v0/content-lake/resources/res_x", token);
   REQUIRE(r);
