@@ -29,9 +29,8 @@ using reader_actor = caf::typed_actor<
   caf::replies_to<fetch_atom, std::string, std::string>::with<fetch_outcome>,
   // (table, key) -> the record, if any.
   caf::replies_to<caf::get_atom, storage::table, std::string>::with<fetch_outcome>,
-  // (table, key prefix, after key, limit) -> up to limit entries after `after`, in key order.
-  caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t>::with<scan_result>,
-  // (table, key prefix, after key, limit, filter) -> up to limit matching entries, examining a
+  // (table, key prefix, after key, limit, filter or empty) -> up to limit matching entries in key
+  // order after `after`, examining a
   // bounded number; `resume_after` and `exhausted` say where to go on.
   caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t, record_filter>::with<scan_result>>;
 

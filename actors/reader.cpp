@@ -36,14 +36,6 @@ reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state>,
         return storage_failure(e);
       }
     },
-    [store](scan_atom, storage::table t, const std::string& prefix, const std::string& after,
-            std::size_t limit) -> caf::result<scan_result> {
-      try {
-        return scan_result{store->scan(t, prefix, after, limit), {}, false};
-      } catch (const std::exception& e) {
-        return storage_failure(e);
-      }
-    },
     [store](scan_atom, storage::table t, const std::string& prefix, const std::string& after, std::size_t limit,
             const record_filter& keep) -> caf::result<scan_result> {
       try {
