@@ -108,3 +108,13 @@ TEST_CASE("every operation with a request body carries an example", "[openapi]")
       }
     }
 }
+
+TEST_CASE("docs/api.md lists every routed operation", "[openapi][docs]") {
+  std::ifstream in{std::string{CL_SOURCE_DIR} + "/docs/api.md"};
+  REQUIRE(in);
+  std::string doc{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+  for (const auto& r : http::route_table()) {
+    INFO(r.method << " " << r.path_template);
+    CHECK(doc.find("| " + std::string{r.method} + " | `" + std::string{r.path_template} + "` |") != std::string::npos);
+  }
+}
