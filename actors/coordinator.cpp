@@ -1,5 +1,7 @@
 #include "actors/coordinator.hpp"
 
+#include "actors/deadlines.hpp"
+
 #include <caf/all.hpp>
 
 #include <atomic>
@@ -10,19 +12,34 @@ namespace cl::actors {
 namespace {
 
 /// Guards the one answer of a request. If every holder is gone without answering (a plan bug,
-/// an actor killed mid-request), the destructor answers 503 so no connection ever hangs.
-class reply_once {
+/// an actor killed mid-request), the destructor answers 503 so no connection ever hangs; if the
+/// request's deadline passes first, the deadline watch answers 503 and stops the coordinator.
+class reply_once : public deadline_target {
 public:
-  explicit reply_once(reply_fn fn) : fn_(std::move(fn)) {}
-  ~reply_once() {
+  reply_once(reply_fn fn, std::chrono::milliseconds bound) : fn_(std::move(fn)), bound_(bound) {}
+  ~reply_once() override {
     if (!answered_.exchange(true)) fn_(backend_unavailable("coordinator"));
   }
   void operator()(domain::api_reply r) {
     if (!answered_.exchange(true)) fn_(std::move(r));
   }
+  /// The coordinator to stop when the deadline passes; set before the deadline is watched.
+  void bind(caf::actor_addr coordinator) { coordinator_ = std::move(coordinator); }
+  void expire() override {
+    if (!answered_.exchange(true)) {
+      auto r = domain::api_reply::failure(domain::error_id::backend_unavailable,
+                                          "The request did not complete within " + std::to_string(bound_.count())
+                                            + " ms; a backend service is slow or restarting. Retry shortly.");
+      r.retry_after_seconds = 1;
+      fn_(std::move(r));
+    }
+    if (auto a = caf::actor_cast<caf::actor>(coordinator_)) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  }
 
 private:
   reply_fn fn_;
+  std::chrono::milliseconds bound_;
+  caf::actor_addr coordinator_;
   std::atomic<bool> answered_{false};
 };
 
@@ -50,7 +67,7 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
   ctx->request = std::move(job->request);
   ctx->params = std::move(job->params);
   ctx->actors = job->actors;
-  ctx->timeout = job->timeout;
+  ctx->timeout = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
   ctx->page_tokens = job->page_tokens;
   ctx->who = std::move(who);
 
@@ -90,7 +107,7 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
 }
 
 void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
-  auto answer = std::make_shared<reply_once>(std::move(job->reply));
+  auto answer = std::make_shared<reply_once>(std::move(job->reply), job->timeout);
   auto token = bearer_token(job->request.authorization);
   if (token.empty()) {
     (*answer)(domain::api_reply::failure(domain::error_id::token_missing,
@@ -101,7 +118,10 @@ void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
     (*answer)(backend_unavailable("auth"));
     return;
   }
-  self->request(job->actors->auth, job->timeout, verify_atom_v, std::move(token))
+  answer->bind(self->address());
+  if (job->deadlines) job->deadlines->watch(deadline_watch::clock::now() + job->timeout, answer);
+  auto ask = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
+  self->request(job->actors->auth, ask, verify_atom_v, std::move(token))
     .then(
       [self, job, answer](auth_outcome& out) {
         if (!out.ok) {

@@ -11,6 +11,7 @@ namespace cl::domain {
 class page_token_codec;
 }
 
+#include <caf/duration.hpp>
 #include <caf/fwd.hpp>
 
 #include <chrono>
@@ -23,6 +24,8 @@ class page_token_codec;
 
 namespace cl::actors {
 
+class deadline_watch;
+
 /// Delivers the answer of one request; callable from any thread, exactly once.
 using reply_fn = std::function<void(domain::api_reply)>;
 
@@ -32,7 +35,9 @@ struct request_context {
   std::vector<std::pair<std::string, std::string>> params;  ///< path parameters
   domain::principal who;
   std::shared_ptr<const concern_handles> actors;
-  std::chrono::milliseconds timeout{2000};  ///< bound of every ask the plan makes
+  /// What every ask of the plan passes as its timeout: `caf::infinite` when the request's
+  /// deadline is watched as a whole (the service), else a finite bound per ask.
+  caf::duration timeout{std::chrono::milliseconds{2000}};
   std::shared_ptr<const domain::page_token_codec> page_tokens;  ///< for list routes
 
   /// The value of path parameter `name` (empty if absent).
@@ -50,13 +55,16 @@ struct request_job {
   std::string required_scope;  ///< empty: any valid token
   plan_fn plan = nullptr;
   std::shared_ptr<const concern_handles> actors;
-  std::chrono::milliseconds timeout{2000};
+  std::chrono::milliseconds timeout{2000};  ///< the whole request's bound
+  /// Watches the request's deadline; null: every ask carries `timeout` itself instead.
+  std::shared_ptr<deadline_watch> deadlines;
   std::shared_ptr<const domain::page_token_codec> page_tokens;
   reply_fn reply;
 };
 
 /// Spawns a coordinator for `job`. Whatever happens to the actors it asks, `job.reply` is called
-/// exactly once: late or dead callees become 503 BACKEND_UNAVAILABLE with `Retry-After`.
+/// exactly once: a dead callee, or a request still unanswered at its deadline, becomes 503
+/// BACKEND_UNAVAILABLE with `Retry-After`.
 void coordinate(caf::actor_system& sys, request_job job);
 
 /// The reply for a concern actor that failed or was late.

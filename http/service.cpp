@@ -2,6 +2,7 @@
 
 #include "actors/auth.hpp"
 #include "actors/coordinator.hpp"
+#include "actors/deadlines.hpp"
 #include "actors/directory.hpp"
 #include "actors/metrics.hpp"
 #include "actors/rate_limiter.hpp"
@@ -23,6 +24,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -37,7 +39,12 @@ class public_api final : public request_handler {
 public:
   public_api(caf::actor_system& sys, std::shared_ptr<actors::actor_directory> directory,
              std::chrono::milliseconds timeout, std::shared_ptr<const domain::page_token_codec> page_tokens)
-    : sys_(sys), directory_(std::move(directory)), timeout_(timeout), page_tokens_(std::move(page_tokens)) {}
+    : sys_(sys),
+      directory_(std::move(directory)),
+      timeout_(timeout),
+      deadlines_(std::make_shared<actors::deadline_watch>(
+        std::clamp(timeout / 10, std::chrono::milliseconds{10}, std::chrono::milliseconds{100}))),
+      page_tokens_(std::move(page_tokens)) {}
 
   void handle(domain::api_request request, std::function<void(domain::api_reply)> done) override {
     auto m = match_route(route_table(), request.method, request.path);
@@ -63,6 +70,7 @@ public:
     job.plan = m.found->plan;
     job.actors = directory_->snapshot();
     job.timeout = timeout_;
+    job.deadlines = deadlines_;
     job.page_tokens = page_tokens_;
     job.reply = [done = std::move(done), route = std::move(route)](domain::api_reply r) {
       r.route = route;
@@ -75,6 +83,7 @@ private:
   caf::actor_system& sys_;
   std::shared_ptr<actors::actor_directory> directory_;
   std::chrono::milliseconds timeout_;
+  std::shared_ptr<actors::deadline_watch> deadlines_;
   std::shared_ptr<const domain::page_token_codec> page_tokens_;
 };
 

@@ -2,6 +2,7 @@
 // implement the real typed interfaces.
 
 #include "actors/coordinator.hpp"
+#include "actors/deadlines.hpp"
 #include "actors/plans.hpp"
 #include "actors/rate_limiter.hpp"
 
@@ -99,7 +100,8 @@ struct fixture {
   }
 
   /// Runs one GET-resource request through a coordinator (`aut`) and returns its answer.
-  std::optional<domain::api_reply> get_resource(std::string authorization = "Bearer t0k3n") {
+  std::optional<domain::api_reply> get_resource(std::string authorization = "Bearer t0k3n",
+                                                std::shared_ptr<deadline_watch> deadlines = nullptr) {
     std::optional<domain::api_reply> answer;
     request_job job;
     job.request.method = "GET";
@@ -109,6 +111,7 @@ struct fixture {
     job.plan = &plan_get_resource;
     job.actors = handles;
     job.timeout = std::chrono::seconds{2};
+    job.deadlines = std::move(deadlines);
     job.reply = [&answer](domain::api_reply r) { answer = std::move(r); };
     coordinate(*sys, std::move(job));
     sched->run();
@@ -190,12 +193,70 @@ TEST_CASE("a callee that never answers becomes 503 when the ask times out", "[co
   CHECK(answer->retry_after_seconds == 1);
 }
 
+TEST_CASE("with a deadline watch, asks carry no timeout and the request's deadline answers 503", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}}, {true, 0}, true);
+  auto watch = std::make_shared<deadline_watch>();  // no thread: the test moves time
+  std::optional<domain::api_reply> answer;
+  request_job job;
+  job.request.authorization = "Bearer x";
+  job.params = {{"id", "res_1"}};
+  job.required_scope = "content-lake.read";
+  job.plan = &plan_get_resource;
+  job.actors = f.handles;
+  job.timeout = std::chrono::milliseconds{1500};
+  job.deadlines = watch;
+  job.reply = [&answer](domain::api_reply r) { answer = std::move(r); };
+  auto started = deadline_watch::clock::now();
+  coordinate(*f.sys, std::move(job));
+  f.sched->run();
+  CHECK_FALSE(answer);                         // waiting for the silent store
+  CHECK(f.sched->trigger_timeouts() == 0);     // nothing registered with CAF's clock
+  CHECK(watch->expire_due(started) == 0);      // not yet due
+  CHECK(watch->expire_due(started + std::chrono::seconds{2}) == 1);
+  CHECK(reason(answer) == domain::error_id::backend_unavailable);
+  CHECK(answer->retry_after_seconds == 1);
+  CHECK(answer->error->message.find("1500 ms") != std::string::npos);
+  f.sched->run();  // the coordinator was told to stop
+  CHECK(watch->expire_due(started + std::chrono::seconds{3}) == 0);
+}
+
+TEST_CASE("a deadline that passes after the answer changes nothing", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}});
+  auto watch = std::make_shared<deadline_watch>();
+  int answers = 0;
+  std::optional<domain::api_reply> answer;
+  request_job job;
+  job.request.authorization = "Bearer x";
+  job.params = {{"id", "res_1"}};
+  job.required_scope = "content-lake.read";
+  job.plan = &plan_get_resource;
+  job.actors = f.handles;
+  job.deadlines = watch;
+  job.reply = [&](domain::api_reply r) {
+    ++answers;
+    answer = std::move(r);
+  };
+  coordinate(*f.sys, std::move(job));
+  f.sched->run();
+  CHECK(reason(answer) == domain::error_id::resource_not_found);
+  CHECK(watch->pending() == 1);
+  CHECK(watch->expire_due(deadline_watch::clock::now() + std::chrono::seconds{5}) == 0);
+  CHECK(answers == 1);
+  CHECK(watch->pending() == 0);
+}
+
 TEST_CASE("a dead concern actor is 503 at once", "[coordinator]") {
   fixture f;
   f.with({true, alice(), {}});
   caf::anon_send_exit(f.handles->auth, caf::exit_reason::kill);
   f.sched->run();
   CHECK(reason(f.get_resource()) == domain::error_id::backend_unavailable);
+  // Asks without a timeout (deadline watched instead) notice a dead callee just as fast.
+  auto watch = std::make_shared<deadline_watch>();
+  CHECK(reason(f.get_resource("Bearer t0k3n", watch)) == domain::error_id::backend_unavailable);
+  CHECK(watch->expire_due(deadline_watch::clock::now() + std::chrono::seconds{5}) == 0);
 }
 
 TEST_CASE("the rate limiter admits a client's burst, then asks it to wait", "[rate]") {
