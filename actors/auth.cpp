@@ -3,7 +3,6 @@
 #include "storage/identity.hpp"
 
 #include <caf/all.hpp>
-#include <openssl/sha.h>
 #include <spdlog/spdlog.h>
 
 namespace cl::actors {
@@ -15,12 +14,6 @@ using clock = std::chrono::steady_clock;
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
     .count();
-}
-
-std::string token_hash(const std::string& token) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(), digest);
-  return std::string(reinterpret_cast<const char*>(digest), sizeof digest);
 }
 
 /// The host of a URL, for log lines that must not carry the URL's path or query.
@@ -53,7 +46,7 @@ bool install_keys(auth_state& st, const auth_config& cfg, const std::string& jso
   all->merge(st.file_keys);
   all->merge(st.url_keys);
   st.keys = std::move(all);
-  st.cache.clear();  // a key that left the set must not keep its tokens alive
+  if (cfg.tokens) cfg.tokens->clear();  // a key that left the set must not keep its tokens alive
   if (cfg.health) cfg.health->keys_loaded = st.keys->size() > 0;
   return true;
 }
@@ -69,11 +62,8 @@ void reload_file_if_changed(auth_state& st, const auth_config& cfg) {
 
 auth_outcome verify(auth_state& st, const auth_config& cfg, const std::string& token, bool* unknown_kid) {
   auto now = unix_now();
-  auto key = token_hash(token);
-  if (auto hit = st.cache.find(key); hit != st.cache.end()) {
-    if (hit->second.expires_at + cfg.clock_skew.count() > now) return {true, hit->second, {}};
-    st.cache.erase(hit);
-  }
+  if (cfg.tokens)
+    if (auto who = cfg.tokens->find(token, now)) return {true, std::move(*who), {}};
   domain::verify_options opts;
   opts.issuer = cfg.issuer;
   opts.now = now;
@@ -81,14 +71,7 @@ auth_outcome verify(auth_state& st, const auth_config& cfg, const std::string& t
   auto out = domain::verify_token(token, *st.keys, opts);
   if (unknown_kid) *unknown_kid = out.unknown_kid;
   if (!out.ok) return {false, {}, std::move(out.error)};
-  if (cfg.cache_entries > 0) {
-    if (st.cache.size() >= cfg.cache_entries) {
-      for (auto i = st.cache.begin(); i != st.cache.end();)
-        i = i->second.expires_at + cfg.clock_skew.count() <= now ? st.cache.erase(i) : std::next(i);
-      if (st.cache.size() >= cfg.cache_entries) st.cache.clear();
-    }
-    st.cache.emplace(std::move(key), out.who);
-  }
+  if (cfg.tokens) cfg.tokens->insert(token, out.who, out.who.expires_at + cfg.clock_skew.count(), now);
   return {true, std::move(out.who), {}};
 }
 

@@ -4,6 +4,7 @@
 
 #include "actors/directory.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/token_cache.hpp"
 #include "domain/jwt.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -31,19 +32,20 @@ struct auth_config {
   std::chrono::seconds refetch_min{30};
   std::chrono::seconds refresh{300};
   std::chrono::milliseconds fetch_timeout{1500};
-  std::size_t cache_entries = 10000;
+  /// Verified tokens, shared with the coordinators; null: nothing is cached.
+  std::shared_ptr<token_cache> tokens;
   std::shared_ptr<service_health> health;
 };
 
 /// Empty when `cfg` is usable, otherwise what is wrong with it.
 std::optional<std::string> validate(const auth_config& cfg);
 
-/// One incarnation's state: the trusted keys and the verified-token cache.
+/// One incarnation's state: the trusted keys (the verified-token cache outlives incarnations
+/// in `auth_config::tokens`; each incarnation clears it when it installs its keys).
 struct auth_state {
   static constexpr const char* name = "auth";
   std::shared_ptr<const domain::key_set> keys = std::make_shared<domain::key_set>();  ///< union of the below
   domain::key_set static_keys, file_keys, url_keys;
-  std::unordered_map<std::string, domain::principal> cache;  ///< SHA-256(token) -> principal
   long long file_signature = 0;
   std::chrono::steady_clock::time_point last_fetch{};
   std::chrono::steady_clock::time_point last_refresh{};

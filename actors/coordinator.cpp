@@ -106,42 +106,54 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
   });
 }
 
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+/// After auth: the scope check, then the authorised part of the request.
+void on_verified(caf::event_based_actor* self, std::shared_ptr<request_job> job, std::shared_ptr<reply_once> answer,
+                 auth_outcome out) {
+  if (!out.ok) {
+    domain::api_reply r;
+    r.error = std::move(out.error);
+    (*answer)(std::move(r));
+    return;
+  }
+  if (!job->required_scope.empty() && !out.who.has_scope(job->required_scope)) {
+    auto r = domain::api_reply::failure(domain::error_id::scope_missing,
+                                        "The token does not carry the scope " + job->required_scope + ".",
+                                        {{"scopes", "requires " + job->required_scope}});
+    r.tenant = out.who.tenant_id;
+    r.client_id = out.who.client_id;
+    (*answer)(std::move(r));
+    return;
+  }
+  run_authorised(self, job, answer, std::move(out.who));
+}
+
 void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
   auto answer = std::make_shared<reply_once>(std::move(job->reply), job->timeout);
+  answer->bind(self->address());
+  if (job->deadlines) job->deadlines->watch(deadline_watch::clock::now() + job->timeout, answer);
   auto token = bearer_token(job->request.authorization);
   if (token.empty()) {
     (*answer)(domain::api_reply::failure(domain::error_id::token_missing,
                                          "The request carries no Authorization: Bearer token."));
     return;
   }
+  // A token the auth actor verified before needs no round trip to it.
+  if (job->actors->tokens)
+    if (auto who = job->actors->tokens->find(token, unix_now()))
+      return on_verified(self, job, answer, auth_outcome{true, std::move(*who), {}});
   if (!job->actors->auth) {
     (*answer)(backend_unavailable("auth"));
     return;
   }
-  answer->bind(self->address());
-  if (job->deadlines) job->deadlines->watch(deadline_watch::clock::now() + job->timeout, answer);
   auto ask = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
   self->request(job->actors->auth, ask, verify_atom_v, std::move(token))
-    .then(
-      [self, job, answer](auth_outcome& out) {
-        if (!out.ok) {
-          domain::api_reply r;
-          r.error = std::move(out.error);
-          (*answer)(std::move(r));
-          return;
-        }
-        if (!job->required_scope.empty() && !out.who.has_scope(job->required_scope)) {
-          auto r = domain::api_reply::failure(domain::error_id::scope_missing,
-                                              "The token does not carry the scope " + job->required_scope + ".",
-                                              {{"scopes", "requires " + job->required_scope}});
-          r.tenant = out.who.tenant_id;
-          r.client_id = out.who.client_id;
-          (*answer)(std::move(r));
-          return;
-        }
-        run_authorised(self, job, answer, std::move(out.who));
-      },
-      [answer](caf::error&) { (*answer)(backend_unavailable("auth")); });
+    .then([self, job, answer](auth_outcome& out) { on_verified(self, job, answer, std::move(out)); },
+          [answer](caf::error&) { (*answer)(backend_unavailable("auth")); });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 /// restarts an actor; each request takes one consistent snapshot.
 
 #include "actors/interfaces.hpp"
+#include "actors/token_cache.hpp"
 
 #include <atomic>
 #include <functional>
@@ -20,6 +21,8 @@ struct concern_handles {
   reader_actor reader;
   writer_actor writer;
   rights_actor rights;
+  /// Verified tokens the auth actor filled; a hit saves the coordinator its ask to auth.
+  std::shared_ptr<const token_cache> tokens;
 };
 
 /// Thread-safe holder of the current `concern_handles`. It keeps one view per reader actor,

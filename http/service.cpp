@@ -151,6 +151,7 @@ struct service::impl {
   std::shared_ptr<listener> admin_listener;
   std::atomic<int> exit_code{0};
   std::atomic<bool> stopping{false};
+  std::shared_ptr<actors::token_cache> tokens_;
 
   explicit impl(config::settings s) : settings(std::move(s)) {}
 
@@ -174,7 +175,7 @@ struct service::impl {
     cfg->refetch_min = std::chrono::seconds{a.jwks_refetch_min_seconds};
     cfg->refresh = std::chrono::seconds{a.jwks_refresh_seconds};
     cfg->fetch_timeout = std::chrono::milliseconds{std::max(100, settings.actors.ask_timeout_ms * 3 / 4)};
-    cfg->cache_entries = static_cast<std::size_t>(a.token_cache_entries);
+    cfg->tokens = tokens_;
     cfg->health = health;
     if (auto err = actors::validate(*cfg)) throw std::runtime_error(*err);
     return cfg;
@@ -187,6 +188,8 @@ struct service::impl {
     caf_config->set("scheduler.policy", caf::atom("sharing"));
     system = std::make_unique<caf::actor_system>(*caf_config);
 
+    tokens_ = std::make_shared<actors::token_cache>(static_cast<std::size_t>(settings.auth.token_cache_entries));
+    directory->update([this](actors::concern_handles& h) { h.tokens = tokens_; });
     auto auth_cfg = make_auth_config();
     auto rl_cfg = std::make_shared<actors::rate_limiter_config>();
     rl_cfg->requests_per_second = settings.rate_limit.requests_per_second;

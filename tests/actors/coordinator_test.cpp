@@ -139,6 +139,23 @@ TEST_CASE("auth, then rate limiter and store in parallel, joined into one answer
   CHECK(f.n->store == 1);
 }
 
+TEST_CASE("a token in the shared token cache is not sent to the auth actor again", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}});
+  auto tokens = std::make_shared<token_cache>(10);
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  tokens->insert("t0k3n", alice(), now + 60, now);
+  f.handles->tokens = tokens;
+  auto r = f.get_resource("Bearer t0k3n");
+  CHECK(reason(r) == domain::error_id::resource_not_found);
+  CHECK(r->tenant == "t_one");
+  CHECK(f.n->auth == 0);
+  CHECK(f.n->store == 1);
+  // Another token still goes to the auth actor.
+  f.get_resource("Bearer other");
+  CHECK(f.n->auth == 1);
+}
+
 TEST_CASE("no bearer token is answered without asking anybody", "[coordinator]") {
   fixture f;
   f.with({true, alice(), {}});
