@@ -3,7 +3,9 @@
 /// restarts an actor; each request takes one consistent snapshot.
 
 #include "actors/interfaces.hpp"
+#include "actors/shared_cache.hpp"
 #include "actors/token_cache.hpp"
+#include "domain/rights.hpp"
 
 #include <atomic>
 #include <functional>
@@ -23,7 +25,14 @@ struct concern_handles {
   rights_actor rights;
   /// Verified tokens the auth actor filled; a hit saves the coordinator its ask to auth.
   std::shared_ptr<const token_cache> tokens;
+  /// Resolutions the rights resolver filled, by `rights_cache_key`; a hit saves the ask to it.
+  std::shared_ptr<const shared_cache<domain::resolved_rights>> rights_cache;
 };
+
+/// The key of a resolution in `concern_handles::rights_cache`.
+inline std::string rights_cache_key(const std::string& tenant, const std::string& work_id) {
+  return tenant + '\0' + work_id;
+}
 
 /// Thread-safe holder of the current `concern_handles`. It keeps one view per reader actor,
 /// identical but for `reader`; `snapshot` rotates over the views, so reads spread over readers.

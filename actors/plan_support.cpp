@@ -177,4 +177,17 @@ void answer_record(caf::event_based_actor* self, const std::shared_ptr<const req
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }
 
+void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                 const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done) {
+  if (ctx->actors->rights_cache) {
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+    if (auto hit = ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_id), now.count()))
+      return k(*hit);
+  }
+  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
+  self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, work_id)
+    .then([k](domain::resolved_rights& rights) { k(rights); },
+          [done](caf::error&) { done(backend_unavailable("rights resolver")); });
+}
+
 }  // namespace cl::actors

@@ -59,6 +59,12 @@ void answer_list(caf::event_based_actor* self, const std::shared_ptr<const reque
                  record_filter keep, reply_fn done, item_presenter present = nullptr,
                  const std::string& scope = {});
 
+/// Calls `k` with the rights of `work_id` (empty: a staged Resource) in the caller's tenant:
+/// from the shared rights cache when it holds them, else from the rights resolver. A resolver
+/// that fails or is gone answers 503 through `done` instead.
+void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                 const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done);
+
 /// Answers the record `id` of the caller's tenant from `t` (200, `Cache-Control: private,
 /// max-age=1`), or the miss (`missing` 404 / 403 TENANT_MISMATCH).
 void answer_record(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,

@@ -93,17 +93,17 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
           if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
           return done(domain::api_reply::failure(domain::error_id::internal, "The Resource could not be stored."));
         }
-        self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, d->work_id.value_or(""))
-          .then(
-            [done, outcome, id](domain::resolved_rights& rights) {
-              auto hash = domain::resource_hash(outcome->record, rights.digest_input);
-              auto r = json_reply(201, domain::compose_resource(outcome->record, rights.json, hash));
-              r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id);
-              r.headers.emplace_back("ETag", "\"" + hash + "\"");
-              r.headers.emplace_back("Cache-Control", "no-store");
-              done(std::move(r));
-            },
-            [done](caf::error&) { done(backend_unavailable("rights resolver")); });
+        with_rights(
+          self, ctx, d->work_id.value_or(""),
+          [done, outcome, id](domain::resolved_rights& rights) {
+            auto hash = domain::resource_hash(outcome->record, rights.digest_input);
+            auto r = json_reply(201, domain::compose_resource(outcome->record, rights.json, hash));
+            r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id);
+            r.headers.emplace_back("ETag", "\"" + hash + "\"");
+            r.headers.emplace_back("Cache-Control", "no-store");
+            done(std::move(r));
+          },
+          done);
       },
       [done](caf::error&) { done(backend_unavailable("writer")); });
 }
@@ -147,10 +147,9 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
         if (!found.found)
           return version.empty() ? answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done)
                                  : answer_miss(self, ctx, id, domain::error_id::version_not_found, "Resource version", done);
-        if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
         auto record = std::make_shared<std::string>(std::move(found.json));
-        self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, record_field(*record, "work_id"))
-          .then(
+        with_rights(
+            self, ctx, record_field(*record, "work_id"),
             [ctx, done, record, mask, rendering](domain::resolved_rights& rights) {
               domain::api_reply r;
               if (rendering == domain::rendering::ndjson) {
@@ -175,7 +174,7 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
               r.headers.emplace_back("Vary", "Accept");
               done(std::move(r));
             },
-            [done](caf::error&) { done(backend_unavailable("rights resolver")); });
+            done);
   };
   auto on_error = [done](caf::error&) { done(backend_unavailable("record reader")); };
   if (version.empty())
@@ -195,16 +194,16 @@ namespace {
 /// Answers 2xx with the Resource as stored in `record`, its rights resolved now.
 void answer_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, int status,
                      std::shared_ptr<std::string> record, reply_fn done) {
-  self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, record_field(*record, "work_id"))
-    .then(
-      [done, record, status](domain::resolved_rights& rights) {
-        auto hash = domain::resource_hash(*record, rights.digest_input);
-        auto r = json_reply(status, domain::compose_resource(*record, rights.json, hash));
-        r.headers.emplace_back("ETag", "\"" + hash + "\"");
-        r.headers.emplace_back("Cache-Control", "no-store");
-        done(std::move(r));
-      },
-      [done](caf::error&) { done(backend_unavailable("rights resolver")); });
+  with_rights(
+    self, ctx, record_field(*record, "work_id"),
+    [done, record, status](domain::resolved_rights& rights) {
+      auto hash = domain::resource_hash(*record, rights.digest_input);
+      auto r = json_reply(status, domain::compose_resource(*record, rights.json, hash));
+      r.headers.emplace_back("ETag", "\"" + hash + "\"");
+      r.headers.emplace_back("Cache-Control", "no-store");
+      done(std::move(r));
+    },
+    done);
 }
 
 }  // namespace

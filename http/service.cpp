@@ -189,7 +189,11 @@ struct service::impl {
     system = std::make_unique<caf::actor_system>(*caf_config);
 
     tokens_ = std::make_shared<actors::token_cache>(static_cast<std::size_t>(settings.auth.token_cache_entries));
-    directory->update([this](actors::concern_handles& h) { h.tokens = tokens_; });
+    auto rights_cache = std::make_shared<actors::rights_cache>(100000);
+    directory->update([this, rights_cache](actors::concern_handles& h) {
+      h.tokens = tokens_;
+      h.rights_cache = rights_cache;
+    });
     auto auth_cfg = make_auth_config();
     auto rl_cfg = std::make_shared<actors::rate_limiter_config>();
     rl_cfg->requests_per_second = settings.rate_limit.requests_per_second;
@@ -220,7 +224,10 @@ struct service::impl {
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.rate_limiter = caf::actor_cast<actors::rate_limiter_actor>(a); });
        }},
-      {"rights", [](caf::actor_system& sys) { return caf::actor_cast<caf::actor>(sys.spawn(actors::rights)); },
+      {"rights",
+       [rights_cache](caf::actor_system& sys) {
+         return caf::actor_cast<caf::actor>(sys.spawn(actors::rights, rights_cache));
+       },
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.rights = caf::actor_cast<actors::rights_actor>(a); });
        }},
