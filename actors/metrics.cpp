@@ -1,5 +1,6 @@
 #include "actors/metrics.hpp"
 
+#include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
@@ -10,6 +11,36 @@
 #include <sstream>
 
 namespace cl::actors {
+
+namespace {
+
+/// The writer's counters, read when scraped.
+class write_counters final : public prometheus::Collectable {
+public:
+  explicit write_counters(std::shared_ptr<const writer_stats> writes) : writes_(std::move(writes)) {}
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    auto family = [](const char* name, const char* help, std::uint64_t value) {
+      prometheus::MetricFamily f;
+      f.name = name;
+      f.help = help;
+      f.type = prometheus::MetricType::Counter;
+      prometheus::ClientMetric m;
+      m.counter.value = static_cast<double>(value);
+      f.metric.push_back(m);
+      return f;
+    };
+    return {family("contentlake_storage_commits_total",
+                   "Write transactions committed durably (one fsync each; group commit puts many mutations in one).",
+                   writes_->groups.load()),
+            family("contentlake_storage_mutations_total", "Mutations carried by those transactions.",
+                   writes_->mutations.load())};
+  }
+
+private:
+  std::shared_ptr<const writer_stats> writes_;
+};
+
+}  // namespace
 
 struct metrics::impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
@@ -40,6 +71,7 @@ struct metrics::impl {
       .Help("Open connections on the public listener.")
       .Register(*registry)
       .Add({});
+  std::shared_ptr<write_counters> writes;
 };
 
 metrics::metrics() : impl_(std::make_unique<impl>()) {}
@@ -70,9 +102,16 @@ void metrics::add_connections(int delta) {
   impl_->connections.Increment(delta);
 }
 
+void metrics::watch_writes(std::shared_ptr<const writer_stats> writes) {
+  impl_->writes = std::make_shared<write_counters>(std::move(writes));
+}
+
 std::string metrics::render() const {
   std::ostringstream out;
-  prometheus::TextSerializer{}.Serialize(out, impl_->registry->Collect());
+  auto families = impl_->registry->Collect();
+  if (impl_->writes)
+    for (auto& f : impl_->writes->Collect()) families.push_back(std::move(f));
+  prometheus::TextSerializer{}.Serialize(out, families);
   return out.str();
 }
 

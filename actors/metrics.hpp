@@ -2,11 +2,19 @@
 /// The service's Prometheus metrics behind a narrow interface, so prometheus-cpp stays out of
 /// widely included headers. Every method is safe from any thread.
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace cl::actors {
+
+/// Counters of the write path, kept by the writer actor (shared with metrics and benchmarks).
+struct writer_stats {
+  std::atomic<std::uint64_t> groups{0};     ///< transactions committed (one fsync each)
+  std::atomic<std::uint64_t> mutations{0};  ///< mutations those transactions carried
+};
 
 class metrics {
 public:
@@ -29,6 +37,9 @@ public:
 
   /// Open public connections changed by `delta`.
   void add_connections(int delta);
+
+  /// Reports `writes` (read at each scrape) as the storage commit counters.
+  void watch_writes(std::shared_ptr<const writer_stats> writes);
 
   /// Prometheus text exposition format of everything above.
   std::string render() const;

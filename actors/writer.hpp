@@ -3,6 +3,7 @@
 /// while a commit is in progress are committed together: one transaction, one fsync.
 
 #include "actors/interfaces.hpp"
+#include "actors/metrics.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -13,12 +14,6 @@
 #include <vector>
 
 namespace cl::actors {
-
-/// Counters of the write path (shared with metrics and benchmarks).
-struct writer_stats {
-  std::atomic<std::uint64_t> groups{0};
-  std::atomic<std::uint64_t> mutations{0};
-};
 
 /// Validated configuration of the writer.
 struct writer_config {

@@ -201,6 +201,7 @@ struct service::impl {
     rl_cfg->stats = stats;
     if (auto err = actors::validate(*rl_cfg)) throw std::runtime_error(*err);
     auto store_handle = store;
+    stats->watch_writes(writer_stats);
     auto writer_cfg = std::make_shared<const actors::writer_config>(
       actors::writer_config{store, writer_stats, settings.storage.group_commit});
 

@@ -42,6 +42,9 @@ public:
 
 /// One unit of work for the writer. Returns true to keep its changes, false to roll back only its
 /// own changes (e.g. a failed precondition); the rest of the group commits regardless.
+/// A mutation may run more than once (the group is retried the careful way when one mutation
+/// throws or refuses after writing); only its last run's effects count, so it must not act
+/// outside `write_txn` except to record its outcome. Checking before writing keeps groups fast.
 using mutation = std::function<bool(write_txn&)>;
 
 /// Read access to stored records and the group-commit write path. Safe from any thread; `apply`
@@ -67,8 +70,8 @@ public:
   virtual filtered_page scan_matching(table t, std::string_view prefix, std::string_view after, std::size_t limit,
                                       const std::function<bool(std::string_view)>& keep, std::size_t budget) const = 0;
 
-  /// Runs every mutation of `batch` in its own nested transaction inside one transaction, then
-  /// commits durably (one fsync for the whole group). The result says which mutations kept their
+  /// Runs every mutation of `batch` in one transaction (each isolated from the others' refusals),
+  /// then commits durably (one fsync for the whole group). The result says which mutations kept their
   /// changes. Throws std::runtime_error when the commit fails: then nothing of the batch is stored.
   virtual std::vector<bool> apply(const std::vector<mutation>& batch) = 0;
 
