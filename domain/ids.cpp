@@ -3,6 +3,8 @@
 #include <openssl/rand.h>
 
 #include <array>
+#include <chrono>
+#include <cstdint>
 #include <stdexcept>
 
 namespace cl::domain {
@@ -36,8 +38,13 @@ std::string base32_lower(std::string_view bytes) {
 }
 
 std::string random_id(std::string_view prefix) {
+  std::array<unsigned char, 18> buf{};
+  auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::system_clock::now().time_since_epoch()).count());
+  for (int i = 5; i >= 0; --i, ms >>= 8) buf[static_cast<std::size_t>(i)] = static_cast<unsigned char>(ms & 0xff);
+  if (RAND_bytes(buf.data() + 6, 12) != 1) throw std::runtime_error("random source unavailable");
   std::string id{prefix};
-  id += random_base32(16);
+  id += base32_lower(std::string_view{reinterpret_cast<const char*>(buf.data()), buf.size()});
   return id;
 }
 

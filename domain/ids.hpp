@@ -9,7 +9,9 @@ namespace cl::domain {
 /// Lowercase base32 (RFC 4648 alphabet, no padding) of `bytes`.
 std::string base32_lower(std::string_view bytes);
 
-/// A new id `prefix` + 26 lowercase base32 characters carrying 128 random bits.
+/// A new id: `prefix` + 29 lowercase base32 characters of 18 bytes, a 48-bit big-endian Unix
+/// millisecond timestamp then 96 random bits. Ids made later sort later (across milliseconds),
+/// so a group commit's inserts land next to each other in the stores' B-trees.
 std::string random_id(std::string_view prefix);
 
 /// A new request id for `X-Request-Id` when the client sent none or an unusable one.

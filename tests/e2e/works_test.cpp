@@ -27,7 +27,7 @@ TEST_CASE("a created Work is answered 201 with Location and read back identical"
   auto work = json::parse(created->body).as_object();
   std::string id{work.at("id").as_string()};
   CHECK(id.rfind("wk_", 0) == 0);
-  CHECK(id.size() == 3 + 26);
+  CHECK(id.size() == 3 + 29);
   CHECK(work.at("title").as_string() == "The Tides of Brittany");
   CHECK(work.at("created").as_string() == work.at("updated").as_string());
   CHECK(created->header("location") == "/v0/content-lake/works/" + id);

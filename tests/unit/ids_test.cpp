@@ -2,20 +2,33 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <set>
 
 using namespace cl::domain;
 
-TEST_CASE("random ids carry the prefix and 128 bits in lowercase base32", "[ids]") {
+TEST_CASE("ids carry the prefix, a millisecond time and 96 random bits in lowercase base32", "[ids]") {
   std::set<std::string> seen;
   for (int i = 0; i < 1000; ++i) {
     auto id = random_id("res_");
     REQUIRE(id.rfind("res_", 0) == 0);
-    REQUIRE(id.size() == 4 + 26);
+    REQUIRE(id.size() == 4 + 29);
     for (char c : id.substr(4)) CHECK(((c >= 'a' && c <= 'z') || (c >= '2' && c <= '7')));
     seen.insert(id);
   }
   CHECK(seen.size() == 1000);
+}
+
+TEST_CASE("an id made in a later millisecond sorts after an earlier one", "[ids]") {
+  auto ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+  };
+  auto first = random_id("wk_");
+  auto made = ms();
+  while (ms() == made) {
+  }  // wait for the clock's next millisecond
+  auto second = random_id("wk_");
+  CHECK(first < second);
 }
 
 TEST_CASE("client request ids are echoed only when well-formed", "[ids]") {
