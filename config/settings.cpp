@@ -144,7 +144,7 @@ const std::vector<option>& options() {
      integer<int>([](settings& s) -> int& { return s.http.threads; }, 1, 256)},
     {"http.shutdown_grace_seconds", "10", "On SIGTERM/SIGINT, in-flight requests get this long to finish.",
      integer<int>([](settings& s) -> int& { return s.http.shutdown_grace_seconds; }, 0, 3600)},
-    {"actors.ask_timeout_ms", "2000", "Timeout of every request to a concern actor; late -> 503 BACKEND_UNAVAILABLE.",
+    {"actors.ask_timeout_ms", "2000", "Deadline of each API request inside the actors (checked every tenth of it, 10-100 ms); unanswered by then -> 503 BACKEND_UNAVAILABLE.",
      integer<int>([](settings& s) -> int& { return s.actors.ask_timeout_ms; }, 10, 600000)},
     {"actors.scheduler_threads", "2", "CAF worker threads.",
      integer<int>([](settings& s) -> int& { return s.actors.scheduler_threads; }, 1, 256)},

@@ -24,6 +24,25 @@ TEST_CASE("metrics count requests by route template and status", "[admin]") {
   CHECK(m->body.find("contentlake_rate_limited_total 0") != std::string::npos);
 }
 
+TEST_CASE("metrics count durable commits and the writes they carried", "[admin]") {
+  test_service svc;
+  auto token = read_token("content-lake.read content-lake.write");
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"Counted"})")->status == 201);
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  auto value = [&](const std::string& name) {
+    auto at = m->body.find("\n" + name + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(m->body.substr(at + name.size() + 2));
+  };
+  auto commits = value("contentlake_storage_commits_total");
+  auto mutations = value("contentlake_storage_mutations_total");
+  CHECK(mutations == 3);  // one per create: each is acknowledged only after its commit
+  CHECK(commits >= 1);
+  CHECK(commits <= 3);
+}
+
 TEST_CASE("healthz and readyz answer on the admin listener only", "[admin]") {
   test_service svc;
   auto h = http_request(svc.admin_port(), "GET", "/healthz");
