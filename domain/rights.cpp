@@ -2,16 +2,194 @@
 
 #include "domain/json_text.hpp"
 
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+
 namespace cl::domain {
 
+namespace json = boost::json;
+
+namespace {
+
+const char* const empty_terms =
+  R"("usable":false,"contracts":[],"territorial_rights":[],"manifestation_rights":[],"usage_terms":[],)"
+  R"("handling_terms":[],"basis":[])";
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+/// Prohibition beats permission (ODRL's `prohibit` conflict strategy).
+void merge_grant(std::string& current, const std::string& incoming) {
+  if (current.empty() || incoming == "PROHIBITED") current = incoming;
+}
+
+bool in_force(const contract_view& c, std::int64_t at) {
+  return c.status == "ACTIVE" && c.valid_from <= at && (!c.valid_until || at < *c.valid_until);
+}
+
+}  // namespace
+
 resolved_rights no_contract_rights(std::string_view resolved_at) {
-  static const std::string terms =
-    R"("usable":false,"contracts":[],"territorial_rights":[],"manifestation_rights":[],"usage_terms":[],)"
-    R"("handling_terms":[],"basis":[])";
   resolved_rights r;
-  r.digest_input = "{" + terms + "}";
-  r.json = "{" + terms + ",\"resolved_at\":" + json_string(resolved_at) + "}";
+  r.digest_input = std::string{"{"} + empty_terms + "}";
+  r.json = std::string{"{"} + empty_terms + ",\"resolved_at\":" + json_string(resolved_at) + "}";
   return r;
+}
+
+std::variant<platform_policy, std::string> parse_policy(std::string_view text) {
+  json::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::string{"policy: not a JSON object"};
+  const auto& o = v.as_object();
+  platform_policy p;
+  static const std::vector<std::string> members = {"version", "prohibited_usages", "explicit_permission_usages",
+                                                   "embargoed_territories", "required_handling", "description"};
+  for (const auto& m : o)
+    if (!contains(members, std::string{m.key()})) return "policy: unknown member " + std::string{m.key()};
+  auto* version = o.if_contains("version");
+  if (!version || !version->is_string() || version->as_string().empty())
+    return std::string{"policy: version must be a non-empty string"};
+  p.version = std::string{version->as_string()};
+  auto list = [&](const char* name, const std::vector<std::string>& allowed, std::vector<std::string>& out,
+                  const std::regex* shape) -> std::optional<std::string> {
+    auto* l = o.if_contains(name);
+    if (!l) return std::nullopt;
+    if (!l->is_array()) return "policy: " + std::string{name} + " must be an array of strings";
+    for (const auto& item : l->as_array()) {
+      if (!item.is_string()) return "policy: " + std::string{name} + " must be an array of strings";
+      std::string s{item.as_string()};
+      if (!allowed.empty() && !contains(allowed, s)) return "policy: " + std::string{name} + " holds unknown " + s;
+      if (shape && !std::regex_match(s, *shape)) return "policy: " + std::string{name} + " holds malformed " + s;
+      out.push_back(std::move(s));
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return std::nullopt;
+  };
+  static const std::regex code{R"(^[A-Z]{2}$)"};
+  if (auto e = list("prohibited_usages", usage_types(), p.prohibited_usages, nullptr)) return *e;
+  if (auto e = list("explicit_permission_usages", usage_types(), p.explicit_permission_usages, nullptr)) return *e;
+  if (auto e = list("embargoed_territories", {}, p.embargoed_territories, &code)) return *e;
+  if (auto e = list("required_handling", handling_types(), p.required_handling, nullptr)) return *e;
+  return p;
+}
+
+resolved_rights resolve_rights(const std::vector<contract_view>& contracts, const platform_policy& policy,
+                               std::int64_t at) {
+  resolved_rights out;
+  // Rule: the resolution holds until the next window edge of any contract that lists the Work.
+  for (const auto& c : contracts) {
+    if (c.valid_from > at) out.valid_until = std::min(out.valid_until, c.valid_from);
+    if (c.valid_until && *c.valid_until > at) out.valid_until = std::min(out.valid_until, *c.valid_until);
+  }
+  std::vector<const contract_view*> active;
+  for (const auto& c : contracts)
+    if (in_force(c, at)) active.push_back(&c);
+  std::sort(active.begin(), active.end(), [](auto* a, auto* b) { return a->id < b->id; });
+  if (active.empty()) {
+    auto r = no_contract_rights(format_utc(at));
+    r.valid_until = out.valid_until;
+    return r;
+  }
+
+  // Usage terms, merged per (type, method): prohibition beats permission.
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> usage;  // -> status, exception
+  // Territories: worldwide, then per code.
+  std::string worldwide;
+  std::map<std::string, std::string> codes;
+  std::map<std::string, std::string> manifestations;
+  std::map<std::string, std::string> handling;
+  for (const auto* c : active) {
+    for (const auto& u : c->usage_terms) {
+      auto& slot = usage[{u.type, u.method}];
+      auto before = slot.first;
+      merge_grant(slot.first, u.status);
+      if (slot.first != before || (slot.first == u.status && slot.second.empty())) slot.second = u.exception;
+    }
+    for (const auto& t : c->territorial_rights) {
+      if (t.worldwide) merge_grant(worldwide, t.status);
+      for (const auto& code : t.codes) merge_grant(codes[code], t.status);
+    }
+    for (const auto& m : c->manifestation_rights) merge_grant(manifestations[m.type], m.status);
+    for (const auto& h : c->handling_terms) {
+      auto& slot = handling[h.type];
+      // REQUIRED handling accumulates; among the rest, prohibition beats permission.
+      if (h.status == "REQUIRED" || slot == "REQUIRED") slot = "REQUIRED";
+      else merge_grant(slot, h.status);
+    }
+  }
+  // Policy: prohibitions beat every contract; some usages need an explicit permission.
+  for (const auto& u : policy.explicit_permission_usages) {
+    bool permitted = false;
+    for (const auto& [key, value] : usage)
+      if (key.first == u && value.first == "PERMITTED") permitted = true;
+    if (!permitted) usage[{u, ""}] = {"PROHIBITED", "platform policy: needs an explicit contract permission"};
+  }
+  for (const auto& u : policy.prohibited_usages) {
+    bool any = false;
+    for (auto& [key, value] : usage)
+      if (key.first == u) {
+        value = {"PROHIBITED", "platform policy"};
+        any = true;
+      }
+    if (!any) usage[{u, ""}] = {"PROHIBITED", "platform policy"};
+  }
+  for (const auto& code : policy.embargoed_territories) codes[code] = "PROHIBITED";
+  for (const auto& h : policy.required_handling) handling[h] = "REQUIRED";
+
+  auto permitted = [&](const std::string& type) {
+    for (const auto& [key, value] : usage)
+      if (key.first == type && value.first == "PERMITTED") return true;
+    return false;
+  };
+  bool any_territory = worldwide == "PERMITTED"
+                       || std::any_of(codes.begin(), codes.end(), [](auto& kv) { return kv.second == "PERMITTED"; });
+  // Usable: a contract in force, reading (ACCESS) permitted, and somewhere to read it.
+  out.usable = permitted("ACCESS") && any_territory;
+
+  json::object r;
+  r["usable"] = out.usable;
+  json::array cs, basis;
+  for (const auto* c : active) {
+    cs.push_back(json::object{{"id", c->id}, {"status", c->status}, {"version", c->version}});
+    basis.push_back(json::object{{"contract_id", c->id}, {"contract_version", c->version}});
+  }
+  r["contracts"] = std::move(cs);
+  json::array territories;
+  if (!worldwide.empty()) territories.push_back(json::object{{"worldwide", true}, {"status", worldwide}});
+  for (const char* status : {"PERMITTED", "PROHIBITED"}) {
+    json::array list;
+    for (const auto& [code, s] : codes)
+      if (s == status) list.emplace_back(code);
+    if (!list.empty()) territories.push_back(json::object{{"territory_codes", std::move(list)}, {"status", status}});
+  }
+  r["territorial_rights"] = std::move(territories);
+  json::array ms;
+  for (const auto& [type, status] : manifestations)
+    ms.push_back(json::object{{"manifestation_type", type}, {"status", status}});
+  r["manifestation_rights"] = std::move(ms);
+  json::array us;
+  for (const auto& [key, value] : usage) {
+    json::object u{{"usage_type", key.first}, {"status", value.first}};
+    if (!key.second.empty()) u["method"] = key.second;
+    if (!value.second.empty()) u["exception"] = value.second;
+    us.push_back(std::move(u));
+  }
+  r["usage_terms"] = std::move(us);
+  json::array hs;
+  for (const auto& [type, status] : handling) hs.push_back(json::object{{"handling_type", type}, {"status", status}});
+  r["handling_terms"] = std::move(hs);
+  r["basis"] = std::move(basis);
+  r["policy_version"] = policy.version;
+  out.digest_input = json::serialize(r);
+  r["resolved_at"] = format_utc(at);
+  out.json = json::serialize(r);
+  return out;
 }
 
 }  // namespace cl::domain

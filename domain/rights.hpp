@@ -1,10 +1,17 @@
 #pragma once
-/// Resolved rights (spec 2.3). Contract terms arrive with the rights issue; until a Work has a
-/// contract in force, a Resource's rights resolve to `usable: false` with empty term lists —
-/// the correct answer for "no contract".
+/// Resolved rights (spec 2.3): contract terms intersected with platform policy and the validity
+/// window at one moment. A pure function; the rules are documented in docs/rights.md and each has
+/// a row in tests/unit/rights_test.cpp.
 
+#include "domain/contract.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 namespace cl::domain {
 
@@ -13,9 +20,30 @@ namespace cl::domain {
 struct resolved_rights {
   std::string json;
   std::string digest_input;
+  /// Unix seconds at which a contract window opens or closes next: the resolution must not be
+  /// served from then on. Max when no window edge lies ahead.
+  std::int64_t valid_until = std::numeric_limits<std::int64_t>::max();
+  bool usable = false;
 };
 
 /// The resolution for a Resource with no contract in force (staged, or its Work uncovered).
 resolved_rights no_contract_rights(std::string_view resolved_at);
+
+/// Platform-wide policy (config/policy.json, docs/rights.md).
+struct platform_policy {
+  std::string version;                               ///< part of every resolution's cache key and hash
+  std::vector<std::string> prohibited_usages;        ///< never permitted, whatever a contract says
+  std::vector<std::string> explicit_permission_usages;  ///< prohibited unless a contract permits them
+  std::vector<std::string> embargoed_territories;    ///< ISO 3166-1 alpha-2, always prohibited
+  std::vector<std::string> required_handling;        ///< handling terms always REQUIRED
+};
+
+/// Parses config/policy.json; the error names the offending member.
+std::variant<platform_policy, std::string> parse_policy(std::string_view json_text);
+
+/// Resolves `contracts` (every version in the store that lists the Work; any status) under
+/// `policy` at Unix second `at`.
+resolved_rights resolve_rights(const std::vector<contract_view>& contracts, const platform_policy& policy,
+                               std::int64_t at);
 
 }  // namespace cl::domain
