@@ -27,11 +27,15 @@ struct concern_handles {
   std::shared_ptr<const token_cache> tokens;
   /// Resolutions the rights resolver filled, by `rights_cache_key`; a hit saves the ask to it.
   std::shared_ptr<const shared_cache<domain::resolved_rights>> rights_cache;
+  /// Bumped after every change of a resolution's inputs (a contract write, a policy change):
+  /// cached resolutions of an earlier epoch are never found again.
+  std::shared_ptr<std::atomic<std::uint64_t>> rights_epoch;
+  contracts_actor contracts;
 };
 
 /// The key of a resolution in `concern_handles::rights_cache`.
-inline std::string rights_cache_key(const std::string& tenant, const std::string& work_id) {
-  return tenant + '\0' + work_id;
+inline std::string rights_cache_key(const std::string& tenant, const std::string& work_id, std::uint64_t epoch) {
+  return tenant + '\0' + work_id + '\0' + std::to_string(epoch);
 }
 
 /// Thread-safe holder of the current `concern_handles`. It keeps one view per reader actor,

@@ -39,7 +39,9 @@ using rights_actor = caf::typed_actor<
   // (tenant, work id or empty for a staged Resource) -> the resolved rights.
   caf::replies_to<resolve_atom, std::string, std::string>::with<domain::resolved_rights>,
   // (tenant, work ids) -> the resolved rights of each, in order (list reads).
-  caf::replies_to<resolve_atom, std::string, std::vector<std::string>>::with<std::vector<domain::resolved_rights>>>;
+  caf::replies_to<resolve_atom, std::string, std::vector<std::string>>::with<std::vector<domain::resolved_rights>>,
+  // Internal: re-reads the platform policy file if it changed (sent to itself once a second).
+  caf::reacts_to<recheck_atom>>;
 
 /// Writer: the single LMDB write path, with group commit. Detached: fsync never blocks the
 /// scheduler threads that serve requests.
@@ -49,6 +51,12 @@ using writer_actor = caf::typed_actor<
   caf::replies_to<write_atom, storage::mutation>::with<bool>,
   // Internal: commits everything pending as one transaction (sent to itself).
   caf::reacts_to<flush_atom>>;
+
+/// Contracts (the contracts route group, a preview addition): contract versions in LMDB.
+using contracts_actor = caf::typed_actor<
+  // (tenant, contract id, version or 0 for the latest) -> that version's record, commercial terms
+  // included (plans cut them for callers without contracts.commercial.read).
+  caf::replies_to<fetch_atom, std::string, std::string, std::int64_t>::with<fetch_outcome>>;
 
 /// JWKS fetcher: one blocking HTTPS GET on its own thread (spawned detached, quits after).
 using jwks_fetcher_actor = caf::typed_actor<

@@ -181,7 +181,8 @@ void with_rights(caf::event_based_actor* self, const std::shared_ptr<const reque
                  const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done) {
   if (ctx->actors->rights_cache) {
     auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
-    if (auto hit = ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_id), now.count()))
+    auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
+    if (auto hit = ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_id, epoch), now.count()))
       return k(*hit);
   }
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));

@@ -1,9 +1,12 @@
 #include "actors/rights.hpp"
 
+#include "actors/contracts.hpp"
 #include "actors/directory.hpp"
 #include "domain/records.hpp"
+#include "storage/identity.hpp"
 
 #include <caf/all.hpp>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 
@@ -16,28 +19,93 @@ std::int64_t unix_now() {
     .count();
 }
 
-/// With no contracts, a resolution holds until `resolved_at` (whole seconds) would change.
-domain::resolved_rights resolve(rights_cache* cache, const std::string& tenant, const std::string& work,
-                                const std::string& at, std::int64_t now) {
-  auto r = domain::no_contract_rights(at);
-  if (cache) cache->insert(rights_cache_key(tenant, work), r, now + 1, now);
+domain::resolved_rights resolve(const rights_state& st, const rights_config& cfg, const std::string& tenant,
+                                const std::string& work, std::int64_t now) {
+  // The epoch is read before the contracts: a contract written meanwhile bumps it after its
+  // commit, so this resolution can never be found under the new epoch.
+  auto epoch = cfg.epoch ? cfg.epoch->load() : 0;
+  domain::resolved_rights r;
+  if (work.empty()) {
+    r = domain::no_contract_rights(domain::format_utc(now));
+  } else {
+    std::vector<domain::contract_view> views;
+    for (const auto& record : contract_records_for_work(*cfg.store, tenant, work))
+      if (auto v = domain::contract_view_of(record)) views.push_back(std::move(*v));
+    r = domain::resolve_rights(views, st.policy, now);
+  }
+  if (cfg.cache) cfg.cache->insert(rights_cache_key(tenant, work, epoch), r, std::min(r.valid_until, now + 1), now);
   return r;
+}
+
+void reload_policy_if_changed(rights_state& st, const rights_config& cfg) {
+  if (cfg.policy_file.empty()) return;
+  auto sig = storage::file_signature(cfg.policy_file);
+  if (sig == st.policy_signature) return;
+  st.policy_signature = sig;
+  auto text = storage::read_file(cfg.policy_file);
+  if (!text) {
+    spdlog::error("rights: cannot read policy file {}; keeping policy {}", cfg.policy_file, st.policy.version);
+    return;
+  }
+  auto parsed = domain::parse_policy(*text);
+  if (auto* error = std::get_if<std::string>(&parsed)) {
+    spdlog::error("rights: policy file {} rejected ({}); keeping policy {}", cfg.policy_file, *error, st.policy.version);
+    return;
+  }
+  auto& next = std::get<domain::platform_policy>(parsed);
+  if (next.version != st.policy.version) spdlog::info("rights: platform policy {} in effect", next.version);
+  st.policy = std::move(next);
+  if (cfg.epoch) ++*cfg.epoch;  // every cached resolution used the old policy
 }
 
 }  // namespace
 
-rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state>, std::shared_ptr<rights_cache> cache) {
+std::variant<domain::platform_policy, std::string> initial_policy(const rights_config& cfg) {
+  if (cfg.policy_file.empty()) return cfg.builtin_policy;
+  auto text = storage::read_file(cfg.policy_file);
+  if (!text) return cfg.builtin_policy;
+  auto parsed = domain::parse_policy(*text);
+  if (auto* error = std::get_if<std::string>(&parsed)) return cfg.policy_file + ": " + *error;
+  return parsed;
+}
+
+rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> self,
+                                   std::shared_ptr<const rights_config> cfg) {
+  auto start = initial_policy(*cfg);
+  self->state.policy = std::holds_alternative<domain::platform_policy>(start) ? std::get<domain::platform_policy>(start)
+                                                                               : cfg->builtin_policy;
+  self->state.policy_signature = cfg->policy_file.empty() ? 0 : storage::file_signature(cfg->policy_file);
+  if (cfg->epoch) ++*cfg->epoch;  // a restarted resolver may have missed a policy change
+  if (!cfg->policy_file.empty()) self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
   return {
-    [cache](resolve_atom, const std::string& tenant, const std::string& work) {
-      return resolve(cache.get(), tenant, work, domain::iso8601_now(), unix_now());
+    [self, cfg](resolve_atom, const std::string& tenant, const std::string& work) -> caf::result<domain::resolved_rights> {
+      try {
+        return resolve(self->state, *cfg, tenant, work, unix_now());
+      } catch (const std::exception& e) {
+        spdlog::error("rights: resolution failed: {}", e.what());
+        return caf::make_error(caf::sec::runtime_error, "rights resolution failed");
+      }
     },
-    [cache](resolve_atom, const std::string& tenant, const std::vector<std::string>& works) {
-      auto at = domain::iso8601_now();
-      auto now = unix_now();
-      std::vector<domain::resolved_rights> out;
-      out.reserve(works.size());
-      for (const auto& w : works) out.push_back(resolve(cache.get(), tenant, w, at, now));
-      return out;
+    [self, cfg](resolve_atom, const std::string& tenant,
+                const std::vector<std::string>& works) -> caf::result<std::vector<domain::resolved_rights>> {
+      try {
+        auto now = unix_now();
+        std::vector<domain::resolved_rights> out;
+        out.reserve(works.size());
+        for (const auto& w : works) out.push_back(resolve(self->state, *cfg, tenant, w, now));
+        return out;
+      } catch (const std::exception& e) {
+        spdlog::error("rights: resolution failed: {}", e.what());
+        return caf::make_error(caf::sec::runtime_error, "rights resolution failed");
+      }
+    },
+    [self, cfg](recheck_atom) {
+      try {
+        reload_policy_if_changed(self->state, *cfg);
+      } catch (const std::exception& e) {
+        spdlog::error("rights: policy recheck failed: {}", e.what());
+      }
+      self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
     },
   };
 }

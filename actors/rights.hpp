@@ -1,23 +1,45 @@
 #pragma once
-/// The rights resolver actor: answers every read's `rights`. With no contracts in the system yet,
-/// every Resource resolves to `usable: false` with empty term lists.
+/// The rights resolver actor: answers every read's `rights` (spec 2.3) with `resolve_rights`
+/// over the contracts that list the Work, the platform policy (config/policy.json, re-read on
+/// change) and the current time. Every resolution also goes into the shared rights cache, valid
+/// until the next window edge or the end of the current second, whichever comes first, and only
+/// for the current rights epoch.
 
 #include "actors/interfaces.hpp"
 #include "actors/shared_cache.hpp"
+#include "domain/rights.hpp"
+#include "storage/record_store.hpp"
 
 #include <caf/stateful_actor.hpp>
 
-namespace cl::actors {
+#include <atomic>
+#include <memory>
+#include <string>
 
-struct rights_state {
-  static constexpr const char* name = "rights";
-};
+namespace cl::actors {
 
 using rights_cache = shared_cache<domain::resolved_rights>;
 
-/// The rights resolver's behavior. Every resolution it makes also goes into `cache` (may be
-/// null), valid for as long as the resolution holds, so coordinators can skip asking.
+struct rights_config {
+  std::shared_ptr<storage::record_store> store;
+  std::shared_ptr<rights_cache> cache;                  ///< may be null
+  std::shared_ptr<std::atomic<std::uint64_t>> epoch;    ///< bumped on a policy change
+  std::string policy_file;                              ///< watched; empty: `builtin_policy` only
+  domain::platform_policy builtin_policy;               ///< used when the file is unset or unreadable
+};
+
+/// The policy in effect at start: the file's when it is set and readable, else the built-in
+/// one. A file that exists but is invalid is an error naming what is wrong.
+std::variant<domain::platform_policy, std::string> initial_policy(const rights_config& cfg);
+
+struct rights_state {
+  static constexpr const char* name = "rights";
+  domain::platform_policy policy;
+  long long policy_signature = 0;
+};
+
+/// The rights resolver's behavior.
 rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> self,
-                                   std::shared_ptr<rights_cache> cache);
+                                   std::shared_ptr<const rights_config> cfg);
 
 }  // namespace cl::actors

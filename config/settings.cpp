@@ -168,6 +168,9 @@ const std::vector<option>& options() {
      integer<int>([](settings& s) -> int& { return s.storage.readers; }, 1, 64)},
     {"storage.group_commit", "true", "Commit every write queued during a commit together (one fsync); false commits each alone.",
      boolean([](settings& s) -> bool& { return s.storage.group_commit; })},
+    {"rights.policy_file", "config/policy.json",
+     "Platform policy (docs/rights.md), re-read when it changes; if absent at start, the shipped copy built into the binary.",
+     text([](settings& s) -> std::string& { return s.rights.policy_file; })},
   };
   return all;
 }

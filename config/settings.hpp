@@ -64,6 +64,11 @@ struct storage_settings {
   int readers = 2;           ///< reader actors; reads rotate over them
 };
 
+struct rights_settings {
+  /// Platform policy file, re-read when it changes; missing: the copy built into the binary.
+  std::string policy_file = "config/policy.json";
+};
+
 /// Everything `contentlake serve` runs with.
 struct settings {
   endpoint listen{"127.0.0.1", 8080};
@@ -76,6 +81,7 @@ struct settings {
   supervisor_settings supervisor;
   log_settings log;
   storage_settings storage;
+  rights_settings rights;
 
   /// True when no issuer is configured and the development identity is used.
   bool development_identity() const { return auth.issuer.empty(); }

@@ -1,6 +1,7 @@
 #include "http/service.hpp"
 
 #include "actors/auth.hpp"
+#include "actors/contracts.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/deadlines.hpp"
 #include "actors/directory.hpp"
@@ -13,6 +14,7 @@
 #include "domain/page_token.hpp"
 #include "http/handler.hpp"
 #include "http/listener.hpp"
+#include "http/openapi.hpp"
 #include "http/router.hpp"
 #include "storage/identity.hpp"
 #include "storage/record_store.hpp"
@@ -189,10 +191,28 @@ struct service::impl {
     system = std::make_unique<caf::actor_system>(*caf_config);
 
     tokens_ = std::make_shared<actors::token_cache>(static_cast<std::size_t>(settings.auth.token_cache_entries));
-    auto rights_cache = std::make_shared<actors::rights_cache>(100000);
-    directory->update([this, rights_cache](actors::concern_handles& h) {
+    auto rights_cfg = std::make_shared<actors::rights_config>();
+    rights_cfg->store = store;
+    rights_cfg->cache = std::make_shared<actors::rights_cache>(100000);
+    rights_cfg->epoch = std::make_shared<std::atomic<std::uint64_t>>(0);
+    rights_cfg->policy_file = settings.rights.policy_file;
+    {
+      auto builtin = domain::parse_policy(builtin_policy_document());
+      if (auto* error = std::get_if<std::string>(&builtin)) throw std::runtime_error("built-in policy: " + *error);
+      rights_cfg->builtin_policy = std::get<domain::platform_policy>(builtin);
+      auto start = actors::initial_policy(*rights_cfg);
+      if (auto* error = std::get_if<std::string>(&start)) throw std::runtime_error("rights.policy_file " + *error);
+      if (storage::read_file(settings.rights.policy_file))
+        spdlog::info("rights: platform policy {} from {}", std::get<domain::platform_policy>(start).version,
+                     settings.rights.policy_file);
+      else
+        spdlog::warn("rights: policy file {} not found; using the built-in policy {}", settings.rights.policy_file,
+                     rights_cfg->builtin_policy.version);
+    }
+    directory->update([this, rights_cfg](actors::concern_handles& h) {
       h.tokens = tokens_;
-      h.rights_cache = rights_cache;
+      h.rights_cache = rights_cfg->cache;
+      h.rights_epoch = rights_cfg->epoch;
     });
     auto auth_cfg = make_auth_config();
     auto rl_cfg = std::make_shared<actors::rate_limiter_config>();
@@ -226,11 +246,19 @@ struct service::impl {
          d.update([&](actors::concern_handles& h) { h.rate_limiter = caf::actor_cast<actors::rate_limiter_actor>(a); });
        }},
       {"rights",
-       [rights_cache](caf::actor_system& sys) {
-         return caf::actor_cast<caf::actor>(sys.spawn(actors::rights, rights_cache));
+       [rights_cfg](caf::actor_system& sys) {
+         return caf::actor_cast<caf::actor>(
+           sys.spawn(actors::rights, std::shared_ptr<const actors::rights_config>{rights_cfg}));
        },
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.rights = caf::actor_cast<actors::rights_actor>(a); });
+       }},
+      {"contracts",
+       [store_handle](caf::actor_system& sys) {
+         return caf::actor_cast<caf::actor>(sys.spawn(actors::contracts, store_handle));
+       },
+       [](actors::actor_directory& d, const caf::actor& a) {
+         d.update([&](actors::concern_handles& h) { h.contracts = caf::actor_cast<actors::contracts_actor>(a); });
        }},
       {"writer",
        [writer_cfg](caf::actor_system& sys) {

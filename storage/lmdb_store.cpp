@@ -22,8 +22,9 @@ std::string_view view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
-constexpr std::array<const char*, 9> table_names = {"resources", "versions", "works",   "sources", "activities",
-                                                    "id_index",  "ledger",   "changes", "agents"};
+constexpr std::array<const char*, 12> table_names = {"resources", "versions",  "works",          "sources",
+                                                     "activities", "id_index", "ledger",         "changes",
+                                                     "agents",    "contracts", "contract_versions", "contract_works"};
 
 std::string sequence_key(std::uint64_t seq) {
   std::string k(8, '\0');
@@ -239,6 +240,10 @@ std::uint64_t lmdb_write_txn::log_change(std::string_view entry) {
 }
 
 }  // namespace
+
+std::string big_endian_key(std::uint64_t n) {
+  return sequence_key(n);
+}
 
 std::string tenant_key(std::string_view tenant, std::string_view id) {
   std::string k;

@@ -24,7 +24,13 @@ enum class table : std::uint8_t {
   ledger,      ///< idempotency records
   changes,     ///< big-endian sequence -> change entry JSON (written with every mutation)
   agents,      ///< tenant\0agt_id -> Agent JSON (derived from principals on their first write)
+  contracts,   ///< tenant\0ctr_id -> the contract's latest version JSON
+  contract_versions,  ///< tenant\0ctr_id\0<8-byte big-endian version> -> that version's JSON
+  contract_works,     ///< tenant\0wk_id\0ctr_id -> "" (which contracts list a Work, any version)
 };
+
+/// Big-endian 8 bytes of `n`: keys that sort numerically.
+std::string big_endian_key(std::uint64_t n);
 
 /// `tenant` + NUL + `id`: the key layout of tenant-scoped tables.
 std::string tenant_key(std::string_view tenant, std::string_view id);
