@@ -57,4 +57,23 @@ void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const re
 /// GET /v0/content-lake/works
 void plan_list_works(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
+// The contracts route group (preview): actors/contract_plans.cpp
+
+/// POST /v0/contracts
+void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/contracts
+void plan_list_contracts(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/contracts/{id} (latest, or ?version=N)
+void plan_get_contract(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// POST /v0/contracts/{id}/versions (a new version)
+void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
+                                  reply_fn done);
+
+/// GET /v0/contracts/{id}/versions
+void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
+                                 reply_fn done);
+
 }  // namespace cl::actors

@@ -30,6 +30,7 @@ enum class error_id : std::uint8_t {
   work_not_found,
   source_not_found,
   activity_not_found,
+  contract_not_found,
   token_mismatch,
   method_not_allowed,
   not_acceptable,

@@ -35,6 +35,11 @@ const std::vector<route>& route_table() {
     {"GET", "/v0/content-lake/works", "content-lake.read", &actors::plan_list_works, nullptr},
     {"GET", "/v0/content-lake/works/{id}", "content-lake.read", &actors::plan_get_work, nullptr},
     {"POST", "/v0/content-lake/works/{id}/resources", "content-lake.write", &actors::plan_promote_resource, nullptr},
+    {"POST", "/v0/contracts", "contracts.write", &actors::plan_create_contract, nullptr},
+    {"GET", "/v0/contracts", "contracts.read", &actors::plan_list_contracts, nullptr},
+    {"GET", "/v0/contracts/{id}", "contracts.read", &actors::plan_get_contract, nullptr},
+    {"POST", "/v0/contracts/{id}/versions", "contracts.write", &actors::plan_create_contract_version, nullptr},
+    {"GET", "/v0/contracts/{id}/versions", "contracts.read", &actors::plan_list_contract_versions, nullptr},
   };
   return routes;
 }

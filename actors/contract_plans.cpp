@@ -1,0 +1,243 @@
+// The contracts route group (/v0/contracts, a preview addition): create, read, list, new
+// versions, list versions. Reads go to the contracts actor (one record) or the reader (lists);
+// writes are one mutation each through the writer. Commercial terms are shown only to tokens
+// with contracts.commercial.read; naming them in `fields` without it is 403 SCOPE_MISSING.
+
+#include "actors/contracts.hpp"
+#include "actors/plan_support.hpp"
+#include "actors/plans.hpp"
+#include "domain/contract.hpp"
+#include "domain/field_mask.hpp"
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+#include "domain/records.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* commercial_scope = "contracts.commercial.read";
+
+bool sees_commercial(const request_context& ctx) { return ctx.who.has_scope(commercial_scope); }
+
+/// The record as this caller may see it.
+std::string presented(const request_context& ctx, std::string record) {
+  return sees_commercial(ctx) ? record : domain::without_commercial_terms(record);
+}
+
+/// List items as this caller may see them.
+item_presenter presenter(const std::shared_ptr<const request_context>& ctx) {
+  return [ctx](std::vector<std::string> records, std::function<void(std::optional<std::vector<std::string>>)> k) {
+    for (auto& r : records) r = presented(*ctx, std::move(r));
+    k(std::move(records));
+  };
+}
+
+const domain::field_schema& contract_schema() {
+  static const domain::field_schema schema = [] {
+    domain::field_schema s;
+    for (const auto& f : domain::contract_fields()) s.children[f].open = true;
+    return s;
+  }();
+  return schema;
+}
+
+/// Refuses a body whose `work_ids` names a Work the tenant does not have (inside the write, so
+/// the check cannot race a concurrent change).
+std::optional<domain::api_error> missing_work(const storage::write_txn& tx, const std::string& tenant,
+                                              const std::vector<std::string>& works) {
+  for (std::size_t i = 0; i < works.size(); ++i)
+    if (!tx.get(storage::table::works, storage::tenant_key(tenant, works[i])))
+      return domain::api_error{domain::error_id::invalid_argument, "The contract names a Work that does not exist.",
+                               {{"/work_ids/" + std::to_string(i), "no Work " + works[i] + " in this tenant"}}};
+  return std::nullopt;
+}
+
+/// The writes every contract version makes: latest, the version itself, the Work index.
+void put_version(storage::write_txn& tx, const std::string& tenant, const std::string& id, std::int64_t version,
+                 const std::vector<std::string>& works, const std::string& record) {
+  tx.put(storage::table::contracts, storage::tenant_key(tenant, id), record);
+  tx.put(storage::table::contract_versions, contract_version_key(tenant, id, version), record);
+  for (const auto& w : works) tx.put(storage::table::contract_works, storage::tenant_key(tenant, w + '\0' + id), "");
+}
+
+struct write_outcome {
+  std::string record;
+  std::optional<domain::api_error> refusal;
+};
+
+/// Sends `m` to the writer; after the commit, bumps the rights epoch (cached resolutions used
+/// the old contract) and answers 201 with the record.
+void write_contract(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                    storage::mutation m, std::shared_ptr<write_outcome> outcome, std::string id, reply_fn done) {
+  if (!ctx->actors->writer) return done(backend_unavailable("writer"));
+  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(m))
+    .then(
+      [ctx, outcome, id, done](bool kept) {
+        if (!kept) {
+          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
+          return done(domain::api_reply::failure(domain::error_id::internal, "The contract could not be stored."));
+        }
+        if (ctx->actors->rights_epoch) ++*ctx->actors->rights_epoch;
+        auto r = json_reply(201, presented(*ctx, outcome->record));
+        r.headers.emplace_back("Location", "/v0/contracts/" + id);
+        r.headers.emplace_back("Cache-Control", "no-store");
+        done(std::move(r));
+      },
+      [done](caf::error&) { done(backend_unavailable("writer")); });
+}
+
+}  // namespace
+
+void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto parsed_body = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed_body)) return done(std::move(*refusal));
+  auto parsed = domain::parse_contract(std::get<json::object>(parsed_body), false);
+  if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+  auto draft = std::make_shared<domain::contract_draft>(std::move(std::get<domain::contract_draft>(parsed)));
+  auto id = domain::random_id("ctr_");
+  auto at = domain::iso8601_now();
+  auto outcome = std::make_shared<write_outcome>();
+  outcome->record = domain::contract_record_json(*draft, id, 1, at, at, domain::random_id("utk_"));
+  auto who = ctx->who;
+  storage::mutation create = [who, id, at, draft, outcome](storage::write_txn& tx) {
+    if ((outcome->refusal = missing_work(tx, who.tenant_id, draft->terms.work_ids))) return false;
+    put_version(tx, who.tenant_id, id, 1, draft->terms.work_ids, outcome->record);
+    tx.put(storage::table::id_index, id, who.tenant_id);
+    record_activity(tx, who, "CREATION", "contract", id, {}, {}, at);
+    log_change(tx, who.tenant_id, "create", "contract", id);
+    return true;
+  };
+  write_contract(self, ctx, std::move(create), outcome, id, done);
+}
+
+void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
+                                  reply_fn done) {
+  auto parsed_body = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed_body)) return done(std::move(*refusal));
+  const auto& body = std::get<json::object>(parsed_body);
+  auto parsed = domain::parse_contract(body, true);
+  if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+  auto* token = body.if_contains("update_token");
+  if (!token || !token->is_string())
+    return done(domain::api_reply::failure(domain::error_id::invalid_argument,
+                                           "A new version needs the update_token of the contract's last read.",
+                                           {{"/update_token", "required: the update_token of your last read"}}));
+  auto draft = std::make_shared<domain::contract_draft>(std::move(std::get<domain::contract_draft>(parsed)));
+  auto expected = std::string{token->as_string()};
+  auto id = ctx->param("id");
+  auto at = domain::iso8601_now();
+  auto outcome = std::make_shared<write_outcome>();
+  auto who = ctx->who;
+  storage::mutation next = [who, id, at, draft, expected, outcome](storage::write_txn& tx) {
+    auto current = tx.get(storage::table::contracts, storage::tenant_key(who.tenant_id, id));
+    if (!current) {
+      outcome->refusal = domain::api_error{domain::error_id::contract_not_found,
+                                           "No contract " + id.substr(0, 64) + " exists in this tenant.", {}};
+      return false;
+    }
+    auto old = json::parse(*current).as_object();
+    if (old.at("update_token").as_string() != expected) {
+      outcome->refusal = domain::api_error{domain::error_id::token_mismatch,
+                                           "The contract changed since it was read; read it again and retry.", {}};
+      return false;
+    }
+    if ((outcome->refusal = missing_work(tx, who.tenant_id, draft->terms.work_ids))) return false;
+    auto version = old.at("version").as_int64() + 1;
+    outcome->record = domain::contract_record_json(*draft, id, version, std::string{old.at("created").as_string()}, at,
+                                                   domain::random_id("utk_"));
+    put_version(tx, who.tenant_id, id, version, draft->terms.work_ids, outcome->record);
+    record_activity(tx, who, "UPDATE", "contract", id, {}, {}, at);
+    log_change(tx, who.tenant_id, "version", "contract", id);
+    return true;
+  };
+  write_contract(self, ctx, std::move(next), outcome, id, done);
+}
+
+void plan_get_contract(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  std::optional<domain::field_mask> mask;
+  if (auto fields = query_param(ctx->request.query, "fields"); !fields.empty()) {
+    auto parsed = domain::parse_field_mask(fields, contract_schema());
+    if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+    mask = std::get<domain::field_mask>(parsed);
+    // `*` means "everything you may see"; naming commercial terms is asking for them.
+    if (!mask->all && mask->names("commercial_terms") && !sees_commercial(*ctx))
+      return done(domain::api_reply::failure(domain::error_id::scope_missing,
+                                             std::string{"The token does not carry the scope "} + commercial_scope
+                                               + ", which commercial_terms need.",
+                                             {{"fields", std::string{"commercial_terms requires "} + commercial_scope}}));
+  }
+  std::int64_t version = 0;
+  if (auto v = query_param(ctx->request.query, "version"); !v.empty()) {
+    char* end = nullptr;
+    auto n = std::strtoll(v.c_str(), &end, 10);
+    if (*end != '\0' || n < 1 || v.size() > 12)
+      return done(domain::api_reply::failure(domain::error_id::invalid_argument, "version must be a positive integer.",
+                                             {{"version", "a positive integer"}}));
+    version = n;
+  }
+  if (!ctx->actors->contracts) return done(backend_unavailable("contracts"));
+  auto id = ctx->param("id");
+  self->request(ctx->actors->contracts, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id, version)
+    .then(
+      [self, ctx, done, id, version, mask](fetch_outcome& found) {
+        if (!found.found) {
+          if (version == 0)
+            return answer_miss(self, ctx, id, domain::error_id::contract_not_found, "contract", done);
+          return done(domain::api_reply::failure(domain::error_id::contract_not_found,
+                                                 "The contract has no version " + std::to_string(version) + "."));
+        }
+        auto body = presented(*ctx, std::move(found.json));
+        if (mask) body = json::serialize(domain::apply_field_mask(json::parse(body).as_object(), *mask));
+        auto r = json_reply(200, std::move(body));
+        r.headers.emplace_back("Cache-Control", "private, max-age=1");
+        done(std::move(r));
+      },
+      [done](caf::error&) { done(backend_unavailable("contracts")); });
+}
+
+void plan_list_contracts(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto status = query_param(ctx->request.query, "status");
+  auto work = query_param(ctx->request.query, "work_id");
+  const auto& statuses = domain::contract_statuses();
+  if (!status.empty() && std::find(statuses.begin(), statuses.end(), status) == statuses.end())
+    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "Unknown contract status.",
+                                           {{"status", "one of DRAFT, ACTIVE, SUSPENDED, TERMINATED"}}));
+  std::vector<std::pair<std::string, std::string>> filters;
+  if (!status.empty()) filters.emplace_back("status", status);
+  if (!work.empty()) filters.emplace_back("work_id", work);
+  record_filter keep;
+  if (!filters.empty()) {
+    // Contract records are our canonical JSON: status is a top-level member before any term,
+    // and Work ids appear quoted only in work_ids.
+    auto status_text = status.empty() ? std::string{} : "\"status\":" + domain::json_string(status) + ",\"title\"";
+    auto work_text = work.empty() ? std::string{} : domain::json_string(work);
+    keep = [status_text, work_text](std::string_view record) {
+      return (status_text.empty() || record.find(status_text) != std::string_view::npos)
+             && (work_text.empty() || record.find(work_text) != std::string_view::npos);
+    };
+  }
+  answer_list(self, ctx, storage::table::contracts, "contracts", filters, std::move(keep), done, presenter(ctx));
+}
+
+void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
+                                 reply_fn done) {
+  auto id = ctx->param("id");
+  if (!ctx->actors->contracts) return done(backend_unavailable("contracts"));
+  // First the contract itself, so a missing one is 404 (or 403) rather than an empty list.
+  self->request(ctx->actors->contracts, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id, std::int64_t{0})
+    .then(
+      [self, ctx, done, id](fetch_outcome& found) {
+        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::contract_not_found, "contract", done);
+        answer_list(self, ctx, storage::table::contract_versions, "versions", {{"contract", id}}, nullptr, done,
+                    presenter(ctx), id + '\0');
+      },
+      [done](caf::error&) { done(backend_unavailable("contracts")); });
+}
+
+}  // namespace cl::actors

@@ -1,0 +1,261 @@
+// The contracts route group and what contracts do to every Resource read: rights, basis, hash.
+
+#include "domain/contract.hpp"
+#include "tests/support/eventually.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/service_fixture.hpp"
+#include "tests/support/test_keys.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+using namespace cl::testing;
+namespace json = boost::json;
+
+namespace {
+
+const std::string all_scopes =
+  "content-lake.read content-lake.write contracts.read contracts.write contracts.commercial.read";
+const std::string no_commercial = "content-lake.read content-lake.write contracts.read contracts.write";
+
+json::object parse(const std::optional<http_response>& r) {
+  REQUIRE(r);
+  return json::parse(r->body).as_object();
+}
+
+std::string reason(const std::optional<http_response>& r) {
+  REQUIRE(r);
+  return reason_of(*r);
+}
+
+std::string utc_in(std::int64_t seconds) { return cl::domain::format_utc(unix_now() + seconds); }
+
+/// The OpenAPI example for creating a contract, covering `work` instead of the example's Work.
+std::string example_contract(unsigned short port, const std::string& work) {
+  auto doc = json::parse(http_request(port, "GET", "/v0/openapi.json")->body).as_object();
+  auto example = doc.at("paths").at_pointer("/~1v0~1contracts/post/requestBody/content/application~1json/example").as_object();
+  example["work_ids"] = json::array{json::value(work)};
+  return json::serialize(example);
+}
+
+std::string contract_for(const std::string& work, const std::string& extra = "",
+                         const std::string& usage = R"([{"usage_type":"ACCESS","status":"PERMITTED"}])") {
+  return R"({"title":"Digital rights","status":"ACTIVE","valid_from":")" + utc_in(-3600) + R"(","work_ids":[")" + work
+         + R"("],"territorial_rights":[{"worldwide":true,"status":"PERMITTED"}],"usage_terms":)" + usage + extra + "}";
+}
+
+struct world {
+  test_service svc;
+  std::string token = token_with(all_scopes);
+  std::string work, resource;
+
+  explicit world(const std::function<void(cl::config::settings&)>& tweak = {}) : svc(tweak) {
+    work = std::string{parse(post_json(port(), "/v0/content-lake/works", token, R"({"title":"Tides"})")).at("id").as_string()};
+    resource = std::string{parse(post_json(port(), "/v0/content-lake/resources", token,
+                                           R"({"title":"Spring tides","type":"CHAPTER","language":"en","work_id":")" + work
+                                             + R"(","content":{"format":"cl.content/1","blocks":[{"type":"paragraph",)"
+                                               R"("key":"p1","children":[{"type":"span","text":"Seven metres."}]}]}})"))
+                             .at("id")
+                             .as_string()};
+  }
+  unsigned short port() { return svc.port(); }
+  std::optional<http_response> read_resource() {
+    return get_with_token(port(), "/v0/content-lake/resources/" + resource, token);
+  }
+  json::object rights() { return parse(read_resource()).at("rights").as_object(); }
+};
+
+std::string usage_status(const json::object& rights, const std::string& type) {
+  for (const auto& u : rights.at("usage_terms").as_array())
+    if (u.as_object().at("usage_type").as_string() == type && !u.as_object().contains("method"))
+      return std::string{u.as_object().at("status").as_string()};
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the OpenAPI contract example is an ACTIVE contract, valid now, permitting ACCESS and DISPLAY", "[contracts]") {
+  world w;
+  auto before = w.read_resource();
+  REQUIRE(before->status == 200);
+  CHECK_FALSE(w.rights().at("usable").as_bool());
+  auto created = post_json(w.port(), "/v0/contracts", w.token, example_contract(w.port(), w.work));
+  REQUIRE(created);
+  INFO(created->body);
+  REQUIRE(created->status == 201);
+  auto contract = json::parse(created->body).as_object();
+  std::string id{contract.at("id").as_string()};
+  CHECK(id.rfind("ctr_", 0) == 0);
+  CHECK(created->header("location") == "/v0/contracts/" + id);
+  CHECK(contract.at("version").as_int64() == 1);
+  CHECK(contract.at("status").as_string() == "ACTIVE");
+  CHECK(contract.contains("commercial_terms"));
+
+  auto rights = w.rights();
+  CHECK(rights.at("usable").as_bool());
+  CHECK(usage_status(rights, "ACCESS") == "PERMITTED");
+  CHECK(usage_status(rights, "DISPLAY") == "PERMITTED");
+  CHECK(usage_status(rights, "AI_TRAINING") == "PROHIBITED");  // shipped policy: explicit permission needed
+  CHECK(json::serialize(rights.at("basis")) == R"([{"contract_id":")" + id + R"(","contract_version":1}])");
+  CHECK(json::serialize(rights.at("handling_terms")).find("ATTRIBUTION") != std::string::npos);
+  // The rights changed, so the hash did: the old ETag no longer gives a 304.
+  auto after = w.read_resource();
+  CHECK(after->header("etag") != before->header("etag"));
+  auto conditional = http_request(w.port(), "GET", "/v0/content-lake/resources/" + w.resource,
+                                  {{"Authorization", "Bearer " + w.token}, {"If-None-Match", before->header("etag")}});
+  CHECK(conditional->status == 200);
+}
+
+TEST_CASE("a contract edit changes rights and hash on the next read", "[contracts]") {
+  world w;
+  auto created = parse(post_json(w.port(), "/v0/contracts", w.token, contract_for(w.work)));
+  std::string id{created.at("id").as_string()};
+  auto first = w.read_resource();
+  CHECK(usage_status(w.rights(), "DERIVE") == "");
+  // A stale update_token is refused; nothing changes.
+  auto stale = post_json(w.port(), "/v0/contracts/" + id + "/versions", w.token,
+                         contract_for(w.work, R"(,"update_token":"utk_stale")"));
+  CHECK(stale->status == 409);
+  CHECK(reason(stale) == "TOKEN_MISMATCH");
+  auto next = post_json(w.port(), "/v0/contracts/" + id + "/versions", w.token,
+                        contract_for(w.work, R"(,"update_token":")" + std::string{created.at("update_token").as_string()} + "\"",
+                                     R"([{"usage_type":"ACCESS","status":"PERMITTED"},{"usage_type":"DERIVE","status":"PROHIBITED","exception":"no adaptations"}])"));
+  REQUIRE(next->status == 201);
+  CHECK(parse(next).at("version").as_int64() == 2);
+  auto second = w.read_resource();
+  CHECK(second->header("etag") != first->header("etag"));
+  auto rights = json::parse(second->body).as_object().at("rights").as_object();
+  CHECK(usage_status(rights, "DERIVE") == "PROHIBITED");
+  CHECK(json::serialize(rights.at("basis")).find(R"("contract_version":2)") != std::string::npos);
+  // Both versions stay readable.
+  CHECK(parse(get_with_token(w.port(), "/v0/contracts/" + id + "?version=1", w.token)).at("version").as_int64() == 1);
+  auto versions = parse(get_with_token(w.port(), "/v0/contracts/" + id + "/versions", w.token)).at("versions").as_array();
+  REQUIRE(versions.size() == 2);
+  CHECK(versions[0].as_object().at("version").as_int64() == 1);
+  CHECK(versions[1].as_object().at("version").as_int64() == 2);
+}
+
+TEST_CASE("a window that closes makes usable false without any write", "[contracts]") {
+  world w;
+  auto closes = contract_for(w.work, R"(,"valid_until":")" + utc_in(2) + "\"");
+  REQUIRE(post_json(w.port(), "/v0/contracts", w.token, closes)->status == 201);
+  auto open = w.read_resource();
+  REQUIRE(json::parse(open->body).as_object().at("rights").as_object().at("usable").as_bool());
+  std::optional<http_response> closed;
+  CHECK(eventually([&] {
+    closed = w.read_resource();
+    return !json::parse(closed->body).as_object().at("rights").as_object().at("usable").as_bool();
+  }, 10000));
+  CHECK(closed->header("etag") != open->header("etag"));
+  CHECK(json::parse(closed->body).as_object().at("rights").as_object().at("basis").as_array().empty());
+}
+
+TEST_CASE("contracts that are not ACTIVE, or not yet valid, contribute nothing", "[contracts]") {
+  world w;
+  auto draft = contract_for(w.work);
+  draft.replace(draft.find("\"ACTIVE\""), 8, "\"DRAFT\"");
+  REQUIRE(post_json(w.port(), "/v0/contracts", w.token, draft)->status == 201);
+  auto future = contract_for(w.work);
+  future.replace(future.find(utc_in(-3600)), 20, utc_in(86400));
+  REQUIRE(post_json(w.port(), "/v0/contracts", w.token, future)->status == 201);
+  auto rights = w.rights();
+  CHECK_FALSE(rights.at("usable").as_bool());
+  CHECK(rights.at("contracts").as_array().empty());
+}
+
+TEST_CASE("commercial terms need contracts.commercial.read", "[contracts]") {
+  world w;
+  auto created = parse(post_json(w.port(), "/v0/contracts", w.token, example_contract(w.port(), w.work)));
+  std::string id{created.at("id").as_string()};
+  auto plain = token_with(no_commercial);
+  auto without = parse(get_with_token(w.port(), "/v0/contracts/" + id, plain));
+  CHECK_FALSE(without.contains("commercial_terms"));
+  CHECK(without.contains("usage_terms"));
+  auto named = get_with_token(w.port(), "/v0/contracts/" + id + "?fields=id,commercial_terms", plain);
+  CHECK(named->status == 403);
+  CHECK(reason(named) == "SCOPE_MISSING");
+  CHECK_FALSE(parse(get_with_token(w.port(), "/v0/contracts/" + id + "?fields=*", plain)).contains("commercial_terms"));
+  auto with = parse(get_with_token(w.port(), "/v0/contracts/" + id + "?fields=id,commercial_terms", w.token));
+  CHECK(with.size() == 2);
+  CHECK(with.at("commercial_terms").as_object().contains("royalties"));
+  auto listed = parse(get_with_token(w.port(), "/v0/contracts", plain)).at("contracts").as_array();
+  REQUIRE(listed.size() == 1);
+  CHECK_FALSE(listed[0].as_object().contains("commercial_terms"));
+  // Writing answers with what the writer may see, too.
+  auto written = parse(post_json(w.port(), "/v0/contracts", plain, contract_for(w.work, R"(,"commercial_terms":{"advances":[{"amount":"10.00","currency":"EUR"}]})")));
+  CHECK_FALSE(written.contains("commercial_terms"));
+  // And a Resource read never carries them.
+  CHECK(w.read_resource()->body.find("commercial") == std::string::npos);
+}
+
+TEST_CASE("contract reads and writes: scopes, validation, misses, tenancy, lists", "[contracts]") {
+  world w;
+  auto content_only = token_with("content-lake.read content-lake.write");
+  auto refused = post_json(w.port(), "/v0/contracts", content_only, contract_for(w.work));
+  CHECK(refused->status == 403);
+  CHECK(reason(refused) == "SCOPE_MISSING");
+  CHECK(reason(get_with_token(w.port(), "/v0/contracts", content_only)) == "SCOPE_MISSING");
+
+  auto unknown_work = post_json(w.port(), "/v0/contracts", w.token, contract_for("wk_missing"));
+  CHECK(unknown_work->status == 400);
+  CHECK(json::serialize(parse(unknown_work).at("error").at_pointer("/details/0/field")) == R"("/work_ids/0")");
+  auto bad = post_json(w.port(), "/v0/contracts", w.token, R"({"title":"x","valid_from":"soon","work_ids":[")" + w.work + "\"]}");
+  CHECK(bad->status == 400);
+  CHECK(reason(bad) == "INVALID_ARGUMENT");
+
+  auto missing = get_with_token(w.port(), "/v0/contracts/ctr_missing", w.token);
+  CHECK(missing->status == 404);
+  CHECK(reason(missing) == "CONTRACT_NOT_FOUND");
+  CHECK(reason(get_with_token(w.port(), "/v0/contracts/ctr_missing/versions", w.token)) == "CONTRACT_NOT_FOUND");
+  CHECK(reason(post_json(w.port(), "/v0/contracts/ctr_missing/versions", w.token,
+                         contract_for(w.work, R"(,"update_token":"x")")))
+        == "CONTRACT_NOT_FOUND");
+
+  auto active = parse(post_json(w.port(), "/v0/contracts", w.token, contract_for(w.work)));
+  std::string id{active.at("id").as_string()};
+  CHECK(reason(get_with_token(w.port(), "/v0/contracts/" + id + "?version=7", w.token)) == "CONTRACT_NOT_FOUND");
+  CHECK(reason(get_with_token(w.port(), "/v0/contracts/" + id + "?version=zero", w.token)) == "INVALID_ARGUMENT");
+  auto foreign = get_with_token(w.port(), "/v0/contracts/" + id, token_with(all_scopes, "t_other"));
+  CHECK(foreign->status == 403);
+  CHECK(reason(foreign) == "TENANT_MISMATCH");
+
+  auto draft = contract_for(w.work);
+  draft.replace(draft.find("\"ACTIVE\""), 8, "\"DRAFT\"");
+  REQUIRE(post_json(w.port(), "/v0/contracts", w.token, draft)->status == 201);
+  CHECK(parse(get_with_token(w.port(), "/v0/contracts", w.token)).at("contracts").as_array().size() == 2);
+  auto actives = parse(get_with_token(w.port(), "/v0/contracts?status=ACTIVE", w.token)).at("contracts").as_array();
+  REQUIRE(actives.size() == 1);
+  CHECK(actives[0].as_object().at("id").as_string() == id);
+  CHECK(parse(get_with_token(w.port(), "/v0/contracts?work_id=wk_other", w.token)).at("contracts").as_array().empty());
+  CHECK(reason(get_with_token(w.port(), "/v0/contracts?status=LIVE", w.token)) == "INVALID_ARGUMENT");
+  auto page = parse(get_with_token(w.port(), "/v0/contracts?page_size=1", w.token));
+  CHECK(page.at("contracts").as_array().size() == 1);
+  CHECK(page.contains("next_page_token"));
+}
+
+TEST_CASE("a policy change is applied without a restart and changes the hash", "[contracts][policy]") {
+  temp_dir dir;
+  auto policy_path = dir.path + "/policy.json";
+  auto write_policy = [&](const std::string& text) {
+    std::ofstream{policy_path + ".tmp"} << text;
+    std::rename((policy_path + ".tmp").c_str(), policy_path.c_str());
+  };
+  write_policy(R"({"version":"p1","explicit_permission_usages":["AI_TRAINING"]})");
+  world w{[&](cl::config::settings& s) { s.rights.policy_file = policy_path; }};
+  REQUIRE(post_json(w.port(), "/v0/contracts", w.token,
+                    contract_for(w.work, "", R"([{"usage_type":"ACCESS","status":"PERMITTED"},{"usage_type":"DISPLAY","status":"PERMITTED"}])"))
+            ->status
+          == 201);
+  auto before = w.read_resource();
+  CHECK(json::parse(before->body).as_object().at("rights").as_object().at("policy_version").as_string() == "p1");
+  write_policy(R"({"version":"p2","prohibited_usages":["DISPLAY"]})");
+  std::optional<http_response> after;
+  CHECK(eventually([&] {
+    after = w.read_resource();
+    return usage_status(json::parse(after->body).as_object().at("rights").as_object(), "DISPLAY") == "PROHIBITED";
+  }));
+  CHECK(after->header("etag") != before->header("etag"));
+  CHECK(json::parse(after->body).as_object().at("rights").as_object().at("policy_version").as_string() == "p2");
+}
