@@ -191,4 +191,17 @@ void with_rights(caf::event_based_actor* self, const std::shared_ptr<const reque
           [done](caf::error&) { done(backend_unavailable("rights resolver")); });
 }
 
+void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                      const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done) {
+  auto parsed = domain::parse_content_use(ctx->request.usage_purpose);
+  if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+  with_rights(
+    self, ctx, work_id,
+    [k, done, use = std::get<domain::content_use>(parsed)](domain::resolved_rights& rights) {
+      if (auto refusal = domain::check_content_use(rights, use)) return done(domain::api_reply::from(std::move(*refusal)));
+      k(rights);
+    },
+    done);
+}
+
 }  // namespace cl::actors

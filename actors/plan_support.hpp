@@ -65,6 +65,12 @@ void answer_list(caf::event_based_actor* self, const std::shared_ptr<const reque
 void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                  const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done);
 
+/// Layer 3 for a read of content of a Resource of `work_id`: resolves its rights and calls `k`
+/// when the request's use (a plain read, or `X-Usage-Purpose`) is allowed; otherwise answers
+/// 403 USAGE_PROHIBITED (or 400 for a malformed purpose) through `done`.
+void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                      const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done);
+
 /// Answers the record `id` of the caller's tenant from `t` (200, `Cache-Control: private,
 /// max-age=1`), or the miss (`missing` 404 / 403 TENANT_MISMATCH).
 void answer_record(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,

@@ -141,16 +141,24 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
     if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
     mask = std::get<domain::field_mask>(parsed);
   }
+  auto purpose = domain::parse_content_use(ctx->request.usage_purpose);
+  if (auto* e = std::get_if<domain::api_error>(&purpose)) return done(domain::api_reply::from(std::move(*e)));
+  // Reading content is a use of it (layer 3); a metadata-only field mask is not.
+  bool uses_content = rendering != domain::rendering::json || !mask || mask->all || mask->names("content");
+  auto use = std::get<domain::content_use>(purpose);
   if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
   auto version = query_param(ctx->request.query, "version");
-  auto on_record = [self, ctx, done, id, mask, rendering, version](fetch_outcome& found) {
+  auto on_record = [self, ctx, done, id, mask, rendering, version, uses_content, use](fetch_outcome& found) {
         if (!found.found)
           return version.empty() ? answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done)
                                  : answer_miss(self, ctx, id, domain::error_id::version_not_found, "Resource version", done);
         auto record = std::make_shared<std::string>(std::move(found.json));
         with_rights(
             self, ctx, record_field(*record, "work_id"),
-            [ctx, done, record, mask, rendering](domain::resolved_rights& rights) {
+            [ctx, done, record, mask, rendering, uses_content, use](domain::resolved_rights& rights) {
+              if (uses_content)
+                if (auto refusal = domain::check_content_use(rights, use))
+                  return done(domain::api_reply::from(std::move(*refusal)));
               domain::api_reply r;
               if (rendering == domain::rendering::ndjson) {
                 r = ndjson_reply(*record);
@@ -258,7 +266,9 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
     .then(
       [self, ctx, done, id](fetch_outcome& found) {
         if (!found.found) return answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done);
-        auto mentions = domain::entity_mentions(json::parse(found.json).as_object().at("content"));
+        auto record = std::make_shared<std::string>(std::move(found.json));
+        with_content_use(self, ctx, record_field(*record, "work_id"), [done, id, record](domain::resolved_rights&) {
+        auto mentions = domain::entity_mentions(json::parse(*record).as_object().at("content"));
         // One entry per entity, in order of first mention, with every mention.
         json::array entities;
         std::map<std::string, std::size_t> index;
@@ -275,6 +285,7 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
         auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
         r.headers.emplace_back("Cache-Control", "private, max-age=1");
         done(std::move(r));
+        }, done);
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }
@@ -564,7 +575,10 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
       [self, ctx, done, resource_id, page_size, binding, start](fetch_outcome& found) {
         if (!found.found)
           return answer_miss(self, ctx, resource_id, domain::error_id::resource_not_found, "Resource", done);
-        auto record = json::parse(found.json).as_object();
+        auto stored = std::make_shared<std::string>(std::move(found.json));
+        with_content_use(self, ctx, record_field(*stored, "work_id"),
+                         [ctx, done, resource_id, page_size, binding, start, stored](domain::resolved_rights&) {
+        auto record = json::parse(*stored).as_object();
         const auto& blocks = record.at("content").as_object().at("blocks").as_array();
         std::string body = "{\"content_units\":[";
         std::size_t end = std::min(blocks.size(), start + page_size);
@@ -577,6 +591,7 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
         auto r = json_reply(200, std::move(body));
         r.headers.emplace_back("Cache-Control", "private, max-age=1");
         done(std::move(r));
+        }, done);
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }
@@ -593,7 +608,9 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
         if (!found.found)
           return answer_miss(self, ctx, resource_id, domain::error_id::content_unit_not_found, "content unit of Resource",
                              done);
-        auto record = json::parse(found.json).as_object();
+        auto stored = std::make_shared<std::string>(std::move(found.json));
+        with_content_use(self, ctx, record_field(*stored, "work_id"), [done, resource_id, key, stored](domain::resolved_rights&) {
+        auto record = json::parse(*stored).as_object();
         const auto& blocks = record.at("content").as_object().at("blocks").as_array();
         for (std::size_t i = 0; i < blocks.size(); ++i)
           if (blocks[i].as_object().at("key").as_string() == key) {
@@ -603,6 +620,7 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
           }
         done(domain::api_reply::failure(domain::error_id::content_unit_not_found,
                                         "The Resource no longer has this block."));
+        }, done);
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }

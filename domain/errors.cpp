@@ -16,6 +16,8 @@ const std::vector<error_entry>& catalogue() {
      "The token names no tenant, or a tenant other than the one operated on."},
     {error_id::scope_missing, 403, "PERMISSION_DENIED", "SCOPE_MISSING", auth_domain,
      "The token lacks the scope the route requires; the message names it."},
+    {error_id::usage_prohibited, 403, "PERMISSION_DENIED", "USAGE_PROHIBITED", contentlake_domain,
+     "The Resource's resolved rights do not allow this use of its content (layer 3); details name the usage."},
     {error_id::limit_exceeded, 400, "INVALID_ARGUMENT", "LIMIT_EXCEEDED", contentlake_domain,
      "A documented limit was exceeded (header block, body size, ...); details name the limit."},
     {error_id::malformed_request, 400, "INVALID_ARGUMENT", "MALFORMED_REQUEST", contentlake_domain,

@@ -16,6 +16,7 @@ enum class error_id : std::uint8_t {
   token_expired,
   tenant_mismatch,
   scope_missing,
+  usage_prohibited,
   limit_exceeded,
   malformed_request,
   invalid_argument,

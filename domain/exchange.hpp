@@ -23,6 +23,7 @@ struct api_request {
   std::string if_none_match;
   std::string content_type;
   std::string idempotency_key;
+  std::string usage_purpose;  ///< `X-Usage-Purpose`: a declared AI use of the content (docs/rights.md)
   std::string request_id;     ///< validated or generated
   std::string body;
 };

@@ -175,6 +175,7 @@ resolved_rights resolve_rights(const std::vector<contract_view>& contracts, cons
   r["manifestation_rights"] = std::move(ms);
   json::array us;
   for (const auto& [key, value] : usage) {
+    out.usage_terms.push_back({key.first, key.second, value.first});
     json::object u{{"usage_type", key.first}, {"status", value.first}};
     if (!key.second.empty()) u["method"] = key.second;
     if (!value.second.empty()) u["exception"] = value.second;
@@ -190,6 +191,57 @@ resolved_rights resolve_rights(const std::vector<contract_view>& contracts, cons
   r["resolved_at"] = format_utc(at);
   out.json = json::serialize(r);
   return out;
+}
+
+std::variant<content_use, api_error> parse_content_use(std::string_view header) {
+  content_use use;
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return v;
+  };
+  header = trim(header);
+  if (header.empty()) return use;
+  auto refuse = [] {
+    return api_error{error_id::invalid_argument,
+                     "X-Usage-Purpose must be AI_RETRIEVAL or AI_TRAINING, optionally followed by ; method=STREAM or MCP.",
+                     {{"X-Usage-Purpose", "AI_RETRIEVAL | AI_TRAINING [; method=STREAM | MCP]"}}};
+  };
+  auto semi = header.find(';');
+  use.usage = std::string{trim(header.substr(0, semi))};
+  if (use.usage != "AI_RETRIEVAL" && use.usage != "AI_TRAINING") return refuse();
+  if (semi != std::string_view::npos) {
+    auto param = trim(header.substr(semi + 1));
+    constexpr std::string_view key = "method=";
+    if (param.substr(0, key.size()) != key) return refuse();
+    use.method = std::string{trim(param.substr(key.size()))};
+    if (!contains(usage_methods(), use.method)) return refuse();
+  }
+  return use;
+}
+
+std::optional<api_error> check_content_use(const resolved_rights& rights, const content_use& use) {
+  auto status_of = [&](const std::string& type, const std::string& method) -> std::string {
+    for (const auto& u : rights.usage_terms)
+      if (u.type == type && u.method == method) return u.status;
+    return "";
+  };
+  auto refuse = [](const std::string& usage, const std::string& method, const std::string& why) {
+    std::string named = usage + (method.empty() ? "" : " (method " + method + ")");
+    return api_error{error_id::usage_prohibited, "The Resource's rights do not allow " + named + ": " + why + ".",
+                     {{"usage", named + ": " + why}}};
+  };
+  if (use.usage.empty()) {
+    for (const char* plain : {"ACCESS", "DISPLAY"})
+      if (status_of(plain, "") == "PROHIBITED") return refuse(plain, "", "prohibited by the resolved rights");
+    return std::nullopt;
+  }
+  auto general = status_of(use.usage, "");
+  auto specific = use.method.empty() ? general : status_of(use.usage, use.method);
+  if (specific == "PROHIBITED" || general == "PROHIBITED")
+    return refuse(use.usage, use.method, "prohibited by the resolved rights");
+  if (specific == "PERMITTED" || general == "PERMITTED") return std::nullopt;
+  return refuse(use.usage, use.method, "no contract in force permits it explicitly");
 }
 
 }  // namespace cl::domain

@@ -18,8 +18,13 @@ namespace cl::domain {
 /// One resolution: the `rights` JSON object and the part of it that identifies its content
 /// (everything but `resolved_at`), which feeds the Resource's `hash`.
 struct resolved_rights {
+  /// One resolved usage term, for checking a use without parsing `json`.
+  struct usage {
+    std::string type, method, status;
+  };
   std::string json;
   std::string digest_input;
+  std::vector<usage> usage_terms;
   /// Unix seconds at which a contract window opens or closes next: the resolution must not be
   /// served from then on. Max when no window edge lies ahead.
   std::int64_t valid_until = std::numeric_limits<std::int64_t>::max();
@@ -45,5 +50,22 @@ std::variant<platform_policy, std::string> parse_policy(std::string_view json_te
 /// `policy` at Unix second `at`.
 resolved_rights resolve_rights(const std::vector<contract_view>& contracts, const platform_policy& policy,
                                std::int64_t at);
+
+/// A use of content a request makes: reading it (ACCESS and DISPLAY), or a declared purpose.
+struct content_use {
+  std::string usage;   ///< empty: a plain read (ACCESS + DISPLAY)
+  std::string method;  ///< optional, with a declared purpose
+};
+
+/// Parses `X-Usage-Purpose` (`AI_RETRIEVAL`, `AI_RETRIEVAL; method=MCP`, `AI_TRAINING`, ...);
+/// empty header: a plain read. 400 INVALID_ARGUMENT naming the header when malformed.
+std::variant<content_use, api_error> parse_content_use(std::string_view header);
+
+/// Layer 3 (spec 5.3): whether `rights` allow `use`. A plain read is refused only where ACCESS or
+/// DISPLAY resolves PROHIBITED (a Resource with no contract in force stays readable, `usable:
+/// false`); a declared purpose needs an explicit PERMITTED term for it (with its method, or one
+/// without a method that no method-specific prohibition overrides). The refusal is 403
+/// USAGE_PROHIBITED naming the usage in `details`.
+std::optional<api_error> check_content_use(const resolved_rights& rights, const content_use& use);
 
 }  // namespace cl::domain

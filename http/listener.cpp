@@ -36,6 +36,7 @@ domain::api_request to_api_request(bhttp::request<bhttp::string_body>& req) {
   out.if_none_match = std::string{req[bhttp::field::if_none_match]};
   out.content_type = std::string{req[bhttp::field::content_type]};
   out.idempotency_key = std::string{req["Idempotency-Key"]};
+  out.usage_purpose = std::string{req["X-Usage-Purpose"]};
   auto rid = req["X-Request-Id"];
   out.request_id = domain::is_valid_request_id({rid.data(), rid.size()}) ? std::string{rid} : domain::new_request_id();
   out.body = std::move(req.body());

@@ -251,11 +251,73 @@ TEST_CASE("a policy change is applied without a restart and changes the hash", "
   auto before = w.read_resource();
   CHECK(json::parse(before->body).as_object().at("rights").as_object().at("policy_version").as_string() == "p1");
   write_policy(R"({"version":"p2","prohibited_usages":["DISPLAY"]})");
+  // A metadata-only read is not a use of the content, so it shows the new rights.
+  auto metadata = [&] { return get_with_token(w.port(), "/v0/content-lake/resources/" + w.resource + "?fields=id,rights", w.token); };
   std::optional<http_response> after;
   CHECK(eventually([&] {
-    after = w.read_resource();
+    after = metadata();
     return usage_status(json::parse(after->body).as_object().at("rights").as_object(), "DISPLAY") == "PROHIBITED";
   }));
   CHECK(after->header("etag") != before->header("etag"));
   CHECK(json::parse(after->body).as_object().at("rights").as_object().at("policy_version").as_string() == "p2");
+  // Reading the content is DISPLAY, which the policy now prohibits (layer 3).
+  auto refused = w.read_resource();
+  CHECK(refused->status == 403);
+  CHECK(reason(refused) == "USAGE_PROHIBITED");
+  CHECK(refused->body.find("DISPLAY") != std::string::npos);
+}
+
+TEST_CASE("layer 3: reading content and declared AI purposes against the resolved rights", "[contracts][usage]") {
+  world w;
+  auto read_as = [&](const std::string& purpose, const std::string& path = "") {
+    std::vector<std::pair<std::string, std::string>> headers{{"Authorization", "Bearer " + w.token}};
+    if (!purpose.empty()) headers.emplace_back("X-Usage-Purpose", purpose);
+    return http_request(w.port(), "GET", path.empty() ? "/v0/content-lake/resources/" + w.resource : path, headers);
+  };
+  // No contract in force: readable, usable false; a declared AI purpose needs an explicit permission.
+  auto plain = read_as("");
+  CHECK(plain->status == 200);
+  CHECK_FALSE(parse(plain).at("rights").at_pointer("/usable").as_bool());
+  auto ai = read_as("AI_RETRIEVAL");
+  CHECK(ai->status == 403);
+  CHECK(reason(ai) == "USAGE_PROHIBITED");
+  CHECK(json::serialize(parse(ai).at("error").at_pointer("/details/0")).find("AI_RETRIEVAL") != std::string::npos);
+  CHECK(reason(read_as("SUMMARISING")) == "INVALID_ARGUMENT");
+  CHECK(reason(read_as("AI_RETRIEVAL; method=FAX")) == "INVALID_ARGUMENT");
+
+  REQUIRE(post_json(w.port(), "/v0/contracts", w.token,
+                    contract_for(w.work, "",
+                                 R"([{"usage_type":"ACCESS","status":"PERMITTED"},{"usage_type":"DISPLAY","status":"PERMITTED"},)"
+                                 R"({"usage_type":"AI_RETRIEVAL","status":"PERMITTED","method":"MCP"},)"
+                                 R"({"usage_type":"AI_RETRIEVAL","status":"PROHIBITED","method":"STREAM"}])"))
+            ->status
+          == 201);
+  CHECK(read_as("AI_RETRIEVAL; method=MCP")->status == 200);
+  auto stream = read_as("AI_RETRIEVAL; method=STREAM");
+  CHECK(stream->status == 403);
+  CHECK(stream->body.find("STREAM") != std::string::npos);
+  CHECK(reason(read_as("AI_RETRIEVAL")) == "USAGE_PROHIBITED");  // no method-less permission
+  CHECK(reason(read_as("AI_TRAINING")) == "USAGE_PROHIBITED");   // shipped policy
+  // Every content read applies it: NDJSON, content units, the entity overlay.
+  CHECK(reason(read_as("AI_TRAINING", "/v0/content-lake/resources/" + w.resource + "?format=ndjson")) == "USAGE_PROHIBITED");
+  CHECK(reason(read_as("AI_TRAINING", "/v0/content-lake/content-units?resource_id=" + w.resource)) == "USAGE_PROHIBITED");
+  CHECK(reason(read_as("AI_TRAINING", "/v0/content-lake/resources/" + w.resource + "/entities")) == "USAGE_PROHIBITED");
+  CHECK(read_as("AI_RETRIEVAL; method=MCP", "/v0/content-lake/content-units?resource_id=" + w.resource)->status == 200);
+  // A metadata-only read is not a use of the content.
+  CHECK(read_as("AI_TRAINING", "/v0/content-lake/resources/" + w.resource + "?fields=id,title,rights")->status == 200);
+}
+
+TEST_CASE("layer 3: a contract that prohibits ACCESS blocks reading the content, not the metadata", "[contracts][usage]") {
+  world w;
+  REQUIRE(post_json(w.port(), "/v0/contracts", w.token,
+                    contract_for(w.work, "", R"([{"usage_type":"ACCESS","status":"PROHIBITED","exception":"embargo until launch"}])"))
+            ->status
+          == 201);
+  auto refused = w.read_resource();
+  CHECK(refused->status == 403);
+  CHECK(reason(refused) == "USAGE_PROHIBITED");
+  CHECK(refused->body.find("ACCESS") != std::string::npos);
+  auto metadata = get_with_token(w.port(), "/v0/content-lake/resources/" + w.resource + "?fields=id,title,rights", w.token);
+  CHECK(metadata->status == 200);
+  CHECK_FALSE(parse(metadata).at("rights").at_pointer("/usable").as_bool());
 }

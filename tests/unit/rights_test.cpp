@@ -177,3 +177,33 @@ TEST_CASE("UTC timestamps round-trip", "[rights]") {
   CHECK_FALSE(parse_utc("2026-11-22 12:00:00"));
   CHECK(*parse_utc("2026-11-22T12:00:00Z") - *parse_utc("2026-11-21T12:00:00Z") == 86400);
 }
+
+TEST_CASE("layer 3: uses of content against resolved rights", "[rights][usage]") {
+  auto use = [](const char* header) {
+    auto parsed = parse_content_use(header);
+    REQUIRE(std::holds_alternative<content_use>(parsed));
+    return std::get<content_use>(parsed);
+  };
+  CHECK(use("").usage.empty());
+  CHECK(use(" AI_RETRIEVAL ; method=MCP ").method == "MCP");
+  CHECK(std::holds_alternative<api_error>(parse_content_use("ACCESS")));
+  CHECK(std::holds_alternative<api_error>(parse_content_use("AI_TRAINING; style=fast")));
+
+  auto nothing = no_contract_rights("2026-11-22T12:00:00Z");
+  CHECK_FALSE(check_content_use(nothing, use("")));  // readable, usable false
+  auto refused = check_content_use(nothing, use("AI_TRAINING"));
+  REQUIRE(refused);
+  CHECK(refused->id == error_id::usage_prohibited);
+  CHECK(refused->details.at(0).field == "usage");
+
+  auto rights = resolve_rights({contract("ctr_a", {{"ACCESS", "PERMITTED", "", ""},
+                                                   {"AI_RETRIEVAL", "PERMITTED", "", ""},
+                                                   {"AI_RETRIEVAL", "PROHIBITED", "STREAM", ""},
+                                                   {"DISPLAY", "PROHIBITED", "", ""}})},
+                               no_policy(), now);
+  CHECK(check_content_use(rights, use("")));  // DISPLAY prohibited: a plain read is refused
+  CHECK_FALSE(check_content_use(rights, use("AI_RETRIEVAL")));
+  CHECK_FALSE(check_content_use(rights, use("AI_RETRIEVAL; method=MCP")));  // the method-less permission covers it
+  CHECK(check_content_use(rights, use("AI_RETRIEVAL; method=STREAM")));    // a method-specific prohibition wins
+  CHECK(check_content_use(rights, use("AI_TRAINING")));                    // nothing permits it
+}
