@@ -1,6 +1,7 @@
 // Resources: POST /resources, GET /resources/{id}.
 
 #include "actors/plan_support.hpp"
+#include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"
 #include "domain/field_mask.hpp"
 #include "domain/base64url.hpp"
@@ -140,6 +141,12 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
     auto parsed = domain::parse_field_mask(fields, domain::resource_fields());
     if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
     mask = std::get<domain::field_mask>(parsed);
+    // Spec 4.2.5: naming a commercial field needs the scope; `*` just leaves them out without it.
+    if (names_commercial_terms(*mask) && !ctx->who.has_scope("contracts.commercial.read"))
+      return done(domain::api_reply::failure(domain::error_id::scope_missing,
+                                             "The token does not carry the scope contracts.commercial.read, which "
+                                             "rights.commercial_terms needs.",
+                                             {{"fields", "rights.commercial_terms requires contracts.commercial.read"}}));
   }
   auto purpose = domain::parse_content_use(ctx->request.usage_purpose);
   if (auto* e = std::get_if<domain::api_error>(&purpose)) return done(domain::api_reply::from(std::move(*e)));
@@ -155,32 +162,44 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
         auto record = std::make_shared<std::string>(std::move(found.json));
         with_rights(
             self, ctx, record_field(*record, "work_id"),
-            [ctx, done, record, mask, rendering, uses_content, use](domain::resolved_rights& rights) {
+            [self, ctx, done, record, mask, rendering, uses_content, use](domain::resolved_rights& rights) {
               if (uses_content)
                 if (auto refusal = domain::check_content_use(rights, use))
                   return done(domain::api_reply::from(std::move(*refusal)));
               domain::api_reply r;
-              if (rendering == domain::rendering::ndjson) {
-                r = ndjson_reply(*record);
-              } else if (rendering == domain::rendering::markdown) {
-                r.content_type = "text/markdown; charset=utf-8";
-                r.body = domain::render_markdown(json::parse(*record).as_object().at("content"));
-              } else {
-                auto hash = domain::resource_hash(*record, rights.digest_input);
-                r.headers.emplace_back("ETag", "\"" + hash + "\"");
-                if (domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
-                  r.status = 304;
-                  r.content_type.clear();
-                } else {
-                  auto full = domain::compose_resource(*record, rights.json, hash);
-                  if (mask) full = json::serialize(domain::apply_field_mask(json::parse(full).as_object(), *mask));
-                  r.body = std::move(full);
-                }
-              }
               // The body depends on the token (tenant, rights), so shared caches must not keep it.
               r.headers.emplace_back("Cache-Control", "private, max-age=1");
               r.headers.emplace_back("Vary", "Accept");
-              done(std::move(r));
+              if (rendering == domain::rendering::ndjson) {
+                auto streamed = ndjson_reply(*record);
+                streamed.headers = std::move(r.headers);
+                return done(std::move(streamed));
+              }
+              if (rendering == domain::rendering::markdown) {
+                r.content_type = "text/markdown; charset=utf-8";
+                r.body = domain::render_markdown(json::parse(*record).as_object().at("content"));
+                return done(std::move(r));
+              }
+              auto hash = domain::resource_hash(*record, rights.digest_input);
+              r.headers.emplace_back("ETag", "\"" + hash + "\"");
+              if (domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
+                r.status = 304;
+                r.content_type.clear();
+                return done(std::move(r));
+              }
+              auto full = domain::compose_resource(*record, rights.json, hash);
+              if (!mask) {
+                r.body = std::move(full);
+                return done(std::move(r));
+              }
+              // Stitched parts are fetched only when the mask names them.
+              auto object = std::make_shared<json::object>(json::parse(full).as_object());
+              stitch_resource(self, ctx, *mask, object,
+                              [done, object, mask, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
+                                if (failure) return done(std::move(*failure));
+                                r.body = json::serialize(domain::apply_field_mask(*object, *mask));
+                                done(std::move(r));
+                              });
             },
             done);
   };

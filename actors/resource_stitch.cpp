@@ -1,0 +1,162 @@
+#include "actors/resource_stitch.hpp"
+
+#include "actors/plan_support.hpp"
+#include "domain/content_format.hpp"
+#include "domain/json_text.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+#include <map>
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t stitch_limit = 100;  ///< activities / versions shown in provenance / lineage
+
+/// Counts the outstanding parts; the last one to arrive calls `k`.
+struct stitch_join {
+  int pending = 1;  ///< one for the launching call itself
+  std::optional<domain::api_reply> failure;
+  std::function<void(std::optional<domain::api_reply>)> k;
+  void arrive() {
+    if (--pending == 0) k(std::move(failure));
+  }
+  void fail(std::string_view concern) {
+    if (!failure) failure = backend_unavailable(concern);
+    arrive();
+  }
+};
+
+std::string member(const json::object& o, const char* name) {
+  auto* v = o.if_contains(name);
+  return v && v->is_string() ? std::string{v->as_string()} : std::string{};
+}
+
+json::object entity_overlay(const json::object& resource) {
+  json::array entities;
+  std::map<std::string, std::size_t> index;
+  if (auto* content = resource.if_contains("content")) {
+    for (const auto& m : domain::entity_mentions(*content)) {
+      auto [it, fresh] = index.emplace(m.entity_id, entities.size());
+      if (fresh) {
+        json::object e{{"entity_id", m.entity_id}, {"entity_type", m.entity_type}, {"mentions", json::array{}}};
+        if (!m.label.empty()) e["label"] = m.label;
+        entities.push_back(std::move(e));
+      }
+      entities[it->second].as_object()["mentions"].as_array().push_back(
+        json::object{{"block_key", m.block_key}, {"text", m.text}});
+    }
+  }
+  return json::object{{"entities", std::move(entities)}};
+}
+
+}  // namespace
+
+bool names_commercial_terms(const domain::field_mask& mask) {
+  for (const auto& p : mask.paths)
+    if (p.size() >= 2 && p[0] == "rights" && p[1] == "commercial_terms") return true;
+  return false;
+}
+
+void stitch_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                     const domain::field_mask& mask, std::shared_ptr<json::object> full,
+                     std::function<void(std::optional<domain::api_reply>)> k) {
+  auto join = std::make_shared<stitch_join>();
+  join->k = std::move(k);
+  auto id = member(*full, "id");
+  const auto& tenant = ctx->who.tenant_id;
+  auto get = [&](storage::table t, std::string key, const char* concern, std::function<void(fetch_outcome&)> use) {
+    if (!ctx->actors->reader) return join->fail(concern), void();
+    ++join->pending;
+    self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, t, std::move(key))
+      .then([join, use](fetch_outcome& found) { use(found), join->arrive(); },
+            [join, concern](caf::error&) { join->fail(concern); });
+  };
+  auto scan = [&](storage::table t, std::string prefix, record_filter keep, const char* concern,
+                  std::function<void(scan_result&)> use) {
+    if (!ctx->actors->reader) return join->fail(concern), void();
+    ++join->pending;
+    self->request(ctx->actors->reader, ctx->timeout, scan_atom_v, t, std::move(prefix), std::string{}, stitch_limit,
+                  std::move(keep))
+      .then([join, use](scan_result& page) { use(page), join->arrive(); },
+            [join, concern](caf::error&) { join->fail(concern); });
+  };
+
+  if (mask.names("source")) {
+    auto source_id = member(*full, "source_id");
+    if (!source_id.empty())
+      get(storage::table::sources, storage::tenant_key(tenant, source_id), "record reader", [full](fetch_outcome& f) {
+        if (f.found) (*full)["source"] = json::parse(f.json);
+      });
+  }
+  if (mask.names("work")) {
+    auto work_id = member(*full, "work_id");
+    if (!work_id.empty())
+      get(storage::table::works, storage::tenant_key(tenant, work_id), "record reader", [full](fetch_outcome& f) {
+        if (f.found) (*full)["work"] = json::parse(f.json);
+      });
+  }
+  if (mask.names("provenance")) {
+    // Activities about this Resource, oldest first (activity ids follow creation time).
+    auto target = "\"target\":{\"kind\":\"resource\",\"id\":" + domain::json_string(id) + "}";
+    scan(storage::table::activities, storage::tenant_key(tenant, ""),
+         [target](std::string_view record) { return record.find(target) != std::string_view::npos; }, "record reader",
+         [full](scan_result& page) {
+           json::array activities;
+           for (const auto& [key, value] : page.entries) activities.push_back(json::parse(value));
+           bool complete = page.exhausted && activities.size() < stitch_limit;
+           (*full)["provenance"] = json::object{{"activities", std::move(activities)}, {"complete", complete}};
+         });
+  }
+  if (mask.names("lineage")) {
+    // The Resource's snapshots, oldest first: where its current version comes from.
+    scan(storage::table::versions, storage::tenant_key(tenant, id + '\0'), nullptr, "record reader",
+         [full](scan_result& page) {
+           json::array versions;
+           for (const auto& [key, value] : page.entries) {
+             auto snapshot = json::parse(value).as_object();
+             versions.push_back(json::object{{"version", snapshot["version"]}, {"hash_content", snapshot["hash_content"]},
+                                             {"updated", snapshot["updated"]}});
+           }
+           bool complete = page.exhausted && versions.size() < stitch_limit;
+           (*full)["lineage"] = json::object{{"current_version", (*full)["version"]},
+                                             {"versions", std::move(versions)},
+                                             {"complete", complete}};
+         });
+  }
+  if (mask.names("entities")) (*full)["entities"] = entity_overlay(*full);
+  bool commercial = names_commercial_terms(mask) || (mask.all && ctx->who.has_scope("contracts.commercial.read"));
+  if (commercial && full->contains("rights")) {
+    auto& rights = (*full)["rights"].as_object();
+    rights["commercial_terms"] = json::array{};
+    for (const auto& b : rights["basis"].as_array()) {
+      auto contract_id = member(b.as_object(), "contract_id");
+      auto version = b.as_object().at("contract_version").as_int64();
+      if (!ctx->actors->contracts) {
+        join->fail("contracts");
+        continue;
+      }
+      ++join->pending;
+      self->request(ctx->actors->contracts, ctx->timeout, fetch_atom_v, tenant, contract_id, version)
+        .then(
+          [join, full, contract_id, version](fetch_outcome& found) {
+            if (found.found) {
+              auto contract = json::parse(found.json).as_object();
+              json::object entry{{"contract_id", contract_id}, {"contract_version", version}};
+              if (auto* c = contract.if_contains("commercial_terms"))
+                for (const auto& [name, value] : c->as_object()) entry[name] = value;
+              (*full)["rights"].as_object()["commercial_terms"].as_array().push_back(std::move(entry));
+            }
+            join->arrive();
+          },
+          [join](caf::error&) { join->fail("contracts"); });
+    }
+  }
+  join->arrive();
+}
+
+}  // namespace cl::actors
