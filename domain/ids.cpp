@@ -20,8 +20,9 @@ std::string random_base32(std::size_t bytes) {
 
 }  // namespace
 
-std::string base32_lower(std::string_view bytes) {
-  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+namespace {
+
+std::string base32_with(std::string_view bytes, const char* alphabet) {
   std::string out;
   unsigned acc = 0;
   int bits = 0;
@@ -37,6 +38,16 @@ std::string base32_lower(std::string_view bytes) {
   return out;
 }
 
+}  // namespace
+
+std::string base32_lower(std::string_view bytes) {
+  return base32_with(bytes, "abcdefghijklmnopqrstuvwxyz234567");
+}
+
+std::string base32hex_lower(std::string_view bytes) {
+  return base32_with(bytes, "0123456789abcdefghijklmnopqrstuv");
+}
+
 std::string random_id(std::string_view prefix) {
   std::array<unsigned char, 18> buf{};
   auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -44,7 +55,7 @@ std::string random_id(std::string_view prefix) {
   for (int i = 5; i >= 0; --i, ms >>= 8) buf[static_cast<std::size_t>(i)] = static_cast<unsigned char>(ms & 0xff);
   if (RAND_bytes(buf.data() + 6, 12) != 1) throw std::runtime_error("random source unavailable");
   std::string id{prefix};
-  id += base32_lower(std::string_view{reinterpret_cast<const char*>(buf.data()), buf.size()});
+  id += base32hex_lower(std::string_view{reinterpret_cast<const char*>(buf.data()), buf.size()});
   return id;
 }
 

@@ -9,7 +9,11 @@ namespace cl::domain {
 /// Lowercase base32 (RFC 4648 alphabet, no padding) of `bytes`.
 std::string base32_lower(std::string_view bytes);
 
-/// A new id: `prefix` + 29 lowercase base32 characters of 18 bytes, a 48-bit big-endian Unix
+/// Lowercase base32hex (RFC 4648 section 7, digits then a-v, no padding) of `bytes`: its text
+/// sorts like the bytes, so time-prefixed ids sort by time.
+std::string base32hex_lower(std::string_view bytes);
+
+/// A new id: `prefix` + 29 lowercase base32hex characters of 18 bytes, a 48-bit big-endian Unix
 /// millisecond timestamp then 96 random bits. Ids made later sort later (across milliseconds),
 /// so a group commit's inserts land next to each other in the stores' B-trees.
 std::string random_id(std::string_view prefix);

@@ -7,13 +7,13 @@
 
 using namespace cl::domain;
 
-TEST_CASE("ids carry the prefix, a millisecond time and 96 random bits in lowercase base32", "[ids]") {
+TEST_CASE("ids carry the prefix, a millisecond time and 96 random bits in lowercase base32hex", "[ids]") {
   std::set<std::string> seen;
   for (int i = 0; i < 1000; ++i) {
     auto id = random_id("res_");
     REQUIRE(id.rfind("res_", 0) == 0);
     REQUIRE(id.size() == 4 + 29);
-    for (char c : id.substr(4)) CHECK(((c >= 'a' && c <= 'z') || (c >= '2' && c <= '7')));
+    for (char c : id.substr(4)) CHECK(((c >= '0' && c <= '9') || (c >= 'a' && c <= 'v')));
     seen.insert(id);
   }
   CHECK(seen.size() == 1000);
@@ -29,6 +29,11 @@ TEST_CASE("an id made in a later millisecond sorts after an earlier one", "[ids]
   }  // wait for the clock's next millisecond
   auto second = random_id("wk_");
   CHECK(first < second);
+  // The encoding sorts like the bytes across every digit boundary (base32hex, not base32).
+  for (unsigned v = 0; v < 255; ++v) {
+    std::string a(1, static_cast<char>(v)), b(1, static_cast<char>(v + 1));
+    CHECK(base32hex_lower(a) < base32hex_lower(b));
+  }
 }
 
 TEST_CASE("client request ids are echoed only when well-formed", "[ids]") {
