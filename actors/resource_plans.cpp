@@ -321,6 +321,9 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
   if (!staged.empty() && staged != "true" && staged != "false")
     return done(domain::api_reply::failure(domain::error_id::invalid_argument, "staged must be true or false.",
                                            {{"staged", "true or false"}}));
+  auto purpose = domain::parse_content_use(ctx->request.usage_purpose);
+  if (auto* e = std::get_if<domain::api_error>(&purpose)) return done(domain::api_reply::from(std::move(*e)));
+  auto use = std::get<domain::content_use>(purpose);
   std::vector<std::pair<std::string, std::string>> filters;
   if (!work.empty()) filters.emplace_back("work_id", work);
   if (!type.empty()) filters.emplace_back("type", type);
@@ -339,19 +342,28 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
              && (staged.empty() || (staged == "true") == is_staged);
     };
   }
-  item_presenter present = [self, ctx](std::vector<std::string> records,
-                                       std::function<void(std::optional<std::vector<std::string>>)> k) {
+  item_presenter present = [self, ctx, use](std::vector<std::string> records,
+                                            std::function<void(std::optional<std::vector<std::string>>)> k) {
     if (records.empty()) return k(std::move(records));
     std::vector<std::string> works;
     for (const auto& r : records) works.push_back(record_field(r, "work_id"));
     auto shared = std::make_shared<std::vector<std::string>>(std::move(records));
     self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
       .then(
-        [shared, k](std::vector<domain::resolved_rights>& rights) {
+        [shared, k, use](std::vector<domain::resolved_rights>& rights) {
           std::vector<std::string> items;
-          for (std::size_t i = 0; i < shared->size(); ++i)
-            items.push_back(domain::compose_resource((*shared)[i], rights[i].json,
-                                                     domain::resource_hash((*shared)[i], rights[i].digest_input)));
+          for (std::size_t i = 0; i < shared->size(); ++i) {
+            auto item = domain::compose_resource((*shared)[i], rights[i].json,
+                                                 domain::resource_hash((*shared)[i], rights[i].digest_input));
+            // Layer 3: an item whose rights do not allow this use of its content is listed
+            // without `content` (its metadata and rights still say why).
+            if (domain::check_content_use(rights[i], use)) {
+              auto object = json::parse(item).as_object();
+              object.erase("content");
+              item = json::serialize(object);
+            }
+            items.push_back(std::move(item));
+          }
           k(std::move(items));
         },
         [k](caf::error&) { k(std::nullopt); });

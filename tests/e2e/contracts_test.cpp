@@ -305,6 +305,17 @@ TEST_CASE("layer 3: reading content and declared AI purposes against the resolve
   CHECK(read_as("AI_RETRIEVAL; method=MCP", "/v0/content-lake/content-units?resource_id=" + w.resource)->status == 200);
   // A metadata-only read is not a use of the content.
   CHECK(read_as("AI_TRAINING", "/v0/content-lake/resources/" + w.resource + "?fields=id,title,rights")->status == 200);
+  // Lists show every Resource; one whose rights do not allow the use comes without its content.
+  auto listed = [&](const std::string& purpose) {
+    auto page = parse(read_as(purpose, "/v0/content-lake/resources?work_id=" + w.work));
+    REQUIRE(page.at("resources").as_array().size() == 1);
+    return page.at("resources").as_array()[0].as_object();
+  };
+  CHECK(listed("AI_RETRIEVAL; method=MCP").contains("content"));
+  auto withheld = listed("AI_TRAINING");
+  CHECK_FALSE(withheld.contains("content"));
+  CHECK(withheld.contains("rights"));
+  CHECK(reason(read_as("BROWSING", "/v0/content-lake/resources")) == "INVALID_ARGUMENT");
 }
 
 TEST_CASE("layer 3: a contract that prohibits ACCESS blocks reading the content, not the metadata", "[contracts][usage]") {
