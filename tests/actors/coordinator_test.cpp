@@ -323,3 +323,60 @@ TEST_CASE("the directory spreads reads over its readers and updates every view",
   caf::anon_send_exit(auth, caf::exit_reason::kill);
   f.sched->run();
 }
+
+namespace {
+
+/// A store that finds one Resource attached to wk_1.
+reader_actor::behavior_type mock_found_store(reader_actor::pointer) {
+  return {
+    [](fetch_atom, const std::string&, const std::string&) {
+      return fetch_outcome{true, R"({"id":"res_1","work_id":"wk_1","title":"T","content":{"format":"cl.content/1","blocks":[]}})"};
+    },
+    [](caf::get_atom, cl::storage::table, const std::string&) { return fetch_outcome{false, {}}; },
+    [](scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t, const record_filter&) {
+      return scan_result{};
+    },
+  };
+}
+
+rights_actor::behavior_type mock_rights(rights_actor::pointer, std::shared_ptr<int> asked) {
+  return {
+    [asked](resolve_atom, const std::string&, const std::string&) {
+      ++*asked;
+      return domain::no_contract_rights("2026-11-22T12:00:00Z");
+    },
+    [](resolve_atom, const std::string&, const std::vector<std::string>& works) {
+      return std::vector<domain::resolved_rights>(works.size(), domain::no_contract_rights("2026-11-22T12:00:00Z"));
+    },
+    [](recheck_atom) {},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("a cached resolution of the current rights epoch saves the ask to the resolver", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}});
+  auto asked = std::make_shared<int>(0);
+  f.handles->reader = f.sys->spawn(mock_found_store);
+  f.handles->rights = f.sys->spawn(mock_rights, asked);
+  auto cache = std::make_shared<shared_cache<domain::resolved_rights>>(100);
+  auto epoch = std::make_shared<std::atomic<std::uint64_t>>(7);
+  f.handles->rights_cache = cache;
+  f.handles->rights_epoch = epoch;
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto cached = domain::no_contract_rights("2026-11-22T11:00:00Z");
+  cache->insert(rights_cache_key("t_one", "wk_1", 7), cached, now + 60, now);
+
+  auto hit = f.get_resource();
+  REQUIRE(hit);
+  REQUIRE_FALSE(hit->error);
+  CHECK(hit->body.find("2026-11-22T11:00:00Z") != std::string::npos);  // the cached resolution
+  CHECK(*asked == 0);
+
+  ++*epoch;  // a contract changed: the cached resolution is of an old epoch
+  auto miss = f.get_resource();
+  REQUIRE(miss);
+  CHECK(miss->body.find("2026-11-22T12:00:00Z") != std::string::npos);
+  CHECK(*asked == 1);
+}
