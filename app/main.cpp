@@ -61,9 +61,10 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
       hint << "\n  Get a development token and try a first request:\n\n"
            << "    TOKEN=$(" << self_path << " token --data-dir " << settings->data_dir
            << " --tenant t_demo --sub u_alice --client-id a_quickstart"
-           << " --scopes \"content-lake.read content-lake.write\")\n"
+           << " --scopes \"content-lake.read content-lake.write contracts.read contracts.write\")\n"
            << "    curl -i -H \"Authorization: Bearer $TOKEN\" http://" << settings->listen.host << ":" << svc.port()
-           << "/v0/content-lake/resources/res_example\n\n"
+           << "/v0/content-lake/resources\n\n"
+           << "  A longer walk-through (a Work, a Resource, a contract, its rights) is in README.md.\n"
            << "  The OpenAPI document: curl http://" << settings->listen.host << ":" << svc.port()
            << "/v0/openapi.json\n";
       std::cerr << hint.str() << std::flush;
