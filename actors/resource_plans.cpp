@@ -286,25 +286,15 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
       [self, ctx, done, id](fetch_outcome& found) {
         if (!found.found) return answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done);
         auto record = std::make_shared<std::string>(std::move(found.json));
-        with_content_use(self, ctx, record_field(*record, "work_id"), [done, id, record](domain::resolved_rights&) {
-        auto mentions = domain::entity_mentions(json::parse(*record).as_object().at("content"));
-        // One entry per entity, in order of first mention, with every mention.
-        json::array entities;
-        std::map<std::string, std::size_t> index;
-        for (const auto& m : mentions) {
-          auto [it, fresh] = index.emplace(m.entity_id, entities.size());
-          if (fresh) {
-            json::object e{{"entity_id", m.entity_id}, {"entity_type", m.entity_type}, {"mentions", json::array{}}};
-            if (!m.label.empty()) e["label"] = m.label;
-            entities.push_back(std::move(e));
-          }
-          entities[it->second].as_object()["mentions"].as_array().push_back(
-            json::object{{"block_key", m.block_key}, {"text", m.text}});
-        }
-        auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
-        r.headers.emplace_back("Cache-Control", "private, max-age=1");
-        done(std::move(r));
-        }, done);
+        with_content_use(
+          self, ctx, record_field(*record, "work_id"),
+          [done, id, record](domain::resolved_rights&) {
+            auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
+            auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
+            r.headers.emplace_back("Cache-Control", "private, max-age=1");
+            done(std::move(r));
+          },
+          done);
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }
@@ -607,22 +597,24 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
         if (!found.found)
           return answer_miss(self, ctx, resource_id, domain::error_id::resource_not_found, "Resource", done);
         auto stored = std::make_shared<std::string>(std::move(found.json));
-        with_content_use(self, ctx, record_field(*stored, "work_id"),
-                         [ctx, done, resource_id, page_size, binding, start, stored](domain::resolved_rights&) {
-        auto record = json::parse(*stored).as_object();
-        const auto& blocks = record.at("content").as_object().at("blocks").as_array();
-        std::string body = "{\"content_units\":[";
-        std::size_t end = std::min(blocks.size(), start + page_size);
-        for (std::size_t i = start; i < end; ++i) body += (i > start ? "," : "") + unit_json(resource_id, record, blocks[i], i);
-        body += "]";
-        if (end < blocks.size())
-          body += ",\"next_page_token\":"
-                  + domain::json_string(ctx->page_tokens->issue({ctx->who.tenant_id, binding, std::to_string(end)}));
-        body += "}";
-        auto r = json_reply(200, std::move(body));
-        r.headers.emplace_back("Cache-Control", "private, max-age=1");
-        done(std::move(r));
-        }, done);
+        with_content_use(
+          self, ctx, record_field(*stored, "work_id"),
+          [ctx, done, resource_id, page_size, binding, start, stored](domain::resolved_rights&) {
+            auto record = json::parse(*stored).as_object();
+            const auto& blocks = record.at("content").as_object().at("blocks").as_array();
+            std::string body = "{\"content_units\":[";
+            std::size_t end = std::min(blocks.size(), start + page_size);
+            for (std::size_t i = start; i < end; ++i) body += (i > start ? "," : "") + unit_json(resource_id, record, blocks[i], i);
+            body += "]";
+            if (end < blocks.size())
+              body += ",\"next_page_token\":"
+                      + domain::json_string(ctx->page_tokens->issue({ctx->who.tenant_id, binding, std::to_string(end)}));
+            body += "}";
+            auto r = json_reply(200, std::move(body));
+            r.headers.emplace_back("Cache-Control", "private, max-age=1");
+            done(std::move(r));
+          },
+          done);
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }
@@ -640,18 +632,21 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
           return answer_miss(self, ctx, resource_id, domain::error_id::content_unit_not_found, "content unit of Resource",
                              done);
         auto stored = std::make_shared<std::string>(std::move(found.json));
-        with_content_use(self, ctx, record_field(*stored, "work_id"), [done, resource_id, key, stored](domain::resolved_rights&) {
-        auto record = json::parse(*stored).as_object();
-        const auto& blocks = record.at("content").as_object().at("blocks").as_array();
-        for (std::size_t i = 0; i < blocks.size(); ++i)
-          if (blocks[i].as_object().at("key").as_string() == key) {
-            auto r = json_reply(200, unit_json(resource_id, record, blocks[i], i));
-            r.headers.emplace_back("Cache-Control", "private, max-age=1");
-            return done(std::move(r));
-          }
-        done(domain::api_reply::failure(domain::error_id::content_unit_not_found,
-                                        "The Resource no longer has this block."));
-        }, done);
+        with_content_use(
+          self, ctx, record_field(*stored, "work_id"),
+          [done, resource_id, key, stored](domain::resolved_rights&) {
+            auto record = json::parse(*stored).as_object();
+            const auto& blocks = record.at("content").as_object().at("blocks").as_array();
+            for (std::size_t i = 0; i < blocks.size(); ++i)
+              if (blocks[i].as_object().at("key").as_string() == key) {
+                auto r = json_reply(200, unit_json(resource_id, record, blocks[i], i));
+                r.headers.emplace_back("Cache-Control", "private, max-age=1");
+                return done(std::move(r));
+              }
+            done(domain::api_reply::failure(domain::error_id::content_unit_not_found,
+                                            "The Resource no longer has this block."));
+          },
+          done);
       },
       [done](caf::error&) { done(backend_unavailable("record reader")); });
 }

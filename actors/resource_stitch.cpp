@@ -7,7 +7,6 @@
 #include <boost/json.hpp>
 #include <caf/all.hpp>
 
-#include <map>
 
 namespace cl::actors {
 
@@ -34,24 +33,6 @@ struct stitch_join {
 std::string member(const json::object& o, const char* name) {
   auto* v = o.if_contains(name);
   return v && v->is_string() ? std::string{v->as_string()} : std::string{};
-}
-
-json::object entity_overlay(const json::object& resource) {
-  json::array entities;
-  std::map<std::string, std::size_t> index;
-  if (auto* content = resource.if_contains("content")) {
-    for (const auto& m : domain::entity_mentions(*content)) {
-      auto [it, fresh] = index.emplace(m.entity_id, entities.size());
-      if (fresh) {
-        json::object e{{"entity_id", m.entity_id}, {"entity_type", m.entity_type}, {"mentions", json::array{}}};
-        if (!m.label.empty()) e["label"] = m.label;
-        entities.push_back(std::move(e));
-      }
-      entities[it->second].as_object()["mentions"].as_array().push_back(
-        json::object{{"block_key", m.block_key}, {"text", m.text}});
-    }
-  }
-  return json::object{{"entities", std::move(entities)}};
 }
 
 }  // namespace
@@ -128,7 +109,11 @@ void stitch_resource(caf::event_based_actor* self, const std::shared_ptr<const r
                                              {"complete", complete}};
          });
   }
-  if (mask.names("entities")) (*full)["entities"] = entity_overlay(*full);
+  if (mask.names("entities")) {
+    json::array entities;
+    if (auto* content = full->if_contains("content")) entities = domain::entity_overlay(*content);
+    (*full)["entities"] = json::object{{"entities", std::move(entities)}};
+  }
   bool commercial = names_commercial_terms(mask) || (mask.all && ctx->who.has_scope("contracts.commercial.read"));
   if (commercial && full->contains("rights")) {
     auto& rights = (*full)["rights"].as_object();

@@ -1,5 +1,7 @@
 #include "domain/content_format.hpp"
 
+#include <map>
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -408,6 +410,23 @@ api_error to_api_error(const content_violation& v) {
   int n = std::stoi(v.rule.substr(3));
   auto id = static_cast<error_id>(static_cast<int>(error_id::pcf001) + n - 1);
   return api_error{id, "The content breaks rule " + v.rule + ": " + v.description + ".", {{v.path, v.description}}};
+}
+
+boost::json::array entity_overlay(const boost::json::value& content) {
+  namespace json = boost::json;
+  json::array entities;
+  std::map<std::string, std::size_t> index;
+  for (const auto& m : entity_mentions(content)) {
+    auto [it, fresh] = index.emplace(m.entity_id, entities.size());
+    if (fresh) {
+      json::object e{{"entity_id", m.entity_id}, {"entity_type", m.entity_type}, {"mentions", json::array{}}};
+      if (!m.label.empty()) e["label"] = m.label;
+      entities.push_back(std::move(e));
+    }
+    entities[it->second].as_object()["mentions"].as_array().push_back(
+      json::object{{"block_key", m.block_key}, {"text", m.text}});
+  }
+  return entities;
 }
 
 }  // namespace cl::domain

@@ -3,6 +3,7 @@
 /// inline spans, marks, links and entity annotations, after Portable Text. Validation rules
 /// PCF001..PCF011, and the renderings the API produces from it (NDJSON blocks, Markdown).
 
+#include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 
 #include <functional>
@@ -56,6 +57,10 @@ struct entity_mention {
 
 /// Every entity annotation in document order (the entity overlay is built from these).
 std::vector<entity_mention> entity_mentions(const boost::json::value& content);
+
+/// The entity overlay's entries: one per entity, in order of first mention, each with every
+/// mention `{entity_id, entity_type, label?, mentions: [{block_key, text}]}`.
+boost::json::array entity_overlay(const boost::json::value& content);
 
 }  // namespace cl::domain
 
