@@ -5,6 +5,7 @@
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_keys.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -181,4 +182,46 @@ TEST_CASE("graceful stop finishes the request in flight, then exits 0", "[fault]
   CHECK(*code == 0);
   caf::anon_send_exit(g, caf::exit_reason::kill);
   caf::anon_send_exit(store, caf::exit_reason::kill);
+}
+
+TEST_CASE("the rights resolver and the contracts actor come back after a kill, with the same answers", "[fault][contracts]") {
+  test_service svc;
+  auto token = token_with("content-lake.read content-lake.write contracts.read contracts.write");
+  auto port = svc.port();
+  auto id_of = [](const std::optional<http_response>& r) {
+    REQUIRE(r);
+    REQUIRE(r->status == 201);
+    return std::string{boost::json::parse(r->body).as_object().at("id").as_string()};
+  };
+  auto work = id_of(post_json(port, "/v0/content-lake/works", token, R"({"title":"Tides"})"));
+  auto resource = id_of(post_json(port, "/v0/content-lake/resources", token,
+                                  R"({"title":"T","type":"CHAPTER","language":"en","work_id":")" + work
+                                    + R"(","content":{"format":"cl.content/1","blocks":[]}})"));
+  auto contract = id_of(post_json(port, "/v0/contracts", token,
+                                  R"({"title":"R","status":"ACTIVE","valid_from":"2020-01-01T00:00:00Z","work_ids":[")" + work
+                                    + R"("],"territorial_rights":[{"worldwide":true,"status":"PERMITTED"}],)"
+                                      R"("usage_terms":[{"usage_type":"ACCESS","status":"PERMITTED"}]})"));
+  auto rights_path = "/v0/content-lake/resources/" + resource + "?fields=rights.usable,rights.basis";
+  auto before = get_with_token(port, rights_path, token);
+  REQUIRE(before->status == 200);
+  REQUIRE(before->body.find("\"usable\":true") != std::string::npos);
+
+  auto old_rights = svc.service().directory().snapshot()->rights;
+  auto old_contracts = svc.service().directory().snapshot()->contracts;
+  caf::anon_send_exit(old_rights, caf::exit_reason::kill);
+  caf::anon_send_exit(old_contracts, caf::exit_reason::kill);
+  REQUIRE(eventually([&] {
+    auto now = svc.service().directory().snapshot();
+    return now->rights && now->contracts && now->rights.address() != old_rights.address()
+           && now->contracts.address() != old_contracts.address();
+  }));
+  // A restarted resolver starts a new epoch: the answer is resolved again, and is the same.
+  auto after = get_with_token(port, rights_path, token);
+  REQUIRE(after->status == 200);
+  CHECK(after->body == before->body);
+  CHECK(get_with_token(port, "/v0/contracts/" + contract, token)->status == 200);
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="rights"} 1)") != std::string::npos);
+  CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="contracts"} 1)") != std::string::npos);
 }
