@@ -52,11 +52,9 @@ bool install_keys(auth_state& st, const auth_config& cfg, const std::string& jso
 }
 
 void reload_file_if_changed(auth_state& st, const auth_config& cfg) {
-  if (cfg.jwks_file.empty()) return;
-  auto sig = storage::file_signature(cfg.jwks_file);
-  if (sig == st.file_signature) return;
-  st.file_signature = sig;
-  if (auto text = storage::read_file(cfg.jwks_file)) install_keys(st, cfg, *text, key_source::file, "file " + cfg.jwks_file);
+  auto change = st.jwks_file.poll();
+  if (!change.changed) return;
+  if (change.text) install_keys(st, cfg, *change.text, key_source::file, "file " + cfg.jwks_file);
   else spdlog::error("auth: cannot read JWKS file {}", cfg.jwks_file);
 }
 
@@ -112,6 +110,7 @@ std::optional<std::string> validate(const auth_config& cfg) {
 auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
                                std::shared_ptr<const auth_config> cfg) {
   auto& st = self->state;
+  st.jwks_file = storage::watched_file{cfg->jwks_file};
   if (!cfg->static_jwks.empty()) install_keys(st, *cfg, cfg->static_jwks, key_source::development, "development identity");
   reload_file_if_changed(st, *cfg);
   if (!cfg->jwks_url.empty()) start_fetch(self, cfg);

@@ -6,6 +6,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/token_cache.hpp"
 #include "domain/jwt.hpp"
+#include "storage/identity.hpp"
 
 #include <caf/stateful_actor.hpp>
 
@@ -46,7 +47,7 @@ struct auth_state {
   static constexpr const char* name = "auth";
   std::shared_ptr<const domain::key_set> keys = std::make_shared<domain::key_set>();  ///< union of the below
   domain::key_set static_keys, file_keys, url_keys;
-  long long file_signature = 0;
+  storage::watched_file jwks_file;
   std::chrono::steady_clock::time_point last_fetch{};
   std::chrono::steady_clock::time_point last_refresh{};
   bool fetch_in_flight = false;

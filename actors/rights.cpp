@@ -3,7 +3,6 @@
 #include "actors/contracts.hpp"
 #include "actors/directory.hpp"
 #include "domain/records.hpp"
-#include "storage/identity.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -38,16 +37,13 @@ domain::resolved_rights resolve(const rights_state& st, const rights_config& cfg
 }
 
 void reload_policy_if_changed(rights_state& st, const rights_config& cfg) {
-  if (cfg.policy_file.empty()) return;
-  auto sig = storage::file_signature(cfg.policy_file);
-  if (sig == st.policy_signature) return;
-  st.policy_signature = sig;
-  auto text = storage::read_file(cfg.policy_file);
-  if (!text) {
+  auto change = st.policy_file.poll();
+  if (!change.changed) return;
+  if (!change.text) {
     spdlog::error("rights: cannot read policy file {}; keeping policy {}", cfg.policy_file, st.policy.version);
     return;
   }
-  auto parsed = domain::parse_policy(*text);
+  auto parsed = domain::parse_policy(*change.text);
   if (auto* error = std::get_if<std::string>(&parsed)) {
     spdlog::error("rights: policy file {} rejected ({}); keeping policy {}", cfg.policy_file, *error, st.policy.version);
     return;
@@ -60,21 +56,27 @@ void reload_policy_if_changed(rights_state& st, const rights_config& cfg) {
 
 }  // namespace
 
-std::variant<domain::platform_policy, std::string> initial_policy(const rights_config& cfg) {
-  if (cfg.policy_file.empty()) return cfg.builtin_policy;
-  auto text = storage::read_file(cfg.policy_file);
-  if (!text) return cfg.builtin_policy;
-  auto parsed = domain::parse_policy(*text);
+std::variant<policy_source, std::string> starting_policy(const rights_config& cfg,
+                                                         const std::optional<std::string>& file_text) {
+  if (cfg.policy_file.empty() || !file_text) return policy_source{cfg.builtin_policy, "built-in"};
+  auto parsed = domain::parse_policy(*file_text);
   if (auto* error = std::get_if<std::string>(&parsed)) return cfg.policy_file + ": " + *error;
-  return parsed;
+  return policy_source{std::get<domain::platform_policy>(std::move(parsed)), cfg.policy_file};
 }
 
 rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> self,
                                    std::shared_ptr<const rights_config> cfg) {
-  auto start = initial_policy(*cfg);
-  self->state.policy = std::holds_alternative<domain::platform_policy>(start) ? std::get<domain::platform_policy>(start)
-                                                                               : cfg->builtin_policy;
-  self->state.policy_signature = cfg->policy_file.empty() ? 0 : storage::file_signature(cfg->policy_file);
+  auto& st = self->state;
+  st.policy_file = storage::watched_file{cfg->policy_file};
+  // The service checked the file at start; a restarted resolver whose file has turned invalid
+  // since falls back to the built-in policy (and logs it) rather than not starting.
+  auto start = starting_policy(*cfg, st.policy_file.poll().text);
+  if (auto* error = std::get_if<std::string>(&start)) {
+    spdlog::error("rights: {}; using the built-in policy {}", *error, cfg->builtin_policy.version);
+    st.policy = cfg->builtin_policy;
+  } else {
+    st.policy = std::get<policy_source>(start).policy;
+  }
   if (cfg->epoch) ++*cfg->epoch;  // a restarted resolver may have missed a policy change
   if (!cfg->policy_file.empty()) self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
   return {

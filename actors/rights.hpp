@@ -8,6 +8,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/shared_cache.hpp"
 #include "domain/rights.hpp"
+#include "storage/identity.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -28,14 +29,22 @@ struct rights_config {
   domain::platform_policy builtin_policy;               ///< used when the file is unset or unreadable
 };
 
-/// The policy in effect at start: the file's when it is set and readable, else the built-in
-/// one. A file that exists but is invalid is an error naming what is wrong.
-std::variant<domain::platform_policy, std::string> initial_policy(const rights_config& cfg);
+/// A policy and where it came from (the file's path, or "built-in").
+struct policy_source {
+  domain::platform_policy policy;
+  std::string origin;
+};
+
+/// The policy a start uses, from the policy file's text as read then (none: unset or unreadable):
+/// the file's when there is one, else the built-in one. A file that is there but invalid is an
+/// error naming what is wrong.
+std::variant<policy_source, std::string> starting_policy(const rights_config& cfg,
+                                                         const std::optional<std::string>& file_text);
 
 struct rights_state {
   static constexpr const char* name = "rights";
   domain::platform_policy policy;
-  long long policy_signature = 0;
+  storage::watched_file policy_file;
 };
 
 /// The rights resolver's behavior.

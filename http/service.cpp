@@ -200,14 +200,14 @@ struct service::impl {
       auto builtin = domain::parse_policy(builtin_policy_document());
       if (auto* error = std::get_if<std::string>(&builtin)) throw std::runtime_error("built-in policy: " + *error);
       rights_cfg->builtin_policy = std::get<domain::platform_policy>(builtin);
-      auto start = actors::initial_policy(*rights_cfg);
+      auto start = actors::starting_policy(*rights_cfg, storage::read_file(settings.rights.policy_file));
       if (auto* error = std::get_if<std::string>(&start)) throw std::runtime_error("rights.policy_file " + *error);
-      if (storage::read_file(settings.rights.policy_file))
-        spdlog::info("rights: platform policy {} from {}", std::get<domain::platform_policy>(start).version,
-                     settings.rights.policy_file);
+      const auto& source = std::get<actors::policy_source>(start);
+      if (source.origin == settings.rights.policy_file)
+        spdlog::info("rights: platform policy {} from {}", source.policy.version, source.origin);
       else
         spdlog::warn("rights: policy file {} not found; using the built-in policy {}", settings.rights.policy_file,
-                     rights_cfg->builtin_policy.version);
+                     source.policy.version);
     }
     directory->update([this, rights_cfg](actors::concern_handles& h) {
       h.tokens = tokens_;

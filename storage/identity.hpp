@@ -33,6 +33,32 @@ std::optional<std::string> read_file(const std::string& path);
 /// Modification time of `path` in nanoseconds plus its size, to notice changes; 0 if missing.
 long long file_signature(const std::string& path);
 
+/// A configuration file read again whenever it changes (by `file_signature`).
+class watched_file {
+public:
+  explicit watched_file(std::string path = {}) : path_(std::move(path)) {}
+
+  struct change {
+    bool changed = false;             ///< false: as at the last poll (or no path)
+    std::optional<std::string> text;  ///< when changed: the new text, or none if unreadable
+  };
+  /// The first poll always reports a change (the file as found at start).
+  change poll() {
+    if (path_.empty()) return {};
+    auto sig = file_signature(path_);
+    if (polled_ && sig == signature_) return {};
+    polled_ = true;
+    signature_ = sig;
+    return {true, read_file(path_)};
+  }
+  const std::string& path() const { return path_; }
+
+private:
+  std::string path_;
+  long long signature_ = 0;
+  bool polled_ = false;
+};
+
 /// GET `url` (https only) with TLS verification against the system CAs plus `extra_ca_file`.
 /// Returns the body of a 200 answer; throws std::runtime_error (no secrets in the message).
 std::string fetch_https(const std::string& url, const std::string& extra_ca_file,
