@@ -99,10 +99,8 @@ struct fixture {
     sched->run();
   }
 
-  /// Runs one GET-resource request through a coordinator (`aut`) and returns its answer.
-  std::optional<domain::api_reply> get_resource(std::string authorization = "Bearer t0k3n",
-                                                std::shared_ptr<deadline_watch> deadlines = nullptr) {
-    std::optional<domain::api_reply> answer;
+  /// A GET-resource request for res_1 that stores its answer in `answer`; not started yet.
+  request_job resource_job(std::string authorization, std::optional<domain::api_reply>& answer) {
     request_job job;
     job.request.method = "GET";
     job.request.authorization = std::move(authorization);
@@ -111,8 +109,16 @@ struct fixture {
     job.plan = &plan_get_resource;
     job.actors = handles;
     job.timeout = std::chrono::seconds{2};
-    job.deadlines = std::move(deadlines);
     job.reply = [&answer](domain::api_reply r) { answer = std::move(r); };
+    return job;
+  }
+
+  /// Runs one GET-resource request through a coordinator and returns its answer.
+  std::optional<domain::api_reply> get_resource(std::string authorization = "Bearer t0k3n",
+                                                std::shared_ptr<deadline_watch> deadlines = nullptr) {
+    std::optional<domain::api_reply> answer;
+    auto job = resource_job(std::move(authorization), answer);
+    job.deadlines = std::move(deadlines);
     coordinate(*sys, std::move(job));
     sched->run();
     return answer;
@@ -194,14 +200,7 @@ TEST_CASE("a callee that never answers becomes 503 when the ask times out", "[co
   fixture f;
   f.with({true, alice(), {}}, {true, 0}, true);
   std::optional<domain::api_reply> answer;
-  request_job job;
-  job.request.authorization = "Bearer x";
-  job.params = {{"id", "res_1"}};
-  job.required_scope = "content-lake.read";
-  job.plan = &plan_get_resource;
-  job.actors = f.handles;
-  job.reply = [&answer](domain::api_reply r) { answer = std::move(r); };
-  coordinate(*f.sys, std::move(job));
+  coordinate(*f.sys, f.resource_job("Bearer x", answer));
   f.sched->run();
   CHECK_FALSE(answer);  // still waiting for the store
   CHECK(f.sched->trigger_timeouts() > 0);
@@ -215,15 +214,9 @@ TEST_CASE("with a deadline watch, asks carry no timeout and the request's deadli
   f.with({true, alice(), {}}, {true, 0}, true);
   auto watch = std::make_shared<deadline_watch>();  // no thread: the test moves time
   std::optional<domain::api_reply> answer;
-  request_job job;
-  job.request.authorization = "Bearer x";
-  job.params = {{"id", "res_1"}};
-  job.required_scope = "content-lake.read";
-  job.plan = &plan_get_resource;
-  job.actors = f.handles;
+  auto job = f.resource_job("Bearer x", answer);
   job.timeout = std::chrono::milliseconds{1500};
   job.deadlines = watch;
-  job.reply = [&answer](domain::api_reply r) { answer = std::move(r); };
   auto started = deadline_watch::clock::now();
   coordinate(*f.sys, std::move(job));
   f.sched->run();
@@ -244,12 +237,7 @@ TEST_CASE("a deadline that passes after the answer changes nothing", "[coordinat
   auto watch = std::make_shared<deadline_watch>();
   int answers = 0;
   std::optional<domain::api_reply> answer;
-  request_job job;
-  job.request.authorization = "Bearer x";
-  job.params = {{"id", "res_1"}};
-  job.required_scope = "content-lake.read";
-  job.plan = &plan_get_resource;
-  job.actors = f.handles;
+  auto job = f.resource_job("Bearer x", answer);
   job.deadlines = watch;
   job.reply = [&](domain::api_reply r) {
     ++answers;
