@@ -75,21 +75,16 @@ struct write_outcome {
 /// the old contract) and answers 201 with the record.
 void write_contract(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                     storage::mutation m, std::shared_ptr<write_outcome> outcome, std::string id, reply_fn done) {
-  if (!ctx->actors->writer) return done(backend_unavailable("writer"));
-  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(m))
-    .then(
-      [ctx, outcome, id, done](bool kept) {
-        if (!kept) {
-          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
-          return done(domain::api_reply::failure(domain::error_id::internal, "The contract could not be stored."));
-        }
-        if (ctx->actors->rights_epoch) ++*ctx->actors->rights_epoch;
-        auto r = json_reply(201, presented(*ctx, outcome->record));
-        r.headers.emplace_back("Location", "/v0/contracts/" + id);
-        r.headers.emplace_back("Cache-Control", "no-store");
-        done(std::move(r));
-      },
-      [done](caf::error&) { done(backend_unavailable("writer")); });
+  write_then(
+    self, ctx, std::move(m), [outcome] { return outcome->refusal; }, "The contract",
+    [ctx, outcome, id, done] {
+      if (ctx->actors->rights_epoch) ++*ctx->actors->rights_epoch;
+      auto r = json_reply(201, presented(*ctx, outcome->record));
+      r.headers.emplace_back("Location", "/v0/contracts/" + id);
+      r.headers.emplace_back("Cache-Control", "no-store");
+      done(std::move(r));
+    },
+    done);
 }
 
 }  // namespace

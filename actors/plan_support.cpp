@@ -102,6 +102,20 @@ void log_change(storage::write_txn& tx, const std::string& tenant, const std::st
                 + ",\"kind\":" + domain::json_string(kind) + ",\"id\":" + domain::json_string(id) + "}");
 }
 
+void write_then(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::mutation m,
+                std::function<std::optional<domain::api_error>()> refusal, const std::string& what,
+                std::function<void()> kept, reply_fn done) {
+  if (!ctx->actors->writer) return done(backend_unavailable("writer"));
+  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(m))
+    .then(
+      [refusal, what, kept, done](bool stored) {
+        if (stored) return kept();
+        if (auto reason = refusal()) return done(domain::api_reply::from(std::move(*reason)));
+        done(domain::api_reply::failure(domain::error_id::internal, what + " could not be stored."));
+      },
+      [done](caf::error&) { done(backend_unavailable("writer")); });
+}
+
 void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,
                  domain::error_id missing, const std::string& what, reply_fn done) {
   auto shown = id.size() > 64 ? id.substr(0, 64) + "..." : id;

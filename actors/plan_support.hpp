@@ -35,6 +35,13 @@ std::string record_activity(storage::write_txn& tx, const domain::principal& who
                             const std::string& kind, const std::string& id, const std::vector<std::string>& extra_agents,
                             const std::vector<std::string>& tooling, const std::string& at);
 
+/// Sends `m` to the writer and calls `kept` after the durable commit. A mutation that refused
+/// answers what `refusal()` holds then (set by the mutation), or 500 INTERNAL ("<what> could not
+/// be stored") without one; a writer that is gone or failed answers 503.
+void write_then(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::mutation m,
+                std::function<std::optional<domain::api_error>()> refusal, const std::string& what,
+                std::function<void()> kept, reply_fn done);
+
 /// Appends a change-log entry for `kind`/`id` of `tenant` with operation `op`.
 void log_change(storage::write_txn& tx, const std::string& tenant, const std::string& op, const std::string& kind,
                 const std::string& id);

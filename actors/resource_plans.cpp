@@ -85,28 +85,25 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
     log_change(tx, ids.tenant, "create", "resource", ids.id);
     return true;
   };
-  if (!ctx->actors->writer || !ctx->actors->rights) return done(backend_unavailable("writer"));
+  // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
+  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
   auto id = ids.id;
-  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(create))
-    .then(
-      [self, ctx, done, outcome, d, id](bool kept) {
-        if (!kept) {
-          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
-          return done(domain::api_reply::failure(domain::error_id::internal, "The Resource could not be stored."));
-        }
-        with_rights(
-          self, ctx, d->work_id.value_or(""),
-          [done, outcome, id](domain::resolved_rights& rights) {
-            auto hash = domain::resource_hash(outcome->record, rights.digest_input);
-            auto r = json_reply(201, domain::compose_resource(outcome->record, rights.json, hash));
-            r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id);
-            r.headers.emplace_back("ETag", "\"" + hash + "\"");
-            r.headers.emplace_back("Cache-Control", "no-store");
-            done(std::move(r));
-          },
-          done);
-      },
-      [done](caf::error&) { done(backend_unavailable("writer")); });
+  write_then(
+    self, ctx, std::move(create), [outcome] { return outcome->refusal; }, "The Resource",
+    [self, ctx, done, outcome, d, id] {
+      with_rights(
+        self, ctx, d->work_id.value_or(""),
+        [done, outcome, id](domain::resolved_rights& rights) {
+          auto hash = domain::resource_hash(outcome->record, rights.digest_input);
+          auto r = json_reply(201, domain::compose_resource(outcome->record, rights.json, hash));
+          r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id);
+          r.headers.emplace_back("ETag", "\"" + hash + "\"");
+          r.headers.emplace_back("Cache-Control", "no-store");
+          done(std::move(r));
+        },
+        done);
+    },
+    done);
 }
 
 namespace {
@@ -266,17 +263,14 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
     log_change(tx, who.tenant_id, "promote", "resource", resource_id);
     return true;
   };
-  if (!ctx->actors->writer || !ctx->actors->rights) return done(backend_unavailable("writer"));
-  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(promote))
-    .then(
-      [self, ctx, done, outcome](bool kept) {
-        if (!kept) {
-          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
-          return done(domain::api_reply::failure(domain::error_id::internal, "The promotion could not be stored."));
-        }
-        answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
-      },
-      [done](caf::error&) { done(backend_unavailable("writer")); });
+  // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
+  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
+  write_then(
+    self, ctx, std::move(promote), [outcome] { return outcome->refusal; }, "The promotion",
+    [self, ctx, done, outcome] {
+      answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
+    },
+    done);
 }
 
 void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
@@ -429,17 +423,14 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
     log_change(tx, who.tenant_id, "update", "resource", id);
     return true;
   };
-  if (!ctx->actors->writer || !ctx->actors->rights) return done(backend_unavailable("writer"));
-  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(update))
-    .then(
-      [self, ctx, done, outcome](bool kept) {
-        if (!kept) {
-          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
-          return done(domain::api_reply::failure(domain::error_id::internal, "The change could not be stored."));
-        }
-        answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
-      },
-      [done](caf::error&) { done(backend_unavailable("writer")); });
+  // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
+  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
+  write_then(
+    self, ctx, std::move(update), [outcome] { return outcome->refusal; }, "The change",
+    [self, ctx, done, outcome] {
+      answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
+    },
+    done);
 }
 
 }  // namespace
@@ -498,22 +489,19 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
     log_change(tx, who.tenant_id, "version", "resource", id);
     return true;
   };
-  if (!ctx->actors->writer || !ctx->actors->rights) return done(backend_unavailable("writer"));
-  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(snapshot))
-    .then(
-      [self, ctx, done, outcome, id](bool kept) {
-        if (!kept) {
-          if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
-          return done(domain::api_reply::failure(domain::error_id::internal, "The snapshot could not be stored."));
-        }
-        auto version = record_field(outcome->record, "version");
-        answer_resource(self, ctx, outcome->fresh ? 201 : 200, std::make_shared<std::string>(std::move(outcome->record)),
-                        [done, id, version](domain::api_reply r) {
-                          r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);
-                          done(std::move(r));
-                        });
-      },
-      [done](caf::error&) { done(backend_unavailable("writer")); });
+  // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
+  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
+  write_then(
+    self, ctx, std::move(snapshot), [outcome] { return outcome->refusal; }, "The snapshot",
+    [self, ctx, done, outcome, id] {
+      auto version = record_field(outcome->record, "version");
+      answer_resource(self, ctx, outcome->fresh ? 201 : 200, std::make_shared<std::string>(std::move(outcome->record)),
+                      [done, id, version](domain::api_reply r) {
+                        r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);
+                        done(std::move(r));
+                      });
+    },
+    done);
 }
 
 void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {

@@ -40,17 +40,15 @@ void plan_create_work(caf::event_based_actor* self, std::shared_ptr<const reques
     log_change(tx, who.tenant_id, "create", "work", id);
     return true;
   };
-  if (!ctx->actors->writer) return done(backend_unavailable("writer"));
-  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(create))
-    .then(
-      [done, id, record](bool kept) {
-        if (!kept) return done(domain::api_reply::failure(domain::error_id::internal, "The Work could not be stored."));
-        auto r = json_reply(201, record);
-        r.headers.emplace_back("Location", "/v0/content-lake/works/" + id);
-        r.headers.emplace_back("Cache-Control", "no-store");
-        done(std::move(r));
-      },
-      [done](caf::error&) { done(backend_unavailable("writer")); });
+  write_then(
+    self, ctx, std::move(create), [] { return std::optional<domain::api_error>{}; }, "The Work",
+    [done, id, record] {
+      auto r = json_reply(201, record);
+      r.headers.emplace_back("Location", "/v0/content-lake/works/" + id);
+      r.headers.emplace_back("Cache-Control", "no-store");
+      done(std::move(r));
+    },
+    done);
 }
 
 void plan_get_work(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
