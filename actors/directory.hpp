@@ -5,6 +5,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/shared_cache.hpp"
 #include "actors/token_cache.hpp"
+#include "domain/access.hpp"
 #include "domain/rights.hpp"
 
 #include <atomic>
@@ -31,6 +32,11 @@ struct concern_handles {
   /// cached resolutions of an earlier epoch are never found again.
   std::shared_ptr<std::atomic<std::uint64_t>> rights_epoch;
   contracts_actor contracts;
+  access_actor access;
+  /// Roles the access actor found, by `access_cache_key` (actors/access.hpp); a hit saves the ask.
+  std::shared_ptr<const shared_cache<domain::access_role>> access_cache;
+  /// Bumped after every grant write and directory change: earlier cached roles are never found.
+  std::shared_ptr<std::atomic<std::uint64_t>> access_epoch;
 };
 
 /// The key of a resolution in `concern_handles::rights_cache`.

@@ -58,6 +58,17 @@ using contracts_actor = caf::typed_actor<
   // included (plans cut them for callers without contracts.commercial.read).
   caf::replies_to<fetch_atom, std::string, std::string, std::int64_t>::with<fetch_outcome>>;
 
+/// Access (layer 2): the caller's role on a Resource from its grants and the group directory.
+using access_actor = caf::typed_actor<
+  // (tenant, subject, resource id) -> the caller's effective role (domain::access_role, 0 = none).
+  caf::replies_to<check_atom, std::string, std::string, std::string>::with<std::int32_t>,
+  // (tenant, subject) -> ids of every Resource the caller holds any role on, sorted (list reads).
+  caf::replies_to<readable_atom, std::string, std::string>::with<std::vector<std::string>>,
+  // (tenant, group id) -> whether the directory defines this group.
+  caf::replies_to<group_atom, std::string, std::string>::with<bool>,
+  // Internal: re-reads the directory file if it changed (sent to itself once a second).
+  caf::reacts_to<recheck_atom>>;
+
 /// JWKS fetcher: one blocking HTTPS GET on its own thread (spawned detached, quits after).
 using jwks_fetcher_actor = caf::typed_actor<
   // URL -> the JWKS document or why it could not be fetched.

@@ -1,5 +1,6 @@
 #include "actors/plan_support.hpp"
 
+#include "actors/access.hpp"
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
 #include "domain/page_token.hpp"
@@ -216,6 +217,63 @@ void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const 
       k(rights);
     },
     done);
+}
+
+}  // namespace cl::actors
+
+namespace cl::actors {
+
+namespace {
+
+domain::api_reply access_denied(const std::string& resource_id, domain::access_role needed, domain::access_role held) {
+  auto shown = resource_id.size() > 64 ? resource_id.substr(0, 64) + "..." : resource_id;
+  if (held == domain::access_role::none)
+    return domain::api_reply::failure(domain::error_id::access_denied,
+                                      "The caller holds no access grant on Resource " + shown
+                                        + " (directly or through a group), or it does not exist.");
+  return domain::api_reply::failure(
+    domain::error_id::access_denied,
+    "This needs the " + std::string{domain::role_name(needed)} + " role on Resource " + shown + "; the caller is "
+      + std::string{domain::role_name(held)} + ".",
+    {{"role", "needs " + std::string{domain::role_name(needed)}}});
+}
+
+}  // namespace
+
+void with_role(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+               const std::string& resource_id, std::function<void(domain::access_role)> k, reply_fn done) {
+  const auto& tenant = ctx->who.tenant_id;
+  const auto& subject = ctx->who.subject;
+  if (ctx->actors->access_cache) {
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+    auto epoch = ctx->actors->access_epoch ? ctx->actors->access_epoch->load() : 0;
+    if (auto hit = ctx->actors->access_cache->find(access_cache_key(tenant, resource_id, subject, epoch), now.count()))
+      return k(*hit);
+  }
+  if (!ctx->actors->access) return done(backend_unavailable("access"));
+  self->request(ctx->actors->access, ctx->timeout, check_atom_v, tenant, subject, resource_id)
+    .then([k](std::int32_t held) { k(static_cast<domain::access_role>(held)); },
+          [done](caf::error&) { done(backend_unavailable("access")); });
+}
+
+void with_access(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                 const std::string& resource_id, domain::access_role needed, std::function<void(domain::access_role)> k,
+                 reply_fn done) {
+  with_role(
+    self, ctx, resource_id,
+    [k, done, resource_id, needed](domain::access_role held) {
+      if (held >= needed) return k(held);
+      done(access_denied(resource_id, needed, held));
+    },
+    done);
+}
+
+void with_readable(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                   std::function<void(std::shared_ptr<const std::vector<std::string>>)> k, reply_fn done) {
+  if (!ctx->actors->access) return done(backend_unavailable("access"));
+  self->request(ctx->actors->access, ctx->timeout, readable_atom_v, ctx->who.tenant_id, ctx->who.subject)
+    .then([k](std::vector<std::string>& ids) { k(std::make_shared<const std::vector<std::string>>(std::move(ids))); },
+          [done](caf::error&) { done(backend_unavailable("access")); });
 }
 
 }  // namespace cl::actors

@@ -78,6 +78,24 @@ void with_rights(caf::event_based_actor* self, const std::shared_ptr<const reque
 void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                       const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done);
 
+/// Calls `k` with the caller's role on Resource `resource_id` of its tenant (`none` without a
+/// grant, or for an id that names nothing): from the shared access cache, else the access actor.
+void with_role(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+               const std::string& resource_id, std::function<void(domain::access_role)> k, reply_fn done);
+
+/// Layer 2: calls `k` with the caller's role on Resource `resource_id` of its tenant when that
+/// role is at least `needed` (from the shared access cache, else the access actor); otherwise
+/// answers 403 ACCESS_DENIED through `done` — also for an id that names no Resource (permission
+/// before existence, docs/api.md "403 or 404").
+void with_access(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                 const std::string& resource_id, domain::access_role needed, std::function<void(domain::access_role)> k,
+                 reply_fn done);
+
+/// Calls `k` with the sorted ids of every Resource the caller may read (list reads filter by it);
+/// 503 through `done` when the access actor fails.
+void with_readable(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                   std::function<void(std::shared_ptr<const std::vector<std::string>>)> k, reply_fn done);
+
 /// Answers the record `id` of the caller's tenant from `t` (200, `Cache-Control: private,
 /// max-age=1`), or the miss (`missing` 404 / 403 TENANT_MISMATCH).
 void answer_record(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,

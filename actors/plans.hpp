@@ -57,6 +57,20 @@ void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const re
 /// GET /v0/content-lake/works
 void plan_list_works(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
+// Access grants (layer 2): actors/access_plans.cpp
+
+/// GET /v0/content-lake/resources/{id}/access
+void plan_list_grants(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/resources/{id}/access/{principal}
+void plan_get_grant(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// PUT /v0/content-lake/resources/{id}/access/{principal}
+void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// DELETE /v0/content-lake/resources/{id}/access/{principal}
+void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
 // The contracts route group (preview): actors/contract_plans.cpp
 
 /// POST /v0/contracts

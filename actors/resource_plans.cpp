@@ -1,5 +1,6 @@
 // Resources: POST /resources, GET /resources/{id}.
 
+#include "actors/access.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"
@@ -32,6 +33,26 @@ std::string record_field(const std::string& record, std::string_view name) {
   if (at == std::string::npos || (end != std::string::npos && at > end)) return {};
   auto start = at + needle.size();
   return record.substr(start, record.find('"', start) - start);
+}
+
+/// Layer 2 first (403 ACCESS_DENIED without `needed`), then the Resource's current record, which
+/// `k` gets. A grant implies the Resource exists; `missing` answers the race with nothing.
+void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                           const std::string& id, domain::access_role needed, domain::error_id missing,
+                           std::function<void(std::shared_ptr<std::string>)> k, reply_fn done) {
+  with_access(
+    self, ctx, id, needed,
+    [self, ctx, id, missing, k, done](domain::access_role) {
+      if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
+      self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
+        .then(
+          [k, done, missing](fetch_outcome& found) {
+            if (!found.found) return done(domain::api_reply::failure(missing, "The Resource does not exist."));
+            k(std::make_shared<std::string>(std::move(found.json)));
+          },
+          [done](caf::error&) { done(backend_unavailable("record reader")); });
+    },
+    done);
 }
 
 /// What a create mutation found wrong, for the answer after the commit.
@@ -81,6 +102,10 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
     tx.put(storage::table::resources, storage::tenant_key(ids.tenant, ids.id), outcome->record);
     tx.put(storage::table::versions, storage::tenant_key(ids.tenant, ids.id + '\0' + ids.version), outcome->record);
     tx.put(storage::table::id_index, ids.id, ids.tenant);
+    // The creator is the first owner (layer 2).
+    domain::access_grant owner{ids.id, who.subject, domain::access_role::owner, who.subject, ids.created};
+    tx.put(storage::table::grants, grant_key(ids.tenant, ids.id, who.subject), domain::grant_json(owner));
+    tx.put(storage::table::grants_by_principal, grant_by_principal_key(ids.tenant, who.subject, ids.id), "owner");
     record_activity(tx, who, d->activity_type, "resource", ids.id, d->agents, d->tooling, ids.created);
     log_change(tx, ids.tenant, "create", "resource", ids.id);
     return true;
@@ -201,12 +226,18 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
             done);
   };
   auto on_error = [done](caf::error&) { done(backend_unavailable("record reader")); };
-  if (version.empty())
-    self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id).then(on_record, on_error);
-  else  // a snapshot (POST .../versions)
-    self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::versions,
-                  storage::tenant_key(ctx->who.tenant_id, id + '\0' + version))
-      .then(on_record, on_error);
+  // Layer 2 before anything about the Resource is looked at (permission before existence).
+  with_access(
+    self, ctx, id, domain::access_role::reader,
+    [self, ctx, id, version, on_record, on_error](domain::access_role) {
+      if (version.empty())
+        self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id).then(on_record, on_error);
+      else  // a snapshot (POST .../versions)
+        self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::versions,
+                      storage::tenant_key(ctx->who.tenant_id, id + '\0' + version))
+          .then(on_record, on_error);
+    },
+    done);
 }
 
 }  // namespace cl::actors
@@ -265,32 +296,35 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
   };
   // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
-  write_then(
-    self, ctx, std::move(promote), [outcome] { return outcome->refusal; }, "The promotion",
-    [self, ctx, done, outcome] {
-      answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
+  with_access(
+    self, ctx, resource_id, domain::access_role::writer,
+    [self, ctx, done, outcome, promote = std::move(promote)](domain::access_role) mutable {
+      write_then(
+        self, ctx, std::move(promote), [outcome] { return outcome->refusal; }, "The promotion",
+        [self, ctx, done, outcome] {
+          answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
+        },
+        done);
     },
     done);
 }
 
 void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   const auto& id = ctx->param("id");
-  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
-    .then(
-      [self, ctx, done, id](fetch_outcome& found) {
-        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done);
-        auto record = std::make_shared<std::string>(std::move(found.json));
-        with_content_use(
-          self, ctx, record_field(*record, "work_id"),
-          [done, id, record](domain::resolved_rights&) {
-            auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
-            auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
-            r.headers.emplace_back("Cache-Control", "private, max-age=1");
-            done(std::move(r));
-          },
-          done);
-      },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+  with_granted_resource(
+    self, ctx, id, domain::access_role::reader, domain::error_id::resource_not_found,
+    [self, ctx, done, id](std::shared_ptr<std::string> record) {
+      with_content_use(
+        self, ctx, record_field(*record, "work_id"),
+        [done, id, record](domain::resolved_rights&) {
+          auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
+          auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
+          r.headers.emplace_back("Cache-Control", "private, max-age=1");
+          done(std::move(r));
+        },
+        done);
+    },
+    done);
 }
 
 }  // namespace cl::actors
@@ -313,11 +347,17 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
   if (!type.empty()) filters.emplace_back("type", type);
   if (!language.empty()) filters.emplace_back("language", language);
   if (!staged.empty()) filters.emplace_back("staged", staged);
+  auto readable = std::make_shared<std::shared_ptr<const std::vector<std::string>>>();
   record_filter keep;
-  if (!filters.empty()) {
-    // Match on the record's own members, which precede its (client-supplied) content.
-    keep = [work, type, language, staged](std::string_view record) {
+  {
+    // Layer 2: only Resources the caller holds a role on. Then the filters, matched on the
+    // record's own members, which precede its (client-supplied) content.
+    keep = [work, type, language, staged, readable](std::string_view record) {
       auto head = record.substr(0, record.find(",\"content\":"));
+      auto id_at = head.find("\"id\":\"");
+      if (id_at == std::string_view::npos) return false;
+      auto id = head.substr(id_at + 6, head.find('"', id_at + 6) - (id_at + 6));
+      if (!std::binary_search((*readable)->begin(), (*readable)->end(), id)) return false;
       auto has = [&](const char* name, const std::string& value) {
         return value.empty() || head.find("\"" + std::string{name} + "\":" + domain::json_string(value)) != std::string_view::npos;
       };
@@ -353,7 +393,14 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
         [k](caf::error&) { k(std::nullopt); });
   };
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
-  answer_list(self, ctx, storage::table::resources, "resources", filters, std::move(keep), done, std::move(present));
+  with_readable(
+    self, ctx,
+    [self, ctx, done, filters, readable, keep = std::move(keep), present = std::move(present)](
+      std::shared_ptr<const std::vector<std::string>> ids) mutable {
+      *readable = std::move(ids);
+      answer_list(self, ctx, storage::table::resources, "resources", filters, std::move(keep), done, std::move(present));
+    },
+    done);
 }
 
 }  // namespace cl::actors
@@ -425,10 +472,15 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
   };
   // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
-  write_then(
-    self, ctx, std::move(update), [outcome] { return outcome->refusal; }, "The change",
-    [self, ctx, done, outcome] {
-      answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
+  with_access(
+    self, ctx, id, domain::access_role::writer,
+    [self, ctx, done, outcome, update = std::move(update)](domain::access_role) mutable {
+      write_then(
+        self, ctx, std::move(update), [outcome] { return outcome->refusal; }, "The change",
+        [self, ctx, done, outcome] {
+          answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
+        },
+        done);
     },
     done);
 }
@@ -491,6 +543,8 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
   };
   // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
+  with_access(self, ctx, id, domain::access_role::writer,
+              [self, ctx, done, outcome, id, snapshot = std::move(snapshot)](domain::access_role) mutable {
   write_then(
     self, ctx, std::move(snapshot), [outcome] { return outcome->refusal; }, "The snapshot",
     [self, ctx, done, outcome, id] {
@@ -502,14 +556,15 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
                       });
     },
     done);
+              },
+              done);
 }
 
 void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   auto id = ctx->param("id");
-  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
-    .then(
-      [self, ctx, done, id](fetch_outcome& found) {
-        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done);
+  with_access(
+    self, ctx, id, domain::access_role::reader,
+      [self, ctx, done, id](domain::access_role) {
         // Summaries: each snapshot without its content (read one with ?version= for that).
         item_presenter summarize = [](std::vector<std::string> records,
                                       std::function<void(std::optional<std::vector<std::string>>)> k) {
@@ -525,7 +580,7 @@ void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const requ
         answer_list(self, ctx, storage::table::versions, "versions", {{"resource_id", id}}, nullptr, done,
                     std::move(summarize), id + '\0');
       },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+      done);
 }
 
 }  // namespace cl::actors
@@ -579,12 +634,9 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
     if (auto* e = std::get_if<domain::api_error>(&opened)) return done(domain::api_reply::from(std::move(*e)));
     start = std::stoul(std::get<std::string>(opened));
   }
-  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, resource_id)
-    .then(
-      [self, ctx, done, resource_id, page_size, binding, start](fetch_outcome& found) {
-        if (!found.found)
-          return answer_miss(self, ctx, resource_id, domain::error_id::resource_not_found, "Resource", done);
-        auto stored = std::make_shared<std::string>(std::move(found.json));
+  with_granted_resource(
+    self, ctx, resource_id, domain::access_role::reader, domain::error_id::resource_not_found,
+      [self, ctx, done, resource_id, page_size, binding, start](std::shared_ptr<std::string> stored) {
         with_content_use(
           self, ctx, record_field(*stored, "work_id"),
           [ctx, done, resource_id, page_size, binding, start, stored](domain::resolved_rights&) {
@@ -604,7 +656,7 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
           },
           done);
       },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+      done);
 }
 
 void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
@@ -613,13 +665,9 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
   if (!parts)
     return done(domain::api_reply::failure(domain::error_id::content_unit_not_found, "No such content unit."));
   auto [resource_id, key] = *parts;
-  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, resource_id)
-    .then(
-      [self, ctx, done, resource_id, key](fetch_outcome& found) {
-        if (!found.found)
-          return answer_miss(self, ctx, resource_id, domain::error_id::content_unit_not_found, "content unit of Resource",
-                             done);
-        auto stored = std::make_shared<std::string>(std::move(found.json));
+  with_granted_resource(
+    self, ctx, resource_id, domain::access_role::reader, domain::error_id::content_unit_not_found,
+      [self, ctx, done, resource_id, key](std::shared_ptr<std::string> stored) {
         with_content_use(
           self, ctx, record_field(*stored, "work_id"),
           [done, resource_id, key, stored](domain::resolved_rights&) {
@@ -636,7 +684,7 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
           },
           done);
       },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+      done);
 }
 
 }  // namespace cl::actors

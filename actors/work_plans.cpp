@@ -59,9 +59,48 @@ void plan_get_source(caf::event_based_actor* self, std::shared_ptr<const request
   answer_record(self, ctx, storage::table::sources, ctx->param("id"), domain::error_id::source_not_found, "Source", done);
 }
 
+namespace {
+
+/// The Resource an Activity record is about, or empty (a Work, a contract).
+std::string_view activity_resource(std::string_view record) {
+  static constexpr std::string_view marker = "\"target\":{\"kind\":\"resource\",\"id\":\"";
+  auto at = record.find(marker);
+  if (at == std::string_view::npos) return {};
+  auto start = at + marker.size();
+  return record.substr(start, record.find('"', start) - start);
+}
+
+}  // namespace
+
 void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  answer_record(self, ctx, storage::table::activities, ctx->param("id"), domain::error_id::activity_not_found, "Activity",
-                done);
+  const auto& id = ctx->param("id");
+  if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
+  self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::activities,
+                storage::tenant_key(ctx->who.tenant_id, id))
+    .then(
+      [self, ctx, done, id](fetch_outcome& found) {
+        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::activity_not_found, "Activity", done);
+        auto record = std::make_shared<std::string>(std::move(found.json));
+        auto answer = [done, record] {
+          auto r = json_reply(200, std::move(*record));
+          r.headers.emplace_back("Cache-Control", "private, max-age=1");
+          done(std::move(r));
+        };
+        auto resource = activity_resource(*record);
+        if (resource.empty()) return answer();
+        // An Activity about a Resource is seen by those who may read the Resource; to anyone else
+        // it does not exist, as in the list (docs/api.md "403 or 404").
+        with_role(
+          self, ctx, std::string{resource},
+          [done, id, answer](domain::access_role role) {
+            if (role == domain::access_role::none)
+              return done(domain::api_reply::failure(domain::error_id::activity_not_found,
+                                                     "No Activity " + id + " exists in this tenant."));
+            answer();
+          },
+          done);
+      },
+      [done](caf::error&) { done(backend_unavailable("record reader")); });
 }
 
 void plan_list_works(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
@@ -78,18 +117,23 @@ void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const re
   std::vector<std::pair<std::string, std::string>> filters;
   if (!type.empty()) filters.emplace_back("type", type);
   if (!resource.empty()) filters.emplace_back("resource_id", resource);
-  record_filter keep;
-  if (!filters.empty()) {
-    // Activity records are our own canonical JSON: exact member text identifies a match.
-    auto type_text = type.empty() ? std::string{} : "\"type\":" + domain::json_string(type) + ",";
-    auto target_text =
-      resource.empty() ? std::string{} : "\"target\":{\"kind\":\"resource\",\"id\":" + domain::json_string(resource) + "}";
-    keep = [type_text, target_text](std::string_view record) {
-      return (type_text.empty() || record.find(type_text) != std::string_view::npos)
-             && (target_text.empty() || record.find(target_text) != std::string_view::npos);
-    };
-  }
-  answer_list(self, ctx, storage::table::activities, "activities", filters, std::move(keep), done);
+  // Activity records are our own canonical JSON: exact member text identifies a match. Layer 2:
+  // an Activity about a Resource is listed only to those who may read the Resource.
+  auto type_text = type.empty() ? std::string{} : "\"type\":" + domain::json_string(type) + ",";
+  auto target_text =
+    resource.empty() ? std::string{} : "\"target\":{\"kind\":\"resource\",\"id\":" + domain::json_string(resource) + "}";
+  with_readable(
+    self, ctx,
+    [self, ctx, done, filters, type_text, target_text](std::shared_ptr<const std::vector<std::string>> readable) {
+      record_filter keep = [type_text, target_text, readable](std::string_view record) {
+        if (!type_text.empty() && record.find(type_text) == std::string_view::npos) return false;
+        if (!target_text.empty() && record.find(target_text) == std::string_view::npos) return false;
+        auto about = activity_resource(record);
+        return about.empty() || std::binary_search(readable->begin(), readable->end(), about);
+      };
+      answer_list(self, ctx, storage::table::activities, "activities", filters, std::move(keep), done);
+    },
+    done);
 }
 
 }  // namespace cl::actors

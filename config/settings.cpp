@@ -171,6 +171,10 @@ const std::vector<option>& options() {
     {"rights.policy_file", "config/policy.json",
      "Platform policy (docs/rights.md), re-read when it changes; if absent at start, the shipped copy built into the binary.",
      text([](settings& s) -> std::string& { return s.rights.policy_file; })},
+    {"access.directory_file", "config/directory.json",
+     "Group directory (docs/api.md, Access grants): which u_/a_ principals belong to which g_ group, per tenant. "
+     "Re-read when it changes; absent: no groups.",
+     text([](settings& s) -> std::string& { return s.access.directory_file; })},
   };
   return all;
 }

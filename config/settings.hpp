@@ -69,6 +69,11 @@ struct rights_settings {
   std::string policy_file = "config/policy.json";
 };
 
+struct access_settings {
+  /// Group directory file, re-read when it changes; missing: no groups.
+  std::string directory_file = "config/directory.json";
+};
+
 /// Everything `contentlake serve` runs with.
 struct settings {
   endpoint listen{"127.0.0.1", 8080};
@@ -82,6 +87,7 @@ struct settings {
   log_settings log;
   storage_settings storage;
   rights_settings rights;
+  access_settings access;
 
   /// True when no issuer is configured and the development identity is used.
   bool development_identity() const { return auth.issuer.empty(); }

@@ -1,6 +1,7 @@
 #include "http/service.hpp"
 
 #include "actors/auth.hpp"
+#include "actors/access.hpp"
 #include "actors/contracts.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/deadlines.hpp"
@@ -209,10 +210,27 @@ struct service::impl {
         spdlog::warn("rights: policy file {} not found; using the built-in policy {}", settings.rights.policy_file,
                      source.policy.version);
     }
-    directory->update([this, rights_cfg](actors::concern_handles& h) {
+    auto access_cfg = std::make_shared<actors::access_config>();
+    access_cfg->store = store;
+    access_cfg->cache = std::make_shared<actors::access_cache>(100000);
+    access_cfg->epoch = std::make_shared<std::atomic<std::uint64_t>>(0);
+    access_cfg->directory_file = settings.access.directory_file;
+    {
+      auto text = storage::read_file(settings.access.directory_file);
+      auto start = actors::starting_directory(*access_cfg, text);
+      if (auto* error = std::get_if<std::string>(&start)) throw std::runtime_error("access.directory_file " + *error);
+      if (text)
+        spdlog::info("access: group directory {} from {}", std::get<domain::group_directory>(start).version,
+                     settings.access.directory_file);
+      else if (!settings.access.directory_file.empty())
+        spdlog::warn("access: directory file {} not found; no groups until it appears", settings.access.directory_file);
+    }
+    directory->update([this, rights_cfg, access_cfg](actors::concern_handles& h) {
       h.tokens = tokens_;
       h.rights_cache = rights_cfg->cache;
       h.rights_epoch = rights_cfg->epoch;
+      h.access_cache = access_cfg->cache;
+      h.access_epoch = access_cfg->epoch;
     });
     auto auth_cfg = make_auth_config();
     auto rl_cfg = std::make_shared<actors::rate_limiter_config>();
@@ -252,6 +270,14 @@ struct service::impl {
        },
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.rights = caf::actor_cast<actors::rights_actor>(a); });
+       }},
+      {"access",
+       [access_cfg](caf::actor_system& sys) {
+         return caf::actor_cast<caf::actor>(
+           sys.spawn(actors::access, std::shared_ptr<const actors::access_config>{access_cfg}));
+       },
+       [](actors::actor_directory& d, const caf::actor& a) {
+         d.update([&](actors::concern_handles& h) { h.access = caf::actor_cast<actors::access_actor>(a); });
        }},
       {"contracts",
        [store_handle](caf::actor_system& sys) {

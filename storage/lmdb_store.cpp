@@ -22,9 +22,10 @@ std::string_view view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
-constexpr std::array<const char*, 12> table_names = {"resources", "versions",  "works",          "sources",
-                                                     "activities", "id_index", "ledger",         "changes",
-                                                     "agents",    "contracts", "contract_versions", "contract_works"};
+constexpr std::array<const char*, 14> table_names = {
+  "resources", "versions",  "works",             "sources",        "activities", "id_index",
+  "ledger",    "changes",   "agents",            "contracts",      "contract_versions",
+  "contract_works", "grants", "grants_by_principal"};
 
 std::string sequence_key(std::uint64_t seq) {
   std::string k(8, '\0');
@@ -55,6 +56,8 @@ public:
   std::optional<std::string> get(table t, std::string_view key) const override;
   void put(table t, std::string_view key, std::string_view value) override;
   void erase(table t, std::string_view key) override;
+  std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix,
+                                                        std::size_t limit) const override;
   std::uint64_t log_change(std::string_view entry) override;
 
 private:
@@ -229,6 +232,23 @@ void lmdb_write_txn::erase(table t, std::string_view key) {
   MDB_val k = val(key);
   int rc = mdb_del(txn_, store_.dbi(t), &k, nullptr);
   if (rc != MDB_NOTFOUND) check(rc, "mdb_del");
+}
+
+std::vector<std::pair<std::string, std::string>> lmdb_write_txn::scan(table t, std::string_view prefix,
+                                                                      std::size_t limit) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  MDB_cursor* cursor = nullptr;
+  check(mdb_cursor_open(txn_, store_.dbi(t), &cursor), "mdb_cursor_open");
+  std::string start{prefix};
+  MDB_val k = val(start), v{};
+  int rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
+  while (rc == MDB_SUCCESS && out.size() < limit && view(k).substr(0, prefix.size()) == prefix) {
+    out.emplace_back(std::string{view(k)}, std::string{view(v)});
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+  }
+  mdb_cursor_close(cursor);
+  if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
+  return out;
 }
 
 std::uint64_t lmdb_write_txn::log_change(std::string_view entry) {

@@ -27,6 +27,8 @@ enum class table : std::uint8_t {
   contracts,   ///< tenant\0ctr_id -> the contract's latest version JSON
   contract_versions,  ///< tenant\0ctr_id\0<8-byte big-endian version> -> that version's JSON
   contract_works,     ///< tenant\0wk_id\0ctr_id -> "" (which contracts list a Work, any version)
+  grants,             ///< tenant\0res_id\0principal -> grant JSON (who may do what with a Resource)
+  grants_by_principal,  ///< tenant\0principal\0res_id -> role (the same grants, by grantee)
 };
 
 /// Big-endian 8 bytes of `n`: keys that sort numerically.
@@ -42,6 +44,9 @@ public:
   virtual std::optional<std::string> get(table t, std::string_view key) const = 0;
   virtual void put(table t, std::string_view key, std::string_view value) = 0;
   virtual void erase(table t, std::string_view key) = 0;
+  /// Up to `limit` entries whose key starts with `prefix`, in key order, as this transaction sees them.
+  virtual std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix,
+                                                                std::size_t limit) const = 0;
   /// Appends `entry` to the change log in this transaction; returns its sequence number.
   virtual std::uint64_t log_change(std::string_view entry) = 0;
 };

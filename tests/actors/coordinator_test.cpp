@@ -21,6 +21,7 @@ struct calls {
   int auth = 0;
   int rate = 0;
   int store = 0;
+  int access = 0;
 };
 
 auth_actor::behavior_type mock_auth(auth_actor::pointer, std::shared_ptr<calls> n, auth_outcome answer) {
@@ -38,6 +39,19 @@ rate_limiter_actor::behavior_type mock_rate(rate_limiter_actor::pointer, std::sh
     ++n->rate;
     return d;
   }};
+}
+
+/// Access (layer 2) that gives every caller `role` on every Resource.
+access_actor::behavior_type mock_access(access_actor::pointer, std::shared_ptr<calls> n, domain::access_role role) {
+  return {
+    [n, role](check_atom, const std::string&, const std::string&, const std::string&) {
+      ++n->access;
+      return static_cast<std::int32_t>(role);
+    },
+    [](readable_atom, const std::string&, const std::string&) { return std::vector<std::string>{}; },
+    [](group_atom, const std::string&, const std::string&) { return false; },
+    [](recheck_atom) {},
+  };
 }
 
 struct held_state {
@@ -86,13 +100,15 @@ struct fixture {
   ~fixture() {
     // Held promises keep their actor alive; stop the mocks explicitly before the system ends.
     for (auto a : {caf::actor_cast<caf::actor>(handles->auth), caf::actor_cast<caf::actor>(handles->rate_limiter),
-                   caf::actor_cast<caf::actor>(handles->reader)})
+                   caf::actor_cast<caf::actor>(handles->reader), caf::actor_cast<caf::actor>(handles->access)})
       if (a) caf::anon_send_exit(a, caf::exit_reason::kill);
     handles.reset();
     sched->run();
   }
 
-  void with(auth_outcome a, rate_decision r = {true, 0}, bool silent_store = false) {
+  void with(auth_outcome a, rate_decision r = {true, 0}, bool silent_store = false,
+            domain::access_role role = domain::access_role::reader) {
+    handles->access = sys->spawn(mock_access, n, role);
     handles->auth = sys->spawn(mock_auth, n, a);
     handles->rate_limiter = sys->spawn(mock_rate, n, r);
     handles->reader = sys->spawn(mock_store, n, silent_store);
@@ -143,6 +159,15 @@ TEST_CASE("auth, then rate limiter and store in parallel, joined into one answer
   CHECK(f.n->auth == 1);
   CHECK(f.n->rate == 1);
   CHECK(f.n->store == 1);
+}
+
+TEST_CASE("layer 2 comes before the store: without a grant nothing is fetched", "[coordinator][access]") {
+  fixture f;
+  f.with({true, alice(), {}}, {true, 0}, false, domain::access_role::none);
+  auto r = f.get_resource();
+  CHECK(reason(r) == domain::error_id::access_denied);
+  CHECK(f.n->access == 1);
+  CHECK(f.n->store == 0);
 }
 
 TEST_CASE("a token in the shared token cache is not sent to the auth actor again", "[coordinator]") {

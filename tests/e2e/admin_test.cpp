@@ -9,13 +9,13 @@ using namespace cl::testing;
 
 TEST_CASE("metrics count requests by route template and status", "[admin]") {
   test_service svc;
-  REQUIRE(get_with_token(svc.port(), "/v0/content-lake/resources/res_a", read_token())->status == 404);
+  REQUIRE(get_with_token(svc.port(), "/v0/content-lake/resources/res_a", read_token())->status == 403);
   REQUIRE(http_request(svc.port(), "GET", "/v0/openapi.json")->status == 200);
   auto m = http_request(svc.admin_port(), "GET", "/metrics");
   REQUIRE(m);
   CHECK(m->status == 200);
   CHECK(m->header("content-type").rfind("text/plain", 0) == 0);
-  CHECK(m->body.find(R"(contentlake_http_requests_total{method="GET",route="/v0/content-lake/resources/{id}",status="404"} 1)")
+  CHECK(m->body.find(R"(contentlake_http_requests_total{method="GET",route="/v0/content-lake/resources/{id}",status="403"} 1)")
         != std::string::npos);
   CHECK(m->body.find(R"(contentlake_http_requests_total{method="GET",route="/v0/openapi.json",status="200"} 1)")
         != std::string::npos);

@@ -115,12 +115,13 @@ TEST_CASE("a valid token reaches the route; repeated use is served from the cach
   auto token = read_token();
   for (int i = 0; i < 3; ++i) {
     auto e = with_token(svc.port(), token);
-    CHECK(e.status == 404);
-    CHECK(e.reason == "RESOURCE_NOT_FOUND");
+    // Past auth: layer 2 refuses an id the caller holds no grant on (or that does not exist).
+    CHECK(e.status == 403);
+    CHECK(e.reason == "ACCESS_DENIED");
   }
   // An application token works the same way.
   auto e = with_token(svc.port(), token_with("content-lake.read", "t_test", "a_robot"));
-  CHECK(e.reason == "RESOURCE_NOT_FOUND");
+  CHECK(e.reason == "ACCESS_DENIED");
 }
 
 TEST_CASE("the OpenAPI document needs no token", "[auth]") {

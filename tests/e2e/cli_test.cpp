@@ -140,8 +140,8 @@ TEST_CASE("serve on defaults plus token: a development token is accepted; SIGTER
 
   auto r = get_with_token(port, "/v0/content-lake/resources/res_example", token);
   REQUIRE(r);
-  CHECK(r->status == 404);
-  CHECK(r->body.find("RESOURCE_NOT_FOUND") != std::string::npos);
+  CHECK(r->status == 403);
+  CHECK(r->body.find("ACCESS_DENIED") != std::string::npos);
 
   ::kill(server.pid, SIGTERM);
   CHECK(server.wait_exit(20000) == 0);

@@ -60,6 +60,16 @@ cl::actors::reader_actor::behavior_type gated_store(cl::actors::reader_actor::po
   };
 }
 
+/// A Resource created by u_alice of t_test (who then owns it), for reads that must reach the reader.
+std::string created_resource(unsigned short port) {
+  auto r = cl::testing::post_json(port, "/v0/content-lake/resources", cl::testing::token_with("content-lake.read content-lake.write"),
+                                  R"({"title":"Held","type":"CHAPTER","language":"en","content":{"format":"cl.content/1",)"
+                                  R"("blocks":[{"type":"paragraph","key":"p1","children":[{"type":"span","text":"x"}]}]}})");
+  REQUIRE(r);
+  REQUIRE(r->status == 201);
+  return std::string{boost::json::parse(r->body).as_object().at("id").as_string()};
+}
+
 struct silent_state {
   std::vector<caf::typed_response_promise<cl::actors::auth_outcome>> held;
 };
@@ -93,6 +103,7 @@ TEST_CASE("a concern actor that does not answer in time turns into 503 BACKEND_U
 TEST_CASE("killing a concern actor under load: every request is answered, the actor comes back", "[fault]") {
   test_service svc{[](cl::config::settings& s) { s.rate_limit.burst = 100000; }};
   auto token = read_token();
+  auto path = "/v0/content-lake/resources/" + created_resource(svc.port());
   auto old = svc.service().directory().snapshot()->reader;
   REQUIRE(old);
   constexpr int clients = 4, per_client = 150;
@@ -102,10 +113,10 @@ TEST_CASE("killing a concern actor under load: every request is answered, the ac
     workers.push_back(std::async(std::launch::async, [&] {
       connection conn{svc.port(), 10000};
       for (int i = 0; i < per_client; ++i) {
-        auto r = conn.request("GET", "/v0/content-lake/resources/res_x", {{"Authorization", "Bearer " + token}});
+        auto r = conn.request("GET", path, {{"Authorization", "Bearer " + token}});
         if (!r) return;  // a hang or a dropped connection: counted as unanswered below
         ++answered;
-        if (r->status == 404) ++ok;
+        if (r->status == 200) ++ok;
         else if (r->status == 503 && reason_of(*r) == "BACKEND_UNAVAILABLE") ++unavailable;
         else ++other;
       }
@@ -125,9 +136,9 @@ TEST_CASE("killing a concern actor under load: every request is answered, the ac
     }
     return true;
   }));
-  auto r = get_with_token(svc.port(), "/v0/content-lake/resources/res_x", token);
+  auto r = get_with_token(svc.port(), path, token);
   REQUIRE(r);
-  CHECK(r->status == 404);
+  CHECK(r->status == 200);
   auto m = http_request(svc.admin_port(), "GET", "/metrics");
   REQUIRE(m);
   CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="reader"} 1)") != std::string::npos);
@@ -154,11 +165,12 @@ TEST_CASE("graceful stop finishes the request in flight, then exits 0", "[fault]
   test_service svc;
   auto held = std::make_shared<std::atomic<int>>(0);
   auto g = svc.service().system().spawn(gate, held);
+  auto path = "/v0/content-lake/resources/" + created_resource(svc.port());
   auto store = svc.service().system().spawn(gated_store, g);
   svc.service().directory().update([&](concern_handles& h) { h.reader = store; });
   auto token = read_token();
   auto in_flight = std::async(std::launch::async, [&] {
-    return get_with_token(svc.port(), "/v0/content-lake/resources/res_slow", token);
+    return get_with_token(svc.port(), path, token);
   });
   REQUIRE(eventually([&] { return held->load() == 1; }));
   svc.service().stop();

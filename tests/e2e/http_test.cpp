@@ -29,14 +29,14 @@ json::object error_of(const http_response& r) {
 
 }  // namespace
 
-TEST_CASE("an empty store answers 404 RESOURCE_NOT_FOUND through the whole path", "[http]") {
+TEST_CASE("an unknown Resource id is 403 ACCESS_DENIED through the whole path (permission before existence)", "[http]") {
   test_service svc;
   auto r = get_with_token(svc.port(), "/v0/content-lake/resources/res_missing", read_token());
   REQUIRE(r);
-  CHECK(r->status == 404);
+  CHECK(r->status == 403);
   auto e = error_of(*r);
-  CHECK(e.at("code").as_string() == "NOT_FOUND");
-  CHECK(e.at("reason").as_string() == "RESOURCE_NOT_FOUND");
+  CHECK(e.at("code").as_string() == "PERMISSION_DENIED");
+  CHECK(e.at("reason").as_string() == "ACCESS_DENIED");
   CHECK(e.at("domain").as_string() == "contentlake.service.com");
   CHECK(r->header("cache-control") == "no-store");
 }
@@ -113,7 +113,7 @@ TEST_CASE("pipelined requests are answered in order on one connection", "[http]"
     auto r = c.read_response();
     REQUIRE(r);
     CHECK(r->header("x-request-id") == "pipe-" + std::to_string(i));
-    CHECK(r->status == (i % 2 ? 200 : 404));
+    CHECK(r->status == (i % 2 ? 200 : 403));
   }
 }
 
@@ -186,7 +186,7 @@ TEST_CASE("every request leaves one JSON access-log line without the token", "[h
   CHECK(line.at("request_id").as_string() == "log-check-1");
   CHECK(line.at("method").as_string() == "GET");
   CHECK(line.at("route").as_string() == "/v0/content-lake/resources/{id}");
-  CHECK(line.at("status").as_int64() == 404);
+  CHECK(line.at("status").as_int64() == 403);
   CHECK(line.at("tenant").as_string() == "t_test");
   CHECK(line.at("client_id").as_string() == "a_testapp");
   CHECK(line.at("latency_ms").is_double());

@@ -50,14 +50,14 @@ int status_for(unsigned short port, const std::string& token) {
 TEST_CASE("a changed JWKS file is re-read: new keys work, removed keys stop working", "[jwks]") {
   test_service svc;
   auto old_token = read_token();
-  REQUIRE(status_for(svc.port(), old_token) == 404);
+  REQUIRE(status_for(svc.port(), old_token) == 403);
   REQUIRE(status_for(svc.port(), rotated_token()) == 401);
   {
     std::ofstream out{svc.jwks_path() + ".tmp"};
     out << rotated_key().jwks_json(rotated_key().thumbprint());
   }
   std::rename((svc.jwks_path() + ".tmp").c_str(), svc.jwks_path().c_str());
-  CHECK(eventually([&] { return status_for(svc.port(), rotated_token()) == 404; }));
+  CHECK(eventually([&] { return status_for(svc.port(), rotated_token()) == 403; }));
   // The old key left the set: its (cached) token is refused from now on.
   CHECK(status_for(svc.port(), old_token) == 401);
 }
@@ -66,7 +66,7 @@ TEST_CASE("a JWKS URL is fetched over verified HTTPS at start", "[jwks]") {
   temp_dir dir;
   jwks_server issuer{test_key().jwks_json(test_kid()), dir.path + "/ca.pem"};
   test_service svc{keys_from(issuer, dir.path + "/ca.pem")};
-  CHECK(eventually([&] { return status_for(svc.port(), read_token()) == 404; }));
+  CHECK(eventually([&] { return status_for(svc.port(), read_token()) == 403; }));
   auto ready = http_request(svc.admin_port(), "GET", "/readyz");
   REQUIRE(ready);
   CHECK(ready->status == 200);
@@ -77,7 +77,7 @@ TEST_CASE("a flood of unknown kids costs the issuer at most one refetch per inte
   temp_dir dir;
   jwks_server issuer{test_key().jwks_json(test_kid()), dir.path + "/ca.pem"};
   test_service svc{keys_from(issuer, dir.path + "/ca.pem", 30)};
-  REQUIRE(eventually([&] { return status_for(svc.port(), read_token()) == 404; }));
+  REQUIRE(eventually([&] { return status_for(svc.port(), read_token()) == 403; }));
   int before = issuer.fetches();
   for (int i = 0; i < 40; ++i) {
     auto header = valid_header();
@@ -91,9 +91,9 @@ TEST_CASE("an unknown kid after the refetch interval picks up the issuer's rotat
   temp_dir dir;
   jwks_server issuer{test_key().jwks_json(test_kid()), dir.path + "/ca.pem"};
   test_service svc{keys_from(issuer, dir.path + "/ca.pem", 1)};
-  REQUIRE(eventually([&] { return status_for(svc.port(), read_token()) == 404; }));
+  REQUIRE(eventually([&] { return status_for(svc.port(), read_token()) == 403; }));
   issuer.set_jwks(rotated_key().jwks_json(rotated_key().thumbprint()));
-  CHECK(eventually([&] { return status_for(svc.port(), rotated_token()) == 404; }));
+  CHECK(eventually([&] { return status_for(svc.port(), rotated_token()) == 403; }));
   CHECK(issuer.fetches() >= 2);
 }
 
@@ -121,6 +121,6 @@ TEST_CASE("with both a JWKS file and a JWKS URL, keys from both are trusted", "[
     s.auth.jwks_file = dir.path + "/file-jwks.json";
     std::ofstream{s.auth.jwks_file} << test_key().jwks_json(test_kid());
   }};
-  CHECK(eventually([&] { return status_for(svc.port(), rotated_token()) == 404; }));
-  CHECK(status_for(svc.port(), read_token()) == 404);
+  CHECK(eventually([&] { return status_for(svc.port(), rotated_token()) == 403; }));
+  CHECK(status_for(svc.port(), read_token()) == 403);
 }

@@ -73,8 +73,8 @@ TEST_CASE("a staged Resource is promoted to a Work once; its hash changes", "[pr
   auto no_resource =
     post_json(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource_id":"res_none"})");
   REQUIRE(no_resource);
-  CHECK(no_resource->status == 404);
-  CHECK(reason_of(*no_resource) == "RESOURCE_NOT_FOUND");
+  CHECK(no_resource->status == 403);
+  CHECK(reason_of(*no_resource) == "ACCESS_DENIED");
   auto bad = post_json(svc.port(), "/v0/content-lake/works/" + work_id + "/resources", token, R"({"resource":"x"})");
   REQUIRE(bad);
   CHECK(bad->status == 400);
@@ -197,5 +197,5 @@ TEST_CASE("the entity overlay groups annotations by entity, in order of first me
   CHECK_FALSE(entities[1].as_object().contains("label"));
   auto missing = get_with_token(svc.port(), "/v0/content-lake/resources/res_none/entities", token);
   REQUIRE(missing);
-  CHECK(missing->status == 404);
+  CHECK(missing->status == 403);
 }

@@ -20,7 +20,7 @@ TEST_CASE("a client over its quota gets 429 RATE_LIMITED with Retry-After; other
   for (int i = 0; i < 3; ++i) {
     auto r = c.request("GET", "/v0/content-lake/resources/res_x", {{"Authorization", "Bearer " + token}});
     REQUIRE(r);
-    CHECK(r->status == 404);
+    CHECK(r->status == 403);
   }
   auto r = c.request("GET", "/v0/content-lake/resources/res_x", {{"Authorization", "Bearer " + token}});
   REQUIRE(r);
@@ -36,7 +36,7 @@ TEST_CASE("a client over its quota gets 429 RATE_LIMITED with Retry-After; other
   auto other = token_with("content-lake.read", "t_test", "a_other_client");
   r = get_with_token(svc.port(), "/v0/content-lake/resources/res_x", other);
   REQUIRE(r);
-  CHECK(r->status == 404);
+  CHECK(r->status == 403);
 
   auto metrics = http_request(svc.admin_port(), "GET", "/metrics");
   REQUIRE(metrics);

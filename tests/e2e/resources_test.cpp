@@ -180,7 +180,8 @@ TEST_CASE("an attached Resource names an existing Work; agents must exist", "[re
   CHECK(with_bob->status == 201);
 }
 
-TEST_CASE("another tenant's Resource is 403 TENANT_MISMATCH; a Source links by id", "[resources][tenancy]") {
+TEST_CASE("another tenant's Resource is 403 ACCESS_DENIED, like an id that names nothing; a Source links by id",
+          "[resources][tenancy]") {
   test_service svc;
   auto mine = token_with(rw_scopes, "t_test");
   auto theirs = token_with(rw_scopes, "t_other");
@@ -193,7 +194,14 @@ TEST_CASE("another tenant's Resource is 403 TENANT_MISMATCH; a Source links by i
   auto foreign = get_with_token(svc.port(), "/v0/content-lake/resources/" + id, mine);
   REQUIRE(foreign);
   CHECK(foreign->status == 403);
-  CHECK(error_of(*foreign).at("reason").as_string() == "TENANT_MISMATCH");
+  CHECK(error_of(*foreign).at("reason").as_string() == "ACCESS_DENIED");
+  // Nothing tells it from an id that exists nowhere: no existence oracle across tenants.
+  auto nowhere = get_with_token(svc.port(), "/v0/content-lake/resources/res_nowhere", mine);
+  REQUIRE(nowhere);
+  CHECK(nowhere->status == 403);
+  CHECK(error_of(*nowhere).at("reason").as_string() == "ACCESS_DENIED");
+  CHECK(error_of(*nowhere).at("message").as_string().find("or it does not exist") != std::string::npos);
+  CHECK(error_of(*foreign).at("message").as_string().find("or it does not exist") != std::string::npos);
   auto linked = post_json(svc.port(), "/v0/content-lake/resources", theirs, chapter(R"(,"source_id":")" + source + "\""));
   REQUIRE(linked);
   CHECK(linked->status == 201);
@@ -379,7 +387,8 @@ TEST_CASE("PUT and PATCH need the current update_token; hash_content moves only 
                               {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
                               R"({"title":"x","update_token":"upd_x"})");
   REQUIRE(missing);
-  CHECK(missing->status == 404);
+  CHECK(missing->status == 403);
+  CHECK(error_of(*missing).at("reason").as_string() == "ACCESS_DENIED");
   auto foreign = http_request(svc.port(), "PATCH", path,
                               {{"Authorization", "Bearer " + token_with(rw_scopes, "t_other")}, {"Content-Type", "application/json"}},
                               R"({"title":"x","update_token":")" + token_of(v2) + "\"}");
@@ -426,8 +435,8 @@ TEST_CASE("snapshots keep a version readable after the content moves on", "[reso
   CHECK(error_of(*unknown).at("reason").as_string() == "VERSION_NOT_FOUND");
   auto no_resource = post_json(svc.port(), "/v0/content-lake/resources/res_none/versions", token, "{}");
   REQUIRE(no_resource);
-  CHECK(no_resource->status == 404);
-  CHECK(get_with_token(svc.port(), "/v0/content-lake/resources/res_none/versions", token)->status == 404);
+  CHECK(no_resource->status == 403);
+  CHECK(get_with_token(svc.port(), "/v0/content-lake/resources/res_none/versions", token)->status == 403);
 }
 
 TEST_CASE("content units address each top-level block", "[resources][units]") {

@@ -1,0 +1,200 @@
+// Access grants (layer 2): GET /resources/{id}/access, GET/PUT/DELETE /resources/{id}/access/{principal}.
+
+#include "actors/access.hpp"
+#include "actors/plan_support.hpp"
+#include "actors/plans.hpp"
+#include "domain/access.hpp"
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+#include "domain/records.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+namespace {
+
+/// What a grant mutation did, for the answer after the commit.
+struct grant_outcome {
+  std::optional<domain::api_error> refusal;
+  std::string record;
+  bool created = false;
+};
+
+/// True when `tx` holds another owner grant of `resource` than `principal`'s.
+bool another_owner(storage::write_txn& tx, const std::string& tenant, const std::string& resource,
+                   const std::string& principal) {
+  for (const auto& [key, value] : tx.scan(storage::table::grants, grant_key(tenant, resource, ""), 100000)) {
+    auto g = domain::parse_grant(value);
+    if (g && g->role == domain::access_role::owner && g->principal != principal) return true;
+  }
+  return false;
+}
+
+/// Stored grants changed: roles cached before are never found again.
+void bump_access_epoch(const std::shared_ptr<const request_context>& ctx) {
+  if (ctx->actors->access_epoch) ++*ctx->actors->access_epoch;
+}
+
+/// 400 for a path principal that no grant could name.
+std::optional<domain::api_reply> malformed_principal(const std::string& principal) {
+  if (domain::is_grantee(principal)) return std::nullopt;
+  return domain::api_reply::failure(domain::error_id::invalid_argument,
+                                    "A grant names a u_ user, an a_ application or a g_ group.",
+                                    {{"principal", "u_, a_ or g_ followed by 1 to 128 of [A-Za-z0-9_-]"}});
+}
+
+}  // namespace
+
+void plan_list_grants(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto id = ctx->param("id");
+  with_access(
+    self, ctx, id, domain::access_role::owner,
+    [self, ctx, done, id](domain::access_role) {
+      answer_list(self, ctx, storage::table::grants, "grants", {{"resource_id", id}}, nullptr, done, nullptr, id + '\0');
+    },
+    done);
+}
+
+void plan_get_grant(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto id = ctx->param("id");
+  auto principal = ctx->param("principal");
+  if (auto refusal = malformed_principal(principal)) return done(std::move(*refusal));
+  // Owners read every grant; any grantee reads its own (to learn its role).
+  auto needed = principal == ctx->who.subject ? domain::access_role::reader : domain::access_role::owner;
+  with_access(
+    self, ctx, id, needed,
+    [self, ctx, done, id, principal](domain::access_role) {
+      if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
+      self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::grants,
+                    grant_key(ctx->who.tenant_id, id, principal))
+        .then(
+          [done, principal](fetch_outcome& found) {
+            if (!found.found)
+              return done(domain::api_reply::failure(domain::error_id::grant_not_found,
+                                                     "The Resource has no grant for " + principal + "."));
+            auto r = json_reply(200, std::move(found.json));
+            r.headers.emplace_back("Cache-Control", "private, no-cache");
+            done(std::move(r));
+          },
+          [done](caf::error&) { done(backend_unavailable("record reader")); });
+    },
+    done);
+}
+
+void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto id = ctx->param("id");
+  auto principal = ctx->param("principal");
+  if (auto refusal = malformed_principal(principal)) return done(std::move(*refusal));
+  auto parsed = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  auto& body = std::get<json::object>(parsed);
+  if (auto refusal = unknown_members(body, {"role"})) return done(std::move(*refusal));
+  auto* role_value = body.if_contains("role");
+  auto role = role_value && role_value->is_string() ? domain::parse_role(role_value->as_string()) : std::nullopt;
+  if (!role)
+    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "Name the role to grant.",
+                                           {{"/role", "one of reader, writer, owner"}}));
+  auto who = ctx->who;
+  auto outcome = std::make_shared<grant_outcome>();
+  storage::mutation grant = [who, id, principal, role = *role, outcome](storage::write_txn& tx) {
+    auto refuse = [&](domain::api_error e) {
+      outcome->refusal = std::move(e);
+      return false;
+    };
+    if (!tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id)))
+      return refuse({domain::error_id::access_denied, "The Resource does not exist.", {}});
+    auto key = grant_key(who.tenant_id, id, principal);
+    auto existing = tx.get(storage::table::grants, key);
+    auto before = existing ? domain::parse_grant(*existing) : std::nullopt;
+    if (before && before->role == domain::access_role::owner && role != domain::access_role::owner
+        && !another_owner(tx, who.tenant_id, id, principal))
+      return refuse({domain::error_id::last_owner, "The Resource would be left without an owner.",
+                     {{"/role", principal + " is its only owner"}}});
+    domain::access_grant g{id, principal, role, who.subject, domain::iso8601_now()};
+    outcome->record = domain::grant_json(g);
+    outcome->created = !existing;
+    tx.put(storage::table::grants, key, outcome->record);
+    tx.put(storage::table::grants_by_principal, grant_by_principal_key(who.tenant_id, principal, id),
+           std::string{domain::role_name(role)});
+    log_change(tx, who.tenant_id, "grant", "resource", id);
+    return true;
+  };
+  auto write = [self, ctx, done, outcome, id, principal, grant = std::move(grant)]() mutable {
+    write_then(
+      self, ctx, std::move(grant), [outcome] { return outcome->refusal; }, "The grant",
+      [ctx, done, outcome, id, principal] {
+        bump_access_epoch(ctx);
+        auto r = json_reply(outcome->created ? 201 : 200, std::move(outcome->record));
+        if (outcome->created)
+          r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "/access/" + principal);
+        r.headers.emplace_back("Cache-Control", "no-store");
+        done(std::move(r));
+      },
+      done);
+  };
+  with_access(
+    self, ctx, id, domain::access_role::owner,
+    [self, ctx, done, principal, write = std::move(write)](domain::access_role) mutable {
+      if (principal.rfind("g_", 0) != 0) return write();
+      // A group must be in the directory: a grant to a misspelt group would silently grant nothing.
+      if (!ctx->actors->access) return done(backend_unavailable("access"));
+      self->request(ctx->actors->access, ctx->timeout, group_atom_v, ctx->who.tenant_id, principal)
+        .then(
+          [done, principal, write](bool known) mutable {
+            if (!known)
+              return done(domain::api_reply::failure(domain::error_id::invalid_argument,
+                                                     "The group directory has no group " + principal + " in this tenant.",
+                                                     {{"principal", "no such group"}}));
+            write();
+          },
+          [done](caf::error&) { done(backend_unavailable("access")); });
+    },
+    done);
+}
+
+void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto id = ctx->param("id");
+  auto principal = ctx->param("principal");
+  if (auto refusal = malformed_principal(principal)) return done(std::move(*refusal));
+  auto who = ctx->who;
+  auto outcome = std::make_shared<grant_outcome>();
+  storage::mutation revoke = [who, id, principal, outcome](storage::write_txn& tx) {
+    auto refuse = [&](domain::api_error e) {
+      outcome->refusal = std::move(e);
+      return false;
+    };
+    auto key = grant_key(who.tenant_id, id, principal);
+    auto existing = tx.get(storage::table::grants, key);
+    if (!existing)
+      return refuse({domain::error_id::grant_not_found, "The Resource has no grant for " + principal + ".", {}});
+    auto g = domain::parse_grant(*existing);
+    if (g && g->role == domain::access_role::owner && !another_owner(tx, who.tenant_id, id, principal))
+      return refuse({domain::error_id::last_owner, "The Resource would be left without an owner.",
+                     {{"principal", principal + " is its only owner"}}});
+    tx.erase(storage::table::grants, key);
+    tx.erase(storage::table::grants_by_principal, grant_by_principal_key(who.tenant_id, principal, id));
+    log_change(tx, who.tenant_id, "revoke", "resource", id);
+    return true;
+  };
+  with_access(
+    self, ctx, id, domain::access_role::owner,
+    [self, ctx, done, outcome, revoke = std::move(revoke)](domain::access_role) mutable {
+      write_then(
+        self, ctx, std::move(revoke), [outcome] { return outcome->refusal; }, "The revocation",
+        [ctx, done] {
+          bump_access_epoch(ctx);
+          domain::api_reply r;
+          r.status = 204;
+          r.content_type.clear();
+          done(std::move(r));
+        },
+        done);
+    },
+    done);
+}
+
+}  // namespace cl::actors
