@@ -237,3 +237,41 @@ TEST_CASE("the rights resolver and the contracts actor come back after a kill, w
   CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="rights"} 1)") != std::string::npos);
   CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="contracts"} 1)") != std::string::npos);
 }
+
+TEST_CASE("the access actor comes back after a kill: grants hold, denials hold, no request hangs", "[fault][access]") {
+  test_service svc{[](cl::config::settings& s) { s.rate_limit.burst = 100000; }};
+  auto port = svc.port();
+  auto owner = token_with("content-lake.read content-lake.write", "t_test", "u_alice");
+  auto stranger = token_with("content-lake.read", "t_test", "u_mallory");
+  auto path = "/v0/content-lake/resources/" + created_resource(port);
+  auto old = svc.service().directory().snapshot()->access;
+  REQUIRE(old);
+  // The stranger is never cached (denials are not), so its reads ask the actor while it dies.
+  std::atomic<int> answered{0}, denied{0}, unavailable{0}, other{0};
+  auto prober = std::async(std::launch::async, [&] {
+    connection conn{port, 10000};
+    for (int i = 0; i < 300; ++i) {
+      auto r = conn.request("GET", path, {{"Authorization", "Bearer " + stranger}});
+      if (!r) return;
+      ++answered;
+      if (r->status == 403 && reason_of(*r) == "ACCESS_DENIED") ++denied;
+      else if (r->status == 503 && reason_of(*r) == "BACKEND_UNAVAILABLE") ++unavailable;
+      else ++other;
+    }
+  });
+  REQUIRE(eventually([&] { return answered >= 50; }));
+  caf::anon_send_exit(old, caf::exit_reason::kill);
+  prober.get();
+  CHECK(answered == 300);
+  CHECK(other == 0);  // never a 200: a failing access check denies, it does not let through
+  CHECK(denied + unavailable == 300);
+  REQUIRE(eventually([&] {
+    auto now = svc.service().directory().snapshot()->access;
+    return now && now.address() != old.address();
+  }));
+  CHECK(get_with_token(port, path, owner)->status == 200);
+  CHECK(get_with_token(port, path, stranger)->status == 403);
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="access"} 1)") != std::string::npos);
+}
