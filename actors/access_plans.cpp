@@ -17,13 +17,6 @@ namespace json = boost::json;
 
 namespace {
 
-/// What a grant mutation did, for the answer after the commit.
-struct grant_outcome {
-  std::optional<domain::api_error> refusal;
-  std::string record;
-  bool created = false;
-};
-
 /// True when `tx` holds another owner grant of `resource` than `principal`'s.
 bool another_owner(storage::write_txn& tx, const std::string& tenant, const std::string& resource,
                    const std::string& principal) {
@@ -99,7 +92,7 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
     return done(domain::api_reply::failure(domain::error_id::invalid_argument, "Name the role to grant.",
                                            {{"/role", "one of reader, writer, owner"}}));
   auto who = ctx->who;
-  auto outcome = std::make_shared<grant_outcome>();
+  auto outcome = std::make_shared<write_outcome>();
   storage::mutation grant = [who, id, principal, role = *role, outcome](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
@@ -115,26 +108,18 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
       return refuse({domain::error_id::last_owner, "The Resource would be left without an owner.",
                      {{"/role", principal + " is its only owner"}}});
     domain::access_grant g{id, principal, role, who.subject, domain::iso8601_now()};
-    outcome->record = domain::grant_json(g);
-    outcome->created = !existing;
-    tx.put(storage::table::grants, key, outcome->record);
+    auto record = domain::grant_json(g);
+    tx.put(storage::table::grants, key, record);
     tx.put(storage::table::grants_by_principal, grant_by_principal_key(who.tenant_id, principal, id),
            std::string{domain::role_name(role)});
     log_change(tx, who.tenant_id, "grant", "resource", id);
+    outcome->reply = json_reply(existing ? 200 : 201, record);
+    if (!existing) outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "/access/" + principal);
+    outcome->reply->headers.emplace_back("Cache-Control", "no-store");
     return true;
   };
-  auto write = [self, ctx, done, outcome, id, principal, grant = std::move(grant)]() mutable {
-    write_then(
-      self, ctx, std::move(grant), [outcome] { return outcome->refusal; }, "The grant",
-      [ctx, done, outcome, id, principal] {
-        bump_access_epoch(ctx);
-        auto r = json_reply(outcome->created ? 201 : 200, std::move(outcome->record));
-        if (outcome->created)
-          r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "/access/" + principal);
-        r.headers.emplace_back("Cache-Control", "no-store");
-        done(std::move(r));
-      },
-      done);
+  auto write = [self, ctx, done, outcome, grant = std::move(grant)]() mutable {
+    write_then(self, ctx, std::move(grant), outcome, "The grant", done, [ctx] { bump_access_epoch(ctx); });
   };
   with_access(
     self, ctx, id, domain::access_role::owner,
@@ -161,7 +146,7 @@ void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const reque
   auto principal = ctx->param("principal");
   if (auto refusal = malformed_principal(principal)) return done(std::move(*refusal));
   auto who = ctx->who;
-  auto outcome = std::make_shared<grant_outcome>();
+  auto outcome = std::make_shared<write_outcome>();
   storage::mutation revoke = [who, id, principal, outcome](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
@@ -178,21 +163,15 @@ void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const reque
     tx.erase(storage::table::grants, key);
     tx.erase(storage::table::grants_by_principal, grant_by_principal_key(who.tenant_id, principal, id));
     log_change(tx, who.tenant_id, "revoke", "resource", id);
+    outcome->reply = domain::api_reply{};
+    outcome->reply->status = 204;
+    outcome->reply->content_type.clear();
     return true;
   };
   with_access(
     self, ctx, id, domain::access_role::owner,
     [self, ctx, done, outcome, revoke = std::move(revoke)](domain::access_role) mutable {
-      write_then(
-        self, ctx, std::move(revoke), [outcome] { return outcome->refusal; }, "The revocation",
-        [ctx, done] {
-          bump_access_epoch(ctx);
-          domain::api_reply r;
-          r.status = 204;
-          r.content_type.clear();
-          done(std::move(r));
-        },
-        done);
+      write_then(self, ctx, std::move(revoke), outcome, "The revocation", done, [ctx] { bump_access_epoch(ctx); });
     },
     done);
 }

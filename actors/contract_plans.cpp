@@ -66,25 +66,21 @@ void put_version(storage::write_txn& tx, const std::string& tenant, const std::s
   for (const auto& w : works) tx.put(storage::table::contract_works, storage::tenant_key(tenant, w + '\0' + id), "");
 }
 
-struct write_outcome {
-  std::string record;
-  std::optional<domain::api_error> refusal;
-};
+/// The 201 answer of a contract write, as this caller may see it (made inside the write).
+domain::api_reply contract_answer(bool commercial, const std::string& id, const std::string& record) {
+  auto r = json_reply(201, commercial ? record : domain::without_commercial_terms(record));
+  r.headers.emplace_back("Location", "/v0/contracts/" + id);
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
 
 /// Sends `m` to the writer; after the commit, bumps the rights epoch (cached resolutions used
-/// the old contract) and answers 201 with the record.
+/// the old contract) and answers what the mutation decided.
 void write_contract(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                    storage::mutation m, std::shared_ptr<write_outcome> outcome, std::string id, reply_fn done) {
-  write_then(
-    self, ctx, std::move(m), [outcome] { return outcome->refusal; }, "The contract",
-    [ctx, outcome, id, done] {
-      if (ctx->actors->rights_epoch) ++*ctx->actors->rights_epoch;
-      auto r = json_reply(201, presented(*ctx, outcome->record));
-      r.headers.emplace_back("Location", "/v0/contracts/" + id);
-      r.headers.emplace_back("Cache-Control", "no-store");
-      done(std::move(r));
-    },
-    done);
+                    storage::mutation m, std::shared_ptr<write_outcome> outcome, reply_fn done) {
+  write_then(self, ctx, std::move(m), outcome, "The contract", done, [ctx] {
+    if (ctx->actors->rights_epoch) ++*ctx->actors->rights_epoch;
+  });
 }
 
 }  // namespace
@@ -98,17 +94,19 @@ void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const re
   auto id = domain::random_id("ctr_");
   auto at = domain::iso8601_now();
   auto outcome = std::make_shared<write_outcome>();
-  outcome->record = domain::contract_record_json(*draft, id, 1, at, at, domain::random_id("utk_"));
+  auto record = domain::contract_record_json(*draft, id, 1, at, at, domain::random_id("utk_"));
   auto who = ctx->who;
-  storage::mutation create = [who, id, at, draft, outcome](storage::write_txn& tx) {
+  auto commercial = sees_commercial(*ctx);
+  storage::mutation create = [who, id, at, draft, outcome, record, commercial](storage::write_txn& tx) {
     if ((outcome->refusal = missing_work(tx, who.tenant_id, draft->terms.work_ids))) return false;
-    put_version(tx, who.tenant_id, id, 1, draft->terms.work_ids, outcome->record);
+    put_version(tx, who.tenant_id, id, 1, draft->terms.work_ids, record);
     tx.put(storage::table::id_index, id, who.tenant_id);
     record_activity(tx, who, "CREATION", "contract", id, {}, {}, at);
     log_change(tx, who.tenant_id, "create", "contract", id);
+    outcome->reply = contract_answer(commercial, id, record);
     return true;
   };
-  write_contract(self, ctx, std::move(create), outcome, id, done);
+  write_contract(self, ctx, std::move(create), outcome, done);
 }
 
 void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
@@ -129,7 +127,8 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
   auto at = domain::iso8601_now();
   auto outcome = std::make_shared<write_outcome>();
   auto who = ctx->who;
-  storage::mutation next = [who, id, at, draft, expected, outcome](storage::write_txn& tx) {
+  auto commercial = sees_commercial(*ctx);
+  storage::mutation next = [who, id, at, draft, expected, outcome, commercial](storage::write_txn& tx) {
     auto current = tx.get(storage::table::contracts, storage::tenant_key(who.tenant_id, id));
     if (!current) {
       outcome->refusal = domain::api_error{domain::error_id::contract_not_found,
@@ -144,14 +143,15 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
     }
     if ((outcome->refusal = missing_work(tx, who.tenant_id, draft->terms.work_ids))) return false;
     auto version = old.at("version").as_int64() + 1;
-    outcome->record = domain::contract_record_json(*draft, id, version, std::string{old.at("created").as_string()}, at,
-                                                   domain::random_id("utk_"));
-    put_version(tx, who.tenant_id, id, version, draft->terms.work_ids, outcome->record);
+    auto record = domain::contract_record_json(*draft, id, version, std::string{old.at("created").as_string()}, at,
+                                               domain::random_id("utk_"));
+    put_version(tx, who.tenant_id, id, version, draft->terms.work_ids, record);
     record_activity(tx, who, "UPDATE", "contract", id, {}, {}, at);
     log_change(tx, who.tenant_id, "version", "contract", id);
+    outcome->reply = contract_answer(commercial, id, record);
     return true;
   };
-  write_contract(self, ctx, std::move(next), outcome, id, done);
+  write_contract(self, ctx, std::move(next), outcome, done);
 }
 
 void plan_get_contract(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {

@@ -24,6 +24,17 @@ std::vector<std::string> contract_records_for_work(const storage::record_store& 
   return out;
 }
 
+std::vector<std::string> contract_records_for_work(const storage::write_txn& tx, const std::string& tenant,
+                                                   const std::string& work_id) {
+  std::vector<std::string> out;
+  auto prefix = storage::tenant_key(tenant, work_id + '\0');
+  for (const auto& [key, value] : tx.scan(storage::table::contract_works, prefix, 1000)) {
+    auto record = tx.get(storage::table::contracts, storage::tenant_key(tenant, key.substr(prefix.size())));
+    if (record && record->find(domain::json_string(work_id)) != std::string::npos) out.push_back(std::move(*record));
+  }
+  return out;
+}
+
 contracts_actor::behavior_type contracts(contracts_actor::stateful_pointer<contracts_state>,
                                          std::shared_ptr<storage::record_store> store) {
   return {

@@ -25,6 +25,10 @@ contracts_actor::behavior_type contracts(contracts_actor::stateful_pointer<contr
 std::vector<std::string> contract_records_for_work(const storage::record_store& store, const std::string& tenant,
                                                    const std::string& work_id);
 
+/// The same, as the write transaction `tx` sees it (answers of writes resolve rights inside it).
+std::vector<std::string> contract_records_for_work(const storage::write_txn& tx, const std::string& tenant,
+                                                   const std::string& work_id);
+
 /// Key of version `version` of contract `id` in `contract_versions`.
 std::string contract_version_key(const std::string& tenant, const std::string& id, std::int64_t version);
 

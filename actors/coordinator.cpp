@@ -1,6 +1,8 @@
 #include "actors/coordinator.hpp"
 
 #include "actors/deadlines.hpp"
+#include "actors/ledger.hpp"
+#include "domain/idempotency.hpp"
 
 #include <caf/all.hpp>
 
@@ -61,6 +63,51 @@ struct join_state {
   std::optional<rate_decision> rate;
 };
 
+/// Runs the route's plan; for a POST, PUT or PATCH with an Idempotency-Key, first asks the ledger
+/// whether to replay, refuse (422, 409) or execute holding the key, released once answered.
+void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& job,
+              const std::shared_ptr<request_context>& ctx, reply_fn done) {
+  const auto& method = ctx->request.method;
+  bool write = method == "POST" || method == "PUT" || method == "PATCH";
+  if (!write || !ctx->request.has_idempotency_key) return job->plan(self, ctx, std::move(done));
+  if (auto problem = domain::idempotency_key_problem(ctx->request.idempotency_key))
+    return done(domain::api_reply::failure(domain::error_id::idempotency_key_invalid,
+                                           "The Idempotency-Key header is not usable: " + *problem + ".",
+                                           {{"Idempotency-Key", *problem}}));
+  if (!ctx->actors->ledger) return done(backend_unavailable("idempotency ledger"));
+  auto key = ledger_key(ctx->who.tenant_id, ctx->who.client_id, ctx->request.idempotency_key);
+  auto fingerprint = domain::request_fingerprint(ctx->request, ctx->who.subject, ctx->who.scopes);
+  auto ledger = ctx->actors->ledger;
+  self->request(ledger, ctx->timeout, begin_atom_v, key, fingerprint)
+    .then(
+      [self, job, ctx, done, key, fingerprint, ledger](ledger_verdict& v) {
+        switch (v.kind) {
+          case ledger_verdict::replay: return done(domain::replay_of(v.answer));
+          case ledger_verdict::mismatch:
+            return done(domain::api_reply::failure(
+              domain::error_id::idempotency_key_mismatch,
+              "This Idempotency-Key was used for a different request (method, path, query, body, caller or scopes); "
+              "use a new key.",
+              {{"Idempotency-Key", "already used for another request"}}));
+          case ledger_verdict::in_use: {
+            auto r = domain::api_reply::failure(domain::error_id::idempotency_key_in_use,
+                                                "A request with this Idempotency-Key is still executing; retry shortly.",
+                                                {{"Idempotency-Key", "in use by a request in progress"}});
+            r.retry_after_seconds = 1;
+            return done(std::move(r));
+          }
+          default: break;
+        }
+        ctx->idempotency = std::make_shared<const idempotency_guard>(
+          idempotency_guard{key, fingerprint, job->idempotency_retention_ms});
+        job->plan(self, ctx, [done, ledger, key](domain::api_reply r) {
+          caf::anon_send(ledger, release_atom_v, key);
+          done(std::move(r));
+        });
+      },
+      [done](caf::error&) { done(backend_unavailable("idempotency ledger")); });
+}
+
 void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> job,
                     std::shared_ptr<reply_once> answer, domain::principal who) {
   auto ctx = std::make_shared<request_context>();
@@ -100,7 +147,7 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
   } else {
     finish();
   }
-  job->plan(self, ctx, [join, finish](domain::api_reply r) {
+  run_plan(self, job, ctx, [join, finish](domain::api_reply r) {
     join->plan_reply = std::move(r);
     finish();
   });

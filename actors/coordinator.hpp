@@ -29,6 +29,13 @@ class deadline_watch;
 /// Delivers the answer of one request; callable from any thread, exactly once.
 using reply_fn = std::function<void(domain::api_reply)>;
 
+/// A write request that carries an Idempotency-Key and now holds it (the ledger said "fresh").
+struct idempotency_guard {
+  std::string ledger_key;   ///< tenant NUL client_id NUL key
+  std::string fingerprint;  ///< domain::request_fingerprint
+  std::int64_t retention_ms = 0;
+};
+
 /// What a route's plan sees: the request, the verified caller and the actors it may ask.
 struct request_context {
   domain::api_request request;
@@ -39,6 +46,8 @@ struct request_context {
   /// deadline is watched as a whole (the service), else a finite bound per ask.
   caf::duration timeout{std::chrono::milliseconds{2000}};
   std::shared_ptr<const domain::page_token_codec> page_tokens;  ///< for list routes
+  /// Set on a write with an Idempotency-Key: `write_then` stores its answer with the write.
+  std::shared_ptr<const idempotency_guard> idempotency;
 
   /// The value of path parameter `name` (empty if absent).
   const std::string& param(std::string_view name) const;
@@ -59,6 +68,7 @@ struct request_job {
   /// Watches the request's deadline; null: every ask carries `timeout` itself instead.
   std::shared_ptr<deadline_watch> deadlines;
   std::shared_ptr<const domain::page_token_codec> page_tokens;
+  std::int64_t idempotency_retention_ms = 24 * 3600 * 1000;
   reply_fn reply;
 };
 

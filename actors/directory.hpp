@@ -16,6 +16,25 @@
 
 namespace cl::actors {
 
+/// The platform policy in force, published by the rights resolver for writes that resolve rights
+/// inside their own transaction.
+class policy_holder {
+public:
+  std::shared_ptr<const domain::platform_policy> get() const {
+    std::lock_guard<std::mutex> guard{mutex_};
+    return policy_;
+  }
+  void set(domain::platform_policy p) {
+    auto next = std::make_shared<const domain::platform_policy>(std::move(p));
+    std::lock_guard<std::mutex> guard{mutex_};
+    policy_ = std::move(next);
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<const domain::platform_policy> policy_ = std::make_shared<const domain::platform_policy>();
+};
+
 /// Handles of every concern actor at one moment. A handle may be dead (restart in progress):
 /// asking it fails at once and the request answers 503.
 struct concern_handles {
@@ -32,7 +51,10 @@ struct concern_handles {
   /// cached resolutions of an earlier epoch are never found again.
   std::shared_ptr<std::atomic<std::uint64_t>> rights_epoch;
   contracts_actor contracts;
+  /// The policy the rights resolver uses now (writes answer with rights resolved in their txn).
+  std::shared_ptr<const policy_holder> policy;
   access_actor access;
+  ledger_actor ledger;
   /// Roles the access actor found, by `access_cache_key` (actors/access.hpp); a hit saves the ask.
   std::shared_ptr<const shared_cache<domain::access_role>> access_cache;
   /// Bumped after every grant write and directory change: earlier cached roles are never found.

@@ -69,6 +69,15 @@ using access_actor = caf::typed_actor<
   // Internal: re-reads the directory file if it changed (sent to itself once a second).
   caf::reacts_to<recheck_atom>>;
 
+/// Idempotency ledger (spec 4.6): which keys are executing, what a finished key answered.
+using ledger_actor = caf::typed_actor<
+  // (ledger key, request fingerprint) -> fresh (the key is now held), replay, mismatch or in_use.
+  caf::replies_to<begin_atom, std::string, std::string>::with<ledger_verdict>,
+  // (ledger key): the request that held it has answered.
+  caf::reacts_to<release_atom, std::string>,
+  // Internal: removes records past retention through the writer (sent to itself periodically).
+  caf::reacts_to<prune_atom>>;
+
 /// JWKS fetcher: one blocking HTTPS GET on its own thread (spawned detached, quits after).
 using jwks_fetcher_actor = caf::typed_actor<
   // URL -> the JWKS document or why it could not be fetched.

@@ -71,6 +71,18 @@ struct metrics::impl {
       .Help("Open connections on the public listener.")
       .Register(*registry)
       .Add({});
+  prometheus::Family<prometheus::Counter>& idempotency =
+    prometheus::BuildCounter()
+      .Name("contentlake_idempotency_total")
+      .Help("Requests with an Idempotency-Key answered from the ledger: replay (a stored answer), in_use (409, the "
+            "first request still executing), mismatch (422, the key was used for another request).")
+      .Register(*registry);
+  prometheus::Gauge& ledger_entries =
+    prometheus::BuildGauge()
+      .Name("contentlake_idempotency_ledger_entries")
+      .Help("Records in the idempotency ledger (pruned after idempotency.retention_seconds).")
+      .Register(*registry)
+      .Add({});
   std::shared_ptr<write_counters> writes;
 };
 
@@ -96,6 +108,14 @@ void metrics::count_restart(std::string_view actor) {
 
 void metrics::count_rate_limited() {
   impl_->rate_limited.Increment();
+}
+
+void metrics::count_idempotency(std::string_view outcome) {
+  impl_->idempotency.Add({{"outcome", std::string{outcome}}}).Increment();
+}
+
+void metrics::set_ledger_entries(std::size_t n) {
+  impl_->ledger_entries.Set(static_cast<double>(n));
 }
 
 void metrics::add_connections(int delta) {

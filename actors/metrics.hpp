@@ -35,6 +35,12 @@ public:
   /// A request was refused by the rate limiter.
   void count_rate_limited();
 
+  /// Idempotency-Key outcomes: `outcome` is replay, in_use (409) or mismatch (422).
+  void count_idempotency(std::string_view outcome);
+
+  /// Records currently in the idempotency ledger.
+  void set_ledger_entries(std::size_t n);
+
   /// Open public connections changed by `delta`.
   void add_connections(int delta);
 

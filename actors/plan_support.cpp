@@ -1,6 +1,10 @@
 #include "actors/plan_support.hpp"
 
 #include "actors/access.hpp"
+#include "actors/contracts.hpp"
+#include "actors/rights.hpp"
+#include "domain/idempotency.hpp"
+#include "domain/resource.hpp"
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
 #include "domain/page_token.hpp"
@@ -12,6 +16,15 @@
 namespace cl::actors {
 
 namespace json = boost::json;
+
+std::string record_field(const std::string& record, std::string_view name) {
+  auto end = record.find(",\"content\":");
+  auto needle = "\"" + std::string{name} + "\":\"";
+  auto at = record.find(needle);
+  if (at == std::string::npos || (end != std::string::npos && at > end)) return {};
+  auto start = at + needle.size();
+  return record.substr(start, record.find('"', start) - start);
+}
 
 domain::api_reply json_reply(int status, std::string body) {
   domain::api_reply r;
@@ -103,18 +116,97 @@ void log_change(storage::write_txn& tx, const std::string& tenant, const std::st
                 + ",\"kind\":" + domain::json_string(kind) + ",\"id\":" + domain::json_string(id) + "}");
 }
 
+namespace {
+
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+/// `m`, run so that its answer is stored in the ledger under `guard` in the same transaction. A
+/// record that is there already (a concurrent request with the key committed first) is answered
+/// from (`*replay`) and nothing is written.
+storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> outcome,
+                          std::shared_ptr<const idempotency_guard> guard,
+                          std::shared_ptr<std::optional<domain::api_reply>> replay) {
+  return [m = std::move(m), outcome, guard, replay](storage::write_txn& tx) {
+    replay->reset();
+    auto now = unix_ms();
+    if (auto existing = tx.get(storage::table::ledger, guard->ledger_key)) {
+      auto record = domain::parse_ledger_record(*existing);
+      if (record && record->created_ms + guard->retention_ms > now) {
+        *replay = record->fingerprint == guard->fingerprint
+                    ? domain::replay_of(record->answer)
+                    : domain::api_reply::failure(domain::error_id::idempotency_key_mismatch,
+                                                 "This Idempotency-Key was used for a different request.");
+        return false;
+      }
+      // Past retention (not pruned yet): the key is fresh again.
+      if (record)
+        tx.erase(storage::table::ledger_expiry,
+                 storage::big_endian_key(static_cast<std::uint64_t>(record->created_ms)) + guard->ledger_key);
+    }
+    auto before = tx.writes();
+    bool kept = m(tx);
+    domain::api_reply answer;
+    if (kept && outcome->reply) {
+      answer = *outcome->reply;
+    } else if (!kept && outcome->refusal && tx.writes() == before) {
+      answer = domain::api_reply::from(*outcome->refusal);  // a failure after execution began: stored too
+    } else {
+      return kept;  // nothing that can be stored faithfully: the write stands or falls alone
+    }
+    domain::ledger_record record{guard->fingerprint, now, domain::stored_from(answer)};
+    tx.put(storage::table::ledger, guard->ledger_key, domain::ledger_record_json(record));
+    tx.put(storage::table::ledger_expiry, storage::big_endian_key(static_cast<std::uint64_t>(now)) + guard->ledger_key, "");
+    return true;
+  };
+}
+
+}  // namespace
+
 void write_then(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::mutation m,
-                std::function<std::optional<domain::api_error>()> refusal, const std::string& what,
-                std::function<void()> kept, reply_fn done) {
+                std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
+                std::function<void()> after_commit) {
   if (!ctx->actors->writer) return done(backend_unavailable("writer"));
-  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(m))
+  // A mutation may run more than once (record_store.hpp): only its last run's outcome counts.
+  storage::mutation fresh = [m = std::move(m), outcome](storage::write_txn& tx) {
+    outcome->refusal.reset();
+    outcome->reply.reset();
+    return m(tx);
+  };
+  auto replay = std::make_shared<std::optional<domain::api_reply>>();
+  if (ctx->idempotency) fresh = guarded(std::move(fresh), outcome, ctx->idempotency, replay);
+  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(fresh))
     .then(
-      [refusal, what, kept, done](bool stored) {
-        if (stored) return kept();
-        if (auto reason = refusal()) return done(domain::api_reply::from(std::move(*reason)));
+      [outcome, replay, what, after_commit, done](bool stored) {
+        if (*replay) return done(std::move(**replay));
+        if (stored && outcome->reply) {
+          if (after_commit) after_commit();
+          return done(std::move(*outcome->reply));
+        }
+        if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
         done(domain::api_reply::failure(domain::error_id::internal, what + " could not be stored."));
       },
       [done](caf::error&) { done(backend_unavailable("writer")); });
+}
+
+domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
+                                  const std::string& tenant, int status, const std::string& record) {
+  auto work = record_field(record, "work_id");
+  auto now = unix_ms() / 1000;
+  auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : contract_records_for_work(tx, tenant, work),
+                             policy, now);
+  auto hash = domain::resource_hash(record, rights.digest_input);
+  auto r = json_reply(status, domain::compose_resource(record, rights.json, hash));
+  r.headers.emplace_back("ETag", "\"" + hash + "\"");
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
+std::shared_ptr<const domain::platform_policy> write_policy(const request_context& ctx) {
+  if (ctx.actors->policy) return ctx.actors->policy->get();
+  return std::make_shared<const domain::platform_policy>();
 }
 
 void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,

@@ -15,6 +15,10 @@
 
 namespace cl::actors {
 
+/// A top-level string member of a stored Resource record, found before its (client-supplied)
+/// content; empty when absent.
+std::string record_field(const std::string& record, std::string_view name);
+
 /// A successful JSON answer.
 domain::api_reply json_reply(int status, std::string body);
 
@@ -35,12 +39,31 @@ std::string record_activity(storage::write_txn& tx, const domain::principal& who
                             const std::string& kind, const std::string& id, const std::vector<std::string>& extra_agents,
                             const std::vector<std::string>& tooling, const std::string& at);
 
-/// Sends `m` to the writer and calls `kept` after the durable commit. A mutation that refused
-/// answers what `refusal()` holds then (set by the mutation), or 500 INTERNAL ("<what> could not
-/// be stored") without one; a writer that is gone or failed answers 503.
+/// What a write's mutation decided, inside its transaction: the answer when it kept its changes,
+/// or why it refused. Answers are made in the transaction so that an idempotency record holds
+/// exactly what the client gets, committed with the write.
+struct write_outcome {
+  std::optional<domain::api_error> refusal;
+  std::optional<domain::api_reply> reply;
+};
+
+/// Sends `m` to the writer; after the durable commit answers `outcome->reply` (calling
+/// `after_commit` first, e.g. to bump a cache epoch), or `outcome->refusal`, or 500 INTERNAL
+/// ("<what> could not be stored") when the mutation refused without saying why; a writer that is
+/// gone or failed answers 503. With `ctx->idempotency`, the mutation is guarded: the answer
+/// (success, or a refusal made after execution began) is stored in the ledger in the same
+/// transaction, and a record that appeared meanwhile is replayed instead of writing again.
 void write_then(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::mutation m,
-                std::function<std::optional<domain::api_error>()> refusal, const std::string& what,
-                std::function<void()> kept, reply_fn done);
+                std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
+                std::function<void()> after_commit = {});
+
+/// The answer of a Resource write: `record` with rights resolved inside `tx` (its contracts as the
+/// transaction sees them) under `policy`, its `hash` as `ETag`, `Cache-Control: no-store`.
+domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
+                                  const std::string& tenant, int status, const std::string& record);
+
+/// The policy a write resolves rights with (the resolver's, published in `ctx->actors`).
+std::shared_ptr<const domain::platform_policy> write_policy(const request_context& ctx);
 
 /// Appends a change-log entry for `kind`/`id` of `tenant` with operation `op`.
 void log_change(storage::write_txn& tx, const std::string& tenant, const std::string& op, const std::string& kind,

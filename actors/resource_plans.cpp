@@ -25,16 +25,6 @@ namespace json = boost::json;
 
 namespace {
 
-/// A top-level string member of a stored record, found before its (client-supplied) content.
-std::string record_field(const std::string& record, std::string_view name) {
-  auto end = record.find(",\"content\":");
-  auto needle = "\"" + std::string{name} + "\":\"";
-  auto at = record.find(needle);
-  if (at == std::string::npos || (end != std::string::npos && at > end)) return {};
-  auto start = at + needle.size();
-  return record.substr(start, record.find('"', start) - start);
-}
-
 /// Layer 2 first (403 ACCESS_DENIED without `needed`), then the Resource's current record, which
 /// `k` gets. A grant implies the Resource exists; `missing` answers the race with nothing.
 void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
@@ -55,11 +45,6 @@ void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<c
     done);
 }
 
-/// What a create mutation found wrong, for the answer after the commit.
-struct create_outcome {
-  std::optional<domain::api_error> refusal;
-  std::string record;
-};
 
 }  // namespace
 
@@ -74,9 +59,10 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
   ids.id = domain::random_id("res_");
   ids.version = domain::random_id("ver_");
   ids.created = ids.updated = domain::iso8601_now();
-  auto outcome = std::make_shared<create_outcome>();
+  auto outcome = std::make_shared<write_outcome>();
   auto who = ctx->who;
-  storage::mutation create = [d, ids, who, outcome](storage::write_txn& tx) mutable {
+  auto policy = write_policy(*ctx);
+  storage::mutation create = [d, ids, who, outcome, policy](storage::write_txn& tx) mutable {
     auto refuse = [&](domain::error_id id, std::string field, std::string why) {
       outcome->refusal = domain::api_error{id, "The Resource cannot be created: " + why + ".", {{field, why}}};
       return false;
@@ -98,9 +84,9 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
                + ",\"system\":" + domain::json_string(d->source->system) + "}");
       tx.put(storage::table::id_index, *ids.source_id, ids.tenant);
     }
-    outcome->record = domain::resource_record_json(*d, ids, domain::random_id("upd_"));
-    tx.put(storage::table::resources, storage::tenant_key(ids.tenant, ids.id), outcome->record);
-    tx.put(storage::table::versions, storage::tenant_key(ids.tenant, ids.id + '\0' + ids.version), outcome->record);
+    auto record = domain::resource_record_json(*d, ids, domain::random_id("upd_"));
+    tx.put(storage::table::resources, storage::tenant_key(ids.tenant, ids.id), record);
+    tx.put(storage::table::versions, storage::tenant_key(ids.tenant, ids.id + '\0' + ids.version), record);
     tx.put(storage::table::id_index, ids.id, ids.tenant);
     // The creator is the first owner (layer 2).
     domain::access_grant owner{ids.id, who.subject, domain::access_role::owner, who.subject, ids.created};
@@ -108,27 +94,11 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
     tx.put(storage::table::grants_by_principal, grant_by_principal_key(ids.tenant, who.subject, ids.id), "owner");
     record_activity(tx, who, d->activity_type, "resource", ids.id, d->agents, d->tooling, ids.created);
     log_change(tx, ids.tenant, "create", "resource", ids.id);
+    outcome->reply = resource_answer(tx, *policy, ids.tenant, 201, record);
+    outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + ids.id);
     return true;
   };
-  // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
-  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
-  auto id = ids.id;
-  write_then(
-    self, ctx, std::move(create), [outcome] { return outcome->refusal; }, "The Resource",
-    [self, ctx, done, outcome, d, id] {
-      with_rights(
-        self, ctx, d->work_id.value_or(""),
-        [done, outcome, id](domain::resolved_rights& rights) {
-          auto hash = domain::resource_hash(outcome->record, rights.digest_input);
-          auto r = json_reply(201, domain::compose_resource(outcome->record, rights.json, hash));
-          r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id);
-          r.headers.emplace_back("ETag", "\"" + hash + "\"");
-          r.headers.emplace_back("Cache-Control", "no-store");
-          done(std::move(r));
-        },
-        done);
-    },
-    done);
+  write_then(self, ctx, std::move(create), outcome, "The Resource", done);
 }
 
 namespace {
@@ -244,25 +214,6 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
 
 namespace cl::actors {
 
-namespace {
-
-/// Answers 2xx with the Resource as stored in `record`, its rights resolved now.
-void answer_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, int status,
-                     std::shared_ptr<std::string> record, reply_fn done) {
-  with_rights(
-    self, ctx, record_field(*record, "work_id"),
-    [done, record, status](domain::resolved_rights& rights) {
-      auto hash = domain::resource_hash(*record, rights.digest_input);
-      auto r = json_reply(status, domain::compose_resource(*record, rights.json, hash));
-      r.headers.emplace_back("ETag", "\"" + hash + "\"");
-      r.headers.emplace_back("Cache-Control", "no-store");
-      done(std::move(r));
-    },
-    done);
-}
-
-}  // namespace
-
 void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   auto parsed = json_body(ctx->request);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
@@ -274,9 +225,10 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
                                            {{"/resource_id", "a res_ id"}}));
   std::string resource_id{rid->as_string()};
   std::string work_id = ctx->param("id");
-  auto outcome = std::make_shared<create_outcome>();
+  auto outcome = std::make_shared<write_outcome>();
   auto who = ctx->who;
-  storage::mutation promote = [who, resource_id, work_id, outcome](storage::write_txn& tx) {
+  auto policy = write_policy(*ctx);
+  storage::mutation promote = [who, resource_id, work_id, outcome, policy](storage::write_txn& tx) {
     auto refuse = [&](domain::error_id id, std::string field, std::string why) {
       outcome->refusal = domain::api_error{id, "The Resource cannot be promoted: " + why + ".", {{field, why}}};
       return false;
@@ -288,23 +240,17 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
     if (!record_field(*current, "work_id").empty())
       return refuse(domain::error_id::resource_not_staged, "/resource_id", "the Resource is attached to a Work already");
     auto at = domain::iso8601_now();
-    outcome->record = domain::promoted_record_json(*current, work_id, at, domain::random_id("upd_"));
-    tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, resource_id), outcome->record);
+    auto record = domain::promoted_record_json(*current, work_id, at, domain::random_id("upd_"));
+    tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, resource_id), record);
     record_activity(tx, who, "PROMOTION", "resource", resource_id, {}, {}, at);
     log_change(tx, who.tenant_id, "promote", "resource", resource_id);
+    outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record);
     return true;
   };
-  // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
-  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
   with_access(
     self, ctx, resource_id, domain::access_role::writer,
     [self, ctx, done, outcome, promote = std::move(promote)](domain::access_role) mutable {
-      write_then(
-        self, ctx, std::move(promote), [outcome] { return outcome->refusal; }, "The promotion",
-        [self, ctx, done, outcome] {
-          answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
-        },
-        done);
+      write_then(self, ctx, std::move(promote), outcome, "The promotion", done);
     },
     done);
 }
@@ -426,19 +372,15 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
   }
   auto id = ctx->param("id");
   auto who = ctx->who;
-  auto outcome = std::make_shared<create_outcome>();
-  storage::mutation update = [who, id, body, replacement, outcome](storage::write_txn& tx) {
+  auto outcome = std::make_shared<write_outcome>();
+  auto policy = write_policy(*ctx);
+  storage::mutation update = [who, id, body, replacement, outcome, policy](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
       return false;
     };
     auto current = tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id));
-    if (!current) {
-      auto owner = tx.get(storage::table::id_index, id);
-      if (owner && *owner != who.tenant_id)
-        return refuse({domain::error_id::tenant_mismatch, "The Resource belongs to another tenant.", {}});
-      return refuse({domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}});
-    }
+    if (!current) return refuse({domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}});
     auto cur = json::parse(*current).as_object();
     domain::resource_change change;
     if (replacement) {
@@ -464,23 +406,17 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
     ids.updated = domain::iso8601_now();
     if (auto* src = cur.if_contains("source_id")) ids.source_id = std::string{src->as_string()};
     if (auto* work = cur.if_contains("work_id")) change.draft.work_id = std::string{work->as_string()};
-    outcome->record = domain::resource_record_json(change.draft, ids, domain::random_id("upd_"));
-    tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, id), outcome->record);
+    auto record = domain::resource_record_json(change.draft, ids, domain::random_id("upd_"));
+    tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, id), record);
+    outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record);
     record_activity(tx, who, "UPDATE", "resource", id, change.draft.agents, change.draft.tooling, ids.updated);
     log_change(tx, who.tenant_id, "update", "resource", id);
     return true;
   };
-  // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
-  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
   with_access(
     self, ctx, id, domain::access_role::writer,
     [self, ctx, done, outcome, update = std::move(update)](domain::access_role) mutable {
-      write_then(
-        self, ctx, std::move(update), [outcome] { return outcome->refusal; }, "The change",
-        [self, ctx, done, outcome] {
-          answer_resource(self, ctx, 200, std::make_shared<std::string>(std::move(outcome->record)), done);
-        },
-        done);
+      write_then(self, ctx, std::move(update), outcome, "The change", done);
     },
     done);
 }
@@ -515,49 +451,34 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
   }
   auto id = ctx->param("id");
   auto who = ctx->who;
-  struct snapshot_outcome : create_outcome {
-    bool fresh = false;
-  };
-  auto outcome = std::make_shared<snapshot_outcome>();
-  storage::mutation snapshot = [who, id, outcome](storage::write_txn& tx) {
+  auto outcome = std::make_shared<write_outcome>();
+  auto policy = write_policy(*ctx);
+  storage::mutation snapshot = [who, id, outcome, policy](storage::write_txn& tx) {
     auto current = tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id));
     if (!current) {
-      auto owner = tx.get(storage::table::id_index, id);
-      outcome->refusal = owner && *owner != who.tenant_id
-                           ? domain::api_error{domain::error_id::tenant_mismatch, "The Resource belongs to another tenant.", {}}
-                           : domain::api_error{domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}};
+      outcome->refusal = domain::api_error{domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}};
       return false;
     }
     auto version = record_field(*current, "version");
     auto key = version_key(who.tenant_id, id, version);
-    if (auto existing = tx.get(storage::table::versions, key)) {
-      outcome->record = std::move(*existing);  // this content is snapshotted already: same version
+    auto answer = [&](int status, const std::string& record) {
+      outcome->reply = resource_answer(tx, *policy, who.tenant_id, status, record);
+      outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);
       return true;
-    }
-    outcome->fresh = true;
-    outcome->record = *current;
+    };
+    // This content is snapshotted already: the same version, 200.
+    if (auto existing = tx.get(storage::table::versions, key)) return answer(200, *existing);
     tx.put(storage::table::versions, key, *current);
     record_activity(tx, who, "VERSION", "resource", id, {}, {}, domain::iso8601_now());
     log_change(tx, who.tenant_id, "version", "resource", id);
-    return true;
+    return answer(201, *current);
   };
-  // The answer needs the rights: refuse before writing rather than answer 503 after a commit.
-  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
-  with_access(self, ctx, id, domain::access_role::writer,
-              [self, ctx, done, outcome, id, snapshot = std::move(snapshot)](domain::access_role) mutable {
-  write_then(
-    self, ctx, std::move(snapshot), [outcome] { return outcome->refusal; }, "The snapshot",
-    [self, ctx, done, outcome, id] {
-      auto version = record_field(outcome->record, "version");
-      answer_resource(self, ctx, outcome->fresh ? 201 : 200, std::make_shared<std::string>(std::move(outcome->record)),
-                      [done, id, version](domain::api_reply r) {
-                        r.headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);
-                        done(std::move(r));
-                      });
+  with_access(
+    self, ctx, id, domain::access_role::writer,
+    [self, ctx, done, outcome, snapshot = std::move(snapshot)](domain::access_role) mutable {
+      write_then(self, ctx, std::move(snapshot), outcome, "The snapshot", done);
     },
     done);
-              },
-              done);
 }
 
 void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {

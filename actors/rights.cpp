@@ -23,15 +23,8 @@ domain::resolved_rights resolve(const rights_state& st, const rights_config& cfg
   // The epoch is read before the contracts: a contract written meanwhile bumps it after its
   // commit, so this resolution can never be found under the new epoch.
   auto epoch = cfg.epoch ? cfg.epoch->load() : 0;
-  domain::resolved_rights r;
-  if (work.empty()) {
-    r = domain::no_contract_rights(domain::format_utc(now));
-  } else {
-    std::vector<domain::contract_view> views;
-    for (const auto& record : contract_records_for_work(*cfg.store, tenant, work))
-      if (auto v = domain::contract_view_of(record)) views.push_back(std::move(*v));
-    r = domain::resolve_rights(views, st.policy, now);
-  }
+  auto r = resolve_work(work, work.empty() ? std::vector<std::string>{} : contract_records_for_work(*cfg.store, tenant, work),
+                        st.policy, now);
   if (cfg.cache) cfg.cache->insert(rights_cache_key(tenant, work, epoch), r, std::min(r.valid_until, now + 1), now);
   return r;
 }
@@ -51,10 +44,20 @@ void reload_policy_if_changed(rights_state& st, const rights_config& cfg) {
   auto& next = std::get<domain::platform_policy>(parsed);
   if (next.version != st.policy.version) spdlog::info("rights: platform policy {} in effect", next.version);
   st.policy = std::move(next);
+  if (cfg.current) cfg.current->set(st.policy);
   if (cfg.epoch) ++*cfg.epoch;  // every cached resolution used the old policy
 }
 
 }  // namespace
+
+domain::resolved_rights resolve_work(const std::string& work, const std::vector<std::string>& contract_records,
+                                     const domain::platform_policy& policy, std::int64_t now) {
+  if (work.empty()) return domain::no_contract_rights(domain::format_utc(now));
+  std::vector<domain::contract_view> views;
+  for (const auto& record : contract_records)
+    if (auto v = domain::contract_view_of(record)) views.push_back(std::move(*v));
+  return domain::resolve_rights(views, policy, now);
+}
 
 std::variant<policy_source, std::string> starting_policy(const rights_config& cfg,
                                                          const std::optional<std::string>& file_text) {
@@ -77,6 +80,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
   } else {
     st.policy = std::get<policy_source>(start).policy;
   }
+  if (cfg->current) cfg->current->set(st.policy);
   if (cfg->epoch) ++*cfg->epoch;  // a restarted resolver may have missed a policy change
   if (!cfg->policy_file.empty()) self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
   return {

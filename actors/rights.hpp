@@ -5,6 +5,7 @@
 /// until the next window edge or the end of the current second, whichever comes first, and only
 /// for the current rights epoch.
 
+#include "actors/directory.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/shared_cache.hpp"
 #include "domain/rights.hpp"
@@ -27,7 +28,13 @@ struct rights_config {
   std::shared_ptr<std::atomic<std::uint64_t>> epoch;    ///< bumped on a policy change
   std::string policy_file;                              ///< watched; empty: `builtin_policy` only
   domain::platform_policy builtin_policy;               ///< used when the file is unset or unreadable
+  std::shared_ptr<policy_holder> current;               ///< where the policy in force is published
 };
+
+/// Resolves the rights of `work` (empty: a staged Resource) from the latest versions of the
+/// contracts that list it (`contract_records`) under `policy` at Unix second `now`.
+domain::resolved_rights resolve_work(const std::string& work, const std::vector<std::string>& contract_records,
+                                     const domain::platform_policy& policy, std::int64_t now);
 
 /// A policy and where it came from (the file's path, or "built-in").
 struct policy_source {

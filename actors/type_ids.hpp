@@ -4,6 +4,7 @@
 /// register inspectable types here before anything crosses a process boundary.
 
 #include "domain/exchange.hpp"
+#include "domain/idempotency.hpp"
 #include "domain/principal.hpp"
 #include "domain/rights.hpp"
 #include "storage/record_store.hpp"
@@ -49,6 +50,13 @@ struct scan_result {
 /// Which records a filtered scan keeps (runs on the reader).
 using record_filter = std::function<bool(std::string_view)>;
 
+/// The ledger's answer to a request with an Idempotency-Key, before it executes.
+struct ledger_verdict {
+  enum kind_t : int { fresh = 0, replay = 1, mismatch = 2, in_use = 3 };
+  int kind = fresh;
+  domain::stored_answer answer;  ///< replay: what the first execution answered
+};
+
 /// A JWKS document fetched from the issuer, or why it could not be.
 struct jwks_document {
   bool ok = false;
@@ -63,6 +71,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::auth_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::rate_decision)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::fetch_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::jwks_document)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::ledger_verdict)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::mutation)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::table)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::scan_result)
@@ -83,4 +92,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, check_atom, "check")
   CAF_ADD_ATOM(contentlake, cl::actors, readable_atom, "readable")
   CAF_ADD_ATOM(contentlake, cl::actors, group_atom, "group")
+  CAF_ADD_ATOM(contentlake, cl::actors, begin_atom, "begin")
+  CAF_ADD_ATOM(contentlake, cl::actors, release_atom, "release")
+  CAF_ADD_ATOM(contentlake, cl::actors, prune_atom, "prune")
 CAF_END_TYPE_ID_BLOCK(contentlake)

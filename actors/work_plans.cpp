@@ -33,22 +33,18 @@ void plan_create_work(caf::event_based_actor* self, std::shared_ptr<const reques
   if (description) record += ",\"description\":" + domain::json_string(description->as_string());
   record += ",\"created\":" + domain::json_string(at) + ",\"updated\":" + domain::json_string(at) + "}";
   auto who = ctx->who;
-  storage::mutation create = [who, id, at, record](storage::write_txn& tx) {
+  auto outcome = std::make_shared<write_outcome>();
+  storage::mutation create = [who, id, at, record, outcome](storage::write_txn& tx) {
     tx.put(storage::table::works, storage::tenant_key(who.tenant_id, id), record);
     tx.put(storage::table::id_index, id, who.tenant_id);
     record_activity(tx, who, "CREATION", "work", id, {}, {}, at);
     log_change(tx, who.tenant_id, "create", "work", id);
+    outcome->reply = json_reply(201, record);
+    outcome->reply->headers.emplace_back("Location", "/v0/content-lake/works/" + id);
+    outcome->reply->headers.emplace_back("Cache-Control", "no-store");
     return true;
   };
-  write_then(
-    self, ctx, std::move(create), [] { return std::optional<domain::api_error>{}; }, "The Work",
-    [done, id, record] {
-      auto r = json_reply(201, record);
-      r.headers.emplace_back("Location", "/v0/content-lake/works/" + id);
-      r.headers.emplace_back("Cache-Control", "no-store");
-      done(std::move(r));
-    },
-    done);
+  write_then(self, ctx, std::move(create), outcome, "The Work", done);
 }
 
 void plan_get_work(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {

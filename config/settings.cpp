@@ -171,6 +171,12 @@ const std::vector<option>& options() {
     {"rights.policy_file", "config/policy.json",
      "Platform policy (docs/rights.md), re-read when it changes; if absent at start, the shipped copy built into the binary.",
      text([](settings& s) -> std::string& { return s.rights.policy_file; })},
+    {"idempotency.retention_seconds", "86400",
+     "How long the answer stored for an Idempotency-Key is replayed; afterwards the key is fresh.",
+     integer<std::int64_t>([](settings& s) -> std::int64_t& { return s.idempotency.retention_seconds; }, 1,
+                           366ll * 86400)},
+    {"idempotency.prune_interval_seconds", "60", "How often idempotency records past retention are removed.",
+     integer<int>([](settings& s) -> int& { return s.idempotency.prune_interval_seconds; }, 1, 86400)},
     {"access.directory_file", "config/directory.json",
      "Group directory (docs/api.md, Access grants): which u_/a_ principals belong to which g_ group, per tenant. "
      "Re-read when it changes; absent: no groups.",

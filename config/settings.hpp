@@ -74,6 +74,13 @@ struct access_settings {
   std::string directory_file = "config/directory.json";
 };
 
+struct idempotency_settings {
+  /// How long a stored answer is replayed; afterwards the key is fresh (spec 8: 24 hours).
+  std::int64_t retention_seconds = 86400;
+  /// How often records past retention are removed.
+  int prune_interval_seconds = 60;
+};
+
 /// Everything `contentlake serve` runs with.
 struct settings {
   endpoint listen{"127.0.0.1", 8080};
@@ -88,6 +95,7 @@ struct settings {
   storage_settings storage;
   rights_settings rights;
   access_settings access;
+  idempotency_settings idempotency;
 
   /// True when no issuer is configured and the development identity is used.
   bool development_identity() const { return auth.issuer.empty(); }

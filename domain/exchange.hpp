@@ -22,7 +22,8 @@ struct api_request {
   std::string accept;
   std::string if_none_match;
   std::string content_type;
-  std::string idempotency_key;
+  std::string idempotency_key;    ///< `Idempotency-Key` (spec 4.6)
+  bool has_idempotency_key = false;  ///< the header was sent (possibly empty)
   std::string usage_purpose;  ///< `X-Usage-Purpose`: a declared AI use of the content (docs/rights.md)
   std::string request_id;     ///< validated or generated
   std::string body;

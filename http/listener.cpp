@@ -35,7 +35,10 @@ domain::api_request to_api_request(bhttp::request<bhttp::string_body>& req) {
   out.accept = std::string{req[bhttp::field::accept]};
   out.if_none_match = std::string{req[bhttp::field::if_none_match]};
   out.content_type = std::string{req[bhttp::field::content_type]};
-  out.idempotency_key = std::string{req["Idempotency-Key"]};
+  if (auto key = req.find("Idempotency-Key"); key != req.end()) {
+    out.idempotency_key = std::string{key->value()};
+    out.has_idempotency_key = true;
+  }
   out.usage_purpose = std::string{req["X-Usage-Purpose"]};
   auto rid = req["X-Request-Id"];
   out.request_id = domain::is_valid_request_id({rid.data(), rid.size()}) ? std::string{rid} : domain::new_request_id();

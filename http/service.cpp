@@ -2,6 +2,7 @@
 
 #include "actors/auth.hpp"
 #include "actors/access.hpp"
+#include "actors/ledger.hpp"
 #include "actors/contracts.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/deadlines.hpp"
@@ -41,13 +42,15 @@ namespace {
 class public_api final : public request_handler {
 public:
   public_api(caf::actor_system& sys, std::shared_ptr<actors::actor_directory> directory,
-             std::chrono::milliseconds timeout, std::shared_ptr<const domain::page_token_codec> page_tokens)
+             std::chrono::milliseconds timeout, std::shared_ptr<const domain::page_token_codec> page_tokens,
+             std::int64_t idempotency_retention_ms)
     : sys_(sys),
       directory_(std::move(directory)),
       timeout_(timeout),
       deadlines_(std::make_shared<actors::deadline_watch>(
         std::clamp(timeout / 10, std::chrono::milliseconds{10}, std::chrono::milliseconds{100}))),
-      page_tokens_(std::move(page_tokens)) {}
+      page_tokens_(std::move(page_tokens)),
+      retention_ms_(idempotency_retention_ms) {}
 
   void handle(domain::api_request request, std::function<void(domain::api_reply)> done) override {
     auto m = match_route(route_table(), request.method, request.path);
@@ -75,6 +78,7 @@ public:
     job.timeout = timeout_;
     job.deadlines = deadlines_;
     job.page_tokens = page_tokens_;
+    job.idempotency_retention_ms = retention_ms_;
     job.reply = [done = std::move(done), route = std::move(route)](domain::api_reply r) {
       r.route = route;
       done(std::move(r));
@@ -88,6 +92,7 @@ private:
   std::chrono::milliseconds timeout_;
   std::shared_ptr<actors::deadline_watch> deadlines_;
   std::shared_ptr<const domain::page_token_codec> page_tokens_;
+  std::int64_t retention_ms_;
 };
 
 /// The operations listener: metrics and health, never part of the public contract.
@@ -204,6 +209,8 @@ struct service::impl {
       auto start = actors::starting_policy(*rights_cfg, storage::read_file(settings.rights.policy_file));
       if (auto* error = std::get_if<std::string>(&start)) throw std::runtime_error("rights.policy_file " + *error);
       const auto& source = std::get<actors::policy_source>(start);
+      rights_cfg->current = std::make_shared<actors::policy_holder>();
+      rights_cfg->current->set(source.policy);
       if (source.origin == settings.rights.policy_file)
         spdlog::info("rights: platform policy {} from {}", source.policy.version, source.origin);
       else
@@ -230,6 +237,7 @@ struct service::impl {
       h.rights_cache = rights_cfg->cache;
       h.rights_epoch = rights_cfg->epoch;
       h.access_cache = access_cfg->cache;
+      h.policy = rights_cfg->current;
       h.access_epoch = access_cfg->epoch;
     });
     auto auth_cfg = make_auth_config();
@@ -243,6 +251,10 @@ struct service::impl {
     auto writer_cfg = std::make_shared<const actors::writer_config>(
       actors::writer_config{store, writer_stats, settings.storage.group_commit});
 
+    auto ledger_cfg = std::make_shared<const actors::ledger_config>(actors::ledger_config{
+      store, directory, stats, settings.idempotency.retention_seconds * 1000,
+      std::chrono::milliseconds{2 * settings.actors.ask_timeout_ms},
+      std::chrono::milliseconds{settings.idempotency.prune_interval_seconds * 1000}});
     auto sup = std::make_shared<actors::supervisor_config>();
     sup->max_restarts = settings.supervisor.max_restarts;
     sup->window = std::chrono::seconds{settings.supervisor.window_seconds};
@@ -270,6 +282,11 @@ struct service::impl {
        },
        [](actors::actor_directory& d, const caf::actor& a) {
          d.update([&](actors::concern_handles& h) { h.rights = caf::actor_cast<actors::rights_actor>(a); });
+       }},
+      {"ledger",
+       [ledger_cfg](caf::actor_system& sys) { return caf::actor_cast<caf::actor>(sys.spawn(actors::ledger, ledger_cfg)); },
+       [](actors::actor_directory& d, const caf::actor& a) {
+         d.update([&](actors::concern_handles& h) { h.ledger = caf::actor_cast<actors::ledger_actor>(a); });
        }},
       {"access",
        [access_cfg](caf::actor_system& sys) {
@@ -333,7 +350,7 @@ struct service::impl {
     auto page_tokens = std::make_shared<const domain::page_token_codec>(
       storage::load_or_create_secret(settings.data_dir, "page-token.key"));
     api = std::make_unique<public_api>(*system, directory, std::chrono::milliseconds{settings.actors.ask_timeout_ms},
-                                       std::move(page_tokens));
+                                       std::move(page_tokens), settings.idempotency.retention_seconds * 1000);
     admin = std::make_unique<admin_api>(stats, health);
     public_ctx = make_context("public", api.get(), true);
     admin_ctx = make_context("admin", admin.get(), false);

@@ -22,10 +22,10 @@ std::string_view view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
-constexpr std::array<const char*, 14> table_names = {
+constexpr std::array<const char*, 15> table_names = {
   "resources", "versions",  "works",             "sources",        "activities", "id_index",
   "ledger",    "changes",   "agents",            "contracts",      "contract_versions",
-  "contract_works", "grants", "grants_by_principal"};
+  "contract_works", "grants", "grants_by_principal", "ledger_expiry"};
 
 std::string sequence_key(std::uint64_t seq) {
   std::string k(8, '\0');
@@ -59,11 +59,13 @@ public:
   std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix,
                                                         std::size_t limit) const override;
   std::uint64_t log_change(std::string_view entry) override;
+  std::uint64_t writes() const override { return writes_; }
 
 private:
   const lmdb_store& store_;
   MDB_txn* txn_;
   std::uint64_t& next_seq_;
+  std::uint64_t writes_ = 0;
 };
 
 /// One LMDB environment with a named database per table.
@@ -112,6 +114,14 @@ public:
     if (rc == MDB_NOTFOUND) return std::nullopt;
     check(rc, "mdb_get");
     return std::string{view(v)};
+  }
+
+  std::size_t entries(table t) const override {
+    txn_guard txn;
+    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
+    MDB_stat st{};
+    check(mdb_stat(txn.txn, dbi(t), &st), "mdb_stat");
+    return st.ms_entries;
   }
 
   std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
@@ -224,11 +234,13 @@ std::optional<std::string> lmdb_write_txn::get(table t, std::string_view key) co
 }
 
 void lmdb_write_txn::put(table t, std::string_view key, std::string_view value) {
+  ++writes_;
   MDB_val k = val(key), v = val(value);
   check(mdb_put(txn_, store_.dbi(t), &k, &v, 0), "mdb_put");
 }
 
 void lmdb_write_txn::erase(table t, std::string_view key) {
+  ++writes_;
   MDB_val k = val(key);
   int rc = mdb_del(txn_, store_.dbi(t), &k, nullptr);
   if (rc != MDB_NOTFOUND) check(rc, "mdb_del");
@@ -252,6 +264,7 @@ std::vector<std::pair<std::string, std::string>> lmdb_write_txn::scan(table t, s
 }
 
 std::uint64_t lmdb_write_txn::log_change(std::string_view entry) {
+  ++writes_;
   auto seq = next_seq_++;
   auto key = sequence_key(seq);
   MDB_val k = val(key), v = val(entry);

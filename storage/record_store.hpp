@@ -21,7 +21,7 @@ enum class table : std::uint8_t {
   sources,     ///< tenant\0src_id -> Source JSON
   activities,  ///< tenant\0act_id -> Activity JSON
   id_index,    ///< id -> tenant (tells "another tenant's" from "missing")
-  ledger,      ///< idempotency records
+  ledger,      ///< tenant\0client_id\0key -> idempotency record JSON (domain/idempotency.hpp)
   changes,     ///< big-endian sequence -> change entry JSON (written with every mutation)
   agents,      ///< tenant\0agt_id -> Agent JSON (derived from principals on their first write)
   contracts,   ///< tenant\0ctr_id -> the contract's latest version JSON
@@ -29,6 +29,7 @@ enum class table : std::uint8_t {
   contract_works,     ///< tenant\0wk_id\0ctr_id -> "" (which contracts list a Work, any version)
   grants,             ///< tenant\0res_id\0principal -> grant JSON (who may do what with a Resource)
   grants_by_principal,  ///< tenant\0principal\0res_id -> role (the same grants, by grantee)
+  ledger_expiry,        ///< 8-byte big-endian created_ms + ledger key -> "" (pruning in time order)
 };
 
 /// Big-endian 8 bytes of `n`: keys that sort numerically.
@@ -47,6 +48,9 @@ public:
   /// Up to `limit` entries whose key starts with `prefix`, in key order, as this transaction sees them.
   virtual std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix,
                                                                 std::size_t limit) const = 0;
+  /// How many puts, erases and change-log entries this transaction has made so far: a mutation
+  /// that compares it before and after knows whether another part of it wrote.
+  virtual std::uint64_t writes() const = 0;
   /// Appends `entry` to the change log in this transaction; returns its sequence number.
   virtual std::uint64_t log_change(std::string_view entry) = 0;
 };
@@ -65,6 +69,9 @@ public:
   virtual ~record_store() = default;
 
   virtual std::optional<std::string> get(table t, std::string_view key) const = 0;
+
+  /// How many entries `t` holds now.
+  virtual std::size_t entries(table t) const = 0;
 
   /// Up to `limit` entries whose key starts with `prefix` and sorts after `after` (or from the
   /// start when `after` is empty), in key order.

@@ -1,0 +1,104 @@
+#include "actors/ledger.hpp"
+
+#include "domain/idempotency.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+namespace cl::actors {
+
+namespace {
+
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+void count(const ledger_config& cfg, const char* outcome) {
+  if (cfg.stats) cfg.stats->count_idempotency(outcome);
+}
+
+}  // namespace
+
+std::string ledger_key(const std::string& tenant, const std::string& client_id, const std::string& key) {
+  return tenant + '\0' + client_id + '\0' + key;
+}
+
+storage::mutation prune_ledger(std::int64_t cutoff_ms, std::size_t limit) {
+  return [cutoff_ms, limit](storage::write_txn& tx) {
+    auto cutoff = storage::big_endian_key(static_cast<std::uint64_t>(cutoff_ms));
+    for (const auto& [key, value] : tx.scan(storage::table::ledger_expiry, "", limit)) {
+      if (key.compare(0, 8, cutoff) >= 0) break;  // in time order: the rest is younger
+      auto ledger_key = key.substr(8);
+      // A key reused after expiry has a younger record: only remove the one this entry is about.
+      if (auto record = tx.get(storage::table::ledger, ledger_key)) {
+        auto parsed = domain::parse_ledger_record(*record);
+        if (!parsed || storage::big_endian_key(static_cast<std::uint64_t>(parsed->created_ms)) == key.substr(0, 8))
+          tx.erase(storage::table::ledger, ledger_key);
+      }
+      tx.erase(storage::table::ledger_expiry, key);
+    }
+    return true;
+  };
+}
+
+ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> self,
+                                   std::shared_ptr<const ledger_config> cfg) {
+  self->delayed_send(self, std::chrono::milliseconds{0}, prune_atom_v);
+  return {
+    [self, cfg](begin_atom, const std::string& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {
+      try {
+        auto now = std::chrono::steady_clock::now();
+        auto& held = self->state.held;
+        if (auto h = held.find(key); h != held.end()) {
+          if (h->second > now) {
+            count(*cfg, "in_use");
+            return ledger_verdict{ledger_verdict::in_use, {}};
+          }
+          held.erase(h);  // its request never said it answered (killed at its deadline)
+        }
+        if (auto stored = cfg->store->get(storage::table::ledger, key)) {
+          auto record = domain::parse_ledger_record(*stored);
+          if (record && record->created_ms + cfg->retention_ms > unix_ms()) {
+            if (record->fingerprint != fingerprint) {
+              count(*cfg, "mismatch");
+              return ledger_verdict{ledger_verdict::mismatch, {}};
+            }
+            count(*cfg, "replay");
+            return ledger_verdict{ledger_verdict::replay, std::move(record->answer)};
+          }
+        }
+        held.emplace(key, now + cfg->hold);
+        return ledger_verdict{ledger_verdict::fresh, {}};
+      } catch (const std::exception& e) {
+        spdlog::error("ledger: lookup failed: {}", e.what());
+        return caf::make_error(caf::sec::runtime_error, "ledger lookup failed");
+      }
+    },
+    [self](release_atom, const std::string& key) { self->state.held.erase(key); },
+    [self, cfg](prune_atom) {
+      try {
+        auto now = std::chrono::steady_clock::now();
+        for (auto i = self->state.held.begin(); i != self->state.held.end();)
+          i = i->second <= now ? self->state.held.erase(i) : std::next(i);
+        // Only when the oldest record is past retention: no empty transaction (and fsync) per tick.
+        auto cutoff = unix_ms() - cfg->retention_ms;
+        auto oldest = cfg->store->scan(storage::table::ledger_expiry, "", "", 1);
+        bool due = !oldest.empty()
+                   && oldest.front().first.compare(0, 8, storage::big_endian_key(static_cast<std::uint64_t>(cutoff))) < 0;
+        auto writer = cfg->directory ? cfg->directory->snapshot()->writer : writer_actor{};
+        if (due && writer)
+          self->request(writer, std::chrono::seconds{30}, write_atom_v, prune_ledger(cutoff, 1000))
+            .then([cfg](bool) { if (cfg->stats) cfg->stats->set_ledger_entries(cfg->store->entries(storage::table::ledger)); },
+                  [](caf::error&) {});
+        else if (cfg->stats)
+          cfg->stats->set_ledger_entries(cfg->store->entries(storage::table::ledger));
+      } catch (const std::exception& e) {
+        spdlog::error("ledger: pruning failed: {}", e.what());
+      }
+      self->delayed_send(self, cfg->prune_interval, prune_atom_v);
+    },
+  };
+}
+
+}  // namespace cl::actors

@@ -1,0 +1,45 @@
+#pragma once
+/// The idempotency ledger actor (spec 3.3, 4.6): before a write with an Idempotency-Key executes,
+/// it says whether the key's stored answer is to be replayed, was used for another request (422),
+/// or is held by a request still executing (409); otherwise the request holds the key until it
+/// answers. The record itself is written by the guarded mutation in the same transaction as the
+/// write (actors/plan_support.cpp), never by this actor. It also prunes records past retention.
+
+#include "actors/directory.hpp"
+#include "actors/interfaces.hpp"
+#include "actors/metrics.hpp"
+#include "storage/record_store.hpp"
+
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+namespace cl::actors {
+
+struct ledger_config {
+  std::shared_ptr<storage::record_store> store;
+  std::shared_ptr<actor_directory> directory;  ///< where the writer is found for pruning
+  std::shared_ptr<metrics> stats;              ///< may be null
+  std::int64_t retention_ms = 24 * 3600 * 1000;
+  std::chrono::milliseconds hold{10000};       ///< a held key is freed after this even if never released
+  std::chrono::milliseconds prune_interval{60000};
+};
+
+/// The ledger key of (tenant, client, key).
+std::string ledger_key(const std::string& tenant, const std::string& client_id, const std::string& key);
+
+/// A mutation that removes up to `limit` records created before `cutoff_ms`, oldest first.
+storage::mutation prune_ledger(std::int64_t cutoff_ms, std::size_t limit);
+
+struct ledger_state {
+  static constexpr const char* name = "ledger";
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> held;  ///< key -> freed at
+};
+
+ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> self,
+                                   std::shared_ptr<const ledger_config> cfg);
+
+}  // namespace cl::actors

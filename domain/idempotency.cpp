@@ -1,0 +1,132 @@
+#include "domain/idempotency.hpp"
+
+#include "domain/json_text.hpp"
+#include "domain/resource.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+
+namespace cl::domain {
+
+namespace json = boost::json;
+
+namespace {
+
+/// `v` with object members sorted by key at every depth.
+json::value canonical(const json::value& v) {
+  if (v.is_object()) {
+    std::vector<std::pair<std::string, json::value>> members;
+    for (const auto& m : v.as_object()) members.emplace_back(std::string{m.key()}, canonical(m.value()));
+    std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    json::object out;
+    for (auto& [k, value] : members) out.emplace(k, std::move(value));
+    return out;
+  }
+  if (v.is_array()) {
+    json::array out;
+    for (const auto& item : v.as_array()) out.push_back(canonical(item));
+    return out;
+  }
+  return v;
+}
+
+std::string sorted_query(std::string_view query) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= query.size() && !query.empty()) {
+    auto end = query.find('&', start);
+    auto part = query.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (!part.empty()) parts.emplace_back(part);
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "&") + p;
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> idempotency_key_problem(std::string_view key) {
+  if (key.empty()) return std::string{"must not be empty"};
+  if (key.size() > 255) return std::string{"at most 255 characters"};
+  for (char c : key)
+    if (c < 0x21 || c > 0x7e) return std::string{"visible ASCII characters only (no spaces or control characters)"};
+  return std::nullopt;
+}
+
+std::string request_fingerprint(const api_request& request, std::string_view subject,
+                                const std::vector<std::string>& scopes) {
+  std::string body_tag;
+  json::error_code ec;
+  auto parsed = request.body.empty() ? json::value{} : json::parse(request.body, ec);
+  body_tag = ec ? sha256_tag(request.body) : sha256_tag(json::serialize(canonical(parsed)));
+  auto sorted_scopes = scopes;
+  std::sort(sorted_scopes.begin(), sorted_scopes.end());
+  std::string input = request.method + '\n' + request.path + '\n' + sorted_query(request.query) + '\n' + body_tag + '\n'
+                      + std::string{subject} + '\n';
+  for (const auto& s : sorted_scopes) input += s + ' ';
+  return sha256_tag(input);
+}
+
+stored_answer stored_from(const api_reply& reply) {
+  stored_answer a;
+  a.status = status_of(reply);
+  if (reply.error) {
+    a.content_type = "application/json";
+    a.body = render_error_body(*reply.error);
+    a.headers.emplace_back("Cache-Control", "no-store");
+  } else {
+    a.content_type = reply.content_type;
+    a.body = reply.body;
+    a.headers = reply.headers;
+  }
+  if (reply.retry_after_seconds > 0) a.headers.emplace_back("Retry-After", std::to_string(reply.retry_after_seconds));
+  return a;
+}
+
+api_reply replay_of(const stored_answer& answer) {
+  api_reply r;
+  r.status = answer.status;
+  r.content_type = answer.content_type;
+  r.body = answer.body;
+  r.headers = answer.headers;
+  r.headers.emplace_back(replay_header, "true");
+  return r;
+}
+
+std::string ledger_record_json(const ledger_record& r) {
+  json::array headers;
+  for (const auto& [name, value] : r.answer.headers) headers.push_back(json::array{json::value(name), json::value(value)});
+  json::object o{{"fingerprint", r.fingerprint},
+                 {"created_ms", r.created_ms},
+                 {"status", r.answer.status},
+                 {"content_type", r.answer.content_type},
+                 {"headers", std::move(headers)},
+                 {"body", r.answer.body}};
+  return json::serialize(o);
+}
+
+std::optional<ledger_record> parse_ledger_record(std::string_view text) {
+  json::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  const auto& o = v.as_object();
+  try {
+    ledger_record r;
+    r.fingerprint = std::string{o.at("fingerprint").as_string()};
+    r.created_ms = o.at("created_ms").as_int64();
+    r.answer.status = static_cast<int>(o.at("status").as_int64());
+    r.answer.content_type = std::string{o.at("content_type").as_string()};
+    for (const auto& h : o.at("headers").as_array())
+      r.answer.headers.emplace_back(std::string{h.as_array().at(0).as_string()}, std::string{h.as_array().at(1).as_string()});
+    r.answer.body = std::string{o.at("body").as_string()};
+    return r;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace cl::domain

@@ -1,0 +1,53 @@
+#pragma once
+/// Idempotency keys (spec 3.3, 4.6): the key's shape, the fingerprint of a request, and the
+/// stored answer a retry replays byte for byte. The ledger itself lives in LMDB (actors/ledger).
+
+#include "domain/exchange.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cl::domain {
+
+/// The header that marks a replayed answer (as Stripe's).
+inline constexpr const char* replay_header = "Idempotent-Replayed";
+
+/// Empty when `key` is usable: 1 to 255 characters of visible ASCII (0x21-0x7E); otherwise why not.
+std::optional<std::string> idempotency_key_problem(std::string_view key);
+
+/// What makes two requests "the same" for a key: method, path, canonical query (parameters
+/// sorted), canonical body (a JSON body re-serialised with members sorted at every depth, so
+/// member order and whitespace do not matter; other bodies byte for byte), the caller's subject
+/// and its scopes (a replay never shows more than the retrying token may see). "sha256:<hex>".
+std::string request_fingerprint(const api_request& request, std::string_view subject,
+                                const std::vector<std::string>& scopes);
+
+/// A stored answer: what the client got, as it went on the wire (errors rendered).
+struct stored_answer {
+  int status = 200;
+  std::string content_type;
+  std::vector<std::pair<std::string, std::string>> headers;  ///< Location, ETag, Cache-Control
+  std::string body;
+};
+
+/// One ledger record.
+struct ledger_record {
+  std::string fingerprint;
+  std::int64_t created_ms = 0;  ///< Unix milliseconds of the commit that stored it
+  stored_answer answer;
+};
+
+/// The answer as the client will see it (an error reply rendered in the error shape).
+stored_answer stored_from(const api_reply& reply);
+
+/// The reply that replays `answer`, marked with `replay_header`.
+api_reply replay_of(const stored_answer& answer);
+
+std::string ledger_record_json(const ledger_record& r);
+std::optional<ledger_record> parse_ledger_record(std::string_view json_text);
+
+}  // namespace cl::domain
