@@ -275,3 +275,32 @@ TEST_CASE("the access actor comes back after a kill: grants hold, denials hold, 
   REQUIRE(m);
   CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="access"} 1)") != std::string::npos);
 }
+
+TEST_CASE("the ledger actor comes back after a kill; stored answers survive it", "[fault][idempotency]") {
+  test_service svc;
+  auto port = svc.port();
+  auto token = token_with("content-lake.read content-lake.write");
+  auto keyed = [&] {
+    return http_request(port, "POST", "/v0/content-lake/works",
+                        {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}, {"Idempotency-Key", "k-fault"}},
+                        R"({"title":"Tides"})");
+  };
+  auto first = keyed();
+  REQUIRE(first);
+  REQUIRE(first->status == 201);
+  auto old = svc.service().directory().snapshot()->ledger;
+  REQUIRE(old);
+  caf::anon_send_exit(old, caf::exit_reason::kill);
+  REQUIRE(eventually([&] {
+    auto now = svc.service().directory().snapshot()->ledger;
+    return now && now.address() != old.address();
+  }));
+  auto again = keyed();
+  REQUIRE(again);
+  CHECK(again->status == 201);
+  CHECK(again->body == first->body);
+  CHECK(again->header("idempotent-replayed") == "true");
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="ledger"} 1)") != std::string::npos);
+}
