@@ -137,20 +137,34 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
     (*answer)(std::move(r));
   };
 
-  if (ctx->actors->rate_limiter) {
-    self->request(ctx->actors->rate_limiter, ctx->timeout, admit_atom_v, ctx->who.client_id)
-      .then([join, finish](rate_decision d) {
-              join->rate = d;
-              finish();
-            },
-            [finish](caf::error&) { finish(); });
-  } else {
-    finish();
-  }
-  run_plan(self, job, ctx, [join, finish](domain::api_reply r) {
+  auto plan_done = [join, finish](domain::api_reply r) {
     join->plan_reply = std::move(r);
     finish();
-  });
+  };
+  // A read runs beside the rate limiter (its answer is dropped if refused). A write runs only
+  // once admitted: 429 must mean "not executed", or a client would retry a write that happened.
+  const auto& method = ctx->request.method;
+  bool write = method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
+  if (!ctx->actors->rate_limiter) {
+    finish();
+    if (write) return finish();  // answered 503 by the join; nothing runs
+    return run_plan(self, job, ctx, plan_done);
+  }
+  self->request(ctx->actors->rate_limiter, ctx->timeout, admit_atom_v, ctx->who.client_id)
+    .then(
+      [self, job, ctx, join, finish, plan_done, write](rate_decision d) {
+        join->rate = d;
+        finish();
+        if (write) {
+          if (d.admitted) return run_plan(self, job, ctx, plan_done);
+          finish();
+        }
+      },
+      [join, finish, write](caf::error&) {
+        finish();
+        if (write) finish();
+      });
+  if (!write) run_plan(self, job, ctx, plan_done);
 }
 
 std::int64_t unix_now() {

@@ -221,6 +221,43 @@ TEST_CASE("a refused rate limit wins over the plan's answer", "[coordinator]") {
   CHECK(r->retry_after_seconds == 7);
 }
 
+namespace {
+
+std::atomic<int> write_plan_runs{0};
+
+/// A write's plan that only counts that it ran.
+void counting_write_plan(caf::event_based_actor*, std::shared_ptr<const request_context>, reply_fn done) {
+  ++write_plan_runs;
+  domain::api_reply r;
+  r.status = 201;
+  done(std::move(r));
+}
+
+}  // namespace
+
+TEST_CASE("a write refused by the rate limiter never runs: 429 means not executed", "[coordinator]") {
+  for (bool admitted : {false, true}) {
+    fixture f;
+    f.with({true, alice({"content-lake.write"}), {}}, {admitted, 3});
+    write_plan_runs = 0;
+    std::optional<domain::api_reply> answer;
+    auto job = f.resource_job("Bearer t0k3n", answer);
+    job.request.method = "POST";
+    job.required_scope = "content-lake.write";
+    job.plan = &counting_write_plan;
+    coordinate(*f.sys, std::move(job));
+    f.sched->run();
+    REQUIRE(answer);
+    if (admitted) {
+      CHECK(answer->status == 201);
+      CHECK(write_plan_runs == 1);
+    } else {
+      CHECK(reason(answer) == domain::error_id::rate_limited);
+      CHECK(write_plan_runs == 0);
+    }
+  }
+}
+
 TEST_CASE("a callee that never answers becomes 503 when the ask times out", "[coordinator]") {
   fixture f;
   f.with({true, alice(), {}}, {true, 0}, true);
