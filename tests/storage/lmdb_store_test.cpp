@@ -112,3 +112,29 @@ TEST_CASE("a data dir written by a newer format is refused with a clear message"
     CHECK(std::string{e.what()}.find("newer") != std::string::npos);
   }
 }
+
+TEST_CASE("inside a transaction: scans see the group's own writes, writes() counts them, entries() counts a table",
+          "[storage]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  std::vector<std::pair<std::string, std::string>> seen;
+  std::uint64_t before = 0, after = 0;
+  std::vector<mutation> batch = {
+    put_resource("t1", "res_a", "a"),
+    [&](write_txn& tx) {
+      before = tx.writes();
+      tx.put(table::grants, tenant_key("t1", std::string{"res_a\0u_x", 9}), "g1");
+      tx.put(table::grants, tenant_key("t1", std::string{"res_a\0u_y", 9}), "g2");
+      tx.put(table::grants, tenant_key("t1", "res_b"), "other");
+      seen = tx.scan(table::grants, tenant_key("t1", std::string{"res_a\0", 6}), 10);
+      after = tx.writes();
+      return true;
+    }};
+  store->apply(batch);
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].second == "g1");
+  CHECK(seen[1].second == "g2");
+  CHECK(after - before == 3);
+  CHECK(store->entries(table::grants) == 3);
+  CHECK(store->entries(table::ledger) == 0);
+}
