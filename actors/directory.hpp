@@ -46,7 +46,7 @@ struct concern_handles {
   /// Verified tokens the auth actor filled; a hit saves the coordinator its ask to auth.
   std::shared_ptr<const token_cache> tokens;
   /// Resolutions the rights resolver filled, by `rights_cache_key`; a hit saves the ask to it.
-  std::shared_ptr<const shared_cache<domain::resolved_rights>> rights_cache;
+  std::shared_ptr<const shared_cache<std::shared_ptr<const domain::resolved_rights>>> rights_cache;
   /// Bumped after every change of a resolution's inputs (a contract write, a policy change):
   /// cached resolutions of an earlier epoch are never found again.
   std::shared_ptr<std::atomic<std::uint64_t>> rights_epoch;

@@ -285,26 +285,26 @@ void answer_record(caf::event_based_actor* self, const std::shared_ptr<const req
 }
 
 void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                 const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done) {
+                 const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
   if (ctx->actors->rights_cache) {
     auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
     auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
     if (auto hit = ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_id, epoch), now.count()))
-      return k(*hit);
+      return k(**hit);
   }
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
   self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, work_id)
-    .then([k](domain::resolved_rights& rights) { k(rights); },
+    .then([k](const domain::resolved_rights& rights) { k(rights); },
           [done](caf::error&) { done(backend_unavailable("rights resolver")); });
 }
 
 void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                      const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done) {
+                      const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
   auto parsed = domain::parse_content_use(ctx->request.usage_purpose);
   if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
   with_rights(
     self, ctx, work_id,
-    [k, done, use = std::get<domain::content_use>(parsed)](domain::resolved_rights& rights) {
+    [k, done, use = std::get<domain::content_use>(parsed)](const domain::resolved_rights& rights) {
       if (auto refusal = domain::check_content_use(rights, use)) return done(domain::api_reply::from(std::move(*refusal)));
       k(rights);
     },
@@ -344,7 +344,7 @@ void with_role(caf::event_based_actor* self, const std::shared_ptr<const request
   }
   if (!ctx->actors->access) return done(backend_unavailable("access"));
   self->request(ctx->actors->access, ctx->timeout, check_atom_v, tenant, subject, resource_id)
-    .then([k](std::int32_t held) { k(static_cast<domain::access_role>(held)); },
+    .then([k = std::move(k)](std::int32_t held) { k(static_cast<domain::access_role>(held)); },
           [done](caf::error&) { done(backend_unavailable("access")); });
 }
 
@@ -353,7 +353,7 @@ void with_access(caf::event_based_actor* self, const std::shared_ptr<const reque
                  reply_fn done) {
   with_role(
     self, ctx, resource_id,
-    [k, done, resource_id, needed](domain::access_role held) {
+    [k = std::move(k), done, resource_id, needed](domain::access_role held) {
       if (held >= needed) return k(held);
       done(access_denied(resource_id, needed, held));
     },

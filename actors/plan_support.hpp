@@ -93,13 +93,13 @@ void answer_list(caf::event_based_actor* self, const std::shared_ptr<const reque
 /// from the shared rights cache when it holds them, else from the rights resolver. A resolver
 /// that fails or is gone answers 503 through `done` instead.
 void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                 const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done);
+                 const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done);
 
 /// Layer 3 for a read of content of a Resource of `work_id`: resolves its rights and calls `k`
 /// when the request's use (a plain read, or `X-Usage-Purpose`) is allowed; otherwise answers
 /// 403 USAGE_PROHIBITED (or 400 for a malformed purpose) through `done`.
 void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                      const std::string& work_id, std::function<void(domain::resolved_rights&)> k, reply_fn done);
+                      const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done);
 
 /// Calls `k` with the caller's role on Resource `resource_id` of its tenant (`none` without a
 /// grant, or for an id that names nothing): from the shared access cache, else the access actor.

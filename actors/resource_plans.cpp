@@ -154,7 +154,7 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
         auto record = std::make_shared<std::string>(std::move(found.json));
         with_rights(
             self, ctx, record_field(*record, "work_id"),
-            [self, ctx, done, record, mask, rendering, uses_content, use](domain::resolved_rights& rights) {
+            [self, ctx, done, record, mask, rendering, uses_content, use](const domain::resolved_rights& rights) {
               if (uses_content)
                 if (auto refusal = domain::check_content_use(rights, use))
                   return done(domain::api_reply::from(std::move(*refusal)));
@@ -262,7 +262,7 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
     [self, ctx, done, id](std::shared_ptr<std::string> record) {
       with_content_use(
         self, ctx, record_field(*record, "work_id"),
-        [done, id, record](domain::resolved_rights&) {
+        [done, id, record](const domain::resolved_rights&) {
           auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
           auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
           r.headers.emplace_back("Cache-Control", "private, max-age=1");
@@ -560,7 +560,7 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
       [self, ctx, done, resource_id, page_size, binding, start](std::shared_ptr<std::string> stored) {
         with_content_use(
           self, ctx, record_field(*stored, "work_id"),
-          [ctx, done, resource_id, page_size, binding, start, stored](domain::resolved_rights&) {
+          [ctx, done, resource_id, page_size, binding, start, stored](const domain::resolved_rights&) {
             auto record = json::parse(*stored).as_object();
             const auto& blocks = record.at("content").as_object().at("blocks").as_array();
             std::string body = "{\"content_units\":[";
@@ -591,7 +591,7 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
       [self, ctx, done, resource_id, key](std::shared_ptr<std::string> stored) {
         with_content_use(
           self, ctx, record_field(*stored, "work_id"),
-          [done, resource_id, key, stored](domain::resolved_rights&) {
+          [done, resource_id, key, stored](const domain::resolved_rights&) {
             auto record = json::parse(*stored).as_object();
             const auto& blocks = record.at("content").as_object().at("blocks").as_array();
             for (std::size_t i = 0; i < blocks.size(); ++i)

@@ -25,7 +25,9 @@ domain::resolved_rights resolve(const rights_state& st, const rights_config& cfg
   auto epoch = cfg.epoch ? cfg.epoch->load() : 0;
   auto r = resolve_work(work, work.empty() ? std::vector<std::string>{} : contract_records_for_work(*cfg.store, tenant, work),
                         st.policy, now);
-  if (cfg.cache) cfg.cache->insert(rights_cache_key(tenant, work, epoch), r, std::min(r.valid_until, now + 1), now);
+  if (cfg.cache)
+    cfg.cache->insert(rights_cache_key(tenant, work, epoch), std::make_shared<const domain::resolved_rights>(r),
+                      std::min(r.valid_until, now + 1), now);
   return r;
 }
 

@@ -20,7 +20,8 @@
 
 namespace cl::actors {
 
-using rights_cache = shared_cache<domain::resolved_rights>;
+/// Resolutions are shared, not copied: a hit costs a reference count, not a copy of the JSON.
+using rights_cache = shared_cache<std::shared_ptr<const domain::resolved_rights>>;
 
 struct rights_config {
   std::shared_ptr<storage::record_store> store;

@@ -410,12 +410,12 @@ TEST_CASE("a cached resolution of the current rights epoch saves the ask to the 
   auto asked = std::make_shared<int>(0);
   f.handles->reader = f.sys->spawn(mock_found_store);
   f.handles->rights = f.sys->spawn(mock_rights, asked);
-  auto cache = std::make_shared<shared_cache<domain::resolved_rights>>(100);
+  auto cache = std::make_shared<shared_cache<std::shared_ptr<const domain::resolved_rights>>>(100);
   auto epoch = std::make_shared<std::atomic<std::uint64_t>>(7);
   f.handles->rights_cache = cache;
   f.handles->rights_epoch = epoch;
   auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  auto cached = domain::no_contract_rights("2026-11-22T11:00:00Z");
+  auto cached = std::make_shared<const domain::resolved_rights>(domain::no_contract_rights("2026-11-22T11:00:00Z"));
   cache->insert(rights_cache_key("t_one", "wk_1", 7), cached, now + 60, now);
 
   auto hit = f.get_resource();
