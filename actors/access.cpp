@@ -65,11 +65,16 @@ std::string grant_by_principal_key(const std::string& tenant, const std::string&
 
 domain::access_role role_of(const storage::record_store& store, const domain::group_directory& dir,
                             const std::string& tenant, const std::string& subject, const std::string& resource) {
-  auto best = domain::access_role::none;
-  for (const auto& p : principals_of(dir, tenant, subject))
+  // One point read per principal (the subject, then each of its groups); the rule is the domain's.
+  auto groups = dir.groups_of(tenant, subject);
+  std::vector<std::pair<std::string, domain::access_role>> grants;
+  auto read = [&](const std::string& p) {
     if (auto role = store.get(storage::table::grants_by_principal, grant_by_principal_key(tenant, p, resource)))
-      if (auto parsed = domain::parse_role(*role); parsed && *parsed > best) best = *parsed;
-  return best;
+      if (auto parsed = domain::parse_role(*role)) grants.emplace_back(p, *parsed);
+  };
+  read(subject);
+  for (const auto& g : groups) read(g);
+  return domain::effective_role(grants, subject, groups);
 }
 
 access_actor::behavior_type access(access_actor::stateful_pointer<access_state> self,
