@@ -83,12 +83,7 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
       [self, job, ctx, done, key, fingerprint, ledger](ledger_verdict& v) {
         switch (v.kind) {
           case ledger_verdict::replay: return done(domain::replay_of(v.answer));
-          case ledger_verdict::mismatch:
-            return done(domain::api_reply::failure(
-              domain::error_id::idempotency_key_mismatch,
-              "This Idempotency-Key was used for a different request (method, path, query, body, caller or scopes); "
-              "use a new key.",
-              {{"Idempotency-Key", "already used for another request"}}));
+          case ledger_verdict::mismatch: return done(domain::key_mismatch_reply());
           case ledger_verdict::in_use: {
             auto r = domain::api_reply::failure(domain::error_id::idempotency_key_in_use,
                                                 "A request with this Idempotency-Key is still executing; retry shortly.",

@@ -57,16 +57,14 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
           }
           held.erase(h);  // its request never said it answered (killed at its deadline)
         }
-        if (auto stored = cfg->store->get(storage::table::ledger, key)) {
-          auto record = domain::parse_ledger_record(*stored);
-          if (record && record->created_ms + cfg->retention_ms > unix_ms()) {
-            if (record->fingerprint != fingerprint) {
-              count(*cfg, "mismatch");
-              return ledger_verdict{ledger_verdict::mismatch, {}};
-            }
-            count(*cfg, "replay");
-            return ledger_verdict{ledger_verdict::replay, std::move(record->answer)};
-          }
+        auto found = domain::look_up(cfg->store->get(storage::table::ledger, key), fingerprint, cfg->retention_ms, unix_ms());
+        if (found.kind == domain::ledger_lookup::mismatch) {
+          count(*cfg, "mismatch");
+          return ledger_verdict{ledger_verdict::mismatch, {}};
+        }
+        if (found.kind == domain::ledger_lookup::replay) {
+          count(*cfg, "replay");
+          return ledger_verdict{ledger_verdict::replay, std::move(found.answer)};
         }
         held.emplace(key, now + cfg->hold);
         return ledger_verdict{ledger_verdict::fresh, {}};

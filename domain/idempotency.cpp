@@ -97,6 +97,32 @@ api_reply replay_of(const stored_answer& answer) {
   return r;
 }
 
+ledger_lookup look_up(const std::optional<std::string>& stored, std::string_view fingerprint, std::int64_t retention_ms,
+                      std::int64_t now_ms) {
+  ledger_lookup out;
+  if (!stored) return out;
+  auto record = parse_ledger_record(*stored);
+  if (!record) return out;
+  if (record->created_ms + retention_ms <= now_ms) {
+    out.expired_ms = record->created_ms;
+    return out;
+  }
+  if (record->fingerprint != fingerprint) {
+    out.kind = ledger_lookup::mismatch;
+    return out;
+  }
+  out.kind = ledger_lookup::replay;
+  out.answer = std::move(record->answer);
+  return out;
+}
+
+api_reply key_mismatch_reply() {
+  return api_reply::failure(error_id::idempotency_key_mismatch,
+                            "This Idempotency-Key was used for a different request (method, path, query, body, caller "
+                            "or scopes); use a new key.",
+                            {{"Idempotency-Key", "already used for another request"}});
+}
+
 std::string ledger_record_json(const ledger_record& r) {
   json::array headers;
   for (const auto& [name, value] : r.answer.headers) headers.push_back(json::array{json::value(name), json::value(value)});

@@ -48,6 +48,20 @@ stored_answer stored_from(const api_reply& reply);
 api_reply replay_of(const stored_answer& answer);
 
 std::string ledger_record_json(const ledger_record& r);
+
+/// What the record stored under a key (`stored`, as read; none: no record) says about a request
+/// with `fingerprint` at `now_ms`: replay its answer, refuse as a mismatch, or execute (no record,
+/// an unreadable one, or one past `retention_ms`, whose `created_ms` is then given).
+struct ledger_lookup {
+  enum kind_t { fresh, replay, mismatch } kind = fresh;
+  stored_answer answer;                    ///< replay: what to answer
+  std::optional<std::int64_t> expired_ms;  ///< fresh over an expired record: its created_ms
+};
+ledger_lookup look_up(const std::optional<std::string>& stored, std::string_view fingerprint, std::int64_t retention_ms,
+                      std::int64_t now_ms);
+
+/// 422 IDEMPOTENCY_KEY_MISMATCH.
+api_reply key_mismatch_reply();
 std::optional<ledger_record> parse_ledger_record(std::string_view json_text);
 
 }  // namespace cl::domain
