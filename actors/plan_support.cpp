@@ -17,13 +17,13 @@ namespace cl::actors {
 
 namespace json = boost::json;
 
-std::string record_field(const std::string& record, std::string_view name) {
+std::string record_field(std::string_view record, std::string_view name) {
   auto end = record.find(",\"content\":");
   auto needle = "\"" + std::string{name} + "\":\"";
   auto at = record.find(needle);
-  if (at == std::string::npos || (end != std::string::npos && at > end)) return {};
+  if (at == std::string_view::npos || (end != std::string_view::npos && at > end)) return {};
   auto start = at + needle.size();
-  return record.substr(start, record.find('"', start) - start);
+  return std::string{record.substr(start, record.find('"', start) - start)};
 }
 
 domain::api_reply json_reply(int status, std::string body) {
@@ -132,20 +132,16 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
   return [m = std::move(m), outcome, guard, replay](storage::write_txn& tx) {
     replay->reset();
     auto now = unix_ms();
-    if (auto existing = tx.get(storage::table::ledger, guard->ledger_key)) {
-      auto record = domain::parse_ledger_record(*existing);
-      if (record && record->created_ms + guard->retention_ms > now) {
-        *replay = record->fingerprint == guard->fingerprint
-                    ? domain::replay_of(record->answer)
-                    : domain::api_reply::failure(domain::error_id::idempotency_key_mismatch,
-                                                 "This Idempotency-Key was used for a different request.");
-        return false;
-      }
-      // Past retention (not pruned yet): the key is fresh again.
-      if (record)
-        tx.erase(storage::table::ledger_expiry,
-                 storage::big_endian_key(static_cast<std::uint64_t>(record->created_ms)) + guard->ledger_key);
+    auto found = domain::look_up(tx.get(storage::table::ledger, guard->ledger_key), guard->fingerprint,
+                                 guard->retention_ms, now);
+    if (found.kind != domain::ledger_lookup::fresh) {
+      *replay = found.kind == domain::ledger_lookup::replay ? domain::replay_of(found.answer) : domain::key_mismatch_reply();
+      return false;
     }
+    // Past retention (not pruned yet): the key is fresh again; its old index entry goes.
+    if (found.expired_ms)
+      tx.erase(storage::table::ledger_expiry,
+               storage::big_endian_key(static_cast<std::uint64_t>(*found.expired_ms)) + guard->ledger_key);
     auto before = tx.writes();
     bool kept = m(tx);
     domain::api_reply answer;

@@ -17,7 +17,7 @@ namespace cl::actors {
 
 /// A top-level string member of a stored Resource record, found before its (client-supplied)
 /// content; empty when absent.
-std::string record_field(const std::string& record, std::string_view name);
+std::string record_field(std::string_view record, std::string_view name);
 
 /// A successful JSON answer.
 domain::api_reply json_reply(int status, std::string body);

@@ -293,25 +293,6 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
   if (!type.empty()) filters.emplace_back("type", type);
   if (!language.empty()) filters.emplace_back("language", language);
   if (!staged.empty()) filters.emplace_back("staged", staged);
-  auto readable = std::make_shared<std::shared_ptr<const std::vector<std::string>>>();
-  record_filter keep;
-  {
-    // Layer 2: only Resources the caller holds a role on. Then the filters, matched on the
-    // record's own members, which precede its (client-supplied) content.
-    keep = [work, type, language, staged, readable](std::string_view record) {
-      auto head = record.substr(0, record.find(",\"content\":"));
-      auto id_at = head.find("\"id\":\"");
-      if (id_at == std::string_view::npos) return false;
-      auto id = head.substr(id_at + 6, head.find('"', id_at + 6) - (id_at + 6));
-      if (!std::binary_search((*readable)->begin(), (*readable)->end(), id)) return false;
-      auto has = [&](const char* name, const std::string& value) {
-        return value.empty() || head.find("\"" + std::string{name} + "\":" + domain::json_string(value)) != std::string_view::npos;
-      };
-      bool is_staged = head.find("\"work_id\":") == std::string_view::npos;
-      return has("work_id", work) && has("type", type) && has("language", language)
-             && (staged.empty() || (staged == "true") == is_staged);
-    };
-  }
   item_presenter present = [self, ctx, use](std::vector<std::string> records,
                                             std::function<void(std::optional<std::vector<std::string>>)> k) {
     if (records.empty()) return k(std::move(records));
@@ -341,9 +322,21 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
   with_readable(
     self, ctx,
-    [self, ctx, done, filters, readable, keep = std::move(keep), present = std::move(present)](
-      std::shared_ptr<const std::vector<std::string>> ids) mutable {
-      *readable = std::move(ids);
+    [self, ctx, done, filters, work, type, language, staged, present = std::move(present)](
+      std::shared_ptr<const std::vector<std::string>> readable) mutable {
+      // Layer 2: only Resources the caller holds a role on. Then the filters, matched on the
+      // record's own members, which precede its (client-supplied) content.
+      record_filter keep = [work, type, language, staged, readable](std::string_view record) {
+        if (!std::binary_search(readable->begin(), readable->end(), record_field(record, "id"))) return false;
+        auto head = record.substr(0, record.find(",\"content\":"));
+        auto has = [&](const char* name, const std::string& value) {
+          return value.empty()
+                 || head.find("\"" + std::string{name} + "\":" + domain::json_string(value)) != std::string_view::npos;
+        };
+        bool is_staged = head.find("\"work_id\":") == std::string_view::npos;
+        return has("work_id", work) && has("type", type) && has("language", language)
+               && (staged.empty() || (staged == "true") == is_staged);
+      };
       answer_list(self, ctx, storage::table::resources, "resources", filters, std::move(keep), done, std::move(present));
     },
     done);
