@@ -84,3 +84,20 @@ TEST_CASE("a stored answer replays as sent, errors rendered, marked as a replay"
   CHECK(parse_ledger_record(ledger_record_json({"f", 1, stored_failure}))->answer.body == stored_failure.body);
   CHECK_FALSE(parse_ledger_record("{}"));
 }
+
+TEST_CASE("a stored record decides: replay the same request, refuse another, execute once expired", "[idempotency]") {
+  api_reply ok;
+  ok.status = 201;
+  ok.body = "{}";
+  auto stored = ledger_record_json({"sha256:same", 1000, stored_from(ok)});
+  auto replay = look_up(stored, "sha256:same", 500, 1499);
+  CHECK(replay.kind == ledger_lookup::replay);
+  CHECK(replay.answer.status == 201);
+  CHECK(look_up(stored, "sha256:other", 500, 1499).kind == ledger_lookup::mismatch);
+  auto expired = look_up(stored, "sha256:other", 500, 1500);  // retention is exclusive
+  CHECK(expired.kind == ledger_lookup::fresh);
+  CHECK(expired.expired_ms == 1000);
+  CHECK(look_up(std::nullopt, "sha256:same", 500, 0).kind == ledger_lookup::fresh);
+  CHECK(look_up(std::string{"not a record"}, "sha256:same", 500, 0).kind == ledger_lookup::fresh);
+  CHECK(key_mismatch_reply().error->id == error_id::idempotency_key_mismatch);
+}
