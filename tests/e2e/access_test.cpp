@@ -3,6 +3,7 @@
 
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/json_response.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_keys.hpp"
 
@@ -18,13 +19,8 @@ namespace {
 
 const std::string rw = "content-lake.read content-lake.write";
 
-json::object body_of(const std::optional<http_response>& r) {
-  REQUIRE(r);
-  return json::parse(r->body).as_object();
-}
-
 json::object error_body(const std::optional<http_response>& r) {
-  return body_of(r).at("error").as_object();
+  return json_object_of(r).at("error").as_object();
 }
 
 /// Everyone of tenant t_test: alice creates, the others start with nothing.
@@ -46,7 +42,7 @@ struct team {
                            R"("mark_defs":[{"key":"e1","type":"entity","entity_id":"ent_moon","entity_type":"PLACE"}]}]}})");
     REQUIRE(r);
     REQUIRE(r->status == 201);
-    return std::string{body_of(r).at("id").as_string()};
+    return std::string{json_object_of(r).at("id").as_string()};
   }
 
   std::optional<http_response> grant(const std::string& token, const std::string& id, const std::string& principal,
@@ -68,7 +64,7 @@ struct team {
   }
 
   std::optional<http_response> patch_title(const std::string& token, const std::string& id, const std::string& title) {
-    auto current = body_of(get_with_token(port(), "/v0/content-lake/resources/" + id, alice));
+    auto current = json_object_of(get_with_token(port(), "/v0/content-lake/resources/" + id, alice));
     return http_request(port(), "PATCH", "/v0/content-lake/resources/" + id,
                         {{"Authorization", "Bearer " + token}, {"Content-Type", "application/merge-patch+json"}},
                         R"({"title":")" + title + R"(","update_token":")"
@@ -78,7 +74,7 @@ struct team {
 
 std::vector<std::string> ids_in(const std::optional<http_response>& r, const char* collection) {
   std::vector<std::string> out;
-  auto body = body_of(r);
+  auto body = json_object_of(r);
   for (const auto& item : body.at(collection).as_array())
     out.emplace_back(item.as_object().at("id").as_string());
   return out;
@@ -90,7 +86,7 @@ TEST_CASE("the creator owns a new Resource; a colleague without a grant is refus
           "[access]") {
   team t;
   auto id = t.create("Spring tides");
-  auto grants = body_of(get_with_token(t.port(), "/v0/content-lake/resources/" + id + "/access", t.alice));
+  auto grants = json_object_of(get_with_token(t.port(), "/v0/content-lake/resources/" + id + "/access", t.alice));
   REQUIRE(grants.at("grants").as_array().size() == 1);
   auto owner = grants.at("grants").as_array()[0].as_object();
   CHECK(owner.at("principal").as_string() == "u_alice");
@@ -130,7 +126,7 @@ TEST_CASE("the creator owns a new Resource; a colleague without a grant is refus
   CHECK(patch->status == 403);
   CHECK(reason_of(*patch) == "ACCESS_DENIED");
   CHECK(t.grant(t.bob, id, "u_bob", "owner")->status == 403);  // no self-service
-  CHECK(body_of(get_with_token(t.port(), "/v0/content-lake/resources/" + id, t.alice)).at("title").as_string()
+  CHECK(json_object_of(get_with_token(t.port(), "/v0/content-lake/resources/" + id, t.alice)).at("title").as_string()
         == "Spring tides");
 }
 
@@ -141,7 +137,7 @@ TEST_CASE("roles: reader reads, writer also writes, owner also manages grants", 
   REQUIRE(granted);
   CHECK(granted->status == 201);
   CHECK(granted->header("location") == "/v0/content-lake/resources/" + id + "/access/u_bob");
-  auto g = body_of(granted);
+  auto g = json_object_of(granted);
   CHECK(g.at("role").as_string() == "reader");
   CHECK(g.at("granted_by").as_string() == "u_alice");
 
@@ -153,7 +149,7 @@ TEST_CASE("roles: reader reads, writer also writes, owner also manages grants", 
   auto own = get_with_token(t.port(), "/v0/content-lake/resources/" + id + "/access/u_bob", t.bob);
   REQUIRE(own);
   CHECK(own->status == 200);
-  CHECK(body_of(own).at("role").as_string() == "reader");
+  CHECK(json_object_of(own).at("role").as_string() == "reader");
   auto others = get_with_token(t.port(), "/v0/content-lake/resources/" + id + "/access/u_alice", t.bob);
   REQUIRE(others);
   CHECK(others->status == 403);
@@ -178,7 +174,7 @@ TEST_CASE("roles: reader reads, writer also writes, owner also manages grants", 
   // owner: manages grants.
   CHECK(t.grant(t.alice, id, "u_bob", "owner")->status == 200);
   CHECK(t.grant(t.bob, id, "u_carol", "reader")->status == 201);
-  auto list = body_of(get_with_token(t.port(), "/v0/content-lake/resources/" + id + "/access", t.bob));
+  auto list = json_object_of(get_with_token(t.port(), "/v0/content-lake/resources/" + id + "/access", t.bob));
   std::vector<std::string> principals;
   for (const auto& item : list.at("grants").as_array()) principals.emplace_back(item.as_object().at("principal").as_string());
   CHECK(principals == std::vector<std::string>{"u_alice", "u_bob", "u_carol"});
@@ -315,7 +311,7 @@ TEST_CASE("lists show only what the caller may read; an Activity about a hidden 
   std::vector<std::string> paged;
   std::string next;
   for (int i = 0; i < 10; ++i) {
-    auto page = body_of(get_with_token(t.port(), "/v0/content-lake/resources?page_size=1" + (next.empty() ? "" : "&page_token=" + next), t.bob));
+    auto page = json_object_of(get_with_token(t.port(), "/v0/content-lake/resources?page_size=1" + (next.empty() ? "" : "&page_token=" + next), t.bob));
     for (const auto& item : page.at("resources").as_array()) paged.emplace_back(item.as_object().at("id").as_string());
     if (!page.contains("next_page_token")) break;
     next = std::string{page.at("next_page_token").as_string()};
@@ -325,7 +321,7 @@ TEST_CASE("lists show only what the caller may read; an Activity about a hidden 
   // Activities: alice sees both creations; bob only the shared one's.
   auto activities = [&](const std::string& token) {
     std::vector<std::string> targets;
-    auto body = body_of(get_with_token(t.port(), "/v0/content-lake/activities", token));
+    auto body = json_object_of(get_with_token(t.port(), "/v0/content-lake/activities", token));
     for (const auto& a : body.at("activities").as_array())
       targets.emplace_back(a.as_object().at("target").as_object().at("id").as_string());
     return targets;
@@ -338,7 +334,7 @@ TEST_CASE("lists show only what the caller may read; an Activity about a hidden 
   CHECK(get_with_token(t.port(), "/v0/content-lake/activities?resource_id=" + hidden, t.bob)->body.find(hidden)
         == std::string::npos);
   std::string hidden_activity;
-  auto alice_activities = body_of(get_with_token(t.port(), "/v0/content-lake/activities", t.alice));
+  auto alice_activities = json_object_of(get_with_token(t.port(), "/v0/content-lake/activities", t.alice));
   for (const auto& a : alice_activities.at("activities").as_array())
     if (a.as_object().at("target").as_object().at("id").as_string() == hidden)
       hidden_activity = std::string{a.as_object().at("id").as_string()};
@@ -352,8 +348,8 @@ TEST_CASE("lists show only what the caller may read; an Activity about a hidden 
   REQUIRE(nowhere);
   CHECK(nowhere->status == 404);
   // Activities about Works stay visible to the tenant.
-  auto work = body_of(post_json(t.port(), "/v0/content-lake/works", t.alice, R"({"title":"Tides"})"));
-  auto bob_activities = body_of(get_with_token(t.port(), "/v0/content-lake/activities", t.bob));
+  auto work = json_object_of(post_json(t.port(), "/v0/content-lake/works", t.alice, R"({"title":"Tides"})"));
+  auto bob_activities = json_object_of(get_with_token(t.port(), "/v0/content-lake/activities", t.bob));
   const auto& with_work = bob_activities.at("activities").as_array();
   CHECK(std::any_of(with_work.begin(), with_work.end(), [&](const json::value& a) {
     return a.as_object().at("target").as_object().at("id").as_string() == work.at("id").as_string();
@@ -363,7 +359,7 @@ TEST_CASE("lists show only what the caller may read; an Activity about a hidden 
 TEST_CASE("promotion needs the writer role on the staged Resource", "[access]") {
   team t;
   auto staged = t.create("Staged");
-  auto work = body_of(post_json(t.port(), "/v0/content-lake/works", t.bob, R"({"title":"Bob's work"})"));
+  auto work = json_object_of(post_json(t.port(), "/v0/content-lake/works", t.bob, R"({"title":"Bob's work"})"));
   auto path = "/v0/content-lake/works/" + std::string{work.at("id").as_string()} + "/resources";
   auto body = R"({"resource_id":")" + staged + "\"}";
   REQUIRE(t.grant(t.alice, staged, "u_bob", "reader")->status == 201);

@@ -3,6 +3,7 @@
 #include "domain/contract.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/json_response.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_keys.hpp"
 
@@ -19,11 +20,6 @@ namespace {
 const std::string all_scopes =
   "content-lake.read content-lake.write contracts.read contracts.write contracts.commercial.read";
 const std::string no_commercial = "content-lake.read content-lake.write contracts.read contracts.write";
-
-json::object parse(const std::optional<http_response>& r) {
-  REQUIRE(r);
-  return json::parse(r->body).as_object();
-}
 
 std::string reason(const std::optional<http_response>& r) {
   REQUIRE(r);
@@ -52,8 +48,8 @@ struct world {
   std::string work, resource;
 
   explicit world(const std::function<void(cl::config::settings&)>& tweak = {}) : svc(tweak) {
-    work = std::string{parse(post_json(port(), "/v0/content-lake/works", token, R"({"title":"Tides"})")).at("id").as_string()};
-    resource = std::string{parse(post_json(port(), "/v0/content-lake/resources", token,
+    work = std::string{json_object_of(post_json(port(), "/v0/content-lake/works", token, R"({"title":"Tides"})")).at("id").as_string()};
+    resource = std::string{json_object_of(post_json(port(), "/v0/content-lake/resources", token,
                                            R"({"title":"Spring tides","type":"CHAPTER","language":"en","work_id":")" + work
                                              + R"(","content":{"format":"cl.content/1","blocks":[{"type":"paragraph",)"
                                                R"("key":"p1","children":[{"type":"span","text":"Seven metres."}]}]}})"))
@@ -64,7 +60,7 @@ struct world {
   std::optional<http_response> read_resource() {
     return get_with_token(port(), "/v0/content-lake/resources/" + resource, token);
   }
-  json::object rights() { return parse(read_resource()).at("rights").as_object(); }
+  json::object rights() { return json_object_of(read_resource()).at("rights").as_object(); }
 };
 
 std::string usage_status(const json::object& rights, const std::string& type) {
@@ -110,7 +106,7 @@ TEST_CASE("the OpenAPI contract example is an ACTIVE contract, valid now, permit
 
 TEST_CASE("a contract edit changes rights and hash on the next read", "[contracts]") {
   world w;
-  auto created = parse(post_json(w.port(), "/v0/contracts", w.token, contract_for(w.work)));
+  auto created = json_object_of(post_json(w.port(), "/v0/contracts", w.token, contract_for(w.work)));
   std::string id{created.at("id").as_string()};
   auto first = w.read_resource();
   CHECK(usage_status(w.rights(), "DERIVE") == "");
@@ -123,15 +119,15 @@ TEST_CASE("a contract edit changes rights and hash on the next read", "[contract
                         contract_for(w.work, R"(,"update_token":")" + std::string{created.at("update_token").as_string()} + "\"",
                                      R"([{"usage_type":"ACCESS","status":"PERMITTED"},{"usage_type":"DERIVE","status":"PROHIBITED","exception":"no adaptations"}])"));
   REQUIRE(next->status == 201);
-  CHECK(parse(next).at("version").as_int64() == 2);
+  CHECK(json_object_of(next).at("version").as_int64() == 2);
   auto second = w.read_resource();
   CHECK(second->header("etag") != first->header("etag"));
   auto rights = json::parse(second->body).as_object().at("rights").as_object();
   CHECK(usage_status(rights, "DERIVE") == "PROHIBITED");
   CHECK(json::serialize(rights.at("basis")).find(R"("contract_version":2)") != std::string::npos);
   // Both versions stay readable.
-  CHECK(parse(get_with_token(w.port(), "/v0/contracts/" + id + "?version=1", w.token)).at("version").as_int64() == 1);
-  auto versions = parse(get_with_token(w.port(), "/v0/contracts/" + id + "/versions", w.token)).at("versions").as_array();
+  CHECK(json_object_of(get_with_token(w.port(), "/v0/contracts/" + id + "?version=1", w.token)).at("version").as_int64() == 1);
+  auto versions = json_object_of(get_with_token(w.port(), "/v0/contracts/" + id + "/versions", w.token)).at("versions").as_array();
   REQUIRE(versions.size() == 2);
   CHECK(versions[0].as_object().at("version").as_int64() == 1);
   CHECK(versions[1].as_object().at("version").as_int64() == 2);
@@ -167,24 +163,24 @@ TEST_CASE("contracts that are not ACTIVE, or not yet valid, contribute nothing",
 
 TEST_CASE("commercial terms need contracts.commercial.read", "[contracts]") {
   world w;
-  auto created = parse(post_json(w.port(), "/v0/contracts", w.token, example_contract(w.port(), w.work)));
+  auto created = json_object_of(post_json(w.port(), "/v0/contracts", w.token, example_contract(w.port(), w.work)));
   std::string id{created.at("id").as_string()};
   auto plain = token_with(no_commercial);
-  auto without = parse(get_with_token(w.port(), "/v0/contracts/" + id, plain));
+  auto without = json_object_of(get_with_token(w.port(), "/v0/contracts/" + id, plain));
   CHECK_FALSE(without.contains("commercial_terms"));
   CHECK(without.contains("usage_terms"));
   auto named = get_with_token(w.port(), "/v0/contracts/" + id + "?fields=id,commercial_terms", plain);
   CHECK(named->status == 403);
   CHECK(reason(named) == "SCOPE_MISSING");
-  CHECK_FALSE(parse(get_with_token(w.port(), "/v0/contracts/" + id + "?fields=*", plain)).contains("commercial_terms"));
-  auto with = parse(get_with_token(w.port(), "/v0/contracts/" + id + "?fields=id,commercial_terms", w.token));
+  CHECK_FALSE(json_object_of(get_with_token(w.port(), "/v0/contracts/" + id + "?fields=*", plain)).contains("commercial_terms"));
+  auto with = json_object_of(get_with_token(w.port(), "/v0/contracts/" + id + "?fields=id,commercial_terms", w.token));
   CHECK(with.size() == 2);
   CHECK(with.at("commercial_terms").as_object().contains("royalties"));
-  auto listed = parse(get_with_token(w.port(), "/v0/contracts", plain)).at("contracts").as_array();
+  auto listed = json_object_of(get_with_token(w.port(), "/v0/contracts", plain)).at("contracts").as_array();
   REQUIRE(listed.size() == 1);
   CHECK_FALSE(listed[0].as_object().contains("commercial_terms"));
   // Writing answers with what the writer may see, too.
-  auto written = parse(post_json(w.port(), "/v0/contracts", plain, contract_for(w.work, R"(,"commercial_terms":{"advances":[{"amount":"10.00","currency":"EUR"}]})")));
+  auto written = json_object_of(post_json(w.port(), "/v0/contracts", plain, contract_for(w.work, R"(,"commercial_terms":{"advances":[{"amount":"10.00","currency":"EUR"}]})")));
   CHECK_FALSE(written.contains("commercial_terms"));
   // And a Resource read never carries them.
   CHECK(w.read_resource()->body.find("commercial") == std::string::npos);
@@ -200,7 +196,7 @@ TEST_CASE("contract reads and writes: scopes, validation, misses, tenancy, lists
 
   auto unknown_work = post_json(w.port(), "/v0/contracts", w.token, contract_for("wk_missing"));
   CHECK(unknown_work->status == 400);
-  CHECK(json::serialize(parse(unknown_work).at("error").at_pointer("/details/0/field")) == R"("/work_ids/0")");
+  CHECK(json::serialize(json_object_of(unknown_work).at("error").at_pointer("/details/0/field")) == R"("/work_ids/0")");
   auto bad = post_json(w.port(), "/v0/contracts", w.token, R"({"title":"x","valid_from":"soon","work_ids":[")" + w.work + "\"]}");
   CHECK(bad->status == 400);
   CHECK(reason(bad) == "INVALID_ARGUMENT");
@@ -213,7 +209,7 @@ TEST_CASE("contract reads and writes: scopes, validation, misses, tenancy, lists
                          contract_for(w.work, R"(,"update_token":"x")")))
         == "CONTRACT_NOT_FOUND");
 
-  auto active = parse(post_json(w.port(), "/v0/contracts", w.token, contract_for(w.work)));
+  auto active = json_object_of(post_json(w.port(), "/v0/contracts", w.token, contract_for(w.work)));
   std::string id{active.at("id").as_string()};
   CHECK(reason(get_with_token(w.port(), "/v0/contracts/" + id + "?version=7", w.token)) == "CONTRACT_NOT_FOUND");
   CHECK(reason(get_with_token(w.port(), "/v0/contracts/" + id + "?version=zero", w.token)) == "INVALID_ARGUMENT");
@@ -224,13 +220,13 @@ TEST_CASE("contract reads and writes: scopes, validation, misses, tenancy, lists
   auto draft = contract_for(w.work);
   draft.replace(draft.find("\"ACTIVE\""), 8, "\"DRAFT\"");
   REQUIRE(post_json(w.port(), "/v0/contracts", w.token, draft)->status == 201);
-  CHECK(parse(get_with_token(w.port(), "/v0/contracts", w.token)).at("contracts").as_array().size() == 2);
-  auto actives = parse(get_with_token(w.port(), "/v0/contracts?status=ACTIVE", w.token)).at("contracts").as_array();
+  CHECK(json_object_of(get_with_token(w.port(), "/v0/contracts", w.token)).at("contracts").as_array().size() == 2);
+  auto actives = json_object_of(get_with_token(w.port(), "/v0/contracts?status=ACTIVE", w.token)).at("contracts").as_array();
   REQUIRE(actives.size() == 1);
   CHECK(actives[0].as_object().at("id").as_string() == id);
-  CHECK(parse(get_with_token(w.port(), "/v0/contracts?work_id=wk_other", w.token)).at("contracts").as_array().empty());
+  CHECK(json_object_of(get_with_token(w.port(), "/v0/contracts?work_id=wk_other", w.token)).at("contracts").as_array().empty());
   CHECK(reason(get_with_token(w.port(), "/v0/contracts?status=LIVE", w.token)) == "INVALID_ARGUMENT");
-  auto page = parse(get_with_token(w.port(), "/v0/contracts?page_size=1", w.token));
+  auto page = json_object_of(get_with_token(w.port(), "/v0/contracts?page_size=1", w.token));
   CHECK(page.at("contracts").as_array().size() == 1);
   CHECK(page.contains("next_page_token"));
 }
@@ -277,11 +273,11 @@ TEST_CASE("layer 3: reading content and declared AI purposes against the resolve
   // No contract in force: readable, usable false; a declared AI purpose needs an explicit permission.
   auto plain = read_as("");
   CHECK(plain->status == 200);
-  CHECK_FALSE(parse(plain).at("rights").at_pointer("/usable").as_bool());
+  CHECK_FALSE(json_object_of(plain).at("rights").at_pointer("/usable").as_bool());
   auto ai = read_as("AI_RETRIEVAL");
   CHECK(ai->status == 403);
   CHECK(reason(ai) == "USAGE_PROHIBITED");
-  CHECK(json::serialize(parse(ai).at("error").at_pointer("/details/0")).find("AI_RETRIEVAL") != std::string::npos);
+  CHECK(json::serialize(json_object_of(ai).at("error").at_pointer("/details/0")).find("AI_RETRIEVAL") != std::string::npos);
   CHECK(reason(read_as("SUMMARISING")) == "INVALID_ARGUMENT");
   CHECK(reason(read_as("AI_RETRIEVAL; method=FAX")) == "INVALID_ARGUMENT");
 
@@ -307,7 +303,7 @@ TEST_CASE("layer 3: reading content and declared AI purposes against the resolve
   CHECK(read_as("AI_TRAINING", "/v0/content-lake/resources/" + w.resource + "?fields=id,title,rights")->status == 200);
   // Lists show every Resource; one whose rights do not allow the use comes without its content.
   auto listed = [&](const std::string& purpose) {
-    auto page = parse(read_as(purpose, "/v0/content-lake/resources?work_id=" + w.work));
+    auto page = json_object_of(read_as(purpose, "/v0/content-lake/resources?work_id=" + w.work));
     REQUIRE(page.at("resources").as_array().size() == 1);
     return page.at("resources").as_array()[0].as_object();
   };
@@ -330,5 +326,5 @@ TEST_CASE("layer 3: a contract that prohibits ACCESS blocks reading the content,
   CHECK(refused->body.find("ACCESS") != std::string::npos);
   auto metadata = get_with_token(w.port(), "/v0/content-lake/resources/" + w.resource + "?fields=id,title,rights", w.token);
   CHECK(metadata->status == 200);
-  CHECK_FALSE(parse(metadata).at("rights").at_pointer("/usable").as_bool());
+  CHECK_FALSE(json_object_of(metadata).at("rights").at_pointer("/usable").as_bool());
 }
