@@ -183,7 +183,7 @@ void plan_get_contract(caf::event_based_actor* self, std::shared_ptr<const reque
       [self, ctx, done, id, version, mask](fetch_outcome& found) {
         if (!found.found) {
           if (version == 0)
-            return answer_miss(self, ctx, id, domain::error_id::contract_not_found, "contract", done);
+            return done(not_found(domain::error_id::contract_not_found, "contract", id));
           return done(domain::api_reply::failure(domain::error_id::contract_not_found,
                                                  "The contract has no version " + std::to_string(version) + "."));
         }
@@ -228,7 +228,7 @@ void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<c
   self->request(ctx->actors->contracts, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id, std::int64_t{0})
     .then(
       [self, ctx, done, id](fetch_outcome& found) {
-        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::contract_not_found, "contract", done);
+        if (!found.found) return done(not_found(domain::error_id::contract_not_found, "contract", id));
         answer_list(self, ctx, storage::table::contract_versions, "versions", {{"contract", id}}, nullptr, done,
                     presenter(ctx), id + '\0');
       },

@@ -7,6 +7,7 @@
 #include "domain/resource.hpp"
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
+#include "domain/layer3.hpp"
 #include "domain/page_token.hpp"
 #include "domain/records.hpp"
 
@@ -188,13 +189,14 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
 }
 
 domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
-                                  const std::string& tenant, int status, const std::string& record) {
+                                  const std::string& tenant, int status, const std::string& record,
+                                  const domain::content_use& use) {
   auto work = record_field(record, "work_id");
   auto now = unix_ms() / 1000;
   auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : contract_records_for_work(tx, tenant, work),
                              policy, now);
   auto hash = domain::resource_hash(record, rights.digest_input);
-  auto r = json_reply(status, domain::compose_resource(record, rights.json, hash));
+  auto r = json_reply(status, domain::content_as_allowed(domain::compose_resource(record, rights.json, hash), rights, use));
   r.headers.emplace_back("ETag", "\"" + hash + "\"");
   r.headers.emplace_back("Cache-Control", "no-store");
   return r;
@@ -205,18 +207,9 @@ std::shared_ptr<const domain::platform_policy> write_policy(const request_contex
   return std::make_shared<const domain::platform_policy>();
 }
 
-void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,
-                 domain::error_id missing, const std::string& what, reply_fn done) {
+domain::api_reply not_found(domain::error_id missing, const std::string& what, const std::string& id) {
   auto shown = id.size() > 64 ? id.substr(0, 64) + "..." : id;
-  self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::id_index, id)
-    .then(
-      [done, missing, what, shown, ctx](fetch_outcome& owner) {
-        if (owner.found && owner.json != ctx->who.tenant_id)
-          return done(domain::api_reply::failure(domain::error_id::tenant_mismatch,
-                                                 "The " + what + " " + shown + " belongs to another tenant."));
-        done(domain::api_reply::failure(missing, "No " + what + " " + shown + " exists in this tenant."));
-      },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+  return domain::api_reply::failure(missing, "No " + what + " " + shown + " exists in this tenant.");
 }
 
 void answer_list(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
@@ -272,7 +265,7 @@ void answer_record(caf::event_based_actor* self, const std::shared_ptr<const req
   self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, t, storage::tenant_key(ctx->who.tenant_id, id))
     .then(
       [self, ctx, done, id, missing, what](fetch_outcome& found) {
-        if (!found.found) return answer_miss(self, ctx, id, missing, what, done);
+        if (!found.found) return done(not_found(missing, what, id));
         auto r = json_reply(200, std::move(found.json));
         r.headers.emplace_back("Cache-Control", "private, max-age=1");
         done(std::move(r));
@@ -294,14 +287,20 @@ void with_rights(caf::event_based_actor* self, const std::shared_ptr<const reque
           [done](caf::error&) { done(backend_unavailable("rights resolver")); });
 }
 
+std::variant<domain::content_use, domain::api_reply> request_use(const request_context& ctx) {
+  auto parsed = domain::parse_content_use(ctx.request.usage_purpose);
+  if (auto* e = std::get_if<domain::api_error>(&parsed)) return domain::api_reply::from(std::move(*e));
+  return std::get<domain::content_use>(parsed);
+}
+
 void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                       const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
-  auto parsed = domain::parse_content_use(ctx->request.usage_purpose);
-  if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+  auto parsed = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
   with_rights(
     self, ctx, work_id,
     [k, done, use = std::get<domain::content_use>(parsed)](const domain::resolved_rights& rights) {
-      if (auto refusal = domain::check_content_use(rights, use)) return done(domain::api_reply::from(std::move(*refusal)));
+      if (auto refusal = domain::refuse_content(rights, use, true)) return done(domain::api_reply::from(std::move(*refusal)));
       k(rights);
     },
     done);

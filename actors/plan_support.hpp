@@ -58,9 +58,16 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
                 std::function<void()> after_commit = {});
 
 /// The answer of a Resource write: `record` with rights resolved inside `tx` (its contracts as the
-/// transaction sees them) under `policy`, its `hash` as `ETag`, `Cache-Control: no-store`.
+/// transaction sees them) under `policy`, its `hash` as `ETag`, `Cache-Control: no-store`; without
+/// its content when those rights do not allow the request's `use` (layer 3: a PATCH of the title
+/// must not hand out content its caller may not read).
 domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
-                                  const std::string& tenant, int status, const std::string& record);
+                                  const std::string& tenant, int status, const std::string& record,
+                                  const domain::content_use& use);
+
+/// The use of content the request declares (`X-Usage-Purpose`; none: a plain read), or the 400
+/// that refuses a malformed header.
+std::variant<domain::content_use, domain::api_reply> request_use(const request_context& ctx);
 
 /// The policy a write resolves rights with (the resolver's, published in `ctx->actors`).
 std::shared_ptr<const domain::platform_policy> write_policy(const request_context& ctx);
@@ -69,10 +76,9 @@ std::shared_ptr<const domain::platform_policy> write_policy(const request_contex
 void log_change(storage::write_txn& tx, const std::string& tenant, const std::string& op, const std::string& kind,
                 const std::string& id);
 
-/// Answers a miss in the caller's tenant: 403 TENANT_MISMATCH when `id` exists in another tenant,
-/// otherwise `missing` (404).
-void answer_miss(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,
-                 domain::error_id missing, const std::string& what, reply_fn done);
+/// The answer for an id the caller's tenant does not hold: `missing` (404), worded the same
+/// whether the id exists in another tenant or nowhere, so no answer confirms another tenant's id.
+domain::api_reply not_found(domain::error_id missing, const std::string& what, const std::string& id);
 
 /// Answers a list route: `page_size` and `page_token` (bound to the tenant, `collection` and
 /// `filters`), a scan of the tenant's part of `t` in key order keeping what `keep` accepts (all
@@ -120,7 +126,7 @@ void with_readable(caf::event_based_actor* self, const std::shared_ptr<const req
                    std::function<void(std::shared_ptr<const std::vector<std::string>>)> k, reply_fn done);
 
 /// Answers the record `id` of the caller's tenant from `t` (200, `Cache-Control: private,
-/// max-age=1`), or the miss (`missing` 404 / 403 TENANT_MISMATCH).
+/// max-age=1`), or `missing` (404, also for another tenant's id).
 void answer_record(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
                    const std::string& id, domain::error_id missing, const std::string& what, reply_fn done);
 

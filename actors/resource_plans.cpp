@@ -9,6 +9,7 @@
 #include "domain/content_format.hpp"
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
+#include "domain/layer3.hpp"
 #include "domain/negotiation.hpp"
 #include "domain/page_token.hpp"
 #include "domain/records.hpp"
@@ -61,8 +62,11 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
   ids.created = ids.updated = domain::iso8601_now();
   auto outcome = std::make_shared<write_outcome>();
   auto who = ctx->who;
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(purpose);
   auto policy = write_policy(*ctx);
-  storage::mutation create = [d, ids, who, outcome, policy](storage::write_txn& tx) mutable {
+  storage::mutation create = [d, ids, who, outcome, policy, use](storage::write_txn& tx) mutable {
     auto refuse = [&](domain::error_id id, std::string field, std::string why) {
       outcome->refusal = domain::api_error{id, "The Resource cannot be created: " + why + ".", {{field, why}}};
       return false;
@@ -94,7 +98,7 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
     tx.put(storage::table::grants_by_principal, grant_by_principal_key(ids.tenant, who.subject, ids.id), "owner");
     record_activity(tx, who, d->activity_type, "resource", ids.id, d->agents, d->tooling, ids.created);
     log_change(tx, ids.tenant, "create", "resource", ids.id);
-    outcome->reply = resource_answer(tx, *policy, ids.tenant, 201, record);
+    outcome->reply = resource_answer(tx, *policy, ids.tenant, 201, record, use);
     outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + ids.id);
     return true;
   };
@@ -102,6 +106,41 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
 }
 
 namespace {
+
+/// Presents stored Resource records as list items: each with its `rights` (resolved now, all in
+/// one ask) and `hash`, and as `use` may see it (layer 3: without content the rights do not
+/// allow). `summary` items (a version list) never carry content or an update_token.
+item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
+                              domain::content_use use, bool summary) {
+  return [self, ctx, use, summary](std::vector<std::string> records,
+                                   std::function<void(std::optional<std::vector<std::string>>)> k) {
+    if (records.empty()) return k(std::move(records));
+    if (!ctx->actors->rights) return k(std::nullopt);
+    std::vector<std::string> works;
+    for (const auto& r : records) works.push_back(record_field(r, "work_id"));
+    auto shared = std::make_shared<std::vector<std::string>>(std::move(records));
+    self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
+      .then(
+        [shared, k, use, summary](std::vector<domain::resolved_rights>& rights) {
+          std::vector<std::string> items;
+          for (std::size_t i = 0; i < shared->size(); ++i) {
+            const auto& record = (*shared)[i];
+            auto item = domain::content_as_allowed(
+              domain::compose_resource(record, rights[i].json, domain::resource_hash(record, rights[i].digest_input)),
+              rights[i], use);
+            if (summary) {
+              auto o = json::parse(item).as_object();
+              o.erase("content");
+              o.erase("update_token");
+              item = json::serialize(o);
+            }
+            items.push_back(std::move(item));
+          }
+          k(std::move(items));
+        },
+        [k](caf::error&) { k(std::nullopt); });
+  };
+}
 
 /// NDJSON: one content block per line, produced one chunk at a time from the parsed record.
 domain::api_reply ndjson_reply(const std::string& record) {
@@ -140,24 +179,24 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
                                              "rights.commercial_terms needs.",
                                              {{"fields", "rights.commercial_terms requires contracts.commercial.read"}}));
   }
-  auto purpose = domain::parse_content_use(ctx->request.usage_purpose);
-  if (auto* e = std::get_if<domain::api_error>(&purpose)) return done(domain::api_reply::from(std::move(*e)));
-  // Reading content is a use of it (layer 3); a metadata-only field mask is not.
-  bool uses_content = rendering != domain::rendering::json || !mask || mask->all || mask->names("content");
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  // Reading content, or anything derived from it, is a use of it (layer 3); a metadata-only
+  // field mask is not.
+  bool uses_content = rendering != domain::rendering::json || domain::reveals_content(mask ? &*mask : nullptr);
   auto use = std::get<domain::content_use>(purpose);
   if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
   auto version = query_param(ctx->request.query, "version");
   auto on_record = [self, ctx, done, id, mask, rendering, version, uses_content, use](fetch_outcome& found) {
         if (!found.found)
-          return version.empty() ? answer_miss(self, ctx, id, domain::error_id::resource_not_found, "Resource", done)
-                                 : answer_miss(self, ctx, id, domain::error_id::version_not_found, "Resource version", done);
+          return version.empty() ? done(not_found(domain::error_id::resource_not_found, "Resource", id))
+                                 : done(not_found(domain::error_id::version_not_found, "Resource version", id));
         auto record = std::make_shared<std::string>(std::move(found.json));
         with_rights(
             self, ctx, record_field(*record, "work_id"),
             [self, ctx, done, record, mask, rendering, uses_content, use](const domain::resolved_rights& rights) {
-              if (uses_content)
-                if (auto refusal = domain::check_content_use(rights, use))
-                  return done(domain::api_reply::from(std::move(*refusal)));
+              if (auto refusal = domain::refuse_content(rights, use, uses_content))
+                return done(domain::api_reply::from(std::move(*refusal)));
               domain::api_reply r;
               // The body depends on the token (tenant, rights), so shared caches must not keep it.
               r.headers.emplace_back("Cache-Control", "private, max-age=1");
@@ -189,7 +228,7 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
               stitch_resource(self, ctx, *mask, object,
                               [done, object, mask, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
                                 if (failure) return done(std::move(*failure));
-                                r.body = json::serialize(domain::apply_field_mask(*object, *mask));
+                                r.body = json::serialize(domain::apply_resource_mask(*object, *mask));
                                 done(std::move(r));
                               });
             },
@@ -227,8 +266,11 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
   std::string work_id = ctx->param("id");
   auto outcome = std::make_shared<write_outcome>();
   auto who = ctx->who;
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(purpose);
   auto policy = write_policy(*ctx);
-  storage::mutation promote = [who, resource_id, work_id, outcome, policy](storage::write_txn& tx) {
+  storage::mutation promote = [who, resource_id, work_id, outcome, policy, use](storage::write_txn& tx) {
     auto refuse = [&](domain::error_id id, std::string field, std::string why) {
       outcome->refusal = domain::api_error{id, "The Resource cannot be promoted: " + why + ".", {{field, why}}};
       return false;
@@ -244,7 +286,7 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
     tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, resource_id), record);
     record_activity(tx, who, "PROMOTION", "resource", resource_id, {}, {}, at);
     log_change(tx, who.tenant_id, "promote", "resource", resource_id);
-    outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record);
+    outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
     return true;
   };
   with_access(
@@ -285,40 +327,15 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
   if (!staged.empty() && staged != "true" && staged != "false")
     return done(domain::api_reply::failure(domain::error_id::invalid_argument, "staged must be true or false.",
                                            {{"staged", "true or false"}}));
-  auto purpose = domain::parse_content_use(ctx->request.usage_purpose);
-  if (auto* e = std::get_if<domain::api_error>(&purpose)) return done(domain::api_reply::from(std::move(*e)));
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
   auto use = std::get<domain::content_use>(purpose);
   std::vector<std::pair<std::string, std::string>> filters;
   if (!work.empty()) filters.emplace_back("work_id", work);
   if (!type.empty()) filters.emplace_back("type", type);
   if (!language.empty()) filters.emplace_back("language", language);
   if (!staged.empty()) filters.emplace_back("staged", staged);
-  item_presenter present = [self, ctx, use](std::vector<std::string> records,
-                                            std::function<void(std::optional<std::vector<std::string>>)> k) {
-    if (records.empty()) return k(std::move(records));
-    std::vector<std::string> works;
-    for (const auto& r : records) works.push_back(record_field(r, "work_id"));
-    auto shared = std::make_shared<std::vector<std::string>>(std::move(records));
-    self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
-      .then(
-        [shared, k, use](std::vector<domain::resolved_rights>& rights) {
-          std::vector<std::string> items;
-          for (std::size_t i = 0; i < shared->size(); ++i) {
-            auto item = domain::compose_resource((*shared)[i], rights[i].json,
-                                                 domain::resource_hash((*shared)[i], rights[i].digest_input));
-            // Layer 3: an item whose rights do not allow this use of its content is listed
-            // without `content` (its metadata and rights still say why).
-            if (domain::check_content_use(rights[i], use)) {
-              auto object = json::parse(item).as_object();
-              object.erase("content");
-              item = json::serialize(object);
-            }
-            items.push_back(std::move(item));
-          }
-          k(std::move(items));
-        },
-        [k](caf::error&) { k(std::nullopt); });
-  };
+  item_presenter present = resource_items(self, ctx, use, false);
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
   with_readable(
     self, ctx,
@@ -366,8 +383,11 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
   auto id = ctx->param("id");
   auto who = ctx->who;
   auto outcome = std::make_shared<write_outcome>();
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(purpose);
   auto policy = write_policy(*ctx);
-  storage::mutation update = [who, id, body, replacement, outcome, policy](storage::write_txn& tx) {
+  storage::mutation update = [who, id, body, replacement, outcome, policy, use](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
       return false;
@@ -401,7 +421,7 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
     if (auto* work = cur.if_contains("work_id")) change.draft.work_id = std::string{work->as_string()};
     auto record = domain::resource_record_json(change.draft, ids, domain::random_id("upd_"));
     tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, id), record);
-    outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record);
+    outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
     record_activity(tx, who, "UPDATE", "resource", id, change.draft.agents, change.draft.tooling, ids.updated);
     log_change(tx, who.tenant_id, "update", "resource", id);
     return true;
@@ -445,8 +465,11 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
   auto id = ctx->param("id");
   auto who = ctx->who;
   auto outcome = std::make_shared<write_outcome>();
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(purpose);
   auto policy = write_policy(*ctx);
-  storage::mutation snapshot = [who, id, outcome, policy](storage::write_txn& tx) {
+  storage::mutation snapshot = [who, id, outcome, policy, use](storage::write_txn& tx) {
     auto current = tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id));
     if (!current) {
       outcome->refusal = domain::api_error{domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}};
@@ -455,7 +478,7 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
     auto version = record_field(*current, "version");
     auto key = version_key(who.tenant_id, id, version);
     auto answer = [&](int status, const std::string& record) {
-      outcome->reply = resource_answer(tx, *policy, who.tenant_id, status, record);
+      outcome->reply = resource_answer(tx, *policy, who.tenant_id, status, record, use);
       outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);
       return true;
     };
@@ -476,21 +499,15 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
 
 void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   auto id = ctx->param("id");
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(purpose);
   with_access(
     self, ctx, id, domain::access_role::reader,
-      [self, ctx, done, id](domain::access_role) {
-        // Summaries: each snapshot without its content (read one with ?version= for that).
-        item_presenter summarize = [](std::vector<std::string> records,
-                                      std::function<void(std::optional<std::vector<std::string>>)> k) {
-          std::vector<std::string> items;
-          for (auto& r : records) {
-            auto o = json::parse(r).as_object();
-            o.erase("content");
-            o.erase("update_token");
-            items.push_back(json::serialize(o));
-          }
-          k(std::move(items));
-        };
+      [self, ctx, done, id, use](domain::access_role) {
+        // Summaries: each snapshot without its content (read one with ?version= for that), with
+        // its rights as a `?version=` read resolves them.
+        auto summarize = resource_items(self, ctx, use, true);
         answer_list(self, ctx, storage::table::versions, "versions", {{"resource_id", id}}, nullptr, done,
                     std::move(summarize), id + '\0');
       },

@@ -75,7 +75,7 @@ void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const reque
                 storage::tenant_key(ctx->who.tenant_id, id))
     .then(
       [self, ctx, done, id](fetch_outcome& found) {
-        if (!found.found) return answer_miss(self, ctx, id, domain::error_id::activity_not_found, "Activity", done);
+        if (!found.found) return done(not_found(domain::error_id::activity_not_found, "Activity", id));
         auto record = std::make_shared<std::string>(std::move(found.json));
         auto answer = [done, record] {
           auto r = json_reply(200, std::move(*record));

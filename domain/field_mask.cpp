@@ -144,4 +144,17 @@ json::object apply_field_mask(const json::object& full, const field_mask& mask) 
   return std::move(out.as_object());
 }
 
+json::object apply_resource_mask(const json::object& full, const field_mask& mask) {
+  auto out = apply_field_mask(full, mask);
+  const auto* rights = full.if_contains("rights");
+  if (mask.all || !rights || !rights->is_object()) return out;
+  auto* shown = out.if_contains("rights");
+  if (!shown || !shown->is_object()) {
+    out["rights"] = *rights;
+  } else if (const auto* usable = rights->as_object().if_contains("usable")) {
+    shown->as_object()["usable"] = *usable;
+  }
+  return out;
+}
+
 }  // namespace cl::domain

@@ -39,4 +39,9 @@ std::variant<field_mask, api_error> parse_field_mask(std::string_view text, cons
 /// The parts of `full` the mask selects; paths traverse into arrays of objects element-wise.
 boost::json::object apply_field_mask(const boost::json::object& full, const field_mask& mask);
 
+/// A masked Resource read: what `mask` selects, and `rights` whatever the mask (spec 2.2: every
+/// read carries them). A mask naming parts of `rights` (`rights.usage_terms`) narrows `rights`
+/// to those parts plus `usable`.
+boost::json::object apply_resource_mask(const boost::json::object& full, const field_mask& mask);
+
 }  // namespace cl::domain

@@ -22,7 +22,8 @@ std::optional<std::string> idempotency_key_problem(std::string_view key);
 /// What makes two requests "the same" for a key: method, path, canonical query (parameters
 /// sorted), canonical body (a JSON body re-serialised with members sorted at every depth, so
 /// member order and whitespace do not matter; other bodies byte for byte), the caller's subject
-/// and its scopes (a replay never shows more than the retrying token may see). "sha256:<hex>".
+/// and its scopes (a replay never shows more than the retrying token may see), and the declared
+/// `X-Usage-Purpose` (it decides whether an answer shows content). "sha256:<hex>".
 std::string request_fingerprint(const api_request& request, std::string_view subject,
                                 const std::vector<std::string>& scopes);
 

@@ -214,8 +214,8 @@ TEST_CASE("contract reads and writes: scopes, validation, misses, tenancy, lists
   CHECK(reason(get_with_token(w.port(), "/v0/contracts/" + id + "?version=7", w.token)) == "CONTRACT_NOT_FOUND");
   CHECK(reason(get_with_token(w.port(), "/v0/contracts/" + id + "?version=zero", w.token)) == "INVALID_ARGUMENT");
   auto foreign = get_with_token(w.port(), "/v0/contracts/" + id, token_with(all_scopes, "t_other"));
-  CHECK(foreign->status == 403);
-  CHECK(reason(foreign) == "TENANT_MISMATCH");
+  CHECK(foreign->status == 404);
+  CHECK(reason(foreign) == "CONTRACT_NOT_FOUND");
 
   auto draft = contract_for(w.work);
   draft.replace(draft.find("\"ACTIVE\""), 8, "\"DRAFT\"");

@@ -74,3 +74,15 @@ TEST_CASE("array elements lacking a selected field stay objects", "[field_mask]"
   CHECK(terms[1].is_object());
   CHECK(terms[1].as_object().empty());
 }
+
+TEST_CASE("a masked Resource read always carries rights; naming parts of rights keeps usable", "[field_mask][rights]") {
+  auto title = apply_resource_mask(resource(), parse("title"));
+  CHECK(title.size() == 2);
+  CHECK(title.at("rights") == resource().at("rights"));
+  auto narrow = apply_resource_mask(resource(), parse("id,rights.contracts.id"));
+  const auto& rights = narrow.at("rights").as_object();
+  CHECK(rights.size() == 2);
+  CHECK(rights.at("usable").as_bool());
+  CHECK(json::serialize(rights.at("contracts")) == R"([{"id":"ctr_1"}])");
+  CHECK(apply_resource_mask(resource(), parse("*")) == resource());
+}

@@ -1,0 +1,216 @@
+// Layer 3 on every path that shows content or anything derived from its text, and `rights` on
+// every Resource representation. A sentinel word sits only in the content (inside an entity
+// mention, so the entity overlay carries it too); no answer to a caller whose use the rights do
+// not allow may contain it, whichever route or rendering is asked.
+
+#include "domain/base64url.hpp"
+#include "http/router.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/json_response.hpp"
+#include "tests/support/service_fixture.hpp"
+#include "tests/support/test_keys.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace cl::testing;
+namespace json = boost::json;
+
+namespace {
+
+const std::string sentinel = "Zebraquartz";
+const std::string scopes = "content-lake.read content-lake.write contracts.read contracts.write";
+
+using headers = std::vector<std::pair<std::string, std::string>>;
+
+/// A Work with one Resource whose content mentions the sentinel, one snapshot, and a contract
+/// with `usage` terms on the Work.
+struct fixture {
+  test_service svc;
+  std::string token = token_with(scopes);
+  std::string work, resource, version, contract, activity;
+
+  explicit fixture(const std::string& usage)
+    : svc([](cl::config::settings& s) {
+        s.rate_limit.requests_per_second = 1e6;  // the sweeps send hundreds of reads at once
+        s.rate_limit.burst = 1e6;
+      }) {
+    work = id_of(post_json(port(), "/v0/content-lake/works", token, R"({"title":"Tides"})"));
+    auto created = json_object_of(post_json(
+      port(), "/v0/content-lake/resources", token,
+      R"({"title":"Spring tides","type":"CHAPTER","language":"en","work_id":")" + work
+        + R"(","content":{"format":"cl.content/1","blocks":[{"type":"paragraph","key":"p1",)"
+          R"("mark_defs":[{"key":"m1","type":"entity","entity_id":"ent_x","entity_type":"PLACE"}],)"
+          R"("children":[{"type":"span","text":"Seven metres at )"
+        + sentinel + R"(","marks":["m1"]}]}]}})"));
+    resource = std::string{created.at("id").as_string()};
+    version = std::string{created.at("version").as_string()};
+    contract = id_of(post_json(port(), "/v0/contracts", token,
+                               R"({"title":"Rights","status":"ACTIVE","valid_from":"2020-01-01T00:00:00Z","work_ids":[")"
+                                 + work + R"("],"territorial_rights":[{"worldwide":true,"status":"PERMITTED"}],"usage_terms":)"
+                                 + usage + "}"));
+    activity = std::string{json_object_of(get_with_token(port(), "/v0/content-lake/activities", token))
+                             .at("activities")
+                             .as_array()[0]
+                             .as_object()
+                             .at("id")
+                             .as_string()};
+  }
+
+  unsigned short port() { return svc.port(); }
+
+  static std::string id_of(const std::optional<http_response>& r) {
+    REQUIRE(r);
+    INFO(r->body);
+    REQUIRE(r->status / 100 == 2);
+    return std::string{json::parse(r->body).as_object().at("id").as_string()};
+  }
+
+  std::string unit() { return "cu_" + cl::domain::base64url_encode(resource + "/p1"); }
+
+  std::optional<http_response> get(const std::string& target, const headers& extra = {}) {
+    headers h = {{"Authorization", "Bearer " + token}};
+    h.insert(h.end(), extra.begin(), extra.end());
+    return http_request(port(), "GET", target, h);
+  }
+
+  /// Every GET route of the router with its path parameters filled with this fixture's ids, and
+  /// each with the query strings that select content, renderings and snapshots.
+  std::vector<std::string> every_read() {
+    std::vector<std::string> targets;
+    for (const auto& r : cl::http::route_table()) {
+      if (r.method != "GET") continue;
+      std::string path{r.path_template};
+      auto fill = [&](const std::string& name, const std::string& value) {
+        if (auto at = path.find(name); at != std::string::npos) path.replace(at, name.size(), value);
+      };
+      if (path.find("/content-units/{id}") != std::string::npos) fill("{id}", unit());
+      if (path.find("/works/{id}") != std::string::npos) fill("{id}", work);
+      if (path.find("/activities/{id}") != std::string::npos) fill("{id}", activity);
+      if (path.find("/contracts/{id}") != std::string::npos) fill("{id}", contract);
+      fill("{id}", resource);
+      fill("{principal}", "u_alice");
+      for (const char* query : {"", "?fields=*", "?fields=entities", "?fields=content", "?fields=id,entities.entities",
+                                "?format=ndjson", "?format=markdown", "?resource_id=", "?version="}) {
+        std::string q = query;
+        if (q == "?resource_id=") q += resource;
+        if (q == "?version=") q += version;
+        targets.push_back(path + q);
+      }
+    }
+    return targets;
+  }
+};
+
+/// Every read in `f.every_read()` with `extra` headers: none may show the sentinel.
+void no_read_shows_the_content(fixture& f, const headers& extra) {
+  int answered = 0;
+  for (const auto& target : f.every_read()) {
+    INFO(target);
+    auto r = f.get(target, extra);
+    REQUIRE(r);
+    CHECK(r->body.find(sentinel) == std::string::npos);
+    if (r->status == 200) ++answered;
+  }
+  CHECK(answered > 10);  // metadata reads still answer
+}
+
+/// The refused reads of content, each 403 USAGE_PROHIBITED.
+void content_reads_are_refused(fixture& f, const headers& extra) {
+  auto base = "/v0/content-lake/resources/" + f.resource;
+  for (const auto& target :
+       {base, base + "?fields=entities", base + "?fields=entities.entities", base + "?fields=*", base + "?fields=content",
+        base + "?fields=id,content.blocks", base + "?format=ndjson", base + "?format=markdown",
+        base + "?version=" + f.version, base + "/entities", "/v0/content-lake/content-units?resource_id=" + f.resource,
+        "/v0/content-lake/content-units/" + f.unit()}) {
+    INFO(target);
+    auto r = f.get(target, extra);
+    REQUIRE(r);
+    CHECK(r->status == 403);
+    CHECK(reason_of(*r) == "USAGE_PROHIBITED");
+  }
+}
+
+/// Writes answer with the Resource; those answers must not hand out the content either.
+void write_answers_withhold_the_content(fixture& f, const headers& extra) {
+  auto base = "/v0/content-lake/resources/" + f.resource;
+  auto token = json_object_of(f.get(base + "?fields=update_token", extra)).at("update_token").as_string();
+  headers h = {{"Authorization", "Bearer " + f.token}, {"Content-Type", "application/json"}};
+  h.insert(h.end(), extra.begin(), extra.end());
+  auto patched = http_request(f.port(), "PATCH", base, h,
+                              R"({"title":"Neap tides","update_token":")" + std::string{token} + "\"}");
+  REQUIRE(patched);
+  CHECK(patched->status == 200);
+  CHECK(patched->body.find(sentinel) == std::string::npos);
+  CHECK(json_object_of(patched).contains("rights"));
+  auto snapshot = http_request(f.port(), "POST", base + "/versions", h, "");
+  REQUIRE(snapshot);
+  CHECK(snapshot->status / 100 == 2);
+  CHECK(snapshot->body.find(sentinel) == std::string::npos);
+  auto list = f.get("/v0/content-lake/resources", extra);
+  REQUIRE(list->status == 200);
+  CHECK(list->body.find(sentinel) == std::string::npos);
+  auto item = json_object_of(list).at("resources").as_array()[0].as_object();
+  CHECK_FALSE(item.contains("content"));
+  CHECK(item.contains("rights"));
+}
+
+}  // namespace
+
+TEST_CASE("a contract prohibiting ACCESS and DISPLAY keeps the content out of every answer", "[layer3]") {
+  fixture f(R"([{"usage_type":"ACCESS","status":"PROHIBITED"},{"usage_type":"DISPLAY","status":"PROHIBITED"}])");
+  content_reads_are_refused(f, {});
+  no_read_shows_the_content(f, {});
+  write_answers_withhold_the_content(f, {});
+  // Metadata stays readable and says why.
+  auto meta = json_object_of(f.get("/v0/content-lake/resources/" + f.resource + "?fields=id,title"));
+  CHECK_FALSE(meta.at("rights").at("usable").as_bool());
+}
+
+TEST_CASE("a declared AI purpose that nothing permits keeps the content out of every answer", "[layer3]") {
+  fixture f(R"([{"usage_type":"ACCESS","status":"PERMITTED"},{"usage_type":"DISPLAY","status":"PERMITTED"}])");
+  // The same reads without a declared purpose do show the content: the sentinel can be found.
+  auto plain = f.get("/v0/content-lake/resources/" + f.resource + "?fields=entities");
+  REQUIRE(plain->status == 200);
+  CHECK(plain->body.find(sentinel) != std::string::npos);
+  CHECK(f.get("/v0/content-lake/resources/" + f.resource + "?format=markdown")->body.find(sentinel) != std::string::npos);
+
+  headers training = {{"X-Usage-Purpose", "AI_TRAINING"}};
+  content_reads_are_refused(f, training);
+  no_read_shows_the_content(f, training);
+  write_answers_withhold_the_content(f, training);
+  headers retrieval = {{"X-Usage-Purpose", "AI_RETRIEVAL; method=MCP"}};
+  content_reads_are_refused(f, retrieval);
+  no_read_shows_the_content(f, retrieval);
+}
+
+TEST_CASE("every Resource representation carries rights, masked reads and version lists included", "[layer3][fields]") {
+  fixture f(R"([{"usage_type":"ACCESS","status":"PERMITTED"}])");
+  auto base = "/v0/content-lake/resources/" + f.resource;
+  auto full = json_object_of(f.get(base)).at("rights").as_object();
+
+  auto title = json_object_of(f.get(base + "?fields=title"));
+  CHECK(title.size() == 2);
+  CHECK(title.at("title").as_string() == "Spring tides");
+  CHECK(title.at("rights").as_object() == full);
+
+  // A mask naming parts of rights narrows rights to them, plus the one-glance verdict.
+  auto narrow = json_object_of(f.get(base + "?fields=id,rights.usage_terms"));
+  auto rights = narrow.at("rights").as_object();
+  CHECK(rights.size() == 2);
+  CHECK(rights.at("usage_terms") == full.at("usage_terms"));
+  CHECK(rights.at("usable") == full.at("usable"));
+  auto basis = json_object_of(f.get(base + "?fields=rights.basis.contract_id")).at("rights").as_object();
+  CHECK(basis.size() == 2);
+  CHECK(basis.at("basis").as_array()[0].as_object().at("contract_id").as_string() == f.contract);
+
+  auto versions = json_object_of(f.get(base + "/versions")).at("versions").as_array();
+  REQUIRE(versions.size() == 1);
+  auto item = versions[0].as_object();
+  CHECK(item.at("rights").as_object().at("basis") == full.at("basis"));
+  CHECK(item.contains("hash"));
+  CHECK_FALSE(item.contains("content"));
+  CHECK_FALSE(item.contains("update_token"));
+}
