@@ -93,7 +93,10 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
                                            {{"/role", "one of reader, writer, owner"}}));
   auto who = ctx->who;
   auto outcome = std::make_shared<write_outcome>();
-  storage::mutation grant = [who, id, principal, role = *role, outcome](storage::write_txn& tx) {
+  // Granting or taking away the owner role is a sensitive human-only operation (spec 5.4).
+  auto granting_owner = *role == domain::access_role::owner;
+  auto revoking_owner = sensitive_refusal(*ctx, "take the owner role away");
+  storage::mutation grant = [who, id, principal, role = *role, outcome, revoking_owner](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
       return false;
@@ -103,8 +106,9 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
     auto key = grant_key(who.tenant_id, id, principal);
     auto existing = tx.get(storage::table::grants, key);
     auto before = existing ? domain::parse_grant(*existing) : std::nullopt;
-    if (before && before->role == domain::access_role::owner && role != domain::access_role::owner
-        && !another_owner(tx, who.tenant_id, id, principal))
+    bool demotes_owner = before && before->role == domain::access_role::owner && role != domain::access_role::owner;
+    if (demotes_owner && revoking_owner) return outcome->refuse_unstored(*revoking_owner);
+    if (demotes_owner && !another_owner(tx, who.tenant_id, id, principal))
       return refuse({domain::error_id::last_owner, "The Resource would be left without an owner.",
                      {{"/role", principal + " is its only owner"}}});
     domain::access_grant g{id, principal, role, who.subject, domain::iso8601_now()};
@@ -123,7 +127,10 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
   };
   with_access(
     self, ctx, id, domain::access_role::owner,
-    [self, ctx, done, principal, write = std::move(write)](domain::access_role) mutable {
+    [self, ctx, done, principal, granting_owner, write = std::move(write)](domain::access_role) mutable {
+      if (granting_owner)
+        if (auto refusal = sensitive_refusal(*ctx, "grant the owner role"))
+          return done(domain::api_reply::from(std::move(*refusal)));
       if (principal.rfind("g_", 0) != 0) return write();
       // A group must be in the directory: a grant to a misspelt group would silently grant nothing.
       if (!ctx->actors->access) return done(backend_unavailable("access"));
@@ -147,7 +154,8 @@ void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const reque
   if (auto refusal = malformed_principal(principal)) return done(std::move(*refusal));
   auto who = ctx->who;
   auto outcome = std::make_shared<write_outcome>();
-  storage::mutation revoke = [who, id, principal, outcome](storage::write_txn& tx) {
+  auto revoking_owner = sensitive_refusal(*ctx, "take the owner role away");
+  storage::mutation revoke = [who, id, principal, outcome, revoking_owner](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
       return false;
@@ -157,6 +165,7 @@ void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const reque
     if (!existing)
       return refuse({domain::error_id::grant_not_found, "The Resource has no grant for " + principal + ".", {}});
     auto g = domain::parse_grant(*existing);
+    if (g && g->role == domain::access_role::owner && revoking_owner) return outcome->refuse_unstored(*revoking_owner);
     if (g && g->role == domain::access_role::owner && !another_owner(tx, who.tenant_id, id, principal))
       return refuse({domain::error_id::last_owner, "The Resource would be left without an owner.",
                      {{"principal", principal + " is its only owner"}}});

@@ -74,6 +74,17 @@ domain::api_reply contract_answer(bool commercial, const std::string& id, const 
   return r;
 }
 
+/// 403 SCOPE_MISSING for a body that names commercial terms from a caller that may not see them:
+/// setting or changing them needs the scope (a writer without it cannot even tell what it would
+/// overwrite, so every such body is refused, equal or not).
+std::optional<domain::api_reply> commercial_without_scope(const request_context& ctx, const json::object& body) {
+  if (!body.contains("commercial_terms") || sees_commercial(ctx)) return std::nullopt;
+  return domain::api_reply::failure(domain::error_id::scope_missing,
+                                    std::string{"The token does not carry the scope "} + commercial_scope
+                                      + ", which setting or changing commercial terms needs.",
+                                    {{"/commercial_terms", std::string{"requires "} + commercial_scope}});
+}
+
 /// Sends `m` to the writer; after the commit, bumps the rights epoch (cached resolutions used
 /// the old contract) and answers what the mutation decided.
 void write_contract(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
@@ -90,7 +101,11 @@ void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const re
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed_body)) return done(std::move(*refusal));
   auto parsed = domain::parse_contract(std::get<json::object>(parsed_body), false);
   if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+  if (auto refusal = commercial_without_scope(*ctx, std::get<json::object>(parsed_body))) return done(std::move(*refusal));
   auto draft = std::make_shared<domain::contract_draft>(std::move(std::get<domain::contract_draft>(parsed)));
+  if (!draft->commercial_json.empty())
+    if (auto refusal = sensitive_refusal(*ctx, "write commercial terms"))
+      return done(domain::api_reply::from(std::move(*refusal)));
   auto id = domain::random_id("ctr_");
   auto at = domain::iso8601_now();
   auto outcome = std::make_shared<write_outcome>();
@@ -116,6 +131,7 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
   const auto& body = std::get<json::object>(parsed_body);
   auto parsed = domain::parse_contract(body, true);
   if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+  if (auto refusal = commercial_without_scope(*ctx, body)) return done(std::move(*refusal));
   auto* token = body.if_contains("update_token");
   if (!token || !token->is_string())
     return done(domain::api_reply::failure(domain::error_id::invalid_argument,
@@ -128,7 +144,9 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
   auto outcome = std::make_shared<write_outcome>();
   auto who = ctx->who;
   auto commercial = sees_commercial(*ctx);
-  storage::mutation next = [who, id, at, draft, expected, outcome, commercial](storage::write_txn& tx) {
+  auto writing_commercial = sensitive_refusal(*ctx, "write commercial terms");
+  storage::mutation next = [who, id, at, draft, expected, outcome, commercial,
+                            writing_commercial](storage::write_txn& tx) {
     auto current = tx.get(storage::table::contracts, storage::tenant_key(who.tenant_id, id));
     if (!current) {
       outcome->refusal = domain::api_error{domain::error_id::contract_not_found,
@@ -141,11 +159,18 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
                                            "The contract changed since it was read; read it again and retry.", {}};
       return false;
     }
-    if ((outcome->refusal = missing_work(tx, who.tenant_id, draft->terms.work_ids))) return false;
+    // Commercial terms: a caller without the scope carries the previous version's forward
+    // unchanged (it could not read them, so it cannot have meant to drop them); a caller with it
+    // replaces them, and changing them is a sensitive human-only operation.
+    auto terms = *draft;
+    auto previous = domain::commercial_terms_of(*current);
+    if (!commercial) terms.commercial_json = previous;
+    else if (terms.commercial_json != previous && writing_commercial) return outcome->refuse_unstored(*writing_commercial);
+    if ((outcome->refusal = missing_work(tx, who.tenant_id, terms.terms.work_ids))) return false;
     auto version = old.at("version").as_int64() + 1;
-    auto record = domain::contract_record_json(*draft, id, version, std::string{old.at("created").as_string()}, at,
+    auto record = domain::contract_record_json(terms, id, version, std::string{old.at("created").as_string()}, at,
                                                domain::random_id("utk_"));
-    put_version(tx, who.tenant_id, id, version, draft->terms.work_ids, record);
+    put_version(tx, who.tenant_id, id, version, terms.terms.work_ids, record);
     record_activity(tx, who, "UPDATE", "contract", id, {}, {}, at);
     log_change(tx, who.tenant_id, "version", "contract", id);
     outcome->reply = contract_answer(commercial, id, record);

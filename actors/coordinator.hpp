@@ -48,6 +48,9 @@ struct request_context {
   std::shared_ptr<const domain::page_token_codec> page_tokens;  ///< for list routes
   /// Set on a write with an Idempotency-Key: `write_then` stores its answer with the write.
   std::shared_ptr<const idempotency_guard> idempotency;
+  /// Spec 5.4: how old a person's last sign-in may be for a sensitive operation
+  /// (`auth.recent_sign_in_seconds`).
+  std::int64_t recent_sign_in_seconds = 900;
 
   /// The value of path parameter `name` (empty if absent).
   const std::string& param(std::string_view name) const;
@@ -69,6 +72,7 @@ struct request_job {
   std::shared_ptr<deadline_watch> deadlines;
   std::shared_ptr<const domain::page_token_codec> page_tokens;
   std::int64_t idempotency_retention_ms = 24 * 3600 * 1000;
+  std::int64_t recent_sign_in_seconds = 900;  ///< see request_context
   reply_fn reply;
 };
 

@@ -8,7 +8,9 @@
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
+#include "domain/sign_in.hpp"
 #include "domain/page_token.hpp"
+#include "domain/query.hpp"
 #include "domain/records.hpp"
 
 #include <boost/json.hpp>
@@ -67,22 +69,8 @@ std::string query_param(std::string_view query, std::string_view name) {
     auto end = query.find('&', start);
     auto pair = query.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     auto eq = pair.find('=');
-    if (pair.substr(0, eq) == name) {
-      std::string out;
-      auto raw = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-      for (std::size_t i = 0; i < raw.size(); ++i) {
-        if (raw[i] == '+') {
-          out.push_back(' ');
-        } else if (raw[i] == '%' && i + 2 < raw.size() && std::isxdigit(static_cast<unsigned char>(raw[i + 1]))
-                   && std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
-          out.push_back(static_cast<char>(std::stoi(std::string{raw.substr(i + 1, 2)}, nullptr, 16)));
-          i += 2;
-        } else {
-          out.push_back(raw[i]);
-        }
-      }
-      return out;
-    }
+    if (domain::decode_query_component(pair.substr(0, eq)) == name)  // names are read decoded, as caches do
+      return domain::decode_query_component(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
@@ -148,7 +136,7 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
     domain::api_reply answer;
     if (kept && outcome->reply) {
       answer = *outcome->reply;
-    } else if (!kept && outcome->refusal && tx.writes() == before) {
+    } else if (!kept && outcome->refusal && outcome->store_refusal && tx.writes() == before) {
       answer = domain::api_reply::from(*outcome->refusal);  // a failure after execution began: stored too
     } else {
       return kept;  // nothing that can be stored faithfully: the write stands or falls alone
@@ -170,6 +158,7 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
   storage::mutation fresh = [m = std::move(m), outcome](storage::write_txn& tx) {
     outcome->refusal.reset();
     outcome->reply.reset();
+    outcome->store_refusal = true;
     return m(tx);
   };
   auto replay = std::make_shared<std::optional<domain::api_reply>>();
@@ -200,6 +189,10 @@ domain::api_reply resource_answer(const storage::write_txn& tx, const domain::pl
   r.headers.emplace_back("ETag", "\"" + hash + "\"");
   r.headers.emplace_back("Cache-Control", "no-store");
   return r;
+}
+
+std::optional<domain::api_error> sensitive_refusal(const request_context& ctx, std::string_view operation) {
+  return domain::recent_sign_in_refusal(ctx.who, unix_ms() / 1000, ctx.recent_sign_in_seconds, operation);
 }
 
 std::shared_ptr<const domain::platform_policy> write_policy(const request_context& ctx) {

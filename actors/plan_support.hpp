@@ -45,7 +45,21 @@ std::string record_activity(storage::write_txn& tx, const domain::principal& who
 struct write_outcome {
   std::optional<domain::api_error> refusal;
   std::optional<domain::api_reply> reply;
+  /// False for a refusal about the caller rather than the request (a stale sign-in): nothing is
+  /// stored under its Idempotency-Key, so the same request succeeds after signing in again.
+  bool store_refusal = true;
+
+  /// Refuses with `e`, not stored under the key; returns false (what a refusing mutation returns).
+  bool refuse_unstored(domain::api_error e) {
+    refusal = std::move(e);
+    store_refusal = false;
+    return false;
+  }
 };
+
+/// Spec 5.4 for this request's caller and `operation` (a sensitive human-only operation):
+/// nullopt when it may go ahead, else the 403 HUMAN_REQUIRED or 401 AUTH_STALE.
+std::optional<domain::api_error> sensitive_refusal(const request_context& ctx, std::string_view operation);
 
 /// Sends `m` to the writer; after the durable commit answers `outcome->reply` (calling
 /// `after_commit` first, e.g. to bump a cache epoch), or `outcome->refusal`, or 500 INTERNAL

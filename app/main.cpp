@@ -78,6 +78,9 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
   }
 }
 
+/// The `client_id` of a development token for a person when --client-id is not given.
+constexpr const char* development_client_id = "a_dev_cli";
+
 int token(const std::string& data_dir, const std::string& tenant, const std::string& sub, const std::string& scopes,
           const std::string& client_id, int ttl) {
   try {
@@ -87,7 +90,9 @@ int token(const std::string& data_dir, const std::string& tenant, const std::str
     req.kid = dev.kid;
     req.subject = sub;
     req.tenant_id = tenant;
-    req.client_id = client_id;
+    // A person's token names the application it came through; for development tokens that is a
+    // fixed one unless --client-id says otherwise.
+    req.client_id = client_id.empty() && sub.rfind("u_", 0) == 0 ? std::string{development_client_id} : client_id;
     std::istringstream in{scopes};
     for (std::string s; in >> s;) req.scopes.push_back(s);
     req.now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -123,7 +128,9 @@ int main(int argc, char** argv) {
   token_cmd->add_option("--sub", sub, "Principal: u_... (person) or a_... (application)")->required();
   token_cmd->add_option("--scopes", scopes, "Space-separated scopes, e.g. \"content-lake.read content-lake.write\"")
     ->required();
-  token_cmd->add_option("--client-id", client_id, "a_... application (defaults to --sub for a_ subjects)");
+  token_cmd->add_option("--client-id", client_id,
+                        std::string{"a_... application (default: the --sub itself for a_ subjects, "}
+                          + development_client_id + " for u_ subjects)");
   token_cmd->add_option("--ttl", ttl, "Lifetime in seconds, at most 3600")->check(CLI::Range(1, 3600));
   token_cmd->add_option("--data-dir", token_dir, "Data directory holding the development key (default ./var)");
 

@@ -26,6 +26,7 @@ struct auth_settings {
   int jwks_refetch_min_seconds = 30;  ///< unknown `kid`: at most one refetch per this interval
   int jwks_refresh_seconds = 300;     ///< jwks_url re-fetched this often regardless
   int token_cache_entries = 10000;
+  int recent_sign_in_seconds = 900;  ///< spec 5.4: sensitive operations need a sign-in this recent
 };
 
 struct rate_limit_settings {
@@ -36,6 +37,7 @@ struct rate_limit_settings {
 struct http_settings {
   std::size_t body_limit_bytes = 10 * 1024 * 1024;
   std::size_t header_limit_bytes = 16 * 1024;
+  int header_timeout_seconds = 10;  ///< a new connection's first request header must arrive within this
   int idle_timeout_seconds = 60;
   int read_timeout_seconds = 30;
   int max_connections = 1024;

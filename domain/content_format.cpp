@@ -222,69 +222,11 @@ private:
   std::set<std::string> keys_;
 };
 
-// -- Markdown -----------------------------------------------------------------------------------
-
-std::string escape_markdown(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '\\' || c == '*' || c == '_' || c == '`' || c == '[' || c == ']' || c == '<' || c == '>' || c == '|'
-        || c == '#' || c == '~')
-      out.push_back('\\');
-    out.push_back(c);
-  }
-  return out;
-}
-
 const json::object* find_def(const json::object& block, std::string_view key) {
   if (auto* defs = block.if_contains("mark_defs"))
     for (const auto& d : defs->as_array())
       if (sv(d.as_object().at("key").as_string()) == key) return &d.as_object();
   return nullptr;
-}
-
-std::string inline_markdown(const json::object& holder, const json::object& block) {
-  std::string out;
-  for (const auto& c : holder.at("children").as_array()) {
-    const auto& span = c.as_object();
-    std::string_view text = sv(span.at("text").as_string());
-    std::string piece;
-    bool is_code = false;
-    const json::object* link = nullptr;
-    std::vector<std::string_view> wraps;
-    if (auto* marks = span.if_contains("marks"))
-      for (const auto& m : marks->as_array()) {
-        auto name = sv(m.as_string());
-        if (name == "code") is_code = true;
-        else if (name == "strong") wraps.push_back("**");
-        else if (name == "em") wraps.push_back("_");
-        else if (name == "strike") wraps.push_back("~~");
-        else if (auto* def = find_def(block, name); def && def->at("type").as_string() == "link") link = def;
-      }
-    if (is_code) {
-      auto fence = std::string(text.find('`') == std::string_view::npos ? 1 : 2, '`');
-      piece = fence + (fence.size() > 1 ? " " : "") + std::string{text} + (fence.size() > 1 ? " " : "") + fence;
-    } else {
-      piece = escape_markdown(text);
-    }
-    if (!piece.empty())
-      for (auto w : wraps) piece = std::string{w} + piece + std::string{w};
-    if (link) piece = "[" + piece + "](" + std::string{sv(link->at("href").as_string())} + ")";
-    out += piece;
-  }
-  return out;
-}
-
-void list_markdown(std::string& out, const json::object& holder, const json::object& block, bool ordered,
-                   std::size_t depth) {
-  std::size_t n = 1;
-  for (const auto& item : holder.at("items").as_array()) {
-    out += std::string(depth * 3, ' ');
-    out += ordered ? std::to_string(n++) + ". " : "- ";
-    out += inline_markdown(item.as_object(), block);
-    out += "\n";
-    if (item.as_object().contains("items")) list_markdown(out, item.as_object(), block, ordered, depth + 1);
-  }
 }
 
 void entity_walk(const json::object& holder, const json::object& block, std::vector<entity_mention>& out) {
@@ -340,60 +282,6 @@ const std::vector<content_rule>& content_rules() {
 
 void for_each_block_line(const json::value& content, const std::function<void(std::string)>& line) {
   for (const auto& b : content.as_object().at("blocks").as_array()) line(json::serialize(b));
-}
-
-std::string render_markdown(const json::value& content) {
-  std::string out;
-  for (const auto& bv : content.as_object().at("blocks").as_array()) {
-    const auto& b = bv.as_object();
-    auto type = sv(b.at("type").as_string());
-    if (!out.empty()) out += "\n";
-    if (type == "heading") {
-      out += std::string(static_cast<std::size_t>(b.at("level").as_int64()), '#') + " " + inline_markdown(b, b) + "\n";
-    } else if (type == "paragraph") {
-      out += inline_markdown(b, b) + "\n";
-    } else if (type == "quote") {
-      out += "> " + inline_markdown(b, b) + "\n";
-      if (auto* a = b.if_contains("attribution")) out += ">\n> — " + escape_markdown(sv(a->as_string())) + "\n";
-    } else if (type == "code") {
-      std::string lang = b.contains("language") ? std::string{b.at("language").as_string()} : std::string{};
-      auto text = std::string{b.at("text").as_string()};
-      std::string fence = text.find("```") == std::string::npos ? "```" : "~~~~";
-      out += fence + lang + "\n" + text + (text.empty() || text.back() == '\n' ? "" : "\n") + fence + "\n";
-    } else if (type == "list") {
-      list_markdown(out, b, b, b.at("ordered").as_bool(), 0);
-    } else if (type == "table") {
-      const auto& rows = b.at("rows").as_array();
-      std::size_t header = b.contains("header_rows") ? static_cast<std::size_t>(b.at("header_rows").as_int64()) : 0;
-      std::size_t width = rows[0].as_array().size();
-      auto row_line = [&](const json::array& row) {
-        std::string l = "|";
-        for (const auto& cell : row) l += " " + inline_markdown(cell.as_object(), b) + " |";
-        return l + "\n";
-      };
-      std::string separator = "|";
-      for (std::size_t i = 0; i < width; ++i) separator += " --- |";
-      separator += "\n";
-      if (header == 0) {
-        // Markdown tables need a header row: an empty one keeps every data row a data row.
-        out += "|";
-        for (std::size_t i = 0; i < width; ++i) out += "  |";
-        out += "\n" + separator;
-        for (const auto& row : rows) out += row_line(row.as_array());
-      } else {
-        std::size_t r = 0;
-        for (const auto& row : rows) {
-          out += row_line(row.as_array());
-          if (++r == 1) out += separator;
-        }
-      }
-    } else if (type == "image") {
-      out += "![" + escape_markdown(sv(b.at("alt").as_string())) + "](/v0/content-lake/blobs/"
-             + std::string{b.at("blob").as_string()} + ")\n";
-      if (auto* c = b.if_contains("caption")) out += "\n_" + escape_markdown(sv(c->as_string())) + "_\n";
-    }
-  }
-  return out;
 }
 
 std::vector<entity_mention> entity_mentions(const json::value& content) {

@@ -1,5 +1,7 @@
 #include "domain/contract.hpp"
 
+#include "domain/canonical_json.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -324,7 +326,7 @@ std::variant<contract_draft, api_error> parse_contract(const json::object& body,
   if (auto* c = body.if_contains("commercial_terms")) {
     if (!c->is_object()) return invalid("/commercial_terms", "must be an object");
     if (auto e = check_commercial(c->as_object())) return *e;
-    d.commercial_json = json::serialize(*c);
+    d.commercial_json = json::serialize(canonical_json(*c));
   }
   return d;
 }
@@ -386,6 +388,12 @@ std::optional<contract_view> contract_view_of(std::string_view record_json) {
   if (auto* id = o.if_contains("id"); id && id->is_string()) view.id = std::string{id->as_string()};
   if (auto* ver = o.if_contains("version"); ver && ver->is_int64()) view.version = ver->as_int64();
   return view;
+}
+
+std::string commercial_terms_of(std::string_view record_json) {
+  auto v = json::parse(record_json);
+  auto* c = v.as_object().if_contains("commercial_terms");
+  return c ? json::serialize(canonical_json(*c)) : std::string{};
 }
 
 std::string without_commercial_terms(std::string_view record_json) {

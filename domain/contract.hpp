@@ -77,6 +77,10 @@ std::string contract_record_json(const contract_draft& d, const std::string& id,
 /// The resolver's view of a stored record; nullopt when it is not one.
 std::optional<contract_view> contract_view_of(std::string_view record_json);
 
+/// The `commercial_terms` of a stored record as canonical JSON (members sorted; comparable with
+/// `contract_draft::commercial_json`); empty when it has none.
+std::string commercial_terms_of(std::string_view record_json);
+
 /// The stored record without `commercial_terms` (a read without `contracts.commercial.read`).
 std::string without_commercial_terms(std::string_view record_json);
 

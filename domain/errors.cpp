@@ -12,10 +12,15 @@ const std::vector<error_entry>& catalogue() {
      "The token is malformed, not RS256, signed by an unknown key, has a bad signature or claims."},
     {error_id::token_expired, 401, "UNAUTHENTICATED", "TOKEN_EXPIRED", auth_domain,
      "The token's `exp` is in the past (60 s clock skew allowed)."},
+    {error_id::auth_stale, 401, "UNAUTHENTICATED", "AUTH_STALE", auth_domain,
+     "A sensitive operation needs a recent interactive sign-in (spec 5.4): the token's `auth_time` is older than "
+     "auth.recent_sign_in_seconds (or absent); sign in again and retry. `WWW-Authenticate` carries `max_age`."},
     {error_id::tenant_mismatch, 403, "PERMISSION_DENIED", "TENANT_MISMATCH", auth_domain,
      "The token names no tenant, or a tenant other than the one operated on."},
     {error_id::scope_missing, 403, "PERMISSION_DENIED", "SCOPE_MISSING", auth_domain,
      "The token lacks the scope the route requires; the message names it."},
+    {error_id::human_required, 403, "PERMISSION_DENIED", "HUMAN_REQUIRED", auth_domain,
+     "The operation is one only a person may perform (spec 5.4); an application token (`a_` subject) cannot."},
     {error_id::access_denied, 403, "PERMISSION_DENIED", "ACCESS_DENIED", contentlake_domain,
      "The caller holds no access grant on the Resource (directly or through a group) that allows this, or the "
      "Resource does not exist: permission is checked before existence (layer 2)."},
@@ -25,6 +30,8 @@ const std::vector<error_entry>& catalogue() {
      "A documented limit was exceeded (header block, body size, ...); details name the limit."},
     {error_id::malformed_request, 400, "INVALID_ARGUMENT", "MALFORMED_REQUEST", contentlake_domain,
      "The request is not well-formed HTTP/1.1."},
+    {error_id::duplicate_parameter, 400, "INVALID_ARGUMENT", "DUPLICATE_PARAMETER", contentlake_domain,
+     "A query parameter or a header that takes one value was sent more than once; details name it."},
     {error_id::invalid_argument, 400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", contentlake_domain,
      "A parameter or body field is invalid; details name it."},
     {error_id::resource_not_staged, 400, "FAILED_PRECONDITION", "RESOURCE_NOT_STAGED", contentlake_domain,
@@ -97,6 +104,8 @@ const std::vector<error_entry>& catalogue() {
      "An internal service did not answer in time or is restarting; retry after `Retry-After`."},
     {error_id::server_overloaded, 503, "UNAVAILABLE", "SERVER_OVERLOADED", contentlake_domain,
      "The connection limit is reached or the server is shutting down; retry after `Retry-After`."},
+    {error_id::transfer_encoding_unsupported, 501, "UNIMPLEMENTED", "TRANSFER_ENCODING_UNSUPPORTED",
+     contentlake_domain, "The request uses a `Transfer-Encoding` other than `chunked` (RFC 9112 6.1)."},
     {error_id::internal, 500, "INTERNAL", "INTERNAL", contentlake_domain,
      "An unexpected internal failure; the request id in `X-Request-Id` identifies it in logs."},
   };

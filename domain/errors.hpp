@@ -14,12 +14,15 @@ enum class error_id : std::uint8_t {
   token_missing,
   token_invalid,
   token_expired,
+  auth_stale,
   tenant_mismatch,
   scope_missing,
+  human_required,
   access_denied,
   usage_prohibited,
   limit_exceeded,
   malformed_request,
+  duplicate_parameter,
   invalid_argument,
   resource_not_staged,
   last_owner,
@@ -45,6 +48,7 @@ enum class error_id : std::uint8_t {
   rate_limited,
   backend_unavailable,
   server_overloaded,
+  transfer_encoding_unsupported,
   internal,
 };
 

@@ -1,5 +1,6 @@
 #include "domain/idempotency.hpp"
 
+#include "domain/canonical_json.hpp"
 #include "domain/json_text.hpp"
 #include "domain/resource.hpp"
 
@@ -12,24 +13,6 @@ namespace cl::domain {
 namespace json = boost::json;
 
 namespace {
-
-/// `v` with object members sorted by key at every depth.
-json::value canonical(const json::value& v) {
-  if (v.is_object()) {
-    std::vector<std::pair<std::string, json::value>> members;
-    for (const auto& m : v.as_object()) members.emplace_back(std::string{m.key()}, canonical(m.value()));
-    std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    json::object out;
-    for (auto& [k, value] : members) out.emplace(k, std::move(value));
-    return out;
-  }
-  if (v.is_array()) {
-    json::array out;
-    for (const auto& item : v.as_array()) out.push_back(canonical(item));
-    return out;
-  }
-  return v;
-}
 
 std::string sorted_query(std::string_view query) {
   std::vector<std::string> parts;
@@ -62,7 +45,7 @@ std::string request_fingerprint(const api_request& request, std::string_view sub
   std::string body_tag;
   json::error_code ec;
   auto parsed = request.body.empty() ? json::value{} : json::parse(request.body, ec);
-  body_tag = ec ? sha256_tag(request.body) : sha256_tag(json::serialize(canonical(parsed)));
+  body_tag = ec ? sha256_tag(request.body) : sha256_tag(json::serialize(canonical_json(parsed)));
   auto sorted_scopes = scopes;
   std::sort(sorted_scopes.begin(), sorted_scopes.end());
   std::string input = request.method + '\n' + request.path + '\n' + sorted_query(request.query) + '\n' + body_tag + '\n'

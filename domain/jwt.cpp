@@ -92,9 +92,9 @@ std::optional<std::int64_t> time_claim(const json::object& o, std::string_view n
   const auto& v = it->value();
   if (v.is_int64()) return v.as_int64();
   if (v.is_uint64() && v.as_uint64() < (1ull << 62)) return static_cast<std::int64_t>(v.as_uint64());
-  if (v.is_double()) {
+  if (v.is_double()) {  // 1.7e9 is a whole number of seconds; 1700000000.5 is not and is refused
     double d = v.as_double();
-    if (d >= 0 && d < 1e15) return static_cast<std::int64_t>(d);
+    if (d >= 0 && d < 1e15 && d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
   }
   return std::nullopt;
 }
@@ -210,7 +210,7 @@ verify_outcome verify_token(std::string_view token, const key_set& keys, const v
   }
   auto exp = time_claim(*claims, "exp");
   auto iat = time_claim(*claims, "iat");
-  if (!exp || !iat) return fail(error_id::token_invalid, "The token lacks numeric exp or iat.");
+  if (!exp || !iat) return fail(error_id::token_invalid, "The token lacks integral numeric exp or iat.");
   if (*iat > opts.now + opts.clock_skew)
     return fail(error_id::token_invalid, "The token was issued in the future.");
   if (*exp - *iat > opts.max_lifetime || *exp <= *iat)
@@ -218,7 +218,12 @@ verify_outcome verify_token(std::string_view token, const key_set& keys, const v
   std::optional<std::int64_t> auth_time;
   if (claims->contains("auth_time")) {
     auth_time = time_claim(*claims, "auth_time");
-    if (!auth_time) return fail(error_id::token_invalid, "The token's auth_time is not a number.");
+    if (!auth_time) return fail(error_id::token_invalid, "The token's auth_time is not an integral number.");
+  }
+  if (claims->contains("nbf")) {
+    auto nbf = time_claim(*claims, "nbf");
+    if (!nbf) return fail(error_id::token_invalid, "The token's nbf is not an integral number.");
+    if (*nbf > opts.now + opts.clock_skew) return fail(error_id::token_invalid, "The token is not valid yet (nbf).");
   }
   if (*exp + opts.clock_skew <= opts.now) return fail(error_id::token_expired, "The token has expired.");
   auto* tenant = string_claim(*claims, "tenant_id");

@@ -95,13 +95,17 @@ std::string canonical_query(std::vector<std::pair<std::string, std::string>> fil
 
 std::variant<std::size_t, api_error> page_size_from(std::string_view raw) {
   if (raw.empty()) return std::size_t{50};
-  long long v = 0;
-  auto [p, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), v);
-  if (ec != std::errc{} || p != raw.data() + raw.size() || v < 0)
+  // Digits only (no sign, no space): any run of them is a size, however long. One too large for
+  // an integer is capped like any value above 1000, not refused.
+  bool digits = std::all_of(raw.begin(), raw.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits)
     return api_error{error_id::invalid_argument, "page_size must be a non-negative integer.",
                      {{"page_size", "a non-negative integer; 0 or absent means 50, at most 1000"}}};
+  unsigned long long v = 0;
+  auto [p, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), v);
+  if (ec == std::errc::result_out_of_range) return std::size_t{1000};
   if (v == 0) return std::size_t{50};
-  return static_cast<std::size_t>(std::min<long long>(v, 1000));
+  return static_cast<std::size_t>(std::min<unsigned long long>(v, 1000));
 }
 
 }  // namespace cl::domain

@@ -3,6 +3,7 @@
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
 #include "domain/records.hpp"
+#include "domain/sign_in.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -46,7 +47,43 @@ domain::api_request to_api_request(bhttp::request<bhttp::string_body>& req) {
   return out;
 }
 
+/// Headers that carry one value: a second copy is refused, never resolved by picking one (an edge
+/// cache in front may pick the other).
+constexpr std::string_view singular_headers[] = {"Authorization", "Idempotency-Key", "Content-Type", "X-Usage-Purpose",
+                                                 "Host"};
+
+/// What is wrong with a request header block before any of it is used: a repeated singular
+/// header (400 DUPLICATE_PARAMETER), no `Host` in HTTP/1.1 (400 MALFORMED_REQUEST, RFC 9112
+/// 3.2), a `Transfer-Encoding` other than `chunked` (501, RFC 9112 6.1). nullopt when fine.
+std::optional<domain::api_reply> header_problem(const bhttp::request_parser<bhttp::string_body>::value_type& req) {
+  for (auto name : singular_headers)
+    if (req.count(beast::string_view{name.data(), name.size()}) > 1)
+      return domain::api_reply::failure(domain::error_id::duplicate_parameter,
+                                        "The header " + std::string{name} + " was sent more than once.",
+                                        {{std::string{name}, "send it once"}});
+  if (req.version() >= 11 && req.find(bhttp::field::host) == req.end())
+    return domain::api_reply::failure(domain::error_id::malformed_request, "An HTTP/1.1 request needs a Host header.",
+                                      {{"Host", "required"}});
+  if (auto te = req.find(bhttp::field::transfer_encoding); te != req.end()) {
+    auto value = te->value();
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    if (req.count(bhttp::field::transfer_encoding) > 1 || !beast::iequals(value, "chunked"))
+      return domain::api_reply::failure(domain::error_id::transfer_encoding_unsupported,
+                                        "Only Transfer-Encoding: chunked is supported.",
+                                        {{"Transfer-Encoding", "only chunked"}});
+  }
+  return std::nullopt;
+}
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+    .count();
+}
+
 }  // namespace
+
+bool evict_longest_idle(listener_context& ctx);
 
 /// One connection: reads a request, hands it to the handler, writes the answer, repeats.
 /// Pipelined requests wait in the read buffer and are answered in order.
@@ -54,7 +91,9 @@ class session : public std::enable_shared_from_this<session> {
 public:
   session(tcp::socket&& socket, std::shared_ptr<listener_context> ctx)
     : stream_(std::move(socket)), ctx_(std::move(ctx)) {
-    overloaded_ = ++ctx_->connections > ctx_->max_connections;
+    // At the cap, the connection that has waited longest for a request makes room; only when
+    // every connection is busy with a request is the new one answered 503.
+    overloaded_ = ++ctx_->connections > ctx_->max_connections && !evict_longest_idle(*ctx_);
     if (ctx_->stats) ctx_->stats->add_connections(1);
   }
 
@@ -114,13 +153,19 @@ private:
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(ctx_->header_limit));
     parser_->body_limit(ctx_->body_limit);
-    stream_.expires_after(ctx_->idle_timeout);
+    // A new connection gets header_timeout for its first request; keep-alive ones idle_timeout.
+    stream_.expires_after(first_request_ ? ctx_->header_timeout : ctx_->idle_timeout);
+    idle_since_ns_ = steady_ns();
+    idle_ = true;
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
   }
 
   void on_header(beast::error_code ec) {
+    idle_ = false;
     if (ec) return on_read_error(ec);
+    first_request_ = false;
+    if (auto problem = header_problem(parser_->get())) return refuse_request(std::move(*problem));
     stream_.expires_after(ctx_->read_timeout);
     // Clients that sent `Expect: 100-continue` wait for this before they send the body.
     if (!parser_->is_done() && beast::iequals(parser_->get()[bhttp::field::expect], "100-continue")) {
@@ -156,8 +201,15 @@ private:
       r = domain::api_reply::failure(domain::error_id::malformed_request,
                                      "The request is not well-formed HTTP/1.1: " + ec.message() + ".");
     }
-    request_id_ = domain::new_request_id();
     method_ = "-";
+    refuse_request(std::move(r));
+  }
+
+  /// Answers `r` to a request that is not read further, then closes: the stream may hold an
+  /// unread body (or be out of sync).
+  void refuse_request(domain::api_reply r) {
+    request_id_ = domain::new_request_id();
+    if (parser_ && method_.empty()) method_ = std::string{parser_->get().method_string()};
     keep_alive_ = false;
     started_ = std::chrono::steady_clock::now();
     busy_ = true;
@@ -175,6 +227,9 @@ private:
     auto api = to_api_request(req);
     request_id_ = api.request_id;
     method_ = api.method;
+    // HEAD is the GET without its body (RFC 9110 9.3.2): routed, authorised and answered as GET.
+    head_ = api.method == "HEAD";
+    if (head_) api.method = "GET";
     if (overloaded_ || ctx_->draining) {
       auto r = domain::api_reply::failure(domain::error_id::server_overloaded,
                                           overloaded_ ? "Too many open connections; retry shortly."
@@ -199,7 +254,10 @@ private:
     const std::string route = r.route.empty() ? "unmatched" : r.route;
     if (ctx_->stats) ctx_->stats->observe_request(route, method_, status, seconds);
     if (ctx_->access_log) log_access(route, status, seconds, r);
+    if (status == 401 && r.error)
+      r.headers.emplace_back("WWW-Authenticate", domain::bearer_challenge(*r.error, ctx_->recent_sign_in_seconds));
     if (r.next_chunk && !r.error) return respond_streaming(std::move(r), version, keep);
+    if (head_) return respond_head(std::move(r), version, keep, status);
 
     auto res = std::make_shared<bhttp::response<bhttp::string_body>>();
     res->version(version);
@@ -219,6 +277,27 @@ private:
     });
   }
 
+  /// A HEAD request: the GET's status and headers, `Content-Length` of the body it would have,
+  /// and no body.
+  void respond_head(domain::api_reply r, unsigned version, bool keep, int status) {
+    auto res = std::make_shared<bhttp::response<bhttp::empty_body>>();
+    res->version(version);
+    res->result(static_cast<unsigned>(status));
+    std::size_t length = r.body.size();
+    if (r.error) {
+      length = domain::render_error_body(*r.error).size();
+      res->set(bhttp::field::content_type, "application/json");
+      res->set(bhttp::field::cache_control, "no-store");
+    } else if (!r.content_type.empty()) {
+      res->set(bhttp::field::content_type, r.content_type);
+    }
+    set_common_headers(*res, r, keep);
+    if (status != 304 && status != 204) res->content_length(length);
+    bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
+      self->after_response(ec, keep);
+    });
+  }
+
   template <class Message>
   void set_common_headers(Message& res, const domain::api_reply& r, bool keep) {
     for (const auto& [name, value] : r.headers) res.set(name, value);
@@ -229,6 +308,8 @@ private:
 
   void after_response(beast::error_code ec, bool keep) {
     busy_ = false;
+    head_ = false;
+    method_.clear();
     if (ec) return close();
     if (!keep) return linger_close();
     read_next();
@@ -245,9 +326,12 @@ private:
     header->chunked(true);
     auto serializer = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*header);
     auto next = std::make_shared<std::function<std::optional<std::string>()>>(std::move(r.next_chunk));
+    bool head = head_;
     bhttp::async_write_header(stream_, *serializer,
-                              [self = shared_from_this(), header, serializer, next, keep](beast::error_code ec, std::size_t) {
+                              [self = shared_from_this(), header, serializer, next, keep, head](beast::error_code ec,
+                                                                                                  std::size_t) {
                                 if (ec) return self->close();
+                                if (head) return self->after_response(ec, keep);  // HEAD: no body, not even chunks
                                 self->write_chunks(next, keep);
                               });
   }
@@ -301,6 +385,14 @@ private:
   std::shared_ptr<listener_context> ctx_;
   bool overloaded_ = false;
   bool busy_ = false;
+  bool head_ = false;           ///< the request in flight is a HEAD
+  bool first_request_ = true;   ///< no request header has arrived yet: header_timeout applies
+  // Read by other connections' accepts (eviction at the cap), so atomic.
+  std::atomic<bool> idle_{true};  ///< waiting for a request header (a new connection is, from accept on)
+  std::atomic<std::int64_t> idle_since_ns_{steady_ns()};
+  std::atomic<bool> evicted_{false};
+
+  friend bool evict_longest_idle(listener_context& ctx);
   bool draining_ = false;
   bool keep_alive_ = true;
   unsigned version_ = 11;
@@ -309,6 +401,30 @@ private:
   std::vector<char> discard_;
   std::chrono::steady_clock::time_point started_;
 };
+
+/// Closes the connection of `ctx` that has waited longest for a request header (never one with a
+/// request in flight); false when there is none. Called by a new connection at the cap.
+bool evict_longest_idle(listener_context& ctx) {
+  std::shared_ptr<session> victim;
+  {
+    std::lock_guard<std::mutex> guard{ctx.sessions_mutex};
+    std::int64_t oldest = 0;
+    for (auto& [raw, weak] : ctx.sessions) {
+      auto s = weak.lock();
+      if (!s || !s->idle_ || s->evicted_) continue;
+      auto since = s->idle_since_ns_.load();
+      if (!victim || since < oldest) {
+        victim = std::move(s);
+        oldest = since;
+      }
+    }
+    // Claimed under the lock, so two new connections never pick the same victim.
+    if (victim) victim->evicted_ = true;
+  }
+  if (!victim) return false;
+  net::post(victim->executor(), [victim] { victim->close(); });
+  return true;
+}
 
 listener::listener(net::io_context& ioc, const std::string& host, std::uint16_t port,
                    std::shared_ptr<listener_context> ctx)

@@ -28,6 +28,8 @@ struct listener_context {
   std::chrono::seconds idle_timeout{60};
   std::chrono::seconds read_timeout{30};
   int max_connections = 1024;
+  std::chrono::seconds header_timeout{10};    ///< a new connection's first request header
+  std::int64_t recent_sign_in_seconds = 900;  ///< the `max_age` of an AUTH_STALE challenge
   bool access_log = true;
   request_handler* handler = nullptr;
   actors::metrics* stats = nullptr;  ///< request metrics; nullptr: not counted

@@ -83,6 +83,7 @@ route_match match_route(const std::vector<route>& routes, std::string_view metho
     if (m.allow.find(r.method) == std::string::npos) {
       if (!m.allow.empty()) m.allow += ", ";
       m.allow += r.method;
+      if (r.method == "GET") m.allow += ", HEAD";  // the session answers HEAD on every GET route
     }
   }
   return m;

@@ -14,6 +14,7 @@
 #include "actors/supervisor.hpp"
 #include "actors/writer.hpp"
 #include "domain/page_token.hpp"
+#include "domain/query.hpp"
 #include "http/handler.hpp"
 #include "http/listener.hpp"
 #include "http/openapi.hpp"
@@ -43,14 +44,15 @@ class public_api final : public request_handler {
 public:
   public_api(caf::actor_system& sys, std::shared_ptr<actors::actor_directory> directory,
              std::chrono::milliseconds timeout, std::shared_ptr<const domain::page_token_codec> page_tokens,
-             std::int64_t idempotency_retention_ms)
+             std::int64_t idempotency_retention_ms, std::int64_t recent_sign_in_seconds)
     : sys_(sys),
       directory_(std::move(directory)),
       timeout_(timeout),
       deadlines_(std::make_shared<actors::deadline_watch>(
         std::clamp(timeout / 10, std::chrono::milliseconds{10}, std::chrono::milliseconds{100}))),
       page_tokens_(std::move(page_tokens)),
-      retention_ms_(idempotency_retention_ms) {}
+      retention_ms_(idempotency_retention_ms),
+      recent_sign_in_seconds_(recent_sign_in_seconds) {}
 
   void handle(domain::api_request request, std::function<void(domain::api_reply)> done) override {
     auto m = match_route(route_table(), request.method, request.path);
@@ -62,6 +64,15 @@ public:
         return done(std::move(r));
       }
       return done(domain::api_reply::failure(domain::error_id::route_not_found, "No route has this path."));
+    }
+    // Every parameter takes one value: a repeated one is refused, not resolved by "first wins".
+    if (auto repeated = domain::repeated_parameter(request.query)) {
+      auto shown = repeated->substr(0, 64);
+      auto r = domain::api_reply::failure(domain::error_id::duplicate_parameter,
+                                          "The query parameter " + shown + " was given more than once.",
+                                          {{shown, "give it once"}});
+      r.route = std::string{m.found->path_template};
+      return done(std::move(r));
     }
     std::string route{m.found->path_template};
     if (m.found->local) {
@@ -79,6 +90,7 @@ public:
     job.deadlines = deadlines_;
     job.page_tokens = page_tokens_;
     job.idempotency_retention_ms = retention_ms_;
+    job.recent_sign_in_seconds = recent_sign_in_seconds_;
     job.reply = [done = std::move(done), route = std::move(route)](domain::api_reply r) {
       r.route = route;
       done(std::move(r));
@@ -93,6 +105,7 @@ private:
   std::shared_ptr<actors::deadline_watch> deadlines_;
   std::shared_ptr<const domain::page_token_codec> page_tokens_;
   std::int64_t retention_ms_;
+  std::int64_t recent_sign_in_seconds_;
 };
 
 /// The operations listener: metrics and health, never part of the public contract.
@@ -333,9 +346,11 @@ struct service::impl {
     ctx->name = name;
     ctx->body_limit = settings.http.body_limit_bytes;
     ctx->header_limit = settings.http.header_limit_bytes;
+    ctx->header_timeout = std::chrono::seconds{settings.http.header_timeout_seconds};
     ctx->idle_timeout = std::chrono::seconds{settings.http.idle_timeout_seconds};
     ctx->read_timeout = std::chrono::seconds{settings.http.read_timeout_seconds};
     ctx->max_connections = settings.http.max_connections;
+    ctx->recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
     ctx->access_log = settings.log.access && counted;
     ctx->handler = handler;
     ctx->stats = counted ? stats.get() : nullptr;
@@ -350,7 +365,8 @@ struct service::impl {
     auto page_tokens = std::make_shared<const domain::page_token_codec>(
       storage::load_or_create_secret(settings.data_dir, "page-token.key"));
     api = std::make_unique<public_api>(*system, directory, std::chrono::milliseconds{settings.actors.ask_timeout_ms},
-                                       std::move(page_tokens), settings.idempotency.retention_seconds * 1000);
+                                       std::move(page_tokens), settings.idempotency.retention_seconds * 1000,
+                                       settings.auth.recent_sign_in_seconds);
     admin = std::make_unique<admin_api>(stats, health);
     public_ctx = make_context("public", api.get(), true);
     admin_ctx = make_context("admin", admin.get(), false);

@@ -132,3 +132,61 @@ TEST_CASE("the OpenAPI document needs no token", "[auth]") {
   CHECK(r->header("content-type") == "application/json");
   CHECK(std::string{json::parse(r->body).as_object().at("openapi").as_string()}.rfind("3.1", 0) == 0);
 }
+
+TEST_CASE("every 401 carries a Bearer challenge; a sent token that is refused says invalid_token", "[auth][rfc6750]") {
+  test_service svc;
+  auto challenge = [&](const std::string& method, const std::string& path,
+                       const std::vector<std::pair<std::string, std::string>>& headers) {
+    auto r = http_request(svc.port(), method, path, headers, method == "POST" ? "{}" : "");
+    REQUIRE(r);
+    CHECK(r->status == 401);
+    return r->header("www-authenticate");
+  };
+  CHECK(challenge("GET", resource, {}) == "Bearer");
+  CHECK(challenge("POST", "/v0/content-lake/works", {{"Content-Type", "application/json"}}) == "Bearer");
+  CHECK(challenge("GET", resource, {{"Authorization", "Basic dXNlcjpwYXNz"}}) == "Bearer");
+  auto c = valid_claims();
+  c["iat"] = unix_now() - 3000;
+  c["exp"] = unix_now() - 1000;
+  for (const auto& token : {std::string{"not.a.token"}, make_token(c)}) {
+    auto value = challenge("GET", resource, {{"Authorization", "Bearer " + token}});
+    CHECK(value.rfind(R"(Bearer error="invalid_token")", 0) == 0);
+    CHECK(value.find(token) == std::string::npos);
+  }
+  // Not on other statuses.
+  auto ok = http_request(svc.port(), "GET", resource, {{"Authorization", "Bearer " + make_token(valid_claims())}});
+  CHECK(ok->status == 403);
+  CHECK(ok->header("www-authenticate").empty());
+}
+
+TEST_CASE("nbf is honoured; non-integral exp, iat, nbf and auth_time are refused", "[auth]") {
+  test_service svc;
+  auto now = unix_now();
+  auto c = valid_claims();
+  c["nbf"] = now + 600;
+  CHECK(with_token(svc.port(), make_token(c)).reason == "TOKEN_INVALID");
+  c["nbf"] = now - 10;
+  CHECK(with_token(svc.port(), make_token(c)).status == 403);  // valid: the Resource itself is refused
+  for (const char* claim : {"exp", "iat", "nbf", "auth_time"}) {
+    INFO(claim);
+    c = valid_claims();
+    double base = static_cast<double>(std::string{claim} == "exp" ? now + 600 : now - 5);
+    c[claim] = base + 0.5;
+    auto e = with_token(svc.port(), make_token(c));
+    CHECK(e.status == 401);
+    CHECK(e.reason == "TOKEN_INVALID");
+    c[claim] = base;  // a whole number written as a JSON float is still integral
+    CHECK(with_token(svc.port(), make_token(c)).status == 403);
+  }
+}
+
+TEST_CASE("two Authorization headers are refused, never served", "[auth][attack]") {
+  test_service svc;
+  auto good = "Bearer " + make_token(valid_claims());
+  for (const auto& second : {good, std::string{"Bearer garbage"}, std::string{"Basic dXNlcjpwYXNz"}}) {
+    auto r = http_request(svc.port(), "GET", "/v0/openapi.json", {{"Authorization", good}, {"Authorization", second}});
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    CHECK(reason_of(*r) == "DUPLICATE_PARAMETER");
+  }
+}

@@ -80,6 +80,19 @@ TEST_CASE("token for an application: sub equals client_id and no auth_time; bad 
   CHECK(bad_sub.wait_exit(20000) != 0);
 }
 
+TEST_CASE("token for a person without --client-id uses the development client its help names", "[cli]") {
+  temp_dir dir;
+  child help{{"token", "--help"}};
+  REQUIRE(help.wait_exit(20000) == 0);
+  CHECK(help.out.find("a_dev_cli") != std::string::npos);
+  child person{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "u_alice", "--scopes", "content-lake.read"}};
+  REQUIRE(person.wait_exit(20000) == 0);
+  auto claims = payload_of(person.out.substr(0, person.out.find('\n')));
+  CHECK(claims.at("sub").as_string() == "u_alice");
+  CHECK(claims.at("client_id").as_string() == "a_dev_cli");
+  CHECK(claims.contains("auth_time"));
+}
+
 TEST_CASE("an unknown configuration key stops start-up naming the key", "[cli]") {
   temp_dir dir;
   child env_typo{{"serve", "--data-dir", dir.path}, {"CONTENTLAKE_HTTP_THREAD=2"}};

@@ -328,3 +328,48 @@ TEST_CASE("layer 3: a contract that prohibits ACCESS blocks reading the content,
   CHECK(metadata->status == 200);
   CHECK_FALSE(json_object_of(metadata).at("rights").at_pointer("/usable").as_bool());
 }
+
+TEST_CASE("a new version from a writer without the commercial scope carries commercial terms forward", "[contracts][commercial]") {
+  world w;
+  auto created = json_object_of(post_json(
+    w.port(), "/v0/contracts", w.token,
+    contract_for(w.work, R"(,"commercial_terms":{"royalties":[{"rate_percent":10}],"advances":[{"amount":"500.00","currency":"EUR"}]})")));
+  std::string id{created.at("id").as_string()};
+  auto original = json::serialize(created.at("commercial_terms"));
+  auto writer = token_with(no_commercial);
+
+  // The writer reads the contract (without commercial terms) and posts the next version from it.
+  auto read = json_object_of(get_with_token(w.port(), "/v0/contracts/" + id, writer));
+  REQUIRE_FALSE(read.contains("commercial_terms"));
+  for (const char* m : {"id", "version", "created", "updated"}) read.erase(m);
+  read["title"] = "Digital rights, renewed";
+  auto next = post_json(w.port(), "/v0/contracts/" + id + "/versions", writer, json::serialize(read));
+  REQUIRE(next->status == 201);
+  CHECK_FALSE(json_object_of(next).contains("commercial_terms"));
+  auto v2 = json_object_of(get_with_token(w.port(), "/v0/contracts/" + id, w.token));
+  CHECK(v2.at("version").as_int64() == 2);
+  CHECK(v2.at("title").as_string() == "Digital rights, renewed");
+  REQUIRE(v2.contains("commercial_terms"));
+  CHECK(json::serialize(v2.at("commercial_terms")) == original);
+
+  // Setting or changing them needs the scope, whatever the value (no oracle on the terms).
+  for (const char* terms : {R"({"royalties":[{"rate_percent":50}]})", R"({"royalties":[{"rate_percent":10}]})", "{}"}) {
+    auto body = read;
+    body["update_token"] = v2.at("update_token");
+    body["commercial_terms"] = json::parse(terms);
+    auto forged = post_json(w.port(), "/v0/contracts/" + id + "/versions", writer, json::serialize(body));
+    CHECK(forged->status == 403);
+    CHECK(reason(forged) == "SCOPE_MISSING");
+  }
+  auto on_create = post_json(w.port(), "/v0/contracts", writer,
+                             contract_for(w.work, R"(,"commercial_terms":{"royalties":[{"rate_percent":1}]})"));
+  CHECK(on_create->status == 403);
+  CHECK(reason(on_create) == "SCOPE_MISSING");
+  CHECK(json_object_of(get_with_token(w.port(), "/v0/contracts/" + id, w.token)).at("version").as_int64() == 2);
+
+  // A writer with the scope replaces them: leaving them out removes them.
+  auto v3 = post_json(w.port(), "/v0/contracts/" + id + "/versions", w.token,
+                      contract_for(w.work, R"(,"update_token":")" + std::string{v2.at("update_token").as_string()} + "\""));
+  REQUIRE(v3->status == 201);
+  CHECK_FALSE(json_object_of(v3).contains("commercial_terms"));
+}

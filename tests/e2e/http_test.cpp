@@ -8,6 +8,11 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <memory>
+
 using namespace cl::testing;
 namespace json = boost::json;
 
@@ -54,7 +59,7 @@ TEST_CASE("unknown paths are 404 ROUTE_NOT_FOUND and wrong methods 405 with Allo
   REQUIRE(r);
   CHECK(r->status == 405);
   CHECK(reason_of(*r) == "METHOD_NOT_ALLOWED");
-  CHECK(r->header("allow") == "GET, PUT, PATCH");
+  CHECK(r->header("allow") == "GET, HEAD, PUT, PATCH");
 }
 
 TEST_CASE("a body over the limit is 400 LIMIT_EXCEEDED", "[http][limits]") {
@@ -144,11 +149,29 @@ TEST_CASE("keep-alive serves many requests on one connection; Connection: close 
   CHECK(c.wait_closed(5000));
 }
 
-TEST_CASE("connections over the cap are answered 503 SERVER_OVERLOADED", "[http][limits]") {
+TEST_CASE("at the connection cap the longest-idle connection makes room; busy ones never do", "[http][limits]") {
   test_service svc{[](cl::config::settings& s) { s.http.max_connections = 2; }};
   connection a{svc.port()}, b{svc.port()};
   REQUIRE(a.request("GET", "/v0/openapi.json")->status == 200);
   REQUIRE(b.request("GET", "/v0/openapi.json")->status == 200);
+  // Both wait for their next request; a has waited longest and is closed for c.
+  connection c{svc.port()};
+  CHECK(c.request("GET", "/v0/openapi.json")->status == 200);
+  CHECK(a.wait_closed(5000));
+  CHECK(b.request("GET", "/v0/openapi.json")->status == 200);
+}
+
+TEST_CASE("connections over the cap while every connection is busy are answered 503 SERVER_OVERLOADED",
+          "[http][limits]") {
+  test_service svc{[](cl::config::settings& s) { s.http.max_connections = 2; }};
+  // Two connections with a request in flight: their headers are read (the interim 100 says so),
+  // their bodies not yet sent.
+  const std::string held = "POST /v0/openapi.json HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+  connection a{svc.port()}, b{svc.port()};
+  a.send(held);
+  b.send(held);
+  REQUIRE(a.read_response()->status == 100);
+  REQUIRE(b.read_response()->status == 100);
   {
     connection c{svc.port()};
     auto r = c.request("GET", "/v0/openapi.json");
@@ -158,12 +181,51 @@ TEST_CASE("connections over the cap are answered 503 SERVER_OVERLOADED", "[http]
     CHECK(r->header("retry-after") == "1");
     CHECK(c.wait_closed(5000));
   }
-  // Still served on the connections within the cap.
-  CHECK(a.request("GET", "/v0/openapi.json")->status == 200);
+  // The busy requests complete undisturbed.
+  a.send("hello");
+  CHECK(a.read_response()->status == 405);
+}
+
+TEST_CASE("1,100 sockets that never send a request do not lock a client out", "[http][limits]") {
+  rlimit files{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &files) == 0);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 8192));
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &files) == 0);
+  REQUIRE(files.rlim_cur >= 2400);  // 1,100 sockets on each side, in this one process
+  test_service svc;
+  std::vector<std::unique_ptr<connection>> idle;
+  for (int i = 0; i < 1100; ++i) idle.push_back(std::make_unique<connection>(svc.port()));
+  connection client{svc.port(), 5000};
+  auto r = client.request("GET", "/v0/openapi.json");
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  // The room was made by closing the sockets that had waited longest.
+  CHECK(idle.front()->wait_closed(5000));
+}
+
+TEST_CASE("a connection that sends no first request header within http.header_timeout_seconds is closed",
+          "[http][limits]") {
+  test_service svc{[](cl::config::settings& s) {
+    s.http.header_timeout_seconds = 1;
+    s.http.idle_timeout_seconds = 600;
+  }};
+  connection silent{svc.port()};
+  CHECK(silent.wait_closed(10000));
+  connection partial{svc.port()};
+  partial.send("GET /v0/openapi.json HTTP/1.1\r\nHost: x\r\n");
+  CHECK(partial.wait_closed(10000));
+  // After a first request, the keep-alive idle timeout (600 s here) applies instead.
+  connection kept{svc.port()};
+  REQUIRE(kept.request("GET", "/v0/openapi.json")->status == 200);
+  CHECK_FALSE(kept.wait_closed(2500));
+  CHECK(kept.request("GET", "/v0/openapi.json")->status == 200);
 }
 
 TEST_CASE("an idle connection is closed after the idle timeout", "[http][limits]") {
-  test_service svc{[](cl::config::settings& s) { s.http.idle_timeout_seconds = 1; }};
+  test_service svc{[](cl::config::settings& s) {
+    s.http.idle_timeout_seconds = 1;
+    s.http.header_timeout_seconds = 1;
+  }};
   connection c{svc.port()};
   REQUIRE(c.request("GET", "/v0/openapi.json")->status == 200);
   CHECK(c.wait_closed(10000));
@@ -207,4 +269,100 @@ TEST_CASE("Expect: 100-continue gets an interim 100 before the body is sent", "[
   auto r = c.read_response();
   REQUIRE(r);
   CHECK(r->status == 405);
+}
+
+TEST_CASE("HEAD on every GET route answers the GET's status and headers without a body", "[http][rfc9110]") {
+  test_service svc;
+  auto token = read_token();
+  for (const std::string target :
+       {"/v0/openapi.json", "/v0/content-lake/resources/res_missing", "/v0/content-lake/works",
+        "/v0/content-lake/activities?page_size=x", "/v0/content-lake/works/wk_missing"}) {
+    INFO(target);
+    connection c{svc.port()};
+    auto get = c.request("GET", target, {{"Authorization", "Bearer " + token}});
+    auto head = c.request("HEAD", target, {{"Authorization", "Bearer " + token}});
+    REQUIRE(get);
+    REQUIRE(head);
+    CHECK(head->status == get->status);
+    CHECK(head->body.empty());
+    for (const char* h : {"content-type", "content-length", "cache-control", "etag", "www-authenticate"})
+      CHECK(head->header(h) == get->header(h));
+    // The connection stays in step: nothing of a body was sent after the HEAD's headers.
+    CHECK(c.request("GET", "/v0/openapi.json")->status == 200);
+  }
+  // Without a token, HEAD is refused like GET.
+  CHECK(http_request(svc.port(), "HEAD", "/v0/content-lake/works")->status == 401);
+  auto allow = http_request(svc.port(), "DELETE", "/v0/openapi.json");
+  CHECK(allow->header("allow") == "GET, HEAD");
+}
+
+TEST_CASE("a request without Host is 400; a Transfer-Encoding other than chunked is 501", "[http][rfc9112]") {
+  test_service svc;
+  {
+    connection c{svc.port()};
+    c.send("GET /v0/openapi.json HTTP/1.1\r\n\r\n");
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    CHECK(reason_of(*r) == "MALFORMED_REQUEST");
+    CHECK(error_of(*r).at("details").as_array()[0].as_object().at("field").as_string() == "Host");
+  }
+  {
+    connection c{svc.port()};
+    c.send("GET /v0/openapi.json HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n");
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    CHECK(reason_of(*r) == "DUPLICATE_PARAMETER");
+  }
+  for (const char* coding : {"gzip", "gzip, chunked", "identity", "chunked, gzip"}) {
+    INFO(coding);
+    connection c{svc.port()};
+    c.send(std::string{"POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"}
+           + "Transfer-Encoding: " + coding + "\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 501);
+    CHECK(reason_of(*r) == "TRANSFER_ENCODING_UNSUPPORTED");
+    CHECK(c.wait_closed(5000));
+  }
+  // chunked itself is fine.
+  connection c{svc.port()};
+  c.send("POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+         "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+  auto r = c.read_response();
+  REQUIRE(r);
+  CHECK(r->status == 401);  // framing accepted; refused only for want of a token
+}
+
+TEST_CASE("repeated singular query parameters and headers are 400 DUPLICATE_PARAMETER, not first-wins", "[http]") {
+  test_service svc;
+  auto token = read_token("content-lake.read content-lake.write");
+  auto bearer = "Bearer " + token;
+  for (const std::string target :
+       {"/v0/content-lake/resources/res_x?fields=id&fields=content", "/v0/content-lake/resources/res_x?format=json&format=ndjson",
+        "/v0/content-lake/works?page_size=1&page_size=2", "/v0/content-lake/works?page_token=a&page_token=b",
+        "/v0/content-lake/works?page_size=1&page%5Fsize=2"}) {
+    INFO(target);
+    auto r = http_request(svc.port(), "GET", target, {{"Authorization", bearer}});
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    CHECK(reason_of(*r) == "DUPLICATE_PARAMETER");
+  }
+  for (const char* header : {"Authorization", "Idempotency-Key", "Content-Type", "X-Usage-Purpose"}) {
+    INFO(header);
+    std::vector<std::pair<std::string, std::string>> headers = {
+      {"Authorization", bearer}, {"Content-Type", "application/json"}, {"Idempotency-Key", "k1"}, {"X-Usage-Purpose", "AI_TRAINING"}};
+    headers.emplace_back(header, std::string{header} == "Authorization" ? bearer : "application/json");
+    auto r = http_request(svc.port(), "POST", "/v0/content-lake/works", headers, R"({"title":"Twice"})");
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    CHECK(reason_of(*r) == "DUPLICATE_PARAMETER");
+  }
+  // Nothing was created by any of them.
+  auto works = get_with_token(svc.port(), "/v0/content-lake/works", token);
+  CHECK(json::parse(works->body).as_object().at("works").as_array().empty());
+  // A page_size too large for any integer is capped like any value above 1000.
+  auto huge = get_with_token(svc.port(), "/v0/content-lake/works?page_size=99999999999999999999999999999", token);
+  CHECK(huge->status == 200);
 }

@@ -54,7 +54,7 @@ void connection::send(const std::string& bytes) {
   }
 }
 
-std::optional<http_response> connection::read_response() {
+std::optional<http_response> connection::read_response(bool head_only) {
   auto fill = [this]() {
     char buf[16384];
     auto n = ::recv(fd_, buf, sizeof buf, 0);
@@ -88,6 +88,10 @@ std::optional<http_response> connection::read_response() {
     pos = end + 2;
   }
   std::size_t body_start = header_end + 4;
+  if (head_only) {  // the answer to HEAD has the GET's headers and no body, whatever they announce
+    buffer_.erase(0, body_start);
+    return res;
+  }
   if (res.header("transfer-encoding") == "chunked") {
     // Chunked: size line, data, CRLF ... until the zero-size chunk and its trailer CRLF.
     std::size_t pos = body_start;
@@ -141,7 +145,7 @@ std::optional<http_response> connection::request(const std::string& method, cons
     req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   req += "\r\n" + body;
   send(req);
-  return read_response();
+  return read_response(method == "HEAD");
 }
 
 std::optional<http_response> http_request(unsigned short port, const std::string& method, const std::string& target,

@@ -29,8 +29,9 @@ public:
   /// Sends raw bytes.
   void send(const std::string& bytes);
 
-  /// Reads one response (Content-Length framed). nullopt when the server closed or timed out first.
-  std::optional<http_response> read_response();
+  /// Reads one response (Content-Length framed or chunked; `head`: the answer to a HEAD, which
+  /// has no body). nullopt when the server closed or timed out first.
+  std::optional<http_response> read_response(bool head = false);
 
   /// True when the server closes the connection before `timeout_ms` (reads and drops bytes).
   bool wait_closed(int timeout_ms);

@@ -182,17 +182,26 @@ TEST_CASE("NDJSON: one compact JSON block per line", "[content]") {
 TEST_CASE("Markdown renders every block type and leaves entity annotations out", "[content]") {
   auto md = render_markdown(sample());
   CHECK(md.find("# On Tides\n") == 0);
-  CHECK(md.find("The [Moon](https://example.org/moon)**&nbsp;pulls**") == std::string::npos);
-  CHECK(md.find("[Moon](https://example.org/moon)") != std::string::npos);
-  CHECK(md.find("** pulls**") != std::string::npos);
-  CHECK(md.find("_ \\*oceans\\*_") != std::string::npos);  // Markdown in text is escaped
+  // Whitespace goes outside the delimiters (`** pulls**` would not be read as strong); Markdown in
+  // text is escaped; link destinations are in angle brackets.
+  CHECK(md.find("The [Moon](<https://example.org/moon>) **pulls** *\\*oceans\\**\n") != std::string::npos);
   CHECK(md.find("> Time and tide\n") != std::string::npos);
   CHECK(md.find("1. spring\n   1. new moon\n2. neap\n") != std::string::npos);
   CHECK(md.find("```python\nprint('tide')\n```\n") != std::string::npos);
   CHECK(md.find("| Port | Range |\n| --- | --- |\n| Brest | 7 m |\n") != std::string::npos);
-  CHECK(md.find("![Tide chart](/v0/content-lake/blobs/blb_tidechart)") != std::string::npos);
+  CHECK(md.find("![Tide chart](</v0/content-lake/blobs/blb_tidechart>)\n\n*Brest, March*\n") != std::string::npos);
   CHECK(md.find("ent_moon") == std::string::npos);
   CHECK(md.find("PLACE") == std::string::npos);
+}
+
+TEST_CASE("Markdown escapes what CommonMark would read as syntax", "[content][markdown]") {
+  auto md = render_markdown(json::parse(R"json({"format": "cl.content/1", "blocks": [
+    {"type": "paragraph", "key": "p1", "mark_defs": [{"key": "l1", "type": "link", "href": "https://x.org/a (b) c"}],
+     "children": [{"type": "span", "text": "1. not a list\n- nor this\n    nor code"}, {"type": "span", "text": "link", "marks": ["l1"]}]},
+    {"type": "table", "key": "t1", "rows": [[{"children": [{"type": "span", "text": "a|b\nc"}]}]]}]})json"));
+  CHECK(md.find("1\\. not a list\\\n\\- nor this\\\n&#32;&#32;&#32;&#32;nor code[link](<https://x.org/a%20(b)%20c>)\n")
+        != std::string::npos);
+  CHECK(md.find("| a\\|b<br>c |\n") != std::string::npos);
 }
 
 TEST_CASE("entity mentions come from entity annotations, in order", "[content]") {

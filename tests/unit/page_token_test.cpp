@@ -60,6 +60,8 @@ TEST_CASE("page_size: default 50, capped at 1000, negative refused", "[page_toke
   CHECK(std::get<std::size_t>(page_size_from("0")) == 50);
   CHECK(std::get<std::size_t>(page_size_from("7")) == 7);
   CHECK(std::get<std::size_t>(page_size_from("5000")) == 1000);
+  CHECK(std::get<std::size_t>(page_size_from("99999999999999999999999999")) == 1000);
+  CHECK(std::get<api_error>(page_size_from("+5")).id == error_id::invalid_argument);
   CHECK(std::get<api_error>(page_size_from("-1")).id == error_id::invalid_argument);
   CHECK(std::get<api_error>(page_size_from("ten")).id == error_id::invalid_argument);
 }

@@ -34,9 +34,9 @@ TEST_CASE("a route matches with its decoded path parameters", "[router]") {
 TEST_CASE("a known path with another method lists the allowed methods", "[router]") {
   auto m = match_route(table(), "DELETE", "/v0/content-lake/resources/res_abc");
   CHECK_FALSE(m.found);
-  CHECK(m.allow == "GET, PUT");
+  CHECK(m.allow == "GET, HEAD, PUT");
   m = match_route(table(), "POST", "/v0/openapi.json");
-  CHECK(m.allow == "GET");
+  CHECK(m.allow == "GET, HEAD");
 }
 
 TEST_CASE("unknown paths, empty segments and encoded slashes do not match", "[router]") {

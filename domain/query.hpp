@@ -1,0 +1,18 @@
+#pragma once
+/// The query string of a request URL: parameter names as clients and caches read them.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cl::domain {
+
+/// `%XX` decoded and `+` read as a space (application/x-www-form-urlencoded).
+std::string decode_query_component(std::string_view raw);
+
+/// The first parameter name (decoded) that `query` carries more than once; nullopt when every
+/// name appears once. Every parameter of the API takes one value, and "first one wins" would let
+/// an edge cache and the service read different requests.
+std::optional<std::string> repeated_parameter(std::string_view query);
+
+}  // namespace cl::domain

@@ -1,0 +1,73 @@
+"""Runs `contentlake serve` as a user would (a real process on ephemeral ports, a temporary data
+dir, development identity) and talks to it over HTTP, for tests written against real client
+libraries (markdown-it, jsonschema). Standard library only."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+
+
+class Service:
+    """`contentlake serve` in a temporary data dir; stop() (or the with-block) ends it."""
+
+    def __init__(self, binary, source_dir):
+        self.binary = binary
+        self.dir = tempfile.TemporaryDirectory(prefix="contentlake-client-")
+        env = dict(os.environ)
+        # Tests send hundreds of requests at once; the quota is not what they test.
+        env["CONTENTLAKE_RATE_LIMIT_REQUESTS_PER_SECOND"] = "1000000"
+        env["CONTENTLAKE_RATE_LIMIT_BURST"] = "1000000"
+        env["CONTENTLAKE_LOG_ACCESS"] = "false"
+        self.proc = subprocess.Popen(
+            [binary, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--data-dir", self.dir.name],
+            cwd=source_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.port = None
+        for line in self.proc.stderr:
+            m = re.search(r"listening public=127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+                break
+        if self.port is None:
+            raise RuntimeError("the service did not start (exit %s)" % self.proc.wait())
+        # Keep draining the log so the process never blocks on a full pipe.
+        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+
+    def token(self, sub="u_client", tenant="t_client",
+              scopes="content-lake.read content-lake.write contracts.read contracts.write"):
+        out = subprocess.run([self.binary, "token", "--data-dir", self.dir.name, "--tenant", tenant, "--sub", sub,
+                              "--scopes", scopes], check=True, capture_output=True, text=True)
+        return out.stdout.strip()
+
+    def request(self, method, path, token=None, body=None, headers=None):
+        """(status, headers, body bytes) of one request."""
+        h = dict(headers or {})
+        if token:
+            h["Authorization"] = "Bearer " + token
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            h.setdefault("Content-Type", "application/json")
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data, method=method, headers=h)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, dict(r.headers), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=30)
+        self.dir.cleanup()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

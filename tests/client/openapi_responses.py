@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Real answers of a running service validated against the OpenAPI document's response schemas
+(JSON Schema 2020-12, Debian's python3-jsonschema): whole and masked Resource reads, Resource and
+version lists, write answers whose content is withheld, and errors. Usage:
+openapi_responses.py BINARY SOURCE_DIR"""
+
+import json
+import pathlib
+import sys
+
+import jsonschema
+
+from harness import Service
+
+
+def main():
+    binary, source = sys.argv[1], sys.argv[2]
+    doc = json.loads((pathlib.Path(source) / "docs/openapi.json").read_text())
+    resolver = jsonschema.RefResolver.from_schema(doc)
+    failures = []
+
+    def check(method, template, path, status, body, media="application/json"):
+        op = doc["paths"][template][method.lower()]
+        response = op["responses"].get(str(status)) or op["responses"].get("default")
+        if response is None:
+            failures.append("%s %s: status %d is not documented" % (method, path, status))
+            return
+        if "$ref" in response:
+            response = resolver.resolve(response["$ref"])[1]
+        schema = response["content"][media]["schema"]
+        validator = jsonschema.Draft202012Validator(schema, resolver=resolver)
+        errors = sorted(validator.iter_errors(json.loads(body)), key=lambda e: e.path)
+        for e in errors[:3]:
+            failures.append("%s %s (%d): %s at %s" % (method, path, status, e.message[:200], list(e.path)))
+
+    with Service(binary, source) as svc:
+        token = svc.token()
+
+        def call(method, template, path, body=None, expect=None, headers=None):
+            status, _, answer = svc.request(method, path, token, body, headers)
+            if expect is not None and status != expect:
+                failures.append("%s %s: %d, expected %d: %s" % (method, path, status, expect, answer[:200]))
+            check(method, template, path, status, answer)
+            return json.loads(answer) if answer else None
+
+        work = call("POST", "/v0/content-lake/works", "/v0/content-lake/works", {"title": "Tides"}, 201)["id"]
+        content = {"format": "cl.content/1", "blocks": [
+            {"type": "paragraph", "key": "p1", "children": [{"type": "span", "text": "Seven metres."}]}]}
+        res = call("POST", "/v0/content-lake/resources", "/v0/content-lake/resources",
+                   {"title": "Spring tides", "type": "CHAPTER", "language": "en", "work_id": work,
+                    "content": content}, 201)
+        one = "/v0/content-lake/resources/{id}"
+        path = "/v0/content-lake/resources/" + res["id"]
+        for query in ["", "?fields=title", "?fields=id,rights.usage_terms", "?fields=rights.basis.contract_id",
+                      "?fields=source,lineage", "?fields=*", "?fields=hash,entities"]:
+            call("GET", one, path + query, expect=200)
+        call("POST", "/v0/content-lake/resources/{id}/versions", path + "/versions", expect=200)
+        call("GET", "/v0/content-lake/resources/{id}/versions", path + "/versions", expect=200)
+        call("GET", "/v0/content-lake/resources", "/v0/content-lake/resources", expect=200)
+        # A contract that prohibits reading: answers without content must still validate.
+        call("POST", "/v0/contracts", "/v0/contracts",
+             {"title": "Closed", "status": "ACTIVE", "valid_from": "2020-01-01T00:00:00Z", "work_ids": [work],
+              "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+              "usage_terms": [{"usage_type": "ACCESS", "status": "PROHIBITED"}]}, 201)
+        call("GET", "/v0/content-lake/resources", "/v0/content-lake/resources", expect=200)
+        call("GET", one, path + "?fields=title,rights", expect=200)
+        call("GET", one, path, expect=403)
+        current = call("GET", one, path + "?fields=update_token", expect=200)
+        call("PATCH", one, path, {"title": "Neap tides", "update_token": current["update_token"]}, 200)
+        call("GET", one, path + "?fields=nonsense", expect=400)
+        call("GET", one, path + "?fields=a&fields=b", expect=400)
+
+    for f in failures:
+        print(f)
+    print("%d problems" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
