@@ -70,13 +70,25 @@ std::string load_or_create_secret(const std::string& data_dir, const std::string
   });
 }
 
-dev_identity load_or_create_dev_identity(const std::string& data_dir) {
+const std::vector<std::string>& published_key_ids() {
+  // d/identity/dev-signing-key.pem, committed before 2026-11-22 and removed: treated as published.
+  static const std::vector<std::string> ids = {"rpEeB0_1zWjnX3yWAniZg3CTuGOSssV6Dx9EVH_sBok"};
+  return ids;
+}
+
+dev_identity load_or_create_dev_identity(const std::string& data_dir, const std::vector<std::string>& never_trusted) {
   auto pem = load_or_create(data_dir, "dev-signing-key.pem",
                             [] { return domain::private_key::generate_rsa(2048).to_pem(); });
   auto key_path = fs::path{data_dir} / "identity" / "dev-signing-key.pem";
   auto key = domain::private_key::from_pem(pem);
   if (!key) throw std::runtime_error(key_path.string() + " is not an RSA private key in PEM form");
   auto kid = key->thumbprint();
+  // Anyone holding a published key could mint tokens this service accepts.
+  for (const auto& p : never_trusted)
+    if (kid == p)
+      throw std::runtime_error(key_path.string()
+                               + " is a published key (it was committed to the contentlake repository) and is never "
+                                 "trusted; delete it and a new one is generated at the next start");
   auto jwks = key->jwks_json(kid);
   return dev_identity{std::move(*key), std::move(kid), std::move(jwks)};
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cl::storage {
 
@@ -20,9 +21,15 @@ struct dev_identity {
   std::string jwks_json;
 };
 
+/// `kid`s (RFC 7638 thumbprints) of private keys that were ever published, e.g. committed to the
+/// repository: never trusted, not even for development.
+const std::vector<std::string>& published_key_ids();
+
 /// Loads the development key from `<data_dir>/identity/`, creating an RSA-2048 key there once
-/// (mode 0600). Safe when `serve` and `token` race to create it. Throws std::runtime_error.
-dev_identity load_or_create_dev_identity(const std::string& data_dir);
+/// (mode 0600). Safe when `serve` and `token` race to create it. Throws std::runtime_error, also
+/// when the key is one of `never_trusted` (the message says to delete it).
+dev_identity load_or_create_dev_identity(const std::string& data_dir,
+                                         const std::vector<std::string>& never_trusted = published_key_ids());
 
 /// A random secret of 32 bytes kept in `<data_dir>/identity/<name>` (mode 0600), created once.
 std::string load_or_create_secret(const std::string& data_dir, const std::string& name);

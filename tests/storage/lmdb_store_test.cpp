@@ -1,5 +1,6 @@
 // The LMDB record store: group commit with per-mutation rollback, the change log, scans, reopen.
 
+#include "storage/identity.hpp"
 #include "storage/record_store.hpp"
 #include "tests/support/service_fixture.hpp"
 
@@ -137,4 +138,17 @@ TEST_CASE("inside a transaction: scans see the group's own writes, writes() coun
   CHECK(after - before == 3);
   CHECK(store->entries(table::grants) == 3);
   CHECK(store->entries(table::ledger) == 0);
+}
+
+TEST_CASE("a development key that was published is refused, not trusted", "[identity]") {
+  temp_dir dir;
+  auto made = load_or_create_dev_identity(dir.path, {});
+  CHECK(load_or_create_dev_identity(dir.path, {}).kid == made.kid);  // the same key, loaded again
+  try {
+    load_or_create_dev_identity(dir.path, {made.kid});
+    FAIL("a published key was loaded");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string{e.what()}.find("published") != std::string::npos);
+  }
+  CHECK(published_key_ids().size() == 1);  // the key once committed to this repository
 }
