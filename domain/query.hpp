@@ -7,6 +7,9 @@
 
 namespace cl::domain {
 
+/// The value of hexadecimal digit `c`, or -1.
+int hex_digit(char c);
+
 /// `%XX` decoded and `+` read as a space (application/x-www-form-urlencoded).
 std::string decode_query_component(std::string_view raw);
 

@@ -1,15 +1,10 @@
 #include "http/router.hpp"
 
+#include "domain/query.hpp"
+
 namespace cl::http {
 
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 /// Splits "/a/b/c" into {"a","b","c"}; a trailing slash yields an empty last segment.
 std::vector<std::string_view> segments(std::string_view path) {
@@ -54,7 +49,7 @@ bool percent_decode_segment(std::string_view in, std::string& out) {
     char c = in[i];
     if (c == '%') {
       if (i + 2 >= in.size()) return false;
-      int hi = hex_value(in[i + 1]), lo = hex_value(in[i + 2]);
+      int hi = domain::hex_digit(in[i + 1]), lo = domain::hex_digit(in[i + 2]);
       if (hi < 0 || lo < 0) return false;
       char decoded = static_cast<char>(hi * 16 + lo);
       if (decoded == '/' || decoded == '\0') return false;
