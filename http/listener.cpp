@@ -405,16 +405,22 @@ private:
 /// Closes the connection of `ctx` that has waited longest for a request header (never one with a
 /// request in flight); false when there is none. Called by a new connection at the cap.
 bool evict_longest_idle(listener_context& ctx) {
+  // Sessions locked during the scan are released only after the mutex is: the last reference to
+  // one may go here, and its destructor takes the mutex.
+  std::vector<std::shared_ptr<session>> seen;
   std::shared_ptr<session> victim;
   {
     std::lock_guard<std::mutex> guard{ctx.sessions_mutex};
+    seen.reserve(ctx.sessions.size());
     std::int64_t oldest = 0;
     for (auto& [raw, weak] : ctx.sessions) {
       auto s = weak.lock();
-      if (!s || !s->idle_ || s->evicted_) continue;
+      if (!s) continue;
+      seen.push_back(s);
+      if (!s->idle_ || s->evicted_) continue;
       auto since = s->idle_since_ns_.load();
       if (!victim || since < oldest) {
-        victim = std::move(s);
+        victim = s;
         oldest = since;
       }
     }
