@@ -32,6 +32,15 @@ json::object error_of(const http_response& r) {
   return e;
 }
 
+/// Sends `bytes` on a new connection and reads the one answer; the connection is returned too.
+std::pair<std::unique_ptr<connection>, http_response> raw_exchange(unsigned short port, const std::string& bytes) {
+  auto c = std::make_unique<connection>(port);
+  c->send(bytes);
+  auto r = c->read_response();
+  REQUIRE(r);
+  return {std::move(c), std::move(*r)};
+}
+
 }  // namespace
 
 TEST_CASE("an unknown Resource id is 403 ACCESS_DENIED through the whole path (permission before existence)", "[http]") {
@@ -298,41 +307,27 @@ TEST_CASE("HEAD on every GET route answers the GET's status and headers without 
 
 TEST_CASE("a request without Host is 400; a Transfer-Encoding other than chunked is 501", "[http][rfc9112]") {
   test_service svc;
-  {
-    connection c{svc.port()};
-    c.send("GET /v0/openapi.json HTTP/1.1\r\n\r\n");
-    auto r = c.read_response();
-    REQUIRE(r);
-    CHECK(r->status == 400);
-    CHECK(reason_of(*r) == "MALFORMED_REQUEST");
-    CHECK(error_of(*r).at("details").as_array()[0].as_object().at("field").as_string() == "Host");
-  }
-  {
-    connection c{svc.port()};
-    c.send("GET /v0/openapi.json HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n");
-    auto r = c.read_response();
-    REQUIRE(r);
-    CHECK(r->status == 400);
-    CHECK(reason_of(*r) == "DUPLICATE_PARAMETER");
-  }
+  auto [c1, no_host] = raw_exchange(svc.port(), "GET /v0/openapi.json HTTP/1.1\r\n\r\n");
+  CHECK(no_host.status == 400);
+  CHECK(reason_of(no_host) == "MALFORMED_REQUEST");
+  CHECK(error_of(no_host).at("details").as_array()[0].as_object().at("field").as_string() == "Host");
+  auto [c2, two_hosts] = raw_exchange(svc.port(), "GET /v0/openapi.json HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n");
+  CHECK(two_hosts.status == 400);
+  CHECK(reason_of(two_hosts) == "DUPLICATE_PARAMETER");
   for (const char* coding : {"gzip", "gzip, chunked", "identity", "chunked, gzip"}) {
     INFO(coding);
-    connection c{svc.port()};
-    c.send(std::string{"POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"}
-           + "Transfer-Encoding: " + coding + "\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
-    auto r = c.read_response();
-    REQUIRE(r);
-    CHECK(r->status == 501);
-    CHECK(reason_of(*r) == "TRANSFER_ENCODING_UNSUPPORTED");
-    CHECK(c.wait_closed(5000));
+    auto [c, r] = raw_exchange(svc.port(), std::string{"POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\n"}
+                                             + "Content-Type: application/json\r\nTransfer-Encoding: " + coding
+                                             + "\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    CHECK(r.status == 501);
+    CHECK(reason_of(r) == "TRANSFER_ENCODING_UNSUPPORTED");
+    CHECK(c->wait_closed(5000));
   }
   // chunked itself is fine.
-  connection c{svc.port()};
-  c.send("POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-         "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
-  auto r = c.read_response();
-  REQUIRE(r);
-  CHECK(r->status == 401);  // framing accepted; refused only for want of a token
+  auto [c3, chunked] = raw_exchange(svc.port(), "POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\n"
+                                                "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                                "2\r\n{}\r\n0\r\n\r\n");
+  CHECK(chunked.status == 401);  // framing accepted; refused only for want of a token
 }
 
 TEST_CASE("repeated singular query parameters and headers are 400 DUPLICATE_PARAMETER, not first-wins", "[http]") {
