@@ -116,7 +116,7 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
     tx.put(storage::table::grants, key, record);
     tx.put(storage::table::grants_by_principal, grant_by_principal_key(who.tenant_id, principal, id),
            std::string{domain::role_name(role)});
-    log_change(tx, who.tenant_id, "grant", "resource", id);
+    log_change(tx, who.tenant_id, storage::change_op::granted, storage::change_kind::resource, id);
     outcome->reply = json_reply(existing ? 200 : 201, record);
     if (!existing) outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "/access/" + principal);
     outcome->reply->headers.emplace_back("Cache-Control", "no-store");
@@ -171,7 +171,7 @@ void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const reque
                      {{"principal", principal + " is its only owner"}}});
     tx.erase(storage::table::grants, key);
     tx.erase(storage::table::grants_by_principal, grant_by_principal_key(who.tenant_id, principal, id));
-    log_change(tx, who.tenant_id, "revoke", "resource", id);
+    log_change(tx, who.tenant_id, storage::change_op::revoked, storage::change_kind::resource, id);
     outcome->reply = domain::api_reply{};
     outcome->reply->status = 204;
     outcome->reply->content_type.clear();

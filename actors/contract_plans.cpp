@@ -117,7 +117,7 @@ void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const re
     put_version(tx, who.tenant_id, id, 1, draft->terms.work_ids, record);
     tx.put(storage::table::id_index, id, who.tenant_id);
     record_activity(tx, who, "CREATION", "contract", id, {}, {}, at);
-    log_change(tx, who.tenant_id, "create", "contract", id);
+    log_change(tx, who.tenant_id, storage::change_op::created, storage::change_kind::contract, id);
     outcome->reply = contract_answer(commercial, id, record);
     return true;
   };
@@ -172,7 +172,7 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
                                                domain::random_id("utk_"));
     put_version(tx, who.tenant_id, id, version, terms.terms.work_ids, record);
     record_activity(tx, who, "UPDATE", "contract", id, {}, {}, at);
-    log_change(tx, who.tenant_id, "version", "contract", id);
+    log_change(tx, who.tenant_id, storage::change_op::contract_changed, storage::change_kind::contract, id);
     outcome->reply = contract_answer(commercial, id, record);
     return true;
   };

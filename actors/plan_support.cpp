@@ -99,10 +99,16 @@ std::string record_activity(storage::write_txn& tx, const domain::principal& who
   return a.id;
 }
 
-void log_change(storage::write_txn& tx, const std::string& tenant, const std::string& op, const std::string& kind,
+void log_change(storage::write_txn& tx, const std::string& tenant, storage::change_op op, storage::change_kind kind,
                 const std::string& id) {
-  tx.log_change("{\"op\":" + domain::json_string(op) + ",\"tenant\":" + domain::json_string(tenant)
-                + ",\"kind\":" + domain::json_string(kind) + ",\"id\":" + domain::json_string(id) + "}");
+  storage::change_entry e;
+  e.tenant = tenant;
+  e.kind = kind;
+  e.id = id;
+  e.op = op;
+  e.at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+  tx.log_change(e);
 }
 
 namespace {

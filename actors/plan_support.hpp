@@ -86,8 +86,8 @@ std::variant<domain::content_use, domain::api_reply> request_use(const request_c
 /// The policy a write resolves rights with (the resolver's, published in `ctx->actors`).
 std::shared_ptr<const domain::platform_policy> write_policy(const request_context& ctx);
 
-/// Appends a change-log entry for `kind`/`id` of `tenant` with operation `op`.
-void log_change(storage::write_txn& tx, const std::string& tenant, const std::string& op, const std::string& kind,
+/// Appends a change-log entry: `op` happened to `kind`/`id` of `tenant`, now.
+void log_change(storage::write_txn& tx, const std::string& tenant, storage::change_op op, storage::change_kind kind,
                 const std::string& id);
 
 /// The answer for an id the caller's tenant does not hold: `missing` (404), worded the same

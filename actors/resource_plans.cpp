@@ -97,7 +97,7 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
     tx.put(storage::table::grants, grant_key(ids.tenant, ids.id, who.subject), domain::grant_json(owner));
     tx.put(storage::table::grants_by_principal, grant_by_principal_key(ids.tenant, who.subject, ids.id), "owner");
     record_activity(tx, who, d->activity_type, "resource", ids.id, d->agents, d->tooling, ids.created);
-    log_change(tx, ids.tenant, "create", "resource", ids.id);
+    log_change(tx, ids.tenant, storage::change_op::created, storage::change_kind::resource, ids.id);
     outcome->reply = resource_answer(tx, *policy, ids.tenant, 201, record, use);
     outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + ids.id);
     return true;
@@ -285,7 +285,7 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
     auto record = domain::promoted_record_json(*current, work_id, at, domain::random_id("upd_"));
     tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, resource_id), record);
     record_activity(tx, who, "PROMOTION", "resource", resource_id, {}, {}, at);
-    log_change(tx, who.tenant_id, "promote", "resource", resource_id);
+    log_change(tx, who.tenant_id, storage::change_op::promoted, storage::change_kind::resource, resource_id);
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
     return true;
   };
@@ -387,7 +387,7 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
   if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
   auto use = std::get<domain::content_use>(purpose);
   auto policy = write_policy(*ctx);
-  storage::mutation update = [who, id, body, replacement, outcome, policy, use](storage::write_txn& tx) {
+  storage::mutation update = [who, id, body, replacement, outcome, policy, use, merge](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
       return false;
@@ -423,7 +423,8 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
     tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, id), record);
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
     record_activity(tx, who, "UPDATE", "resource", id, change.draft.agents, change.draft.tooling, ids.updated);
-    log_change(tx, who.tenant_id, "update", "resource", id);
+    log_change(tx, who.tenant_id, merge ? storage::change_op::patched : storage::change_op::replaced,
+               storage::change_kind::resource, id);
     return true;
   };
   with_access(
@@ -486,7 +487,7 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
     if (auto existing = tx.get(storage::table::versions, key)) return answer(200, *existing);
     tx.put(storage::table::versions, key, *current);
     record_activity(tx, who, "VERSION", "resource", id, {}, {}, domain::iso8601_now());
-    log_change(tx, who.tenant_id, "version", "resource", id);
+    log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id);
     return answer(201, *current);
   };
   with_access(

@@ -38,7 +38,7 @@ void plan_create_work(caf::event_based_actor* self, std::shared_ptr<const reques
     tx.put(storage::table::works, storage::tenant_key(who.tenant_id, id), record);
     tx.put(storage::table::id_index, id, who.tenant_id);
     record_activity(tx, who, "CREATION", "work", id, {}, {}, at);
-    log_change(tx, who.tenant_id, "create", "work", id);
+    log_change(tx, who.tenant_id, storage::change_op::created, storage::change_kind::work, id);
     outcome->reply = json_reply(201, record);
     outcome->reply->headers.emplace_back("Location", "/v0/content-lake/works/" + id);
     outcome->reply->headers.emplace_back("Cache-Control", "no-store");

@@ -27,6 +27,23 @@ void commit(writer_state& st, const writer_config& cfg,
   }
 }
 
+/// Removes change-log entries past retention that every consumer has applied, when due. Its own
+/// transaction, and only when the oldest entry is old enough: no fsync for nothing.
+void prune_change_log(writer_state& st, const writer_config& cfg) {
+  auto now = std::chrono::steady_clock::now();
+  if (now < st.next_prune) return;
+  st.next_prune = now + cfg.change_log_prune_interval;
+  try {
+    auto cutoff = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                  - cfg.change_log_retention;
+    auto oldest = cfg.store->read_from(0, 1);
+    if (oldest.empty() || oldest.front().at_ms >= cutoff.count()) return;
+    cfg.store->apply({storage::prune_changes(cutoff.count(), 1000)});
+  } catch (const std::exception& e) {
+    spdlog::error("writer: change-log pruning failed: {}", e.what());
+  }
+}
+
 }  // namespace
 
 writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> self,
@@ -40,6 +57,7 @@ writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> 
         auto one = std::move(st.pending);
         st.pending.clear();
         commit(st, *cfg, one);
+        prune_change_log(st, *cfg);
         return rp;
       }
       // Everything already in the mailbox is ahead of this flush message: it joins the group.
@@ -55,6 +73,7 @@ writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> 
       auto group = std::move(st.pending);
       st.pending.clear();
       if (!group.empty()) commit(st, *cfg, group);
+      prune_change_log(st, *cfg);
     },
   };
 }

@@ -9,6 +9,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -20,12 +21,17 @@ struct writer_config {
   std::shared_ptr<storage::record_store> store;
   std::shared_ptr<writer_stats> stats;
   bool group_commit = true;  ///< false: one transaction (and fsync) per mutation
+  /// Change-log entries older than this are removed once every registered consumer has applied
+  /// them; checked after a commit at most once per `change_log_prune_interval`.
+  std::chrono::milliseconds change_log_retention{std::chrono::hours{24 * 7}};
+  std::chrono::milliseconds change_log_prune_interval{std::chrono::seconds{60}};
 };
 
 struct writer_state {
   static constexpr const char* name = "writer";
   std::vector<std::pair<storage::mutation, caf::typed_response_promise<bool>>> pending;
   bool flush_scheduled = false;
+  std::chrono::steady_clock::time_point next_prune{};  ///< change-log pruning is due from then
 };
 
 /// The writer's behavior; spawn it detached.

@@ -177,6 +177,11 @@ const std::vector<option>& options() {
      integer<int>([](settings& s) -> int& { return s.storage.readers; }, 1, 64)},
     {"storage.group_commit", "true", "Commit every write queued during a commit together (one fsync); false commits each alone.",
      boolean([](settings& s) -> bool& { return s.storage.group_commit; })},
+    {"storage.change_log_retention_seconds", "604800",
+     "Change-log entries are kept at least this long (default 7 days), and longer while a registered consumer "
+     "(e.g. the search indexer) has not applied them.",
+     integer<std::int64_t>([](settings& s) -> std::int64_t& { return s.storage.change_log_retention_seconds; }, 0,
+                           10LL * 365 * 24 * 3600)},
     {"rights.policy_file", "config/policy.json",
      "Platform policy (docs/rights.md), re-read when it changes; if absent at start, the shipped copy built into the binary.",
      text([](settings& s) -> std::string& { return s.rights.policy_file; })},

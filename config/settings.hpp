@@ -64,6 +64,8 @@ struct storage_settings {
   std::size_t map_size_mib = 1024;
   bool group_commit = true;  ///< false: one transaction and fsync per write (benchmark baseline)
   int readers = 2;           ///< reader actors; reads rotate over them
+  /// Change-log entries are kept at least this long, and until every registered consumer applied them.
+  std::int64_t change_log_retention_seconds = 7 * 24 * 3600;
 };
 
 struct rights_settings {

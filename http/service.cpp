@@ -261,8 +261,9 @@ struct service::impl {
     if (auto err = actors::validate(*rl_cfg)) throw std::runtime_error(*err);
     auto store_handle = store;
     stats->watch_writes(writer_stats);
-    auto writer_cfg = std::make_shared<const actors::writer_config>(
-      actors::writer_config{store, writer_stats, settings.storage.group_commit});
+    actors::writer_config writer_settings{store, writer_stats, settings.storage.group_commit};
+    writer_settings.change_log_retention = std::chrono::seconds{settings.storage.change_log_retention_seconds};
+    auto writer_cfg = std::make_shared<const actors::writer_config>(std::move(writer_settings));
 
     auto ledger_cfg = std::make_shared<const actors::ledger_config>(actors::ledger_config{
       store, directory, stats, settings.idempotency.retention_seconds * 1000,

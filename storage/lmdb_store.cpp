@@ -2,7 +2,12 @@
 
 #include <lmdb.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
 #include <filesystem>
 #include <stdexcept>
 
@@ -22,10 +27,10 @@ std::string_view view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
-constexpr std::array<const char*, 15> table_names = {
+constexpr std::array<const char*, 16> table_names = {
   "resources", "versions",  "works",             "sources",        "activities", "id_index",
   "ledger",    "changes",   "agents",            "contracts",      "contract_versions",
-  "contract_works", "grants", "grants_by_principal", "ledger_expiry"};
+  "contract_works", "grants", "grants_by_principal", "ledger_expiry", "change_consumers"};
 
 std::string sequence_key(std::uint64_t seq) {
   std::string k(8, '\0');
@@ -58,7 +63,7 @@ public:
   void erase(table t, std::string_view key) override;
   std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix,
                                                         std::size_t limit) const override;
-  std::uint64_t log_change(std::string_view entry) override;
+  std::uint64_t log_change(const change_entry& entry) override;
   std::uint64_t writes() const override { return writes_; }
 
 private:
@@ -91,6 +96,7 @@ public:
         check(mdb_dbi_open(txn.txn, table_names[i], MDB_CREATE, &dbis_[i]), "open table");
       check_format(txn.txn, data_dir);
       next_seq_ = read_last_change(txn.txn) + 1;
+      committed_.store(next_seq_ - 1);
       int commit_rc = mdb_txn_commit(txn.txn);  // frees the handle whatever the result
       txn.txn = nullptr;
       check(commit_rc, "commit");
@@ -184,11 +190,50 @@ public:
     int rc = mdb_txn_commit(parent.txn);  // frees the handle whatever the result
     parent.txn = nullptr;
     check(rc, "mdb_txn_commit");
+    bool logged = seq != next_seq_;
     next_seq_ = seq;
+    committed_.store(seq - 1);
+    if (logged) notify(seq - 1);
     return kept;
   }
 
-  std::uint64_t last_change() const override { return next_seq_ - 1; }
+  std::uint64_t last_change() const override { return committed_.load(); }
+
+  std::vector<change_entry> read_from(std::uint64_t after, std::size_t limit) const override {
+    std::vector<change_entry> out;
+    auto start = sequence_key(after + 1);
+    txn_guard txn;
+    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
+    MDB_cursor* cursor = nullptr;
+    check(mdb_cursor_open(txn.txn, dbi(table::changes), &cursor), "mdb_cursor_open");
+    MDB_val k = val(start), v{};
+    int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+    while (rc == MDB_SUCCESS && out.size() < limit) {
+      if (auto e = decode_change(sequence_of(view(k)), view(v))) out.push_back(std::move(*e));
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cursor);
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
+    return out;
+  }
+
+  std::uint64_t subscribe(commit_listener listener) override {
+    std::lock_guard<std::mutex> guard{listeners_mutex_};
+    listeners_.emplace(++listener_handles_, std::move(listener));
+    return listener_handles_;
+  }
+
+  void unsubscribe(std::uint64_t handle) override {
+    std::lock_guard<std::mutex> guard{listeners_mutex_};
+    listeners_.erase(handle);
+  }
+
+  std::vector<std::pair<std::string, std::uint64_t>> consumers() const override {
+    std::vector<std::pair<std::string, std::uint64_t>> out;
+    for (const auto& [name, applied] : scan(table::change_consumers, {}, {}, 100000))
+      out.emplace_back(name, applied.size() == 8 ? sequence_of(applied) : 0);
+    return out;
+  }
 
 private:
   void check_format(MDB_txn* txn, const std::string& data_dir) {
@@ -219,10 +264,23 @@ private:
     return sequence_of(view(k));
   }
 
+  void notify(std::uint64_t last) {
+    std::vector<commit_listener> copy;
+    {
+      std::lock_guard<std::mutex> guard{listeners_mutex_};
+      for (const auto& [handle, l] : listeners_) copy.push_back(l);
+    }
+    for (const auto& l : copy) l(last);
+  }
+
   MDB_env* env_ = nullptr;
   MDB_dbi meta_ = 0;
   std::array<MDB_dbi, table_names.size()> dbis_{};
   std::uint64_t next_seq_ = 1;  ///< touched only by `apply` (one writer) and the constructor
+  std::atomic<std::uint64_t> committed_{0};  ///< last committed sequence, read by any thread
+  std::mutex listeners_mutex_;
+  std::map<std::uint64_t, commit_listener> listeners_;
+  std::uint64_t listener_handles_ = 0;
 };
 
 std::optional<std::string> lmdb_write_txn::get(table t, std::string_view key) const {
@@ -263,11 +321,12 @@ std::vector<std::pair<std::string, std::string>> lmdb_write_txn::scan(table t, s
   return out;
 }
 
-std::uint64_t lmdb_write_txn::log_change(std::string_view entry) {
+std::uint64_t lmdb_write_txn::log_change(const change_entry& entry) {
   ++writes_;
   auto seq = next_seq_++;
   auto key = sequence_key(seq);
-  MDB_val k = val(key), v = val(entry);
+  auto bytes = encode_change(entry);
+  MDB_val k = val(key), v = val(bytes);
   check(mdb_put(txn_, store_.dbi(table::changes), &k, &v, MDB_APPEND), "append change");
   return seq;
 }
@@ -284,6 +343,41 @@ std::string tenant_key(std::string_view tenant, std::string_view id) {
   k.append(tenant).push_back('\0');
   k.append(id);
   return k;
+}
+
+mutation acknowledge_changes(std::string name, std::uint64_t applied) {
+  return [name = std::move(name), applied](write_txn& tx) {
+    tx.put(table::change_consumers, name, sequence_key(applied));
+    return true;
+  };
+}
+
+mutation forget_consumer(std::string name) {
+  return [name = std::move(name)](write_txn& tx) {
+    tx.erase(table::change_consumers, name);
+    return true;
+  };
+}
+
+mutation prune_changes(std::int64_t cutoff_ms, std::size_t limit) {
+  return [cutoff_ms, limit](write_txn& tx) {
+    // Nothing a registered consumer still needs goes, however old.
+    std::uint64_t needed_after = UINT64_MAX;
+    for (const auto& [name, applied] : tx.scan(table::change_consumers, "", 100000))
+      needed_after = std::min(needed_after, applied.size() == 8 ? sequence_of(applied) : 0);
+    auto oldest = tx.scan(table::changes, "", limit + 1);
+    // The newest entry always stays: the sequence continues from it after a restart.
+    if (oldest.size() <= limit && !oldest.empty()) oldest.pop_back();
+    if (oldest.size() > limit) oldest.resize(limit);
+    for (const auto& [key, value] : oldest) {
+      auto seq = sequence_of(key);
+      auto e = decode_change(seq, value);
+      // Format-1 entries carry no time: they are pruned as old.
+      if (seq > needed_after || (e && e->at_ms != 0 && e->at_ms >= cutoff_ms)) break;
+      tx.erase(table::changes, key);
+    }
+    return true;
+  };
 }
 
 std::shared_ptr<record_store> open_lmdb_store(const std::string& data_dir, std::size_t map_size_mib) {

@@ -2,6 +2,8 @@
 /// The system of record. LMDB implements it on one node; a shared backend (PostgreSQL) would be an
 /// added implementation of the same interface. Keys are prefixed by tenant (see `tenant_key`).
 
+#include "storage/change_log.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,6 +32,7 @@ enum class table : std::uint8_t {
   grants,             ///< tenant\0res_id\0principal -> grant JSON (who may do what with a Resource)
   grants_by_principal,  ///< tenant\0principal\0res_id -> role (the same grants, by grantee)
   ledger_expiry,        ///< 8-byte big-endian created_ms + ledger key -> "" (pruning in time order)
+  change_consumers,     ///< consumer name -> 8-byte big-endian sequence it has applied (change-log retention)
 };
 
 /// Big-endian 8 bytes of `n`: keys that sort numerically.
@@ -51,8 +54,9 @@ public:
   /// How many puts, erases and change-log entries this transaction has made so far: a mutation
   /// that compares it before and after knows whether another part of it wrote.
   virtual std::uint64_t writes() const = 0;
-  /// Appends `entry` to the change log in this transaction; returns its sequence number.
-  virtual std::uint64_t log_change(std::string_view entry) = 0;
+  /// Appends `entry` to the change log in this transaction (its `seq` is assigned: the next
+  /// number, without gaps once committed); returns that sequence number.
+  virtual std::uint64_t log_change(const change_entry& entry) = 0;
 };
 
 /// One unit of work for the writer. Returns true to keep its changes, false to roll back only its
@@ -93,14 +97,39 @@ public:
   /// changes. Throws std::runtime_error when the commit fails: then nothing of the batch is stored.
   virtual std::vector<bool> apply(const std::vector<mutation>& batch) = 0;
 
-  /// The sequence of the last change-log entry (0 when empty).
+  /// The sequence of the last committed change-log entry (0 when empty). Safe from any thread.
   virtual std::uint64_t last_change() const = 0;
+
+  /// Committed change-log entries with a sequence above `after`, in order, at most `limit`. An
+  /// entry is visible only once its transaction has committed.
+  virtual std::vector<change_entry> read_from(std::uint64_t after, std::size_t limit) const = 0;
+
+  /// Called after every durable commit that appended change-log entries, with the last sequence,
+  /// on the writer's thread: it must be quick (e.g. send an actor a message). Returns a handle for
+  /// `unsubscribe`.
+  using commit_listener = std::function<void(std::uint64_t last_seq)>;
+  virtual std::uint64_t subscribe(commit_listener listener) = 0;
+  virtual void unsubscribe(std::uint64_t handle) = 0;
+
+  /// Registered change-log consumers and the sequence each has applied. Retention never removes an
+  /// entry a registered consumer has not applied.
+  virtual std::vector<std::pair<std::string, std::uint64_t>> consumers() const = 0;
 
   /// The canonical JSON bytes of a Resource of `tenant`, or nullopt.
   std::optional<std::string> get_resource(std::string_view tenant, std::string_view id) const {
     return get(table::resources, tenant_key(tenant, id));
   }
 };
+
+/// Registers (or moves) change-log consumer `name` at `applied`: the last sequence it has applied.
+mutation acknowledge_changes(std::string name, std::uint64_t applied);
+
+/// Removes a change-log consumer (it no longer holds entries back).
+mutation forget_consumer(std::string name);
+
+/// Removes change-log entries written before `cutoff_ms` that every registered consumer has
+/// applied, oldest first, at most `limit` of them.
+mutation prune_changes(std::int64_t cutoff_ms, std::size_t limit);
 
 /// On-disk format this build writes; a data dir with a newer one is refused.
 inline constexpr int lmdb_format_version = 1;

@@ -33,7 +33,7 @@ TEST_CASE("mutations queued during a commit share the next group commit", "[writ
   for (int i = 0; i < n; ++i) {
     storage::mutation m = [i](storage::write_txn& tx) {
       tx.put(storage::table::resources, storage::tenant_key("t", "res_" + std::to_string(i)), "x");
-      tx.log_change("{}");
+      tx.log_change(storage::change_entry{0, "t", storage::change_kind::resource, "res", storage::change_op::created, 1});
       return i % 10 != 0;  // every tenth refuses: only its own changes roll back
     };
     self->send(aut, write_atom_v, m);

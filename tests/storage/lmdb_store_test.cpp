@@ -15,7 +15,7 @@ namespace {
 mutation put_resource(std::string tenant, std::string id, std::string json) {
   return [=](write_txn& tx) {
     tx.put(table::resources, tenant_key(tenant, id), json);
-    tx.log_change(R"({"op":"put","id":")" + id + "\"}");
+    tx.log_change(change_entry{0, tenant, change_kind::resource, id, change_op::created, 1});
     return true;
   };
 }
@@ -29,7 +29,7 @@ TEST_CASE("a group commits every kept mutation and rolls back only the refused o
     put_resource("t1", "res_a", "{\"a\":1}"),
     [](write_txn& tx) {
       tx.put(table::resources, tenant_key("t1", "res_refused"), "{}");
-      tx.log_change("{}");
+      tx.log_change(change_entry{0, "t1", change_kind::resource, "res_refused", change_op::created, 1});
       return false;
     },
     [](write_txn&) -> bool { throw std::runtime_error("boom"); },

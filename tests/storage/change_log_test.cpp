@@ -1,0 +1,149 @@
+// The change log as a feed: typed entries in commit order without gaps, visible only after the
+// commit, read from any position, announced to subscribers, kept across restarts, and pruned only
+// past retention and past every registered consumer.
+
+#include "storage/change_log.hpp"
+#include "storage/record_store.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+using namespace cl::storage;
+using cl::testing::temp_dir;
+
+namespace {
+
+/// A mutation that writes Resource `id` and logs `op` on it at `at_ms`; refuses when `keep` is false.
+mutation change(std::string id, change_op op = change_op::created, std::int64_t at_ms = 1000, bool keep = true) {
+  return [=](write_txn& tx) {
+    tx.put(table::resources, tenant_key("t1", id), "{}");
+    tx.log_change(change_entry{0, "t1", change_kind::resource, id, op, at_ms});
+    return keep;
+  };
+}
+
+std::vector<std::uint64_t> sequences(const std::vector<change_entry>& entries) {
+  std::vector<std::uint64_t> out;
+  for (const auto& e : entries) out.push_back(e.seq);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("entries are typed, in commit order, numbered without gaps", "[change_log]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  store->apply({change("res_a"), change("res_refused", change_op::created, 1000, false),
+                change("res_b", change_op::patched, 2000)});
+  store->apply({change("res_a", change_op::promoted, 3000)});
+  auto all = store->read_from(0, 100);
+  REQUIRE(sequences(all) == std::vector<std::uint64_t>{1, 2, 3});
+  CHECK(all[0] == change_entry{1, "t1", change_kind::resource, "res_a", change_op::created, 1000});
+  CHECK(all[1] == change_entry{2, "t1", change_kind::resource, "res_b", change_op::patched, 2000});
+  CHECK(all[2].op == change_op::promoted);
+  CHECK(store->last_change() == 3);
+  // From any position, at most `limit`.
+  CHECK(sequences(store->read_from(1, 1)) == std::vector<std::uint64_t>{2});
+  CHECK(store->read_from(3, 10).empty());
+}
+
+TEST_CASE("an entry is visible, and announced, only once its transaction has committed", "[change_log]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  std::vector<std::uint64_t> announced;
+  auto handle = store->subscribe([&](std::uint64_t last) { announced.push_back(last); });
+  std::vector<change_entry> seen_inside;
+  std::uint64_t last_inside = 99;
+  store->apply({change("res_a"), [&](write_txn&) {
+                  seen_inside = store->read_from(0, 10);  // another reader, during the write
+                  last_inside = store->last_change();
+                  return true;
+                }});
+  CHECK(seen_inside.empty());
+  CHECK(last_inside == 0);
+  CHECK(announced == std::vector<std::uint64_t>{1});
+  store->apply({[](write_txn& tx) {  // no entry: nothing to announce
+    tx.put(table::works, tenant_key("t1", "wk_a"), "{}");
+    return true;
+  }});
+  CHECK(announced.size() == 1);
+  store->unsubscribe(handle);
+  store->apply({change("res_b")});
+  CHECK(announced.size() == 1);
+  CHECK(store->read_from(0, 10).size() == 2);
+}
+
+TEST_CASE("the log and the consumers' positions survive a restart", "[change_log]") {
+  temp_dir dir;
+  std::vector<change_entry> before;
+  {
+    auto store = open_lmdb_store(dir.path, 64);
+    store->apply({change("res_a"), change("res_b"), acknowledge_changes("search", 1)});
+    before = store->read_from(0, 10);
+  }
+  auto store = open_lmdb_store(dir.path, 64);
+  CHECK(store->read_from(0, 10) == before);
+  CHECK(store->consumers() == std::vector<std::pair<std::string, std::uint64_t>>{{"search", 1}});
+  store->apply({change("res_c")});
+  CHECK(store->read_from(2, 10).front().seq == 3);
+}
+
+TEST_CASE("retention keeps what a slow consumer has not applied, and the newest entry always", "[change_log]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  std::vector<mutation> batch;
+  for (int i = 1; i <= 6; ++i) batch.push_back(change("res_" + std::to_string(i), change_op::created, i * 1000));
+  batch.push_back(acknowledge_changes("fast", 6));
+  batch.push_back(acknowledge_changes("slow", 2));
+  store->apply(batch);
+  // Everything is past retention (cutoff after every entry), but "slow" has applied only 1 and 2.
+  store->apply({prune_changes(1000000, 1000)});
+  CHECK(sequences(store->read_from(0, 10)) == std::vector<std::uint64_t>{3, 4, 5, 6});
+  // Within retention: entries 5 and 6 are younger than the cutoff and stay whatever the consumers.
+  store->apply({acknowledge_changes("slow", 6), prune_changes(5000, 1000)});
+  CHECK(sequences(store->read_from(0, 10)) == std::vector<std::uint64_t>{5, 6});
+  // A consumer that is forgotten no longer holds anything back; the newest entry stays so the
+  // sequence continues after a restart.
+  store->apply({acknowledge_changes("slow", 0), prune_changes(1000000, 1000)});
+  CHECK(sequences(store->read_from(0, 10)) == std::vector<std::uint64_t>{5, 6});
+  store->apply({forget_consumer("slow"), prune_changes(1000000, 1000)});
+  CHECK(sequences(store->read_from(0, 10)) == std::vector<std::uint64_t>{6});
+  store->apply({change("res_7")});
+  CHECK(store->read_from(0, 10).back().seq == 7);
+}
+
+TEST_CASE("last_change is read safely while the writer commits", "[change_log]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  std::atomic<bool> done{false};
+  std::uint64_t highest = 0;
+  bool went_back = false;
+  std::thread watcher{[&] {
+    while (!done) {
+      auto now = store->last_change();
+      went_back = went_back || now < highest;
+      highest = std::max(highest, now);
+    }
+  }};
+  for (int i = 0; i < 200; ++i) store->apply({change("res_" + std::to_string(i))});
+  done = true;
+  watcher.join();
+  CHECK_FALSE(went_back);
+  CHECK(store->last_change() == 200);
+}
+
+TEST_CASE("entries round-trip their encoding; format-1 JSON entries are still read", "[change_log]") {
+  change_entry e{42, "t_x", change_kind::contract, "ctr_1", change_op::contract_changed, 1763800000123};
+  CHECK(decode_change(42, encode_change(e)) == e);
+  auto legacy = decode_change(7, R"({"op":"version","tenant":"t","kind":"resource","id":"res_1"})");
+  REQUIRE(legacy);
+  CHECK(legacy->op == change_op::snapshotted);
+  CHECK(legacy->id == "res_1");
+  CHECK(decode_change(8, R"({"op":"version","tenant":"t","kind":"contract","id":"ctr_1"})")->op
+        == change_op::contract_changed);
+  CHECK_FALSE(decode_change(9, "garbage"));
+  CHECK(change_op_name(change_op::granted) == "granted");
+}
