@@ -10,7 +10,6 @@ namespace cl::actors {
 namespace {
 
 constexpr std::int64_t cache_seconds = 60;
-constexpr std::size_t scan_page = 1000;
 
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -110,27 +109,8 @@ access_actor::behavior_type access(access_actor::stateful_pointer<access_state> 
         return caf::make_error(caf::sec::runtime_error, "access check failed");
       }
     },
-    [self, cfg](readable_atom, const std::string& tenant,
-                const std::string& subject) -> caf::result<std::vector<std::string>> {
-      try {
-        std::vector<std::string> ids;
-        for (const auto& p : principals_of(self->state.directory, tenant, subject)) {
-          auto prefix = storage::tenant_key(tenant, p + '\0');
-          std::string after;
-          for (;;) {
-            auto page = cfg->store->scan(storage::table::grants_by_principal, prefix, after, scan_page);
-            for (const auto& entry : page) ids.push_back(entry.first.substr(prefix.size()));
-            if (page.size() < scan_page) break;
-            after = page.back().first;
-          }
-        }
-        std::sort(ids.begin(), ids.end());
-        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-        return ids;
-      } catch (const std::exception& e) {
-        spdlog::error("access: listing readable Resources failed: {}", e.what());
-        return caf::make_error(caf::sec::runtime_error, "access listing failed");
-      }
+    [self](principals_atom, const std::string& tenant, const std::string& subject) -> std::vector<std::string> {
+      return principals_of(self->state.directory, tenant, subject);
     },
     [self](group_atom, const std::string& tenant, const std::string& group) -> bool {
       return self->state.directory.has_group(tenant, group);

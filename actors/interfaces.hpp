@@ -32,7 +32,11 @@ using reader_actor = caf::typed_actor<
   // (table, key prefix, after key, limit, filter or empty) -> up to limit matching entries in key
   // order after `after`, examining a
   // bounded number; `resume_after` and `exhausted` say where to go on.
-  caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t, record_filter>::with<scan_result>>;
+  caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t, record_filter>::with<scan_result>,
+  // A page of Resources (typed query; `entries` are (id, record)).
+  caf::replies_to<list_atom, storage::resource_query>::with<scan_result>,
+  // A page of Activities (typed query).
+  caf::replies_to<list_atom, storage::activity_query>::with<scan_result>>;
 
 /// Rights resolver: contract terms x platform policy x validity window (spec 2.3).
 using rights_actor = caf::typed_actor<
@@ -62,8 +66,9 @@ using contracts_actor = caf::typed_actor<
 using access_actor = caf::typed_actor<
   // (tenant, subject, resource id) -> the caller's effective role (domain::access_role, 0 = none).
   caf::replies_to<check_atom, std::string, std::string, std::string>::with<std::int32_t>,
-  // (tenant, subject) -> ids of every Resource the caller holds any role on, sorted (list reads).
-  caf::replies_to<readable_atom, std::string, std::string>::with<std::vector<std::string>>,
+  // (tenant, subject) -> the principals whose grants count for the caller: the subject, then its
+  // groups from the directory (list reads filter by them in the store).
+  caf::replies_to<principals_atom, std::string, std::string>::with<std::vector<std::string>>,
   // (tenant, group id) -> whether the directory defines this group.
   caf::replies_to<group_atom, std::string, std::string>::with<bool>,
   // Internal: re-reads the directory file if it changed (sent to itself once a second).

@@ -109,6 +109,17 @@ void answer_list(caf::event_based_actor* self, const std::shared_ptr<const reque
                  record_filter keep, reply_fn done, item_presenter present = nullptr,
                  const std::string& scope = {});
 
+/// Fetches up to `limit` list items after `after` through a typed query and calls `k` with the
+/// page; answers 503 through the plan's `done` itself when the reader fails.
+using page_fetch =
+  std::function<void(const std::string& after, std::size_t limit, std::function<void(scan_result)> k)>;
+
+/// Answers a list route whose pages come from a typed query (`fetch`): `page_size`, `page_token`
+/// (bound to the tenant, `collection` and `filters`), `next_page_token`, as `answer_list`.
+void answer_query(const std::shared_ptr<const request_context>& ctx, const std::string& collection,
+                  const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch, reply_fn done,
+                  item_presenter present = nullptr);
+
 /// Calls `k` with the rights of `work_id` (empty: a staged Resource) in the caller's tenant:
 /// from the shared rights cache when it holds them, else from the rights resolver. A resolver
 /// that fails or is gone answers 503 through `done` instead.
@@ -134,10 +145,10 @@ void with_access(caf::event_based_actor* self, const std::shared_ptr<const reque
                  const std::string& resource_id, domain::access_role needed, std::function<void(domain::access_role)> k,
                  reply_fn done);
 
-/// Calls `k` with the sorted ids of every Resource the caller may read (list reads filter by it);
-/// 503 through `done` when the access actor fails.
-void with_readable(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                   std::function<void(std::shared_ptr<const std::vector<std::string>>)> k, reply_fn done);
+/// Calls `k` with the principals whose grants count for the caller (its subject, then its
+/// groups); list queries filter by them in the store. 503 through `done` when the access actor fails.
+void with_principals(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                     std::function<void(std::vector<std::string>)> k, reply_fn done);
 
 /// Answers the record `id` of the caller's tenant from `t` (200, `Cache-Control: private,
 /// max-age=1`), or `missing` (404, also for another tenant's id).

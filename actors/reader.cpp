@@ -46,6 +46,22 @@ reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state>,
         return storage_failure(e);
       }
     },
+    [store](list_atom, const storage::resource_query& q) -> caf::result<scan_result> {
+      try {
+        auto page = store->list_resources(q);
+        return scan_result{std::move(page.entries), std::move(page.resume_after), page.exhausted};
+      } catch (const std::exception& e) {
+        return storage_failure(e);
+      }
+    },
+    [store](list_atom, const storage::activity_query& q) -> caf::result<scan_result> {
+      try {
+        auto page = store->list_activities(q);
+        return scan_result{std::move(page.entries), std::move(page.resume_after), page.exhausted};
+      } catch (const std::exception& e) {
+        return storage_failure(e);
+      }
+    },
   };
 }
 

@@ -337,24 +337,29 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
   if (!staged.empty()) filters.emplace_back("staged", staged);
   item_presenter present = resource_items(self, ctx, use, false);
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
-  with_readable(
+  // Layer 2: only Resources the caller (or one of its groups) holds a grant on; the store walks
+  // the by-principal grant index, so a page costs the page whatever the tenant holds.
+  with_principals(
     self, ctx,
     [self, ctx, done, filters, work, type, language, staged, present = std::move(present)](
-      std::shared_ptr<const std::vector<std::string>> readable) mutable {
-      // Layer 2: only Resources the caller holds a role on. Then the filters, matched on the
-      // record's own members, which precede its (client-supplied) content.
-      record_filter keep = [work, type, language, staged, readable](std::string_view record) {
-        if (!std::binary_search(readable->begin(), readable->end(), record_field(record, "id"))) return false;
-        auto head = record.substr(0, record.find(",\"content\":"));
-        auto has = [&](const char* name, const std::string& value) {
-          return value.empty()
-                 || head.find("\"" + std::string{name} + "\":" + domain::json_string(value)) != std::string_view::npos;
-        };
-        bool is_staged = head.find("\"work_id\":") == std::string_view::npos;
-        return has("work_id", work) && has("type", type) && has("language", language)
-               && (staged.empty() || (staged == "true") == is_staged);
+      std::vector<std::string> principals) mutable {
+      storage::resource_query q;
+      q.tenant = ctx->who.tenant_id;
+      q.readable_by = std::move(principals);
+      q.work_id = work;
+      q.type = type;
+      q.language = language;
+      if (!staged.empty()) q.staged = staged == "true";
+      page_fetch fetch = [self, ctx, done, q](const std::string& after, std::size_t limit,
+                                              std::function<void(scan_result)> k) mutable {
+        if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
+        q.after = after;
+        q.limit = limit;
+        self->request(ctx->actors->reader, ctx->timeout, list_atom_v, q)
+          .then([k](scan_result& page) { k(std::move(page)); },
+                [done](caf::error&) { done(backend_unavailable("record reader")); });
       };
-      answer_list(self, ctx, storage::table::resources, "resources", filters, std::move(keep), done, std::move(present));
+      answer_query(ctx, "resources", filters, std::move(fetch), done, std::move(present));
     },
     done);
 }

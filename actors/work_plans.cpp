@@ -113,21 +113,26 @@ void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const re
   std::vector<std::pair<std::string, std::string>> filters;
   if (!type.empty()) filters.emplace_back("type", type);
   if (!resource.empty()) filters.emplace_back("resource_id", resource);
-  // Activity records are our own canonical JSON: exact member text identifies a match. Layer 2:
-  // an Activity about a Resource is listed only to those who may read the Resource.
-  auto type_text = type.empty() ? std::string{} : "\"type\":" + domain::json_string(type) + ",";
-  auto target_text =
-    resource.empty() ? std::string{} : "\"target\":{\"kind\":\"resource\",\"id\":" + domain::json_string(resource) + "}";
-  with_readable(
+  // Layer 2: an Activity about a Resource is listed only to those who may read the Resource (the
+  // store checks the caller's principals' grants per Activity).
+  with_principals(
     self, ctx,
-    [self, ctx, done, filters, type_text, target_text](std::shared_ptr<const std::vector<std::string>> readable) {
-      record_filter keep = [type_text, target_text, readable](std::string_view record) {
-        if (!type_text.empty() && record.find(type_text) == std::string_view::npos) return false;
-        if (!target_text.empty() && record.find(target_text) == std::string_view::npos) return false;
-        auto about = activity_resource(record);
-        return about.empty() || std::binary_search(readable->begin(), readable->end(), about);
+    [self, ctx, done, filters, type, resource](std::vector<std::string> principals) {
+      storage::activity_query q;
+      q.tenant = ctx->who.tenant_id;
+      q.readable_by = std::move(principals);
+      q.type = type;
+      q.resource_id = resource;
+      page_fetch fetch = [self, ctx, done, q](const std::string& after, std::size_t limit,
+                                              std::function<void(scan_result)> k) mutable {
+        if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
+        q.after = after;
+        q.limit = limit;
+        self->request(ctx->actors->reader, ctx->timeout, list_atom_v, q)
+          .then([k](scan_result& page) { k(std::move(page)); },
+                [done](caf::error&) { done(backend_unavailable("record reader")); });
       };
-      answer_list(self, ctx, storage::table::activities, "activities", filters, std::move(keep), done);
+      answer_query(ctx, "activities", filters, std::move(fetch), done);
     },
     done);
 }

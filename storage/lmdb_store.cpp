@@ -1,5 +1,7 @@
 #include "storage/record_store.hpp"
 
+#include "domain/json_text.hpp"
+
 #include <lmdb.h>
 
 #include <algorithm>
@@ -42,6 +44,26 @@ std::uint64_t sequence_of(std::string_view key) {
   std::uint64_t seq = 0;
   for (char c : key) seq = (seq << 8) | static_cast<unsigned char>(c);
   return seq;
+}
+
+/// A stored record's own members: what precedes its (client-supplied) content.
+std::string_view record_head(std::string_view record) {
+  return record.substr(0, record.find(",\"content\":"));
+}
+
+/// True when `value` is empty or `head` has the member `"name":"value"`.
+bool has_member(std::string_view head, std::string_view name, const std::string& value) {
+  if (value.empty()) return true;
+  return head.find("\"" + std::string{name} + "\":" + domain::json_string(value)) != std::string_view::npos;
+}
+
+/// The Resource an Activity record is about, or empty (a Work, a contract).
+std::string_view activity_resource(std::string_view record) {
+  static constexpr std::string_view marker = "\"target\":{\"kind\":\"resource\",\"id\":\"";
+  auto at = record.find(marker);
+  if (at == std::string_view::npos) return {};
+  auto start = at + marker.size();
+  return record.substr(start, record.find('"', start) - start);
 }
 
 /// Aborts a transaction unless it was committed or handed on.
@@ -161,6 +183,61 @@ public:
     return page;
   }
 
+  record_page list_resources(const resource_query& q) const override {
+    txn_guard txn;
+    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
+    auto keep = [&](std::string_view record) {
+      auto head = record_head(record);
+      bool staged = head.find("\"work_id\":") == std::string_view::npos;
+      return has_member(head, "work_id", q.work_id) && has_member(head, "type", q.type)
+             && has_member(head, "language", q.language) && (!q.staged || *q.staged == staged);
+    };
+    if (q.readable_by.empty()) return walk_table(txn.txn, table::resources, q.tenant, q.after, q.limit, q.budget, keep);
+    // The by-principal grant index gives each principal's Resource ids in order: merging those
+    // walks exactly the readable ids after `after`, one point read per candidate.
+    std::vector<id_stream> streams;
+    for (const auto& p : q.readable_by) streams.emplace_back(txn.txn, dbi(table::grants_by_principal), tenant_key(q.tenant, p + '\0'), q.after);
+    record_page page;
+    std::size_t examined = 0;
+    for (;;) {
+      std::string_view next;
+      for (const auto& st : streams)
+        if (!st.done && (next.empty() || st.current < next)) next = st.current;
+      if (next.empty()) {
+        page.exhausted = true;
+        break;
+      }
+      if (page.entries.size() >= q.limit || examined >= q.budget) break;
+      std::string id{next};
+      for (auto& st : streams)
+        if (!st.done && st.current == id) st.advance();
+      ++examined;
+      page.resume_after = id;
+      if (auto record = get_in(txn.txn, table::resources, tenant_key(q.tenant, id)); record && keep(*record))
+        page.entries.emplace_back(id, std::move(*record));
+    }
+    return page;
+  }
+
+  record_page list_activities(const activity_query& q) const override {
+    txn_guard txn;
+    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
+    auto type_text = q.type.empty() ? std::string{} : "\"type\":" + domain::json_string(q.type) + ",";
+    auto target_text =
+      q.resource_id.empty() ? std::string{} : "\"target\":{\"kind\":\"resource\",\"id\":" + domain::json_string(q.resource_id) + "}";
+    auto keep = [&](std::string_view record) {
+      if (!type_text.empty() && record.find(type_text) == std::string_view::npos) return false;
+      if (!target_text.empty() && record.find(target_text) == std::string_view::npos) return false;
+      auto about = activity_resource(record);
+      if (about.empty() || q.readable_by.empty()) return true;
+      // One point read per principal in the by-principal grant index: any grant lets it read.
+      for (const auto& p : q.readable_by)
+        if (get_in(txn.txn, table::grants_by_principal, tenant_key(q.tenant, p + '\0' + std::string{about}))) return true;
+      return false;
+    };
+    return walk_table(txn.txn, table::activities, q.tenant, q.after, q.limit, q.budget, keep);
+  }
+
   std::vector<bool> apply(const std::vector<mutation>& batch) override {
     std::vector<bool> kept(batch.size(), false);
     txn_guard parent;
@@ -236,6 +313,64 @@ public:
   }
 
 private:
+  /// Ids under one key prefix, in key order, after a given id: one cursor.
+  struct id_stream {
+    id_stream(MDB_txn* txn, MDB_dbi dbi, std::string prefix_in, const std::string& after) : prefix(std::move(prefix_in)) {
+      check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open");
+      std::string start = prefix + after;
+      MDB_val k = val(start), v{};
+      int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+      if (rc == MDB_SUCCESS && !after.empty() && view(k) == start) rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+      settle(rc, k);
+    }
+    id_stream(id_stream&& o) noexcept : cursor(o.cursor), prefix(std::move(o.prefix)), current(std::move(o.current)), done(o.done) {
+      o.cursor = nullptr;
+    }
+    ~id_stream() {
+      if (cursor) mdb_cursor_close(cursor);
+    }
+    void advance() {
+      MDB_val k{}, v{};
+      settle(mdb_cursor_get(cursor, &k, &v, MDB_NEXT), k);
+    }
+    void settle(int rc, const MDB_val& k) {
+      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
+      done = rc != MDB_SUCCESS || view(k).substr(0, prefix.size()) != prefix;
+      if (!done) current = std::string{view(k).substr(prefix.size())};
+    }
+    MDB_cursor* cursor = nullptr;
+    std::string prefix;
+    std::string current;
+    bool done = false;
+  };
+
+  std::optional<std::string> get_in(MDB_txn* txn, table t, std::string_view key) const {
+    MDB_val k = val(key), v{};
+    int rc = mdb_get(txn, dbi(t), &k, &v);
+    if (rc == MDB_NOTFOUND) return std::nullopt;
+    check(rc, "mdb_get");
+    return std::string{view(v)};
+  }
+
+  /// The tenant's part of `t` in key order after id `after`, keeping what `keep` accepts, at most
+  /// `limit` kept and `budget` examined.
+  template <class Keep>
+  record_page walk_table(MDB_txn* txn, table t, const std::string& tenant, const std::string& after, std::size_t limit,
+                         std::size_t budget, const Keep& keep) const {
+    record_page page;
+    id_stream ids{txn, dbi(t), tenant_key(tenant, ""), after};
+    std::size_t examined = 0;
+    for (; !ids.done && page.entries.size() < limit && examined < budget; ids.advance()) {
+      ++examined;
+      page.resume_after = ids.current;
+      MDB_val k{}, v{};
+      check(mdb_cursor_get(ids.cursor, &k, &v, MDB_GET_CURRENT), "mdb_cursor_get");
+      if (keep(view(v))) page.entries.emplace_back(ids.current, std::string{view(v)});
+    }
+    page.exhausted = ids.done;
+    return page;
+  }
+
   void check_format(MDB_txn* txn, const std::string& data_dir) {
     MDB_val k = val("format_version"), v{};
     int rc = mdb_get(txn, meta_, &k, &v);

@@ -41,6 +41,40 @@ std::string big_endian_key(std::uint64_t n);
 /// `tenant` + NUL + `id`: the key layout of tenant-scoped tables.
 std::string tenant_key(std::string_view tenant, std::string_view id);
 
+/// A page of a typed list query: `(id, canonical JSON)` in id order. A filtered query examines a
+/// bounded number of candidates: `resume_after` is the last id examined, `exhausted` tells there is
+/// nothing after it.
+struct record_page {
+  std::vector<std::pair<std::string, std::string>> entries;
+  std::string resume_after;
+  bool exhausted = false;
+};
+
+/// The Resources of a tenant, in id order. With `readable_by`, only those on which one of these
+/// principals (a subject and its groups) holds a grant: the by-principal grant index drives the
+/// walk, so a page costs the page, whatever the tenant holds.
+struct resource_query {
+  std::string tenant;
+  std::vector<std::string> readable_by;  ///< empty: every Resource of the tenant
+  std::string work_id, type, language;   ///< empty: any
+  std::optional<bool> staged;            ///< true: only staged; false: only attached
+  std::string after;                     ///< resume after this id (empty: from the start)
+  std::size_t limit = 50;
+  std::size_t budget = 10000;            ///< candidates examined at most
+};
+
+/// The Activities of a tenant, in id (time) order. With `readable_by`, an Activity about a
+/// Resource is kept only when one of these principals holds a grant on it.
+struct activity_query {
+  std::string tenant;
+  std::vector<std::string> readable_by;
+  std::string type;         ///< empty: any
+  std::string resource_id;  ///< empty: any target
+  std::string after;
+  std::size_t limit = 50;
+  std::size_t budget = 10000;
+};
+
 /// What a mutation sees and changes inside the writer's transaction.
 class write_txn {
 public:
@@ -91,6 +125,12 @@ public:
   };
   virtual filtered_page scan_matching(table t, std::string_view prefix, std::string_view after, std::size_t limit,
                                       const std::function<bool(std::string_view)>& keep, std::size_t budget) const = 0;
+
+  /// A page of Resources (`resource_query`).
+  virtual record_page list_resources(const resource_query& q) const = 0;
+
+  /// A page of Activities (`activity_query`).
+  virtual record_page list_activities(const activity_query& q) const = 0;
 
   /// Runs every mutation of `batch` in one transaction (each isolated from the others' refusals),
   /// then commits durably (one fsync for the whole group). The result says which mutations kept their

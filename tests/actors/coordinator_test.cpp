@@ -48,7 +48,7 @@ access_actor::behavior_type mock_access(access_actor::pointer, std::shared_ptr<c
       ++n->access;
       return static_cast<std::int32_t>(role);
     },
-    [](readable_atom, const std::string&, const std::string&) { return std::vector<std::string>{}; },
+    [](principals_atom, const std::string&, const std::string& subject) { return std::vector<std::string>{subject}; },
     [](group_atom, const std::string&, const std::string&) { return false; },
     [](recheck_atom) {},
   };
@@ -72,6 +72,8 @@ reader_actor::behavior_type mock_store(reader_actor::stateful_pointer<held_state
     [](caf::get_atom, cl::storage::table, const std::string&) { return cl::actors::fetch_outcome{false, {}}; },
     [](cl::actors::scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t,
        const cl::actors::record_filter&) { return cl::actors::scan_result{}; },
+    [](cl::actors::list_atom, const cl::storage::resource_query&) { return cl::actors::scan_result{}; },
+    [](cl::actors::list_atom, const cl::storage::activity_query&) { return cl::actors::scan_result{}; },
   };
 }
 
@@ -386,6 +388,8 @@ reader_actor::behavior_type mock_found_store(reader_actor::pointer) {
     [](scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t, const record_filter&) {
       return scan_result{};
     },
+    [](list_atom, const cl::storage::resource_query&) { return scan_result{}; },
+    [](list_atom, const cl::storage::activity_query&) { return scan_result{}; },
   };
 }
 
