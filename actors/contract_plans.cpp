@@ -58,14 +58,6 @@ std::optional<domain::api_error> missing_work(const storage::write_txn& tx, cons
   return std::nullopt;
 }
 
-/// The writes every contract version makes: latest, the version itself, the Work index.
-void put_version(storage::write_txn& tx, const std::string& tenant, const std::string& id, std::int64_t version,
-                 const std::vector<std::string>& works, const std::string& record) {
-  tx.put(storage::table::contracts, storage::tenant_key(tenant, id), record);
-  tx.put(storage::table::contract_versions, contract_version_key(tenant, id, version), record);
-  for (const auto& w : works) tx.put(storage::table::contract_works, storage::tenant_key(tenant, w + '\0' + id), "");
-}
-
 /// The 201 answer of a contract write, as this caller may see it (made inside the write).
 domain::api_reply contract_answer(bool commercial, const std::string& id, const std::string& record) {
   auto r = json_reply(201, commercial ? record : domain::without_commercial_terms(record));
@@ -83,6 +75,19 @@ std::optional<domain::api_reply> commercial_without_scope(const request_context&
                                     std::string{"The token does not carry the scope "} + commercial_scope
                                       + ", which setting or changing commercial terms needs.",
                                     {{"/commercial_terms", std::string{"requires "} + commercial_scope}});
+}
+
+/// Pages of a typed contract query, from the contracts actor.
+template <class Query>
+page_fetch contract_pages(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, reply_fn done,
+                          Query q) {
+  return [self, ctx, done, q](const std::string& after, std::size_t limit, std::function<void(scan_result)> k) mutable {
+    if (!ctx->actors->contracts) return done(backend_unavailable("contracts"));
+    q.after = after;
+    q.limit = limit;
+    self->request(ctx->actors->contracts, ctx->timeout, list_atom_v, q)
+      .then([k](scan_result& page) { k(std::move(page)); }, [done](caf::error&) { done(backend_unavailable("contracts")); });
+  };
 }
 
 /// Sends `m` to the writer; after the commit, bumps the rights epoch (cached resolutions used
@@ -114,7 +119,7 @@ void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const re
   auto commercial = sees_commercial(*ctx);
   storage::mutation create = [who, id, at, draft, outcome, record, commercial](storage::write_txn& tx) {
     if ((outcome->refusal = missing_work(tx, who.tenant_id, draft->terms.work_ids))) return false;
-    put_version(tx, who.tenant_id, id, 1, draft->terms.work_ids, record);
+    tx.contracts().put_version(who.tenant_id, id, 1, draft->terms.status, draft->terms.work_ids, record);
     tx.put(storage::table::id_index, id, who.tenant_id);
     record_activity(tx, who, "CREATION", "contract", id, {}, {}, at);
     log_change(tx, who.tenant_id, storage::change_op::created, storage::change_kind::contract, id);
@@ -147,7 +152,7 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
   auto writing_commercial = sensitive_refusal(*ctx, "write commercial terms");
   storage::mutation next = [who, id, at, draft, expected, outcome, commercial,
                             writing_commercial](storage::write_txn& tx) {
-    auto current = tx.get(storage::table::contracts, storage::tenant_key(who.tenant_id, id));
+    auto current = tx.contracts().latest(who.tenant_id, id);
     if (!current) {
       outcome->refusal = domain::api_error{domain::error_id::contract_not_found,
                                            "No contract " + id.substr(0, 64) + " exists in this tenant.", {}};
@@ -170,7 +175,7 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
     auto version = old.at("version").as_int64() + 1;
     auto record = domain::contract_record_json(terms, id, version, std::string{old.at("created").as_string()}, at,
                                                domain::random_id("utk_"));
-    put_version(tx, who.tenant_id, id, version, terms.terms.work_ids, record);
+    tx.contracts().put_version(who.tenant_id, id, version, terms.terms.status, terms.terms.work_ids, record);
     record_activity(tx, who, "UPDATE", "contract", id, {}, {}, at);
     log_change(tx, who.tenant_id, storage::change_op::contract_changed, storage::change_kind::contract, id);
     outcome->reply = contract_answer(commercial, id, record);
@@ -231,18 +236,11 @@ void plan_list_contracts(caf::event_based_actor* self, std::shared_ptr<const req
   std::vector<std::pair<std::string, std::string>> filters;
   if (!status.empty()) filters.emplace_back("status", status);
   if (!work.empty()) filters.emplace_back("work_id", work);
-  record_filter keep;
-  if (!filters.empty()) {
-    // Contract records are our canonical JSON: status is a top-level member before any term,
-    // and Work ids appear quoted only in work_ids.
-    auto status_text = status.empty() ? std::string{} : "\"status\":" + domain::json_string(status) + ",\"title\"";
-    auto work_text = work.empty() ? std::string{} : domain::json_string(work);
-    keep = [status_text, work_text](std::string_view record) {
-      return (status_text.empty() || record.find(status_text) != std::string_view::npos)
-             && (work_text.empty() || record.find(work_text) != std::string_view::npos);
-    };
-  }
-  answer_list(self, ctx, storage::table::contracts, "contracts", filters, std::move(keep), done, presenter(ctx));
+  storage::contract_query q;
+  q.tenant = ctx->who.tenant_id;
+  q.status = status;
+  q.work_id = work;
+  answer_query(ctx, "contracts", filters, contract_pages(self, ctx, done, q), done, presenter(ctx));
 }
 
 void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
@@ -254,8 +252,10 @@ void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<c
     .then(
       [self, ctx, done, id](fetch_outcome& found) {
         if (!found.found) return done(not_found(domain::error_id::contract_not_found, "contract", id));
-        answer_list(self, ctx, storage::table::contract_versions, "versions", {{"contract", id}}, nullptr, done,
-                    presenter(ctx), id + '\0');
+        storage::contract_versions_query q;
+        q.tenant = ctx->who.tenant_id;
+        q.id = id;
+        answer_query(ctx, "versions", {{"contract", id}}, contract_pages(self, ctx, done, q), done, presenter(ctx));
       },
       [done](caf::error&) { done(backend_unavailable("contracts")); });
 }

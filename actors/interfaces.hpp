@@ -60,7 +60,11 @@ using writer_actor = caf::typed_actor<
 using contracts_actor = caf::typed_actor<
   // (tenant, contract id, version or 0 for the latest) -> that version's record, commercial terms
   // included (plans cut them for callers without contracts.commercial.read).
-  caf::replies_to<fetch_atom, std::string, std::string, std::int64_t>::with<fetch_outcome>>;
+  caf::replies_to<fetch_atom, std::string, std::string, std::int64_t>::with<fetch_outcome>,
+  // A page of the tenant's contracts (latest versions), filtered by status and Work.
+  caf::replies_to<list_atom, storage::contract_query>::with<scan_result>,
+  // A page of one contract's versions, oldest first.
+  caf::replies_to<list_atom, storage::contract_versions_query>::with<scan_result>>;
 
 /// Access (layer 2): the caller's role on a Resource from its grants and the group directory.
 using access_actor = caf::typed_actor<

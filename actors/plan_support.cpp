@@ -188,7 +188,7 @@ domain::api_reply resource_answer(const storage::write_txn& tx, const domain::pl
                                   const domain::content_use& use) {
   auto work = record_field(record, "work_id");
   auto now = unix_ms() / 1000;
-  auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : contract_records_for_work(tx, tenant, work),
+  auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : tx.contracts().for_work(tenant, work),
                              policy, now);
   auto hash = domain::resource_hash(record, rights.digest_input);
   auto r = json_reply(status, domain::content_as_allowed(domain::compose_resource(record, rights.json, hash), rights, use));

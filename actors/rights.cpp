@@ -23,7 +23,7 @@ domain::resolved_rights resolve(const rights_state& st, const rights_config& cfg
   // The epoch is read before the contracts: a contract written meanwhile bumps it after its
   // commit, so this resolution can never be found under the new epoch.
   auto epoch = cfg.epoch ? cfg.epoch->load() : 0;
-  auto r = resolve_work(work, work.empty() ? std::vector<std::string>{} : contract_records_for_work(*cfg.store, tenant, work),
+  auto r = resolve_work(work, work.empty() ? std::vector<std::string>{} : cfg.store->contracts().for_work(tenant, work),
                         st.policy, now);
   if (cfg.cache)
     cfg.cache->insert(rights_cache_key(tenant, work, epoch), std::make_shared<const domain::resolved_rights>(r),

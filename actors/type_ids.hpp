@@ -78,6 +78,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::scan_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::record_filter)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::resource_query)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::activity_query)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::contract_query)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::contract_versions_query)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::resolved_rights)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cl::domain::resolved_rights>)
 

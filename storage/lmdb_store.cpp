@@ -1,6 +1,7 @@
 #include "storage/record_store.hpp"
 
 #include "domain/json_text.hpp"
+#include "storage/contract_store.hpp"
 
 #include <lmdb.h>
 
@@ -79,12 +80,14 @@ class lmdb_store;
 class lmdb_write_txn final : public write_txn {
 public:
   lmdb_write_txn(const lmdb_store& store, MDB_txn* txn, std::uint64_t& next_seq)
-    : store_(store), txn_(txn), next_seq_(next_seq) {}
+    : store_(store), txn_(txn), next_seq_(next_seq), contracts_(make_kv_contract_store(*this, this)) {}
   std::optional<std::string> get(table t, std::string_view key) const override;
   void put(table t, std::string_view key, std::string_view value) override;
   void erase(table t, std::string_view key) override;
-  std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix,
+  std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
                                                         std::size_t limit) const override;
+  const contract_reads& contracts() const override { return *contracts_; }
+  contract_writes& contracts() override { return *contracts_; }
   std::uint64_t log_change(const change_entry& entry) override;
   std::uint64_t writes() const override { return writes_; }
 
@@ -93,6 +96,7 @@ private:
   MDB_txn* txn_;
   std::uint64_t& next_seq_;
   std::uint64_t writes_ = 0;
+  std::unique_ptr<contract_writes> contracts_;
 };
 
 /// One LMDB environment with a named database per table.
@@ -131,6 +135,8 @@ public:
   }
 
   ~lmdb_store() override { mdb_env_close(env_); }
+
+  const contract_reads& contracts() const override { return *contracts_; }
 
   MDB_dbi dbi(table t) const { return dbis_[static_cast<std::size_t>(t)]; }
 
@@ -374,18 +380,45 @@ private:
   void check_format(MDB_txn* txn, const std::string& data_dir) {
     MDB_val k = val("format_version"), v{};
     int rc = mdb_get(txn, meta_, &k, &v);
-    if (rc == MDB_NOTFOUND) {
-      auto text = std::to_string(lmdb_format_version);
-      MDB_val nv = val(text);
-      check(mdb_put(txn, meta_, &k, &nv, 0), "write format version");
-      return;
+    int found = lmdb_format_version;
+    if (rc != MDB_NOTFOUND) {
+      check(rc, "read format version");
+      found = std::stoi(std::string{view(v)});
     }
-    check(rc, "read format version");
-    int found = std::stoi(std::string{view(v)});
     if (found > lmdb_format_version)
       throw std::runtime_error("data dir " + data_dir + " has format version " + std::to_string(found)
                                + ", newer than this build's " + std::to_string(lmdb_format_version)
                                + "; run a newer contentlake or use another data dir");
+    if (found < 2) migrate_to_2(txn);
+    auto text = std::to_string(lmdb_format_version);
+    MDB_val nv = val(text);
+    check(mdb_put(txn, meta_, &k, &nv, 0), "write format version");
+  }
+
+  /// Format 1 -> 2, in the opening transaction (all or nothing): contract versions get their typed
+  /// header, and the contract-to-Work index is rebuilt from the latest versions (format 1 only ever
+  /// added to it, so it held Works that later versions dropped).
+  void migrate_to_2(MDB_txn* txn) {
+    auto put = [&](table t, const std::string& key, const std::string& value) {
+      MDB_val k = val(key), v = val(value);
+      check(mdb_put(txn, dbi(t), &k, &v, 0), "migrate to format 2");
+    };
+    check(mdb_drop(txn, dbi(table::contract_works), 0), "clear the contract index");
+    for (table t : {table::contracts, table::contract_versions}) {
+      std::vector<std::pair<std::string, stored_contract>> found;
+      MDB_cursor* cursor = nullptr;
+      check(mdb_cursor_open(txn, dbi(t), &cursor), "mdb_cursor_open");
+      MDB_val k{}, v{};
+      for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT))
+        if (auto c = decode_contract(view(v))) found.emplace_back(std::string{view(k)}, std::move(*c));
+      mdb_cursor_close(cursor);
+      for (const auto& [key, c] : found) {
+        put(t, key, encode_contract(c.status, c.works, c.record));
+        if (t != table::contracts) continue;
+        auto tenant_end = key.find('\0') + 1;  // tenant\0id -> tenant\0work\0id
+        for (const auto& w : c.works) put(table::contract_works, key.substr(0, tenant_end) + w + '\0' + key.substr(tenant_end), "");
+      }
+    }
   }
 
   std::uint64_t read_last_change(MDB_txn* txn) {
@@ -416,6 +449,7 @@ private:
   std::mutex listeners_mutex_;
   std::map<std::uint64_t, commit_listener> listeners_;
   std::uint64_t listener_handles_ = 0;
+  std::unique_ptr<contract_writes> contracts_ = make_kv_contract_store(*this, nullptr);  ///< reads only
 };
 
 std::optional<std::string> lmdb_write_txn::get(table t, std::string_view key) const {
@@ -440,13 +474,14 @@ void lmdb_write_txn::erase(table t, std::string_view key) {
 }
 
 std::vector<std::pair<std::string, std::string>> lmdb_write_txn::scan(table t, std::string_view prefix,
-                                                                      std::size_t limit) const {
+                                                                      std::string_view after, std::size_t limit) const {
   std::vector<std::pair<std::string, std::string>> out;
   MDB_cursor* cursor = nullptr;
   check(mdb_cursor_open(txn_, store_.dbi(t), &cursor), "mdb_cursor_open");
-  std::string start{prefix};
+  std::string start = after.empty() ? std::string{prefix} : std::string{after};
   MDB_val k = val(start), v{};
   int rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
+  if (rc == MDB_SUCCESS && !after.empty() && view(k) == after) rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
   while (rc == MDB_SUCCESS && out.size() < limit && view(k).substr(0, prefix.size()) == prefix) {
     out.emplace_back(std::string{view(k)}, std::string{view(v)});
     rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);

@@ -3,6 +3,7 @@
 /// added implementation of the same interface. Keys are prefixed by tenant (see `tenant_key`).
 
 #include "storage/change_log.hpp"
+#include "storage/contract_store.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -28,7 +29,7 @@ enum class table : std::uint8_t {
   agents,      ///< tenant\0agt_id -> Agent JSON (derived from principals on their first write)
   contracts,   ///< tenant\0ctr_id -> the contract's latest version JSON
   contract_versions,  ///< tenant\0ctr_id\0<8-byte big-endian version> -> that version's JSON
-  contract_works,     ///< tenant\0wk_id\0ctr_id -> "" (which contracts list a Work, any version)
+  contract_works,     ///< tenant\0wk_id\0ctr_id -> "" (which contracts list a Work in their latest version)
   grants,             ///< tenant\0res_id\0principal -> grant JSON (who may do what with a Resource)
   grants_by_principal,  ///< tenant\0principal\0res_id -> role (the same grants, by grantee)
   ledger_expiry,        ///< 8-byte big-endian created_ms + ledger key -> "" (pruning in time order)
@@ -75,16 +76,34 @@ struct activity_query {
   std::size_t budget = 10000;
 };
 
-/// What a mutation sees and changes inside the writer's transaction.
-class write_txn {
+/// What reads see: a snapshot of the record store, or the writer's transaction (which sees its own
+/// writes). The same typed query runs on either. The typed stores (`contracts()`, ...) are the API;
+/// the raw table access below remains for the kinds not moved to typed stores yet.
+class read_view {
 public:
-  virtual ~write_txn() = default;
+  virtual ~read_view() = default;
   virtual std::optional<std::string> get(table t, std::string_view key) const = 0;
+  /// Up to `limit` entries whose key starts with `prefix` and sorts after `after` (or from the
+  /// start when `after` is empty), in key order.
+  virtual std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
+                                                                std::size_t limit) const = 0;
+  /// Contracts, as this view sees them.
+  virtual const contract_reads& contracts() const = 0;
+};
+
+/// What a mutation sees and changes inside the writer's transaction.
+class write_txn : public read_view {
+public:
+  using read_view::contracts;
+  using read_view::scan;
   virtual void put(table t, std::string_view key, std::string_view value) = 0;
   virtual void erase(table t, std::string_view key) = 0;
   /// Up to `limit` entries whose key starts with `prefix`, in key order, as this transaction sees them.
-  virtual std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix,
-                                                                std::size_t limit) const = 0;
+  std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::size_t limit) const {
+    return scan(t, prefix, {}, limit);
+  }
+  /// Contracts, to read and write in this transaction.
+  virtual contract_writes& contracts() = 0;
   /// How many puts, erases and change-log entries this transaction has made so far: a mutation
   /// that compares it before and after knows whether another part of it wrote.
   virtual std::uint64_t writes() const = 0;
@@ -102,19 +121,10 @@ using mutation = std::function<bool(write_txn&)>;
 
 /// Read access to stored records and the group-commit write path. Safe from any thread; `apply`
 /// is called by one writer at a time.
-class record_store {
+class record_store : public read_view {
 public:
-  virtual ~record_store() = default;
-
-  virtual std::optional<std::string> get(table t, std::string_view key) const = 0;
-
   /// How many entries `t` holds now.
   virtual std::size_t entries(table t) const = 0;
-
-  /// Up to `limit` entries whose key starts with `prefix` and sorts after `after` (or from the
-  /// start when `after` is empty), in key order.
-  virtual std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
-                                                                std::size_t limit) const = 0;
 
   /// Like `scan`, keeping only entries whose value `keep` accepts, examining at most `budget`
   /// entries. `resume_after` is the last key examined; `exhausted` tells the prefix ended.
@@ -171,8 +181,9 @@ mutation forget_consumer(std::string name);
 /// applied, oldest first, at most `limit` of them.
 mutation prune_changes(std::int64_t cutoff_ms, std::size_t limit);
 
-/// On-disk format this build writes; a data dir with a newer one is refused.
-inline constexpr int lmdb_format_version = 1;
+/// On-disk format this build writes; a data dir with a newer one is refused, an older one migrated
+/// at open. 2: contract versions carry a typed header and the contract-to-Work index is exact.
+inline constexpr int lmdb_format_version = 2;
 
 /// Opens (creating if needed) the LMDB environment in `data_dir`. Throws std::runtime_error with a
 /// message that says what to do when the directory cannot be used (newer format, bad permissions).

@@ -1,0 +1,132 @@
+// The contract store: versions, latest, the exact contract-to-Work index under create, replace and
+// a version that drops a Work, typed list queries, and the migration of a data dir written by
+// format 1 (bare JSON values, an index that was only ever added to).
+
+#include "storage/record_store.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <catch2/catch.hpp>
+#include <lmdb.h>
+
+using namespace cl::storage;
+using cl::testing::temp_dir;
+
+namespace {
+
+std::string contract_json(const std::string& id, int version, const std::string& status,
+                          const std::vector<std::string>& works) {
+  std::string list;
+  for (const auto& w : works) list += (list.empty() ? "\"" : ",\"") + w + "\"";
+  return R"({"id":")" + id + R"(","version":)" + std::to_string(version) + R"(,"status":")" + status
+         + R"(","title":"C","valid_from":"2020-01-01T00:00:00Z","work_ids":[)" + list
+         + R"(],"territorial_rights":[],"manifestation_rights":[],"usage_terms":[],"handling_terms":[]})";
+}
+
+mutation put(const std::string& id, int version, const std::string& status, std::vector<std::string> works) {
+  return [=](write_txn& tx) {
+    tx.contracts().put_version("t1", id, version, status, works, contract_json(id, version, status, works));
+    return true;
+  };
+}
+
+std::vector<std::string> ids_for_work(const record_store& store, const std::string& work) {
+  std::vector<std::string> out;
+  for (const auto& record : store.contracts().for_work("t1", work)) out.push_back(record.substr(7, 5));
+  return out;
+}
+
+std::vector<std::string> ids(const record_page& page) {
+  std::vector<std::string> out;
+  for (const auto& e : page.entries) out.push_back(e.first);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the Work index follows each contract's latest version, also when a version drops a Work", "[storage][contracts]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  store->apply({put("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}), put("ctr_b", 1, "DRAFT", {"wk_2"})});
+  CHECK(ids_for_work(*store, "wk_1") == std::vector<std::string>{"ctr_a"});
+  CHECK(ids_for_work(*store, "wk_2") == std::vector<std::string>{"ctr_a", "ctr_b"});
+  // Version 2 of ctr_a drops wk_2 and adds wk_3: the index says so, exactly.
+  store->apply({put("ctr_a", 2, "ACTIVE", {"wk_1", "wk_3"})});
+  CHECK(ids_for_work(*store, "wk_2") == std::vector<std::string>{"ctr_b"});
+  CHECK(ids_for_work(*store, "wk_3") == std::vector<std::string>{"ctr_a"});
+  CHECK(store->entries(table::contract_works) == 3);  // wk_1/a, wk_3/a, wk_2/b: nothing stale
+  // The record of each version stays readable; the latest is version 2.
+  CHECK(store->contracts().version("t1", "ctr_a", 1) == contract_json("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}));
+  CHECK(store->contracts().latest("t1", "ctr_a") == contract_json("ctr_a", 2, "ACTIVE", {"wk_1", "wk_3"}));
+  CHECK_FALSE(store->contracts().latest("t2", "ctr_a"));
+  // Inside a transaction the store sees the transaction's own writes.
+  std::vector<std::string> seen;
+  store->apply({put("ctr_c", 1, "ACTIVE", {"wk_9"}), [&](write_txn& tx) {
+                  seen = tx.contracts().for_work("t1", "wk_9");
+                  return true;
+                }});
+  CHECK(seen.size() == 1);
+}
+
+TEST_CASE("contract lists filter by status and Work and page by id; versions page by number", "[storage][contracts]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  store->apply({put("ctr_a", 1, "ACTIVE", {"wk_1"}), put("ctr_b", 1, "DRAFT", {"wk_1"}), put("ctr_c", 1, "ACTIVE", {"wk_2"}),
+                put("ctr_a", 2, "SUSPENDED", {"wk_1"}), put("ctr_a", 3, "ACTIVE", {"wk_2"})});
+  contract_query q;
+  q.tenant = "t1";
+  CHECK(ids(store->contracts().list(q)) == std::vector<std::string>{"ctr_a", "ctr_b", "ctr_c"});
+  q.status = "ACTIVE";
+  CHECK(ids(store->contracts().list(q)) == std::vector<std::string>{"ctr_a", "ctr_c"});
+  q.status.clear();
+  q.work_id = "wk_1";
+  CHECK(ids(store->contracts().list(q)) == std::vector<std::string>{"ctr_b"});  // ctr_a's latest lists wk_2
+  q.work_id.clear();
+  q.after = "ctr_a";
+  q.limit = 1;
+  CHECK(ids(store->contracts().list(q)) == std::vector<std::string>{"ctr_b"});
+  contract_versions_query v;
+  v.tenant = "t1";
+  v.id = "ctr_a";
+  CHECK(ids(store->contracts().versions(v)) == std::vector<std::string>{"1", "2", "3"});
+  v.after = "1";
+  v.limit = 1;
+  CHECK(ids(store->contracts().versions(v)) == std::vector<std::string>{"2"});
+}
+
+TEST_CASE("a format-1 data dir is migrated at open: headers added, the Work index rebuilt exactly", "[storage][contracts][migration]") {
+  temp_dir dir;
+  { open_lmdb_store(dir.path, 64); }
+  // Rewrite it as format 1 wrote it: bare JSON values, an index entry for a Work a later version
+  // dropped, format_version 1.
+  {
+    MDB_env* env = nullptr;
+    mdb_env_create(&env);
+    mdb_env_set_maxdbs(env, 32);
+    REQUIRE(mdb_env_open(env, (dir.path + "/lmdb").c_str(), 0, 0640) == 0);
+    MDB_txn* txn = nullptr;
+    mdb_txn_begin(env, nullptr, 0, &txn);
+    auto put_raw = [&](const char* db, const std::string& key, const std::string& value) {
+      MDB_dbi dbi;
+      REQUIRE(mdb_dbi_open(txn, db, MDB_CREATE, &dbi) == 0);
+      MDB_val k{key.size(), const_cast<char*>(key.data())}, v{value.size(), const_cast<char*>(value.data())};
+      REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+    };
+    auto v1 = contract_json("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"});
+    auto v2 = contract_json("ctr_a", 2, "ACTIVE", {"wk_1"});
+    put_raw("contracts", tenant_key("t1", "ctr_a"), v2);
+    put_raw("contract_versions", tenant_key("t1", std::string{"ctr_a"} + '\0' + big_endian_key(1)), v1);
+    put_raw("contract_versions", tenant_key("t1", std::string{"ctr_a"} + '\0' + big_endian_key(2)), v2);
+    put_raw("contract_works", tenant_key("t1", std::string{"wk_1"} + '\0' + "ctr_a"), "");
+    put_raw("contract_works", tenant_key("t1", std::string{"wk_2"} + '\0' + "ctr_a"), "");  // stale
+    put_raw("meta", "format_version", "1");
+    REQUIRE(mdb_txn_commit(txn) == 0);
+    mdb_env_close(env);
+  }
+  auto store = open_lmdb_store(dir.path, 64);
+  CHECK(store->contracts().latest("t1", "ctr_a") == contract_json("ctr_a", 2, "ACTIVE", {"wk_1"}));
+  CHECK(store->contracts().version("t1", "ctr_a", 1) == contract_json("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}));
+  CHECK(ids_for_work(*store, "wk_1") == std::vector<std::string>{"ctr_a"});
+  CHECK(ids_for_work(*store, "wk_2").empty());
+  CHECK(store->entries(table::contract_works) == 1);
+  CHECK(store->get(table::contracts, tenant_key("t1", "ctr_a"))->front() == '\x02');  // the typed header
+}
