@@ -53,23 +53,13 @@ std::variant<domain::group_directory, std::string> starting_directory(const acce
   return parsed;
 }
 
-std::string grant_key(const std::string& tenant, const std::string& resource, const std::string& principal) {
-  return storage::tenant_key(tenant, resource + '\0' + principal);
-}
-
-std::string grant_by_principal_key(const std::string& tenant, const std::string& principal,
-                                   const std::string& resource) {
-  return storage::tenant_key(tenant, principal + '\0' + resource);
-}
-
 domain::access_role role_of(const storage::record_store& store, const domain::group_directory& dir,
                             const std::string& tenant, const std::string& subject, const std::string& resource) {
   // One point read per principal (the subject, then each of its groups); the rule is the domain's.
   auto groups = dir.groups_of(tenant, subject);
   std::vector<std::pair<std::string, domain::access_role>> grants;
   auto read = [&](const std::string& p) {
-    if (auto role = store.get(storage::table::grants_by_principal, grant_by_principal_key(tenant, p, resource)))
-      if (auto parsed = domain::parse_role(*role)) grants.emplace_back(p, *parsed);
+    if (auto role = store.grants().role(tenant, p, resource)) grants.emplace_back(p, *role);
   };
   read(subject);
   for (const auto& g : groups) read(g);

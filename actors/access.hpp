@@ -42,10 +42,6 @@ inline std::string access_cache_key(const std::string& tenant, const std::string
   return tenant + '\0' + resource + '\0' + subject + '\0' + std::to_string(epoch);
 }
 
-/// Keys of a grant in its two tables.
-std::string grant_key(const std::string& tenant, const std::string& resource, const std::string& principal);
-std::string grant_by_principal_key(const std::string& tenant, const std::string& principal, const std::string& resource);
-
 /// `subject`'s role on `resource` through its own grants and those of its groups in `dir`.
 domain::access_role role_of(const storage::record_store& store, const domain::group_directory& dir,
                             const std::string& tenant, const std::string& subject, const std::string& resource);

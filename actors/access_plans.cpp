@@ -17,16 +17,6 @@ namespace json = boost::json;
 
 namespace {
 
-/// True when `tx` holds another owner grant of `resource` than `principal`'s.
-bool another_owner(storage::write_txn& tx, const std::string& tenant, const std::string& resource,
-                   const std::string& principal) {
-  for (const auto& [key, value] : tx.scan(storage::table::grants, grant_key(tenant, resource, ""), 100000)) {
-    auto g = domain::parse_grant(value);
-    if (g && g->role == domain::access_role::owner && g->principal != principal) return true;
-  }
-  return false;
-}
-
 /// Stored grants changed: roles cached before are never found again.
 void bump_access_epoch(const std::shared_ptr<const request_context>& ctx) {
   if (ctx->actors->access_epoch) ++*ctx->actors->access_epoch;
@@ -47,7 +37,17 @@ void plan_list_grants(caf::event_based_actor* self, std::shared_ptr<const reques
   with_access(
     self, ctx, id, domain::access_role::owner,
     [self, ctx, done, id](domain::access_role) {
-      answer_list(self, ctx, storage::table::grants, "grants", {{"resource_id", id}}, nullptr, done, nullptr, id + '\0');
+      storage::grant_query q{ctx->who.tenant_id, id, {}, 0};
+      page_fetch fetch = [self, ctx, done, q](const std::string& after, std::size_t limit,
+                                              std::function<void(scan_result)> k) mutable {
+        if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
+        q.after = after;
+        q.limit = limit;
+        self->request(ctx->actors->reader, ctx->timeout, list_atom_v, q)
+          .then([k](scan_result& page) { k(std::move(page)); },
+                [done](caf::error&) { done(backend_unavailable("record reader")); });
+      };
+      answer_query(ctx, "grants", {{"resource_id", id}}, std::move(fetch), done);
     },
     done);
 }
@@ -62,8 +62,7 @@ void plan_get_grant(caf::event_based_actor* self, std::shared_ptr<const request_
     self, ctx, id, needed,
     [self, ctx, done, id, principal](domain::access_role) {
       if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-      self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::grants,
-                    grant_key(ctx->who.tenant_id, id, principal))
+      self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::grant_ref{ctx->who.tenant_id, id, principal})
         .then(
           [done, principal](fetch_outcome& found) {
             if (!found.found)
@@ -103,19 +102,16 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
     };
     if (!tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id)))
       return refuse({domain::error_id::access_denied, "The Resource does not exist.", {}});
-    auto key = grant_key(who.tenant_id, id, principal);
-    auto existing = tx.get(storage::table::grants, key);
+    auto existing = tx.grants().grant(who.tenant_id, id, principal);
     auto before = existing ? domain::parse_grant(*existing) : std::nullopt;
     bool demotes_owner = before && before->role == domain::access_role::owner && role != domain::access_role::owner;
     if (demotes_owner && revoking_owner) return outcome->refuse_unstored(*revoking_owner);
-    if (demotes_owner && !another_owner(tx, who.tenant_id, id, principal))
+    if (demotes_owner && !tx.grants().another_owner(who.tenant_id, id, principal))
       return refuse({domain::error_id::last_owner, "The Resource would be left without an owner.",
                      {{"/role", principal + " is its only owner"}}});
     domain::access_grant g{id, principal, role, who.subject, domain::iso8601_now()};
     auto record = domain::grant_json(g);
-    tx.put(storage::table::grants, key, record);
-    tx.put(storage::table::grants_by_principal, grant_by_principal_key(who.tenant_id, principal, id),
-           std::string{domain::role_name(role)});
+    tx.grants().put(who.tenant_id, g);
     log_change(tx, who.tenant_id, storage::change_op::granted, storage::change_kind::resource, id);
     outcome->reply = json_reply(existing ? 200 : 201, record);
     if (!existing) outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "/access/" + principal);
@@ -160,17 +156,15 @@ void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const reque
       outcome->refusal = std::move(e);
       return false;
     };
-    auto key = grant_key(who.tenant_id, id, principal);
-    auto existing = tx.get(storage::table::grants, key);
+    auto existing = tx.grants().grant(who.tenant_id, id, principal);
     if (!existing)
       return refuse({domain::error_id::grant_not_found, "The Resource has no grant for " + principal + ".", {}});
     auto g = domain::parse_grant(*existing);
     if (g && g->role == domain::access_role::owner && revoking_owner) return outcome->refuse_unstored(*revoking_owner);
-    if (g && g->role == domain::access_role::owner && !another_owner(tx, who.tenant_id, id, principal))
+    if (g && g->role == domain::access_role::owner && !tx.grants().another_owner(who.tenant_id, id, principal))
       return refuse({domain::error_id::last_owner, "The Resource would be left without an owner.",
                      {{"principal", principal + " is its only owner"}}});
-    tx.erase(storage::table::grants, key);
-    tx.erase(storage::table::grants_by_principal, grant_by_principal_key(who.tenant_id, principal, id));
+    tx.grants().erase(who.tenant_id, id, principal);
     log_change(tx, who.tenant_id, storage::change_op::revoked, storage::change_kind::resource, id);
     outcome->reply = domain::api_reply{};
     outcome->reply->status = 204;

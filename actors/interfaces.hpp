@@ -33,6 +33,10 @@ using reader_actor = caf::typed_actor<
   // order after `after`, examining a
   // bounded number; `resume_after` and `exhausted` say where to go on.
   caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t, record_filter>::with<scan_result>,
+  // One access grant's record, if any.
+  caf::replies_to<fetch_atom, storage::grant_ref>::with<fetch_outcome>,
+  // A page of the grants on a Resource, in principal order.
+  caf::replies_to<list_atom, storage::grant_query>::with<scan_result>,
   // A page of Resources (typed query; `entries` are (id, record)).
   caf::replies_to<list_atom, storage::resource_query>::with<scan_result>,
   // A page of Activities (typed query).

@@ -46,6 +46,23 @@ reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state>,
         return storage_failure(e);
       }
     },
+    [store](fetch_atom, const storage::grant_ref& g) -> caf::result<fetch_outcome> {
+      try {
+        auto json = store->grants().grant(g.tenant, g.resource_id, g.principal);
+        if (!json) return fetch_outcome{false, {}};
+        return fetch_outcome{true, std::move(*json)};
+      } catch (const std::exception& e) {
+        return storage_failure(e);
+      }
+    },
+    [store](list_atom, const storage::grant_query& q) -> caf::result<scan_result> {
+      try {
+        auto page = store->grants().on_resource(q);
+        return scan_result{std::move(page.entries), std::move(page.resume_after), page.exhausted};
+      } catch (const std::exception& e) {
+        return storage_failure(e);
+      }
+    },
     [store](list_atom, const storage::resource_query& q) -> caf::result<scan_result> {
       try {
         auto page = store->list_resources(q);

@@ -94,8 +94,7 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
     tx.put(storage::table::id_index, ids.id, ids.tenant);
     // The creator is the first owner (layer 2).
     domain::access_grant owner{ids.id, who.subject, domain::access_role::owner, who.subject, ids.created};
-    tx.put(storage::table::grants, grant_key(ids.tenant, ids.id, who.subject), domain::grant_json(owner));
-    tx.put(storage::table::grants_by_principal, grant_by_principal_key(ids.tenant, who.subject, ids.id), "owner");
+    tx.grants().put(ids.tenant, owner);
     record_activity(tx, who, d->activity_type, "resource", ids.id, d->agents, d->tooling, ids.created);
     log_change(tx, ids.tenant, storage::change_op::created, storage::change_kind::resource, ids.id);
     outcome->reply = resource_answer(tx, *policy, ids.tenant, 201, record, use);

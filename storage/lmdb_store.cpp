@@ -80,7 +80,11 @@ class lmdb_store;
 class lmdb_write_txn final : public write_txn {
 public:
   lmdb_write_txn(const lmdb_store& store, MDB_txn* txn, std::uint64_t& next_seq)
-    : store_(store), txn_(txn), next_seq_(next_seq), contracts_(make_kv_contract_store(*this, this)) {}
+    : store_(store),
+      txn_(txn),
+      next_seq_(next_seq),
+      contracts_(make_kv_contract_store(*this, this)),
+      grants_(make_kv_grant_store(*this, this)) {}
   std::optional<std::string> get(table t, std::string_view key) const override;
   void put(table t, std::string_view key, std::string_view value) override;
   void erase(table t, std::string_view key) override;
@@ -88,6 +92,8 @@ public:
                                                         std::size_t limit) const override;
   const contract_reads& contracts() const override { return *contracts_; }
   contract_writes& contracts() override { return *contracts_; }
+  const grant_reads& grants() const override { return *grants_; }
+  grant_writes& grants() override { return *grants_; }
   std::uint64_t log_change(const change_entry& entry) override;
   std::uint64_t writes() const override { return writes_; }
 
@@ -97,6 +103,7 @@ private:
   std::uint64_t& next_seq_;
   std::uint64_t writes_ = 0;
   std::unique_ptr<contract_writes> contracts_;
+  std::unique_ptr<grant_writes> grants_;
 };
 
 /// One LMDB environment with a named database per table.
@@ -137,6 +144,7 @@ public:
   ~lmdb_store() override { mdb_env_close(env_); }
 
   const contract_reads& contracts() const override { return *contracts_; }
+  const grant_reads& grants() const override { return *grants_; }
 
   MDB_dbi dbi(table t) const { return dbis_[static_cast<std::size_t>(t)]; }
 
@@ -450,6 +458,7 @@ private:
   std::map<std::uint64_t, commit_listener> listeners_;
   std::uint64_t listener_handles_ = 0;
   std::unique_ptr<contract_writes> contracts_ = make_kv_contract_store(*this, nullptr);  ///< reads only
+  std::unique_ptr<grant_writes> grants_ = make_kv_grant_store(*this, nullptr);           ///< reads only
 };
 
 std::optional<std::string> lmdb_write_txn::get(table t, std::string_view key) const {

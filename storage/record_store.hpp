@@ -4,6 +4,7 @@
 
 #include "storage/change_log.hpp"
 #include "storage/contract_store.hpp"
+#include "storage/grant_store.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -89,12 +90,15 @@ public:
                                                                 std::size_t limit) const = 0;
   /// Contracts, as this view sees them.
   virtual const contract_reads& contracts() const = 0;
+  /// Access grants, as this view sees them.
+  virtual const grant_reads& grants() const = 0;
 };
 
 /// What a mutation sees and changes inside the writer's transaction.
 class write_txn : public read_view {
 public:
   using read_view::contracts;
+  using read_view::grants;
   using read_view::scan;
   virtual void put(table t, std::string_view key, std::string_view value) = 0;
   virtual void erase(table t, std::string_view key) = 0;
@@ -104,6 +108,8 @@ public:
   }
   /// Contracts, to read and write in this transaction.
   virtual contract_writes& contracts() = 0;
+  /// Access grants, to read and write in this transaction.
+  virtual grant_writes& grants() = 0;
   /// How many puts, erases and change-log entries this transaction has made so far: a mutation
   /// that compares it before and after knows whether another part of it wrote.
   virtual std::uint64_t writes() const = 0;

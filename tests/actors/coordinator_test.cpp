@@ -72,6 +72,8 @@ reader_actor::behavior_type mock_store(reader_actor::stateful_pointer<held_state
     [](caf::get_atom, cl::storage::table, const std::string&) { return cl::actors::fetch_outcome{false, {}}; },
     [](cl::actors::scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t,
        const cl::actors::record_filter&) { return cl::actors::scan_result{}; },
+    [](cl::actors::fetch_atom, const cl::storage::grant_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::list_atom, const cl::storage::grant_query&) { return cl::actors::scan_result{}; },
     [](cl::actors::list_atom, const cl::storage::resource_query&) { return cl::actors::scan_result{}; },
     [](cl::actors::list_atom, const cl::storage::activity_query&) { return cl::actors::scan_result{}; },
   };
@@ -388,6 +390,8 @@ reader_actor::behavior_type mock_found_store(reader_actor::pointer) {
     [](scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t, const record_filter&) {
       return scan_result{};
     },
+    [](fetch_atom, const cl::storage::grant_ref&) { return fetch_outcome{false, {}}; },
+    [](list_atom, const cl::storage::grant_query&) { return scan_result{}; },
     [](list_atom, const cl::storage::resource_query&) { return scan_result{}; },
     [](list_atom, const cl::storage::activity_query&) { return scan_result{}; },
   };

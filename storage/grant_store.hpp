@@ -1,0 +1,68 @@
+#pragma once
+/// The grant store: access grants on Resources (layer 2), kept twice in one transaction: by
+/// Resource (the grant records, for the grant routes and the last-owner rule) and by principal
+/// (the role, for checks and for list queries that walk what a principal may read). It owns both
+/// key layouts.
+///
+/// SQL mapping: `grants(tenant, resource_id, principal, role, record)` with primary key
+/// (tenant, resource_id, principal) and an index on (tenant, principal, resource_id). `role` is a
+/// point SELECT on the index; `on_resource` = `WHERE tenant = $1 AND resource_id = $2 AND principal >
+/// $after ORDER BY principal LIMIT $n`; `another_owner` = `EXISTS (... role = 'owner' AND principal <> $p)`.
+
+#include "domain/access.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cl::storage {
+
+struct record_page;
+class read_view;
+class write_txn;
+
+/// The grants on one Resource, in principal order; entry ids are the principals.
+struct grant_query {
+  std::string tenant;
+  std::string resource_id;
+  std::string after;  ///< resume after this principal
+  std::size_t limit = 50;
+};
+
+/// One grant: `principal`'s on `resource_id`.
+struct grant_ref {
+  std::string tenant;
+  std::string resource_id;
+  std::string principal;
+};
+
+/// Reads of grants, as a snapshot or a write transaction sees them.
+class grant_reads {
+public:
+  virtual ~grant_reads() = default;
+  /// The role `principal` holds on `resource` by its own grant (groups are the caller's concern).
+  virtual std::optional<domain::access_role> role(std::string_view tenant, std::string_view principal,
+                                                  std::string_view resource) const = 0;
+  /// The stored record of `principal`'s grant on `resource`.
+  virtual std::optional<std::string> grant(std::string_view tenant, std::string_view resource,
+                                           std::string_view principal) const = 0;
+  /// A page of the grants on a Resource.
+  virtual record_page on_resource(const grant_query& q) const = 0;
+  /// True when `resource` has an owner other than `principal`.
+  virtual bool another_owner(std::string_view tenant, std::string_view resource, std::string_view principal) const = 0;
+};
+
+/// Writes of grants, inside the writer's transaction.
+class grant_writes : public grant_reads {
+public:
+  /// Makes or replaces `g` (both indexes).
+  virtual void put(std::string_view tenant, const domain::access_grant& g) = 0;
+  /// Removes `principal`'s grant on `resource` (both indexes).
+  virtual void erase(std::string_view tenant, std::string_view resource, std::string_view principal) = 0;
+};
+
+/// The grant store over a read view's tables (the LMDB layout).
+std::unique_ptr<grant_writes> make_kv_grant_store(const read_view& reads, write_txn* writes);
+
+}  // namespace cl::storage
