@@ -20,24 +20,9 @@ void count(const ledger_config& cfg, const char* outcome) {
 
 }  // namespace
 
-std::string ledger_key(const std::string& tenant, const std::string& client_id, const std::string& key) {
-  return tenant + '\0' + client_id + '\0' + key;
-}
-
 storage::mutation prune_ledger(std::int64_t cutoff_ms, std::size_t limit) {
   return [cutoff_ms, limit](storage::write_txn& tx) {
-    auto cutoff = storage::big_endian_key(static_cast<std::uint64_t>(cutoff_ms));
-    for (const auto& [key, value] : tx.scan(storage::table::ledger_expiry, "", limit)) {
-      if (key.compare(0, 8, cutoff) >= 0) break;  // in time order: the rest is younger
-      auto ledger_key = key.substr(8);
-      // A key reused after expiry has a younger record: only remove the one this entry is about.
-      if (auto record = tx.get(storage::table::ledger, ledger_key)) {
-        auto parsed = domain::parse_ledger_record(*record);
-        if (!parsed || storage::big_endian_key(static_cast<std::uint64_t>(parsed->created_ms)) == key.substr(0, 8))
-          tx.erase(storage::table::ledger, ledger_key);
-      }
-      tx.erase(storage::table::ledger_expiry, key);
-    }
+    tx.ledger().prune(cutoff_ms, limit);
     return true;
   };
 }
@@ -57,7 +42,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
           }
           held.erase(h);  // its request never said it answered (killed at its deadline)
         }
-        auto found = domain::look_up(cfg->store->get(storage::table::ledger, key), fingerprint, cfg->retention_ms, unix_ms());
+        auto found = domain::look_up(cfg->store->ledger().record(key), fingerprint, cfg->retention_ms, unix_ms());
         if (found.kind == domain::ledger_lookup::mismatch) {
           count(*cfg, "mismatch");
           return ledger_verdict{ledger_verdict::mismatch, {}};
@@ -81,16 +66,14 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
           i = i->second <= now ? self->state.held.erase(i) : std::next(i);
         // Only when the oldest record is past retention: no empty transaction (and fsync) per tick.
         auto cutoff = unix_ms() - cfg->retention_ms;
-        auto oldest = cfg->store->scan(storage::table::ledger_expiry, "", "", 1);
-        bool due = !oldest.empty()
-                   && oldest.front().first.compare(0, 8, storage::big_endian_key(static_cast<std::uint64_t>(cutoff))) < 0;
+        bool due = cfg->store->ledger().prune_due(cutoff);
         auto writer = cfg->directory ? cfg->directory->snapshot()->writer : writer_actor{};
         if (due && writer)
           self->request(writer, std::chrono::seconds{30}, write_atom_v, prune_ledger(cutoff, 1000))
-            .then([cfg](bool) { if (cfg->stats) cfg->stats->set_ledger_entries(cfg->store->entries(storage::table::ledger)); },
+            .then([cfg](bool) { if (cfg->stats) cfg->stats->set_ledger_entries(cfg->store->ledger_records()); },
                   [](caf::error&) {});
         else if (cfg->stats)
-          cfg->stats->set_ledger_entries(cfg->store->entries(storage::table::ledger));
+          cfg->stats->set_ledger_entries(cfg->store->ledger_records());
       } catch (const std::exception& e) {
         spdlog::error("ledger: pruning failed: {}", e.what());
       }

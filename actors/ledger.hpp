@@ -28,9 +28,6 @@ struct ledger_config {
   std::chrono::milliseconds prune_interval{60000};
 };
 
-/// The ledger key of (tenant, client, key).
-std::string ledger_key(const std::string& tenant, const std::string& client_id, const std::string& key);
-
 /// A mutation that removes up to `limit` records created before `cutoff_ms`, oldest first.
 storage::mutation prune_ledger(std::int64_t cutoff_ms, std::size_t limit);
 

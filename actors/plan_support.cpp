@@ -127,7 +127,7 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
   return [m = std::move(m), outcome, guard, replay](storage::write_txn& tx) {
     replay->reset();
     auto now = unix_ms();
-    auto found = domain::look_up(tx.get(storage::table::ledger, guard->ledger_key), guard->fingerprint,
+    auto found = domain::look_up(tx.ledger().record(guard->ledger_key), guard->fingerprint,
                                  guard->retention_ms, now);
     if (found.kind != domain::ledger_lookup::fresh) {
       *replay = found.kind == domain::ledger_lookup::replay ? domain::replay_of(found.answer) : domain::key_mismatch_reply();
@@ -135,8 +135,7 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
     }
     // Past retention (not pruned yet): the key is fresh again; its old index entry goes.
     if (found.expired_ms)
-      tx.erase(storage::table::ledger_expiry,
-               storage::big_endian_key(static_cast<std::uint64_t>(*found.expired_ms)) + guard->ledger_key);
+      tx.ledger().drop_expired(guard->ledger_key, *found.expired_ms);
     auto before = tx.writes();
     bool kept = m(tx);
     domain::api_reply answer;
@@ -148,8 +147,7 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
       return kept;  // nothing that can be stored faithfully: the write stands or falls alone
     }
     domain::ledger_record record{guard->fingerprint, now, domain::stored_from(answer)};
-    tx.put(storage::table::ledger, guard->ledger_key, domain::ledger_record_json(record));
-    tx.put(storage::table::ledger_expiry, storage::big_endian_key(static_cast<std::uint64_t>(now)) + guard->ledger_key, "");
+    tx.ledger().put(guard->ledger_key, now, domain::ledger_record_json(record));
     return true;
   };
 }

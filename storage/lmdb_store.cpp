@@ -84,7 +84,8 @@ public:
       txn_(txn),
       next_seq_(next_seq),
       contracts_(make_kv_contract_store(*this, this)),
-      grants_(make_kv_grant_store(*this, this)) {}
+      grants_(make_kv_grant_store(*this, this)),
+      ledger_(make_kv_ledger_store(*this, this)) {}
   std::optional<std::string> get(table t, std::string_view key) const override;
   void put(table t, std::string_view key, std::string_view value) override;
   void erase(table t, std::string_view key) override;
@@ -94,6 +95,8 @@ public:
   contract_writes& contracts() override { return *contracts_; }
   const grant_reads& grants() const override { return *grants_; }
   grant_writes& grants() override { return *grants_; }
+  const ledger_reads& ledger() const override { return *ledger_; }
+  ledger_writes& ledger() override { return *ledger_; }
   std::uint64_t log_change(const change_entry& entry) override;
   std::uint64_t writes() const override { return writes_; }
 
@@ -104,6 +107,7 @@ private:
   std::uint64_t writes_ = 0;
   std::unique_ptr<contract_writes> contracts_;
   std::unique_ptr<grant_writes> grants_;
+  std::unique_ptr<ledger_writes> ledger_;
 };
 
 /// One LMDB environment with a named database per table.
@@ -145,6 +149,7 @@ public:
 
   const contract_reads& contracts() const override { return *contracts_; }
   const grant_reads& grants() const override { return *grants_; }
+  const ledger_reads& ledger() const override { return *ledger_; }
 
   MDB_dbi dbi(table t) const { return dbis_[static_cast<std::size_t>(t)]; }
 
@@ -459,6 +464,7 @@ private:
   std::uint64_t listener_handles_ = 0;
   std::unique_ptr<contract_writes> contracts_ = make_kv_contract_store(*this, nullptr);  ///< reads only
   std::unique_ptr<grant_writes> grants_ = make_kv_grant_store(*this, nullptr);           ///< reads only
+  std::unique_ptr<ledger_writes> ledger_ = make_kv_ledger_store(*this, nullptr);         ///< reads only
 };
 
 std::optional<std::string> lmdb_write_txn::get(table t, std::string_view key) const {

@@ -5,6 +5,7 @@
 #include "storage/change_log.hpp"
 #include "storage/contract_store.hpp"
 #include "storage/grant_store.hpp"
+#include "storage/ledger_store.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -92,6 +93,8 @@ public:
   virtual const contract_reads& contracts() const = 0;
   /// Access grants, as this view sees them.
   virtual const grant_reads& grants() const = 0;
+  /// The idempotency ledger, as this view sees it.
+  virtual const ledger_reads& ledger() const = 0;
 };
 
 /// What a mutation sees and changes inside the writer's transaction.
@@ -99,6 +102,7 @@ class write_txn : public read_view {
 public:
   using read_view::contracts;
   using read_view::grants;
+  using read_view::ledger;
   using read_view::scan;
   virtual void put(table t, std::string_view key, std::string_view value) = 0;
   virtual void erase(table t, std::string_view key) = 0;
@@ -110,6 +114,8 @@ public:
   virtual contract_writes& contracts() = 0;
   /// Access grants, to read and write in this transaction.
   virtual grant_writes& grants() = 0;
+  /// The idempotency ledger, to read and write in this transaction.
+  virtual ledger_writes& ledger() = 0;
   /// How many puts, erases and change-log entries this transaction has made so far: a mutation
   /// that compares it before and after knows whether another part of it wrote.
   virtual std::uint64_t writes() const = 0;
@@ -131,6 +137,9 @@ class record_store : public read_view {
 public:
   /// How many entries `t` holds now.
   virtual std::size_t entries(table t) const = 0;
+
+  /// How many idempotency records the ledger holds now (a metric).
+  std::size_t ledger_records() const { return entries(table::ledger); }
 
   /// Like `scan`, keeping only entries whose value `keep` accepts, examining at most `budget`
   /// entries. `resume_after` is the last key examined; `exhausted` tells the prefix ended.

@@ -1,0 +1,60 @@
+// The ledger store keeps its record and its age index in step: put, a key reused after
+// retention, and pruning in age order that never removes a younger record under a reused key.
+
+#include "domain/idempotency.hpp"
+#include "storage/record_store.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace cl::storage;
+using cl::testing::temp_dir;
+
+namespace {
+
+std::string record_at(std::int64_t created_ms) {
+  cl::domain::ledger_record r;
+  r.fingerprint = "sha256:00";
+  r.created_ms = created_ms;
+  r.answer.status = 201;
+  r.answer.body = "{}";
+  return cl::domain::ledger_record_json(r);
+}
+
+mutation put(std::string key, std::int64_t at) {
+  return [=](write_txn& tx) {
+    tx.ledger().put(key, at, record_at(at));
+    return true;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest first", "[storage][ledger]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  auto a = ledger_key("t1", "a_app", "k1"), b = ledger_key("t1", "a_app", "k2"), c = ledger_key("t2", "a_app", "k1");
+  store->apply({put(a, 1000), put(b, 2000), put(c, 3000)});
+  CHECK(store->ledger().record(a) == record_at(1000));
+  CHECK(store->ledger_records() == 3);
+  CHECK(store->entries(table::ledger_expiry) == 3);
+  CHECK_FALSE(store->ledger().prune_due(1000));
+  CHECK(store->ledger().prune_due(1001));
+  // Key a reused after retention: the old age entry goes with it.
+  store->apply({[&](write_txn& tx) {
+    tx.ledger().drop_expired(a, 1000);
+    tx.ledger().put(a, 5000, record_at(5000));
+    return true;
+  }});
+  CHECK(store->entries(table::ledger_expiry) == 3);
+  // Pruning before 4000 removes b and c (oldest first), never the reused a.
+  store->apply({[](write_txn& tx) {
+    tx.ledger().prune(4000, 1000);
+    return true;
+  }});
+  CHECK(store->ledger().record(a) == record_at(5000));
+  CHECK_FALSE(store->ledger().record(b));
+  CHECK_FALSE(store->ledger().record(c));
+  CHECK(store->ledger_records() == 1);
+  CHECK(store->entries(table::ledger_expiry) == 1);
+}
