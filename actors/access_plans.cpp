@@ -38,16 +38,8 @@ void plan_list_grants(caf::event_based_actor* self, std::shared_ptr<const reques
     self, ctx, id, domain::access_role::owner,
     [self, ctx, done, id](domain::access_role) {
       storage::grant_query q{ctx->who.tenant_id, id, {}, 0};
-      page_fetch fetch = [self, ctx, done, q](const std::string& after, std::size_t limit,
-                                              std::function<void(scan_result)> k) mutable {
-        if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-        q.after = after;
-        q.limit = limit;
-        self->request(ctx->actors->reader, ctx->timeout, list_atom_v, q)
-          .then([k](scan_result& page) { k(std::move(page)); },
-                [done](caf::error&) { done(backend_unavailable("record reader")); });
-      };
-      answer_query(ctx, "grants", {{"resource_id", id}}, std::move(fetch), done);
+      answer_query(ctx, "grants", {{"resource_id", id}},
+                   query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done);
     },
     done);
 }
@@ -100,7 +92,7 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
       outcome->refusal = std::move(e);
       return false;
     };
-    if (!tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id)))
+    if (!tx.resources().get(who.tenant_id, id))
       return refuse({domain::error_id::access_denied, "The Resource does not exist.", {}});
     auto existing = tx.grants().grant(who.tenant_id, id, principal);
     auto before = existing ? domain::parse_grant(*existing) : std::nullopt;

@@ -52,7 +52,7 @@ const domain::field_schema& contract_schema() {
 std::optional<domain::api_error> missing_work(const storage::write_txn& tx, const std::string& tenant,
                                               const std::vector<std::string>& works) {
   for (std::size_t i = 0; i < works.size(); ++i)
-    if (!tx.get(storage::table::works, storage::tenant_key(tenant, works[i])))
+    if (!tx.catalog().get(storage::catalog_kind::work, tenant, works[i]))
       return domain::api_error{domain::error_id::invalid_argument, "The contract names a Work that does not exist.",
                                {{"/work_ids/" + std::to_string(i), "no Work " + works[i] + " in this tenant"}}};
   return std::nullopt;
@@ -75,19 +75,6 @@ std::optional<domain::api_reply> commercial_without_scope(const request_context&
                                     std::string{"The token does not carry the scope "} + commercial_scope
                                       + ", which setting or changing commercial terms needs.",
                                     {{"/commercial_terms", std::string{"requires "} + commercial_scope}});
-}
-
-/// Pages of a typed contract query, from the contracts actor.
-template <class Query>
-page_fetch contract_pages(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, reply_fn done,
-                          Query q) {
-  return [self, ctx, done, q](const std::string& after, std::size_t limit, std::function<void(scan_result)> k) mutable {
-    if (!ctx->actors->contracts) return done(backend_unavailable("contracts"));
-    q.after = after;
-    q.limit = limit;
-    self->request(ctx->actors->contracts, ctx->timeout, list_atom_v, q)
-      .then([k](scan_result& page) { k(std::move(page)); }, [done](caf::error&) { done(backend_unavailable("contracts")); });
-  };
 }
 
 /// Sends `m` to the writer; after the commit, bumps the rights epoch (cached resolutions used
@@ -120,7 +107,6 @@ void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const re
   storage::mutation create = [who, id, at, draft, outcome, record, commercial](storage::write_txn& tx) {
     if ((outcome->refusal = missing_work(tx, who.tenant_id, draft->terms.work_ids))) return false;
     tx.contracts().put_version(who.tenant_id, id, 1, draft->terms.status, draft->terms.work_ids, record);
-    tx.put(storage::table::id_index, id, who.tenant_id);
     record_activity(tx, who, "CREATION", "contract", id, {}, {}, at);
     log_change(tx, who.tenant_id, storage::change_op::created, storage::change_kind::contract, id);
     outcome->reply = contract_answer(commercial, id, record);
@@ -240,7 +226,7 @@ void plan_list_contracts(caf::event_based_actor* self, std::shared_ptr<const req
   q.tenant = ctx->who.tenant_id;
   q.status = status;
   q.work_id = work;
-  answer_query(ctx, "contracts", filters, contract_pages(self, ctx, done, q), done, presenter(ctx));
+  answer_query(ctx, "contracts", filters, query_pages(self, ctx, done, ctx->actors->contracts, "contracts", q), done, presenter(ctx));
 }
 
 void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
@@ -255,7 +241,7 @@ void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<c
         storage::contract_versions_query q;
         q.tenant = ctx->who.tenant_id;
         q.id = id;
-        answer_query(ctx, "versions", {{"contract", id}}, contract_pages(self, ctx, done, q), done, presenter(ctx));
+        answer_query(ctx, "versions", {{"contract", id}}, query_pages(self, ctx, done, ctx->actors->contracts, "contracts", q), done, presenter(ctx));
       },
       [done](caf::error&) { done(backend_unavailable("contracts")); });
 }

@@ -23,24 +23,29 @@ using rate_limiter_actor = caf::typed_actor<
   // Takes one request from the client's bucket; answers admitted or the wait.
   caf::replies_to<admit_atom, std::string>::with<rate_decision>>;
 
-/// Reader: reads records of every table of the record store (LMDB read transactions).
+/// Reader: typed reads of the record store's typed stores (LMDB read transactions). Queries are
+/// values (storage/*_store.hpp), so another backend can answer them.
 using reader_actor = caf::typed_actor<
   // (tenant, resource id) -> the Resource's canonical JSON, if any.
   caf::replies_to<fetch_atom, std::string, std::string>::with<fetch_outcome>,
-  // (table, key) -> the record, if any.
-  caf::replies_to<caf::get_atom, storage::table, std::string>::with<fetch_outcome>,
-  // (table, key prefix, after key, limit, filter or empty) -> up to limit matching entries in key
-  // order after `after`, examining a
-  // bounded number; `resume_after` and `exhausted` say where to go on.
-  caf::replies_to<scan_atom, storage::table, std::string, std::string, std::size_t, record_filter>::with<scan_result>,
+  // A Resource's snapshot at a version, if any.
+  caf::replies_to<fetch_atom, storage::version_ref>::with<fetch_outcome>,
+  // A Work, Source or Agent, if any.
+  caf::replies_to<fetch_atom, storage::record_ref>::with<fetch_outcome>,
+  // An Activity, if any.
+  caf::replies_to<fetch_atom, storage::activity_ref>::with<fetch_outcome>,
   // One access grant's record, if any.
   caf::replies_to<fetch_atom, storage::grant_ref>::with<fetch_outcome>,
   // A page of the grants on a Resource, in principal order.
   caf::replies_to<list_atom, storage::grant_query>::with<scan_result>,
-  // A page of Resources (typed query; `entries` are (id, record)).
+  // A page of Resources (`entries` are (id, record)).
   caf::replies_to<list_atom, storage::resource_query>::with<scan_result>,
-  // A page of Activities (typed query).
-  caf::replies_to<list_atom, storage::activity_query>::with<scan_result>>;
+  // A page of Activities.
+  caf::replies_to<list_atom, storage::activity_query>::with<scan_result>,
+  // A page of a Resource's snapshots, oldest first.
+  caf::replies_to<list_atom, storage::version_query>::with<scan_result>,
+  // A page of Works (or Sources, Agents).
+  caf::replies_to<list_atom, storage::catalog_query>::with<scan_result>>;
 
 /// Rights resolver: contract terms x platform policy x validity window (spec 2.3).
 using rights_actor = caf::typed_actor<

@@ -20,15 +20,6 @@ namespace cl::actors {
 
 namespace json = boost::json;
 
-std::string record_field(std::string_view record, std::string_view name) {
-  auto end = record.find(",\"content\":");
-  auto needle = "\"" + std::string{name} + "\":\"";
-  auto at = record.find(needle);
-  if (at == std::string_view::npos || (end != std::string_view::npos && at > end)) return {};
-  auto start = at + needle.size();
-  return std::string{record.substr(start, record.find('"', start) - start)};
-}
-
 domain::api_reply json_reply(int status, std::string body) {
   domain::api_reply r;
   r.status = status;
@@ -81,9 +72,8 @@ std::string record_activity(storage::write_txn& tx, const domain::principal& who
                             const std::string& kind, const std::string& id, const std::vector<std::string>& extra_agents,
                             const std::vector<std::string>& tooling, const std::string& at) {
   auto agent = domain::derived_agent(who);
-  auto agent_key = storage::tenant_key(who.tenant_id, agent.id);
-  if (!tx.get(storage::table::agents, agent_key))
-    tx.put(storage::table::agents, agent_key, domain::agent_record_json(agent, who, at));
+  if (!tx.catalog().get(storage::catalog_kind::agent, who.tenant_id, agent.id))
+    tx.catalog().put(storage::catalog_kind::agent, who.tenant_id, agent.id, domain::agent_record_json(agent, who, at));
   domain::activity_input a;
   a.id = domain::random_id("act_");
   a.type = type;
@@ -94,8 +84,7 @@ std::string record_activity(storage::write_txn& tx, const domain::principal& who
     if (extra != agent.id) a.performed_by.push_back(extra);
   a.tooling = tooling;
   a.at = at;
-  tx.put(storage::table::activities, storage::tenant_key(who.tenant_id, a.id), domain::activity_record_json(a));
-  tx.put(storage::table::id_index, a.id, who.tenant_id);
+  tx.activities().put(who.tenant_id, a.id, kind == "resource" ? id : std::string{}, domain::activity_record_json(a));
   return a.id;
 }
 
@@ -184,7 +173,7 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
 domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
                                   const std::string& tenant, int status, const std::string& record,
                                   const domain::content_use& use) {
-  auto work = record_field(record, "work_id");
+  auto work = storage::fields_of(record).work_id;
   auto now = unix_ms() / 1000;
   auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : tx.contracts().for_work(tenant, work),
                              policy, now);
@@ -267,19 +256,6 @@ void answer_page(const std::shared_ptr<const request_context>& ctx, const list_w
 
 }  // namespace
 
-void answer_list(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
-                 const std::string& collection, const std::vector<std::pair<std::string, std::string>>& filters,
-                 record_filter keep, reply_fn done, item_presenter present, const std::string& scope) {
-  auto window = window_of(*ctx, collection, filters);
-  if (auto* refusal = std::get_if<domain::api_reply>(&window)) return done(std::move(*refusal));
-  auto w = std::get<list_window>(std::move(window));
-  if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-  self->request(ctx->actors->reader, ctx->timeout, scan_atom_v, t, storage::tenant_key(ctx->who.tenant_id, scope), w.after,
-                w.page_size + 1, std::move(keep))
-    .then([ctx, done, w, collection, present](scan_result& page) { answer_page(ctx, w, collection, std::move(page), present, done); },
-          [done](caf::error&) { done(backend_unavailable("record reader")); });
-}
-
 void answer_query(const std::shared_ptr<const request_context>& ctx, const std::string& collection,
                   const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch, reply_fn done,
                   item_presenter present) {
@@ -293,12 +269,13 @@ void answer_query(const std::shared_ptr<const request_context>& ctx, const std::
   });
 }
 
-void answer_record(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
-                   const std::string& id, domain::error_id missing, const std::string& what, reply_fn done) {
+void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                    storage::catalog_kind kind, const std::string& id, domain::error_id missing, const std::string& what,
+                    reply_fn done) {
   if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-  self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, t, storage::tenant_key(ctx->who.tenant_id, id))
+  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::record_ref{kind, ctx->who.tenant_id, id})
     .then(
-      [self, ctx, done, id, missing, what](fetch_outcome& found) {
+      [done, id, missing, what](fetch_outcome& found) {
         if (!found.found) return done(not_found(missing, what, id));
         auto r = json_reply(200, std::move(found.json));
         r.headers.emplace_back("Cache-Control", "private, max-age=1");

@@ -7,6 +7,7 @@
 #include "storage/record_store.hpp"
 
 #include <boost/json/object.hpp>
+#include <caf/event_based_actor.hpp>
 
 #include <string>
 #include <string_view>
@@ -14,10 +15,6 @@
 #include <vector>
 
 namespace cl::actors {
-
-/// A top-level string member of a stored Resource record, found before its (client-supplied)
-/// content; empty when absent.
-std::string record_field(std::string_view record, std::string_view name);
 
 /// A successful JSON answer.
 domain::api_reply json_reply(int status, std::string body);
@@ -94,31 +91,39 @@ void log_change(storage::write_txn& tx, const std::string& tenant, storage::chan
 /// whether the id exists in another tenant or nowhere, so no answer confirms another tenant's id.
 domain::api_reply not_found(domain::error_id missing, const std::string& what, const std::string& id);
 
-/// Answers a list route: `page_size` and `page_token` (bound to the tenant, `collection` and
-/// `filters`), a scan of the tenant's part of `t` in key order keeping what `keep` accepts (all
-/// when empty), as `{"<collection>":[...],"next_page_token":"..."}`; the token is absent on the
-/// last page. A page may hold fewer items than asked when filtering examined its budget.
-/// `scope` narrows the scan to keys starting with tenant + NUL + scope (e.g. one Resource's versions).
 /// Turns stored records into the items a list shows (e.g. adds rights); calls `k` with the items,
 /// or with nullopt when a collaborator failed (503). Runs in the coordinator.
 using item_presenter =
   std::function<void(std::vector<std::string> records, std::function<void(std::optional<std::vector<std::string>>)> k)>;
 
-void answer_list(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
-                 const std::string& collection, const std::vector<std::pair<std::string, std::string>>& filters,
-                 record_filter keep, reply_fn done, item_presenter present = nullptr,
-                 const std::string& scope = {});
-
 /// Fetches up to `limit` list items after `after` through a typed query and calls `k` with the
-/// page; answers 503 through the plan's `done` itself when the reader fails.
+/// page; answers 503 through the plan's `done` itself when the asked actor fails.
 using page_fetch =
   std::function<void(const std::string& after, std::size_t limit, std::function<void(scan_result)> k)>;
 
-/// Answers a list route whose pages come from a typed query (`fetch`): `page_size`, `page_token`
-/// (bound to the tenant, `collection` and `filters`), `next_page_token`, as `answer_list`.
+/// Answers a list route whose pages come from a typed query (`fetch`): `page_size` and
+/// `page_token` (bound to the tenant, `collection` and `filters`), as
+/// `{"<collection>":[...],"next_page_token":"..."}`; the token is absent on the last page. A page
+/// may hold fewer items than asked when filtering examined its budget.
 void answer_query(const std::shared_ptr<const request_context>& ctx, const std::string& collection,
                   const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch, reply_fn done,
                   item_presenter present = nullptr);
+
+/// Pages of typed query `q` (its `after` and `limit` set per page) asked of `actor` (the reader,
+/// or the contracts actor); a failure answers 503 naming `concern`.
+template <class Handle, class Query>
+page_fetch query_pages(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, reply_fn done,
+                       Handle actor, const char* concern, Query q) {
+  return [self, ctx, done, actor, concern, q](const std::string& after, std::size_t limit,
+                                              std::function<void(scan_result)> k) mutable {
+    if (!actor) return done(backend_unavailable(concern));
+    q.after = after;
+    q.limit = limit;
+    self->request(actor, ctx->timeout, list_atom_v, q)
+      .then([k](scan_result& page) { k(std::move(page)); },
+            [done, concern](caf::error&) { done(backend_unavailable(concern)); });
+  };
+}
 
 /// Calls `k` with the rights of `work_id` (empty: a staged Resource) in the caller's tenant:
 /// from the shared rights cache when it holds them, else from the rights resolver. A resolver
@@ -150,9 +155,10 @@ void with_access(caf::event_based_actor* self, const std::shared_ptr<const reque
 void with_principals(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                      std::function<void(std::vector<std::string>)> k, reply_fn done);
 
-/// Answers the record `id` of the caller's tenant from `t` (200, `Cache-Control: private,
-/// max-age=1`), or `missing` (404, also for another tenant's id).
-void answer_record(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::table t,
-                   const std::string& id, domain::error_id missing, const std::string& what, reply_fn done);
+/// Answers the catalogue record `id` (a Work, a Source) of the caller's tenant (200,
+/// `Cache-Control: private, max-age=1`), or `missing` (404, also for another tenant's id).
+void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                    storage::catalog_kind kind, const std::string& id, domain::error_id missing, const std::string& what,
+                    reply_fn done);
 
 }  // namespace cl::actors

@@ -71,27 +71,25 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
       outcome->refusal = domain::api_error{id, "The Resource cannot be created: " + why + ".", {{field, why}}};
       return false;
     };
-    if (d->work_id && !tx.get(storage::table::works, storage::tenant_key(ids.tenant, *d->work_id)))
+    if (d->work_id && !tx.catalog().get(storage::catalog_kind::work, ids.tenant, *d->work_id))
       return refuse(domain::error_id::work_not_found, "/work_id", "no such Work in this tenant");
     for (std::size_t i = 0; i < d->agents.size(); ++i)
-      if (!tx.get(storage::table::agents, storage::tenant_key(ids.tenant, d->agents[i])))
+      if (!tx.catalog().get(storage::catalog_kind::agent, ids.tenant, d->agents[i]))
         return refuse(domain::error_id::invalid_argument, "/agents/" + std::to_string(i), "no such agent");
     if (d->source_id) {
-      if (!tx.get(storage::table::sources, storage::tenant_key(ids.tenant, *d->source_id)))
+      if (!tx.catalog().get(storage::catalog_kind::source, ids.tenant, *d->source_id))
         return refuse(domain::error_id::invalid_argument, "/source_id", "no such Source in this tenant");
       ids.source_id = d->source_id;
     } else if (d->source) {
       ids.source_id = domain::random_id("src_");
-      tx.put(storage::table::sources, storage::tenant_key(ids.tenant, *ids.source_id),
+      tx.catalog().put(storage::catalog_kind::source, ids.tenant, *ids.source_id,
              "{\"id\":" + domain::json_string(*ids.source_id) + ",\"name\":" + domain::json_string(d->source->name)
                + ",\"origin_type\":" + domain::json_string(d->source->origin_type)
                + ",\"system\":" + domain::json_string(d->source->system) + "}");
-      tx.put(storage::table::id_index, *ids.source_id, ids.tenant);
     }
     auto record = domain::resource_record_json(*d, ids, domain::random_id("upd_"));
-    tx.put(storage::table::resources, storage::tenant_key(ids.tenant, ids.id), record);
-    tx.put(storage::table::versions, storage::tenant_key(ids.tenant, ids.id + '\0' + ids.version), record);
-    tx.put(storage::table::id_index, ids.id, ids.tenant);
+    tx.resources().put(ids.tenant, ids.id, record);
+    tx.resources().put_version(ids.tenant, ids.id, ids.version, record);
     // The creator is the first owner (layer 2).
     domain::access_grant owner{ids.id, who.subject, domain::access_role::owner, who.subject, ids.created};
     tx.grants().put(ids.tenant, owner);
@@ -116,7 +114,7 @@ item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<cons
     if (records.empty()) return k(std::move(records));
     if (!ctx->actors->rights) return k(std::nullopt);
     std::vector<std::string> works;
-    for (const auto& r : records) works.push_back(record_field(r, "work_id"));
+    for (const auto& r : records) works.push_back(storage::fields_of(r).work_id);
     auto shared = std::make_shared<std::vector<std::string>>(std::move(records));
     self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
       .then(
@@ -192,7 +190,7 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
                                  : done(not_found(domain::error_id::version_not_found, "Resource version", id));
         auto record = std::make_shared<std::string>(std::move(found.json));
         with_rights(
-            self, ctx, record_field(*record, "work_id"),
+            self, ctx, storage::fields_of(*record).work_id,
             [self, ctx, done, record, mask, rendering, uses_content, use](const domain::resolved_rights& rights) {
               if (auto refusal = domain::refuse_content(rights, use, uses_content))
                 return done(domain::api_reply::from(std::move(*refusal)));
@@ -241,8 +239,7 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
       if (version.empty())
         self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id).then(on_record, on_error);
       else  // a snapshot (POST .../versions)
-        self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::versions,
-                      storage::tenant_key(ctx->who.tenant_id, id + '\0' + version))
+        self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::version_ref{ctx->who.tenant_id, id, version})
           .then(on_record, on_error);
     },
     done);
@@ -274,15 +271,15 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
       outcome->refusal = domain::api_error{id, "The Resource cannot be promoted: " + why + ".", {{field, why}}};
       return false;
     };
-    if (!tx.get(storage::table::works, storage::tenant_key(who.tenant_id, work_id)))
+    if (!tx.catalog().get(storage::catalog_kind::work, who.tenant_id, work_id))
       return refuse(domain::error_id::work_not_found, "id", "no such Work in this tenant");
-    auto current = tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, resource_id));
+    auto current = tx.resources().get(who.tenant_id, resource_id);
     if (!current) return refuse(domain::error_id::resource_not_found, "/resource_id", "no such Resource in this tenant");
-    if (!record_field(*current, "work_id").empty())
+    if (!storage::fields_of(*current).work_id.empty())
       return refuse(domain::error_id::resource_not_staged, "/resource_id", "the Resource is attached to a Work already");
     auto at = domain::iso8601_now();
     auto record = domain::promoted_record_json(*current, work_id, at, domain::random_id("upd_"));
-    tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, resource_id), record);
+    tx.resources().put(who.tenant_id, resource_id, record);
     record_activity(tx, who, "PROMOTION", "resource", resource_id, {}, {}, at);
     log_change(tx, who.tenant_id, storage::change_op::promoted, storage::change_kind::resource, resource_id);
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
@@ -302,7 +299,7 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
     self, ctx, id, domain::access_role::reader, domain::error_id::resource_not_found,
     [self, ctx, done, id](std::shared_ptr<std::string> record) {
       with_content_use(
-        self, ctx, record_field(*record, "work_id"),
+        self, ctx, storage::fields_of(*record).work_id,
         [done, id, record](const domain::resolved_rights&) {
           auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
           auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
@@ -349,16 +346,8 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
       q.type = type;
       q.language = language;
       if (!staged.empty()) q.staged = staged == "true";
-      page_fetch fetch = [self, ctx, done, q](const std::string& after, std::size_t limit,
-                                              std::function<void(scan_result)> k) mutable {
-        if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-        q.after = after;
-        q.limit = limit;
-        self->request(ctx->actors->reader, ctx->timeout, list_atom_v, q)
-          .then([k](scan_result& page) { k(std::move(page)); },
-                [done](caf::error&) { done(backend_unavailable("record reader")); });
-      };
-      answer_query(ctx, "resources", filters, std::move(fetch), done, std::move(present));
+      answer_query(ctx, "resources", filters, query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done,
+                   std::move(present));
     },
     done);
 }
@@ -396,7 +385,7 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
       outcome->refusal = std::move(e);
       return false;
     };
-    auto current = tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id));
+    auto current = tx.resources().get(who.tenant_id, id);
     if (!current) return refuse({domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}});
     auto cur = json::parse(*current).as_object();
     domain::resource_change change;
@@ -411,7 +400,7 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
       return refuse({domain::error_id::token_mismatch, "The update_token is stale; read the Resource again.",
                      {{"/update_token", "does not match the current update_token"}}});
     for (std::size_t i = 0; i < change.draft.agents.size(); ++i)
-      if (!tx.get(storage::table::agents, storage::tenant_key(who.tenant_id, change.draft.agents[i])))
+      if (!tx.catalog().get(storage::catalog_kind::agent, who.tenant_id, change.draft.agents[i]))
         return refuse({domain::error_id::invalid_argument, "A named agent does not exist.",
                        {{"/agents/" + std::to_string(i), "no such agent"}}});
     domain::resource_identity ids;
@@ -424,7 +413,7 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
     if (auto* src = cur.if_contains("source_id")) ids.source_id = std::string{src->as_string()};
     if (auto* work = cur.if_contains("work_id")) change.draft.work_id = std::string{work->as_string()};
     auto record = domain::resource_record_json(change.draft, ids, domain::random_id("upd_"));
-    tx.put(storage::table::resources, storage::tenant_key(who.tenant_id, id), record);
+    tx.resources().put(who.tenant_id, id, record);
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
     record_activity(tx, who, "UPDATE", "resource", id, change.draft.agents, change.draft.tooling, ids.updated);
     log_change(tx, who.tenant_id, merge ? storage::change_op::patched : storage::change_op::replaced,
@@ -453,14 +442,6 @@ void plan_patch_resource(caf::event_based_actor* self, std::shared_ptr<const req
 
 namespace cl::actors {
 
-namespace {
-
-std::string version_key(const std::string& tenant, const std::string& id, const std::string& version) {
-  return storage::tenant_key(tenant, id + '\0' + version);
-}
-
-}  // namespace
-
 void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   if (!ctx->request.body.empty()) {
     auto parsed = json_body(ctx->request);
@@ -475,21 +456,20 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
   auto use = std::get<domain::content_use>(purpose);
   auto policy = write_policy(*ctx);
   storage::mutation snapshot = [who, id, outcome, policy, use](storage::write_txn& tx) {
-    auto current = tx.get(storage::table::resources, storage::tenant_key(who.tenant_id, id));
+    auto current = tx.resources().get(who.tenant_id, id);
     if (!current) {
       outcome->refusal = domain::api_error{domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}};
       return false;
     }
-    auto version = record_field(*current, "version");
-    auto key = version_key(who.tenant_id, id, version);
+    auto version = storage::fields_of(*current).version;
     auto answer = [&](int status, const std::string& record) {
       outcome->reply = resource_answer(tx, *policy, who.tenant_id, status, record, use);
       outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);
       return true;
     };
     // This content is snapshotted already: the same version, 200.
-    if (auto existing = tx.get(storage::table::versions, key)) return answer(200, *existing);
-    tx.put(storage::table::versions, key, *current);
+    if (auto existing = tx.resources().version(who.tenant_id, id, version)) return answer(200, *existing);
+    tx.resources().put_version(who.tenant_id, id, version, *current);
     record_activity(tx, who, "VERSION", "resource", id, {}, {}, domain::iso8601_now());
     log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id);
     return answer(201, *current);
@@ -513,8 +493,11 @@ void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const requ
         // Summaries: each snapshot without its content (read one with ?version= for that), with
         // its rights as a `?version=` read resolves them.
         auto summarize = resource_items(self, ctx, use, true);
-        answer_list(self, ctx, storage::table::versions, "versions", {{"resource_id", id}}, nullptr, done,
-                    std::move(summarize), id + '\0');
+        storage::version_query q;
+        q.tenant = ctx->who.tenant_id;
+        q.resource_id = id;
+        answer_query(ctx, "versions", {{"resource_id", id}},
+                     query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done, std::move(summarize));
       },
       done);
 }
@@ -574,7 +557,7 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
     self, ctx, resource_id, domain::access_role::reader, domain::error_id::resource_not_found,
       [self, ctx, done, resource_id, page_size, binding, start](std::shared_ptr<std::string> stored) {
         with_content_use(
-          self, ctx, record_field(*stored, "work_id"),
+          self, ctx, storage::fields_of(*stored).work_id,
           [ctx, done, resource_id, page_size, binding, start, stored](const domain::resolved_rights&) {
             auto record = json::parse(*stored).as_object();
             const auto& blocks = record.at("content").as_object().at("blocks").as_array();
@@ -605,7 +588,7 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
     self, ctx, resource_id, domain::access_role::reader, domain::error_id::content_unit_not_found,
       [self, ctx, done, resource_id, key](std::shared_ptr<std::string> stored) {
         with_content_use(
-          self, ctx, record_field(*stored, "work_id"),
+          self, ctx, storage::fields_of(*stored).work_id,
           [done, resource_id, key, stored](const domain::resolved_rights&) {
             auto record = json::parse(*stored).as_object();
             const auto& blocks = record.at("content").as_object().at("blocks").as_array();

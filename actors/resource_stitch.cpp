@@ -50,64 +50,66 @@ void stitch_resource(caf::event_based_actor* self, const std::shared_ptr<const r
   join->k = std::move(k);
   auto id = member(*full, "id");
   const auto& tenant = ctx->who.tenant_id;
-  auto get = [&](storage::table t, std::string key, const char* concern, std::function<void(fetch_outcome&)> use) {
-    if (!ctx->actors->reader) return join->fail(concern), void();
+  auto get = [&](storage::catalog_kind kind, std::string id, std::function<void(fetch_outcome&)> use) {
+    if (!ctx->actors->reader) return join->fail("record reader"), void();
     ++join->pending;
-    self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, t, std::move(key))
+    self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::record_ref{kind, tenant, std::move(id)})
       .then([join, use](fetch_outcome& found) { use(found), join->arrive(); },
-            [join, concern](caf::error&) { join->fail(concern); });
+            [join](caf::error&) { join->fail("record reader"); });
   };
-  auto scan = [&](storage::table t, std::string prefix, record_filter keep, const char* concern,
-                  std::function<void(scan_result&)> use) {
-    if (!ctx->actors->reader) return join->fail(concern), void();
+  auto list = [&](auto query, std::function<void(scan_result&)> use) {
+    if (!ctx->actors->reader) return join->fail("record reader"), void();
     ++join->pending;
-    self->request(ctx->actors->reader, ctx->timeout, scan_atom_v, t, std::move(prefix), std::string{}, stitch_limit,
-                  std::move(keep))
+    query.limit = stitch_limit;
+    self->request(ctx->actors->reader, ctx->timeout, list_atom_v, std::move(query))
       .then([join, use](scan_result& page) { use(page), join->arrive(); },
-            [join, concern](caf::error&) { join->fail(concern); });
+            [join](caf::error&) { join->fail("record reader"); });
   };
 
   if (mask.names("source")) {
     auto source_id = member(*full, "source_id");
     if (!source_id.empty())
-      get(storage::table::sources, storage::tenant_key(tenant, source_id), "record reader", [full](fetch_outcome& f) {
+      get(storage::catalog_kind::source, source_id, [full](fetch_outcome& f) {
         if (f.found) (*full)["source"] = json::parse(f.json);
       });
   }
   if (mask.names("work")) {
     auto work_id = member(*full, "work_id");
     if (!work_id.empty())
-      get(storage::table::works, storage::tenant_key(tenant, work_id), "record reader", [full](fetch_outcome& f) {
+      get(storage::catalog_kind::work, work_id, [full](fetch_outcome& f) {
         if (f.found) (*full)["work"] = json::parse(f.json);
       });
   }
   if (mask.names("provenance")) {
-    // Activities about this Resource, oldest first (activity ids follow creation time).
-    auto target = "\"target\":{\"kind\":\"resource\",\"id\":" + domain::json_string(id) + "}";
-    scan(storage::table::activities, storage::tenant_key(tenant, ""),
-         [target](std::string_view record) { return record.find(target) != std::string_view::npos; }, "record reader",
-         [full](scan_result& page) {
-           json::array activities;
-           for (const auto& [key, value] : page.entries) activities.push_back(json::parse(value));
-           bool complete = page.exhausted && activities.size() < stitch_limit;
-           (*full)["provenance"] = json::object{{"activities", std::move(activities)}, {"complete", complete}};
-         });
+    // Activities about this Resource, oldest first (activity ids follow creation time), through
+    // the store's by-Resource index.
+    storage::activity_query q;
+    q.tenant = tenant;
+    q.resource_id = id;
+    list(q, [full](scan_result& page) {
+      json::array activities;
+      for (const auto& [key, value] : page.entries) activities.push_back(json::parse(value));
+      bool complete = page.exhausted && activities.size() < stitch_limit;
+      (*full)["provenance"] = json::object{{"activities", std::move(activities)}, {"complete", complete}};
+    });
   }
   if (mask.names("lineage")) {
     // The Resource's snapshots, oldest first: where its current version comes from.
-    scan(storage::table::versions, storage::tenant_key(tenant, id + '\0'), nullptr, "record reader",
-         [full](scan_result& page) {
-           json::array versions;
-           for (const auto& [key, value] : page.entries) {
-             auto snapshot = json::parse(value).as_object();
-             versions.push_back(json::object{{"version", snapshot["version"]}, {"hash_content", snapshot["hash_content"]},
-                                             {"updated", snapshot["updated"]}});
-           }
-           bool complete = page.exhausted && versions.size() < stitch_limit;
-           (*full)["lineage"] = json::object{{"current_version", (*full)["version"]},
-                                             {"versions", std::move(versions)},
-                                             {"complete", complete}};
-         });
+    storage::version_query q;
+    q.tenant = tenant;
+    q.resource_id = id;
+    list(q, [full](scan_result& page) {
+      json::array versions;
+      for (const auto& [key, value] : page.entries) {
+        auto snapshot = json::parse(value).as_object();
+        versions.push_back(json::object{{"version", snapshot["version"]}, {"hash_content", snapshot["hash_content"]},
+                                        {"updated", snapshot["updated"]}});
+      }
+      bool complete = page.exhausted && versions.size() < stitch_limit;
+      (*full)["lineage"] = json::object{{"current_version", (*full)["version"]},
+                                        {"versions", std::move(versions)},
+                                        {"complete", complete}};
+    });
   }
   if (mask.names("entities")) {
     json::array entities;

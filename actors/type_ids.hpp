@@ -40,15 +40,12 @@ struct fetch_outcome {
   std::string json;
 };
 
-/// Entries of a table scan, in key order.
+/// A page of a typed list query: (id, record) in order.
 struct scan_result {
   std::vector<std::pair<std::string, std::string>> entries;
-  std::string resume_after;  ///< last key examined (filtered scans)
-  bool exhausted = false;    ///< nothing after `resume_after` (filtered scans)
+  std::string resume_after;  ///< last id examined (filtered queries)
+  bool exhausted = false;    ///< nothing after `resume_after`
 };
-
-/// Which records a filtered scan keeps (runs on the reader).
-using record_filter = std::function<bool(std::string_view)>;
 
 /// The ledger's answer to a request with an Idempotency-Key, before it executes.
 struct ledger_verdict {
@@ -73,9 +70,12 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::fetch_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::jwks_document)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::ledger_verdict)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::mutation)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::table)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::scan_result)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::record_filter)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::version_ref)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::record_ref)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::activity_ref)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::version_query)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::catalog_query)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::resource_query)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::activity_query)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::contract_query)
@@ -93,7 +93,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, recheck_atom, "recheck")
   CAF_ADD_ATOM(contentlake, cl::actors, write_atom, "write")
   CAF_ADD_ATOM(contentlake, cl::actors, flush_atom, "flush")
-  CAF_ADD_ATOM(contentlake, cl::actors, scan_atom, "scan")
   CAF_ADD_ATOM(contentlake, cl::actors, resolve_atom, "resolve")
   CAF_ADD_ATOM(contentlake, cl::actors, check_atom, "check")
   CAF_ADD_ATOM(contentlake, cl::actors, principals_atom, "principals")

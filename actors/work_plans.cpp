@@ -35,8 +35,7 @@ void plan_create_work(caf::event_based_actor* self, std::shared_ptr<const reques
   auto who = ctx->who;
   auto outcome = std::make_shared<write_outcome>();
   storage::mutation create = [who, id, at, record, outcome](storage::write_txn& tx) {
-    tx.put(storage::table::works, storage::tenant_key(who.tenant_id, id), record);
-    tx.put(storage::table::id_index, id, who.tenant_id);
+    tx.catalog().put(storage::catalog_kind::work, who.tenant_id, id, record);
     record_activity(tx, who, "CREATION", "work", id, {}, {}, at);
     log_change(tx, who.tenant_id, storage::change_op::created, storage::change_kind::work, id);
     outcome->reply = json_reply(201, record);
@@ -48,31 +47,18 @@ void plan_create_work(caf::event_based_actor* self, std::shared_ptr<const reques
 }
 
 void plan_get_work(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  answer_record(self, ctx, storage::table::works, ctx->param("id"), domain::error_id::work_not_found, "Work", done);
+  answer_catalog(self, ctx, storage::catalog_kind::work, ctx->param("id"), domain::error_id::work_not_found, "Work", done);
 }
 
 void plan_get_source(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  answer_record(self, ctx, storage::table::sources, ctx->param("id"), domain::error_id::source_not_found, "Source", done);
+  answer_catalog(self, ctx, storage::catalog_kind::source, ctx->param("id"), domain::error_id::source_not_found, "Source",
+                 done);
 }
-
-namespace {
-
-/// The Resource an Activity record is about, or empty (a Work, a contract).
-std::string_view activity_resource(std::string_view record) {
-  static constexpr std::string_view marker = "\"target\":{\"kind\":\"resource\",\"id\":\"";
-  auto at = record.find(marker);
-  if (at == std::string_view::npos) return {};
-  auto start = at + marker.size();
-  return record.substr(start, record.find('"', start) - start);
-}
-
-}  // namespace
 
 void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   const auto& id = ctx->param("id");
   if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-  self->request(ctx->actors->reader, ctx->timeout, caf::get_atom_v, storage::table::activities,
-                storage::tenant_key(ctx->who.tenant_id, id))
+  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::activity_ref{ctx->who.tenant_id, id})
     .then(
       [self, ctx, done, id](fetch_outcome& found) {
         if (!found.found) return done(not_found(domain::error_id::activity_not_found, "Activity", id));
@@ -82,12 +68,12 @@ void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const reque
           r.headers.emplace_back("Cache-Control", "private, max-age=1");
           done(std::move(r));
         };
-        auto resource = activity_resource(*record);
+        auto resource = storage::activity_about(*record);
         if (resource.empty()) return answer();
         // An Activity about a Resource is seen by those who may read the Resource; to anyone else
         // it does not exist, as in the list (docs/api.md "403 or 404").
         with_role(
-          self, ctx, std::string{resource},
+          self, ctx, resource,
           [done, id, answer](domain::access_role role) {
             if (role == domain::access_role::none)
               return done(domain::api_reply::failure(domain::error_id::activity_not_found,
@@ -100,7 +86,10 @@ void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const reque
 }
 
 void plan_list_works(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  answer_list(self, ctx, storage::table::works, "works", {}, nullptr, done);
+  storage::catalog_query q;
+  q.kind = storage::catalog_kind::work;
+  q.tenant = ctx->who.tenant_id;
+  answer_query(ctx, "works", {}, query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done);
 }
 
 void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
@@ -123,16 +112,7 @@ void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const re
       q.readable_by = std::move(principals);
       q.type = type;
       q.resource_id = resource;
-      page_fetch fetch = [self, ctx, done, q](const std::string& after, std::size_t limit,
-                                              std::function<void(scan_result)> k) mutable {
-        if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-        q.after = after;
-        q.limit = limit;
-        self->request(ctx->actors->reader, ctx->timeout, list_atom_v, q)
-          .then([k](scan_result& page) { k(std::move(page)); },
-                [done](caf::error&) { done(backend_unavailable("record reader")); });
-      };
-      answer_query(ctx, "activities", filters, std::move(fetch), done);
+      answer_query(ctx, "activities", filters, query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done);
     },
     done);
 }

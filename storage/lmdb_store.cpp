@@ -30,10 +30,11 @@ std::string_view view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
-constexpr std::array<const char*, 16> table_names = {
+constexpr std::array<const char*, 17> table_names = {
   "resources", "versions",  "works",             "sources",        "activities", "id_index",
   "ledger",    "changes",   "agents",            "contracts",      "contract_versions",
-  "contract_works", "grants", "grants_by_principal", "ledger_expiry", "change_consumers"};
+  "contract_works", "grants", "grants_by_principal", "ledger_expiry", "change_consumers",
+  "activities_by_resource"};
 
 std::string sequence_key(std::uint64_t seq) {
   std::string k(8, '\0');
@@ -45,26 +46,6 @@ std::uint64_t sequence_of(std::string_view key) {
   std::uint64_t seq = 0;
   for (char c : key) seq = (seq << 8) | static_cast<unsigned char>(c);
   return seq;
-}
-
-/// A stored record's own members: what precedes its (client-supplied) content.
-std::string_view record_head(std::string_view record) {
-  return record.substr(0, record.find(",\"content\":"));
-}
-
-/// True when `value` is empty or `head` has the member `"name":"value"`.
-bool has_member(std::string_view head, std::string_view name, const std::string& value) {
-  if (value.empty()) return true;
-  return head.find("\"" + std::string{name} + "\":" + domain::json_string(value)) != std::string_view::npos;
-}
-
-/// The Resource an Activity record is about, or empty (a Work, a contract).
-std::string_view activity_resource(std::string_view record) {
-  static constexpr std::string_view marker = "\"target\":{\"kind\":\"resource\",\"id\":\"";
-  auto at = record.find(marker);
-  if (at == std::string_view::npos) return {};
-  auto start = at + marker.size();
-  return record.substr(start, record.find('"', start) - start);
 }
 
 /// Aborts a transaction unless it was committed or handed on.
@@ -85,7 +66,10 @@ public:
       next_seq_(next_seq),
       contracts_(make_kv_contract_store(*this, this)),
       grants_(make_kv_grant_store(*this, this)),
-      ledger_(make_kv_ledger_store(*this, this)) {}
+      ledger_(make_kv_ledger_store(*this, this)),
+      resources_(make_kv_resource_store(*this, this)),
+      activities_(make_kv_activity_store(*this, this)),
+      catalog_(make_kv_catalog_store(*this, this)) {}
   std::optional<std::string> get(table t, std::string_view key) const override;
   void put(table t, std::string_view key, std::string_view value) override;
   void erase(table t, std::string_view key) override;
@@ -97,6 +81,12 @@ public:
   grant_writes& grants() override { return *grants_; }
   const ledger_reads& ledger() const override { return *ledger_; }
   ledger_writes& ledger() override { return *ledger_; }
+  const resource_reads& resources() const override { return *resources_; }
+  resource_writes& resources() override { return *resources_; }
+  const activity_reads& activities() const override { return *activities_; }
+  activity_writes& activities() override { return *activities_; }
+  const catalog_reads& catalog() const override { return *catalog_; }
+  catalog_writes& catalog() override { return *catalog_; }
   std::uint64_t log_change(const change_entry& entry) override;
   std::uint64_t writes() const override { return writes_; }
 
@@ -108,6 +98,9 @@ private:
   std::unique_ptr<contract_writes> contracts_;
   std::unique_ptr<grant_writes> grants_;
   std::unique_ptr<ledger_writes> ledger_;
+  std::unique_ptr<resource_writes> resources_;
+  std::unique_ptr<activity_writes> activities_;
+  std::unique_ptr<catalog_writes> catalog_;
 };
 
 /// One LMDB environment with a named database per table.
@@ -150,6 +143,9 @@ public:
   const contract_reads& contracts() const override { return *contracts_; }
   const grant_reads& grants() const override { return *grants_; }
   const ledger_reads& ledger() const override { return *ledger_; }
+  const resource_reads& resources() const override { return *resources_; }
+  const activity_reads& activities() const override { return *activities_; }
+  const catalog_reads& catalog() const override { return *catalog_; }
 
   MDB_dbi dbi(table t) const { return dbis_[static_cast<std::size_t>(t)]; }
 
@@ -200,61 +196,6 @@ public:
     mdb_cursor_close(cursor);
     if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
     return page;
-  }
-
-  record_page list_resources(const resource_query& q) const override {
-    txn_guard txn;
-    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
-    auto keep = [&](std::string_view record) {
-      auto head = record_head(record);
-      bool staged = head.find("\"work_id\":") == std::string_view::npos;
-      return has_member(head, "work_id", q.work_id) && has_member(head, "type", q.type)
-             && has_member(head, "language", q.language) && (!q.staged || *q.staged == staged);
-    };
-    if (q.readable_by.empty()) return walk_table(txn.txn, table::resources, q.tenant, q.after, q.limit, q.budget, keep);
-    // The by-principal grant index gives each principal's Resource ids in order: merging those
-    // walks exactly the readable ids after `after`, one point read per candidate.
-    std::vector<id_stream> streams;
-    for (const auto& p : q.readable_by) streams.emplace_back(txn.txn, dbi(table::grants_by_principal), tenant_key(q.tenant, p + '\0'), q.after);
-    record_page page;
-    std::size_t examined = 0;
-    for (;;) {
-      std::string_view next;
-      for (const auto& st : streams)
-        if (!st.done && (next.empty() || st.current < next)) next = st.current;
-      if (next.empty()) {
-        page.exhausted = true;
-        break;
-      }
-      if (page.entries.size() >= q.limit || examined >= q.budget) break;
-      std::string id{next};
-      for (auto& st : streams)
-        if (!st.done && st.current == id) st.advance();
-      ++examined;
-      page.resume_after = id;
-      if (auto record = get_in(txn.txn, table::resources, tenant_key(q.tenant, id)); record && keep(*record))
-        page.entries.emplace_back(id, std::move(*record));
-    }
-    return page;
-  }
-
-  record_page list_activities(const activity_query& q) const override {
-    txn_guard txn;
-    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
-    auto type_text = q.type.empty() ? std::string{} : "\"type\":" + domain::json_string(q.type) + ",";
-    auto target_text =
-      q.resource_id.empty() ? std::string{} : "\"target\":{\"kind\":\"resource\",\"id\":" + domain::json_string(q.resource_id) + "}";
-    auto keep = [&](std::string_view record) {
-      if (!type_text.empty() && record.find(type_text) == std::string_view::npos) return false;
-      if (!target_text.empty() && record.find(target_text) == std::string_view::npos) return false;
-      auto about = activity_resource(record);
-      if (about.empty() || q.readable_by.empty()) return true;
-      // One point read per principal in the by-principal grant index: any grant lets it read.
-      for (const auto& p : q.readable_by)
-        if (get_in(txn.txn, table::grants_by_principal, tenant_key(q.tenant, p + '\0' + std::string{about}))) return true;
-      return false;
-    };
-    return walk_table(txn.txn, table::activities, q.tenant, q.after, q.limit, q.budget, keep);
   }
 
   std::vector<bool> apply(const std::vector<mutation>& batch) override {
@@ -332,64 +273,6 @@ public:
   }
 
 private:
-  /// Ids under one key prefix, in key order, after a given id: one cursor.
-  struct id_stream {
-    id_stream(MDB_txn* txn, MDB_dbi dbi, std::string prefix_in, const std::string& after) : prefix(std::move(prefix_in)) {
-      check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open");
-      std::string start = prefix + after;
-      MDB_val k = val(start), v{};
-      int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
-      if (rc == MDB_SUCCESS && !after.empty() && view(k) == start) rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
-      settle(rc, k);
-    }
-    id_stream(id_stream&& o) noexcept : cursor(o.cursor), prefix(std::move(o.prefix)), current(std::move(o.current)), done(o.done) {
-      o.cursor = nullptr;
-    }
-    ~id_stream() {
-      if (cursor) mdb_cursor_close(cursor);
-    }
-    void advance() {
-      MDB_val k{}, v{};
-      settle(mdb_cursor_get(cursor, &k, &v, MDB_NEXT), k);
-    }
-    void settle(int rc, const MDB_val& k) {
-      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
-      done = rc != MDB_SUCCESS || view(k).substr(0, prefix.size()) != prefix;
-      if (!done) current = std::string{view(k).substr(prefix.size())};
-    }
-    MDB_cursor* cursor = nullptr;
-    std::string prefix;
-    std::string current;
-    bool done = false;
-  };
-
-  std::optional<std::string> get_in(MDB_txn* txn, table t, std::string_view key) const {
-    MDB_val k = val(key), v{};
-    int rc = mdb_get(txn, dbi(t), &k, &v);
-    if (rc == MDB_NOTFOUND) return std::nullopt;
-    check(rc, "mdb_get");
-    return std::string{view(v)};
-  }
-
-  /// The tenant's part of `t` in key order after id `after`, keeping what `keep` accepts, at most
-  /// `limit` kept and `budget` examined.
-  template <class Keep>
-  record_page walk_table(MDB_txn* txn, table t, const std::string& tenant, const std::string& after, std::size_t limit,
-                         std::size_t budget, const Keep& keep) const {
-    record_page page;
-    id_stream ids{txn, dbi(t), tenant_key(tenant, ""), after};
-    std::size_t examined = 0;
-    for (; !ids.done && page.entries.size() < limit && examined < budget; ids.advance()) {
-      ++examined;
-      page.resume_after = ids.current;
-      MDB_val k{}, v{};
-      check(mdb_cursor_get(ids.cursor, &k, &v, MDB_GET_CURRENT), "mdb_cursor_get");
-      if (keep(view(v))) page.entries.emplace_back(ids.current, std::string{view(v)});
-    }
-    page.exhausted = ids.done;
-    return page;
-  }
-
   void check_format(MDB_txn* txn, const std::string& data_dir) {
     MDB_val k = val("format_version"), v{};
     int rc = mdb_get(txn, meta_, &k, &v);
@@ -403,6 +286,7 @@ private:
                                + ", newer than this build's " + std::to_string(lmdb_format_version)
                                + "; run a newer contentlake or use another data dir");
     if (found < 2) migrate_to_2(txn);
+    if (found < 3) migrate_to_3(txn);
     auto text = std::to_string(lmdb_format_version);
     MDB_val nv = val(text);
     check(mdb_put(txn, meta_, &k, &nv, 0), "write format version");
@@ -431,6 +315,26 @@ private:
         auto tenant_end = key.find('\0') + 1;  // tenant\0id -> tenant\0work\0id
         for (const auto& w : c.works) put(table::contract_works, key.substr(0, tenant_end) + w + '\0' + key.substr(tenant_end), "");
       }
+    }
+  }
+
+  /// Format 2 -> 3: the index of Activities by the Resource they are about, built from them.
+  void migrate_to_3(MDB_txn* txn) {
+    std::vector<std::string> index;
+    MDB_cursor* cursor = nullptr;
+    check(mdb_cursor_open(txn, dbi(table::activities), &cursor), "mdb_cursor_open");
+    MDB_val k{}, v{};
+    for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+      auto about = activity_about(view(v));
+      if (about.empty()) continue;
+      auto key = std::string{view(k)};  // tenant\0act -> tenant\0res\0act
+      auto tenant_end = key.find('\0') + 1;
+      index.push_back(key.substr(0, tenant_end) + about + '\0' + key.substr(tenant_end));
+    }
+    mdb_cursor_close(cursor);
+    for (const auto& key : index) {
+      MDB_val ik = val(key), iv = val("");
+      check(mdb_put(txn, dbi(table::activities_by_resource), &ik, &iv, 0), "migrate to format 3");
     }
   }
 
@@ -465,6 +369,9 @@ private:
   std::unique_ptr<contract_writes> contracts_ = make_kv_contract_store(*this, nullptr);  ///< reads only
   std::unique_ptr<grant_writes> grants_ = make_kv_grant_store(*this, nullptr);           ///< reads only
   std::unique_ptr<ledger_writes> ledger_ = make_kv_ledger_store(*this, nullptr);         ///< reads only
+  std::unique_ptr<resource_writes> resources_ = make_kv_resource_store(*this, nullptr);
+  std::unique_ptr<activity_writes> activities_ = make_kv_activity_store(*this, nullptr);
+  std::unique_ptr<catalog_writes> catalog_ = make_kv_catalog_store(*this, nullptr);
 };
 
 std::optional<std::string> lmdb_write_txn::get(table t, std::string_view key) const {

@@ -3,6 +3,7 @@
 /// added implementation of the same interface. Keys are prefixed by tenant (see `tenant_key`).
 
 #include "storage/change_log.hpp"
+#include "storage/content_stores.hpp"
 #include "storage/contract_store.hpp"
 #include "storage/grant_store.hpp"
 #include "storage/ledger_store.hpp"
@@ -36,6 +37,7 @@ enum class table : std::uint8_t {
   grants_by_principal,  ///< tenant\0principal\0res_id -> role (the same grants, by grantee)
   ledger_expiry,        ///< 8-byte big-endian created_ms + ledger key -> "" (pruning in time order)
   change_consumers,     ///< consumer name -> 8-byte big-endian sequence it has applied (change-log retention)
+  activities_by_resource,  ///< tenant\0res_id\0act_id -> "" (the Activities about a Resource)
 };
 
 /// Big-endian 8 bytes of `n`: keys that sort numerically.
@@ -95,6 +97,12 @@ public:
   virtual const grant_reads& grants() const = 0;
   /// The idempotency ledger, as this view sees it.
   virtual const ledger_reads& ledger() const = 0;
+  /// Resources and their snapshots, as this view sees them.
+  virtual const resource_reads& resources() const = 0;
+  /// Activities, as this view sees them.
+  virtual const activity_reads& activities() const = 0;
+  /// Works, Sources and Agents, as this view sees them.
+  virtual const catalog_reads& catalog() const = 0;
 };
 
 /// What a mutation sees and changes inside the writer's transaction.
@@ -103,6 +111,9 @@ public:
   using read_view::contracts;
   using read_view::grants;
   using read_view::ledger;
+  using read_view::resources;
+  using read_view::activities;
+  using read_view::catalog;
   using read_view::scan;
   virtual void put(table t, std::string_view key, std::string_view value) = 0;
   virtual void erase(table t, std::string_view key) = 0;
@@ -116,6 +127,9 @@ public:
   virtual grant_writes& grants() = 0;
   /// The idempotency ledger, to read and write in this transaction.
   virtual ledger_writes& ledger() = 0;
+  virtual resource_writes& resources() = 0;
+  virtual activity_writes& activities() = 0;
+  virtual catalog_writes& catalog() = 0;
   /// How many puts, erases and change-log entries this transaction has made so far: a mutation
   /// that compares it before and after knows whether another part of it wrote.
   virtual std::uint64_t writes() const = 0;
@@ -151,12 +165,6 @@ public:
   virtual filtered_page scan_matching(table t, std::string_view prefix, std::string_view after, std::size_t limit,
                                       const std::function<bool(std::string_view)>& keep, std::size_t budget) const = 0;
 
-  /// A page of Resources (`resource_query`).
-  virtual record_page list_resources(const resource_query& q) const = 0;
-
-  /// A page of Activities (`activity_query`).
-  virtual record_page list_activities(const activity_query& q) const = 0;
-
   /// Runs every mutation of `batch` in one transaction (each isolated from the others' refusals),
   /// then commits durably (one fsync for the whole group). The result says which mutations kept their
   /// changes. Throws std::runtime_error when the commit fails: then nothing of the batch is stored.
@@ -182,7 +190,7 @@ public:
 
   /// The canonical JSON bytes of a Resource of `tenant`, or nullopt.
   std::optional<std::string> get_resource(std::string_view tenant, std::string_view id) const {
-    return get(table::resources, tenant_key(tenant, id));
+    return resources().get(tenant, id);
   }
 };
 
@@ -198,7 +206,8 @@ mutation prune_changes(std::int64_t cutoff_ms, std::size_t limit);
 
 /// On-disk format this build writes; a data dir with a newer one is refused, an older one migrated
 /// at open. 2: contract versions carry a typed header and the contract-to-Work index is exact.
-inline constexpr int lmdb_format_version = 2;
+/// 3: Activities are indexed by the Resource they are about.
+inline constexpr int lmdb_format_version = 3;
 
 /// Opens (creating if needed) the LMDB environment in `data_dir`. Throws std::runtime_error with a
 /// message that says what to do when the directory cannot be used (newer format, bad permissions).

@@ -69,9 +69,11 @@ reader_actor::behavior_type mock_store(reader_actor::stateful_pointer<held_state
       self->state.held.push_back(rp);
       return rp;
     },
-    [](caf::get_atom, cl::storage::table, const std::string&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t,
-       const cl::actors::record_filter&) { return cl::actors::scan_result{}; },
+    [](cl::actors::fetch_atom, const cl::storage::version_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::fetch_atom, const cl::storage::record_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::fetch_atom, const cl::storage::activity_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::list_atom, const cl::storage::version_query&) { return cl::actors::scan_result{}; },
+    [](cl::actors::list_atom, const cl::storage::catalog_query&) { return cl::actors::scan_result{}; },
     [](cl::actors::fetch_atom, const cl::storage::grant_ref&) { return cl::actors::fetch_outcome{false, {}}; },
     [](cl::actors::list_atom, const cl::storage::grant_query&) { return cl::actors::scan_result{}; },
     [](cl::actors::list_atom, const cl::storage::resource_query&) { return cl::actors::scan_result{}; },
@@ -386,10 +388,11 @@ reader_actor::behavior_type mock_found_store(reader_actor::pointer) {
     [](fetch_atom, const std::string&, const std::string&) {
       return fetch_outcome{true, R"({"id":"res_1","work_id":"wk_1","title":"T","content":{"format":"cl.content/1","blocks":[]}})"};
     },
-    [](caf::get_atom, cl::storage::table, const std::string&) { return fetch_outcome{false, {}}; },
-    [](scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t, const record_filter&) {
-      return scan_result{};
-    },
+    [](cl::actors::fetch_atom, const cl::storage::version_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::fetch_atom, const cl::storage::record_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::fetch_atom, const cl::storage::activity_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::list_atom, const cl::storage::version_query&) { return cl::actors::scan_result{}; },
+    [](cl::actors::list_atom, const cl::storage::catalog_query&) { return cl::actors::scan_result{}; },
     [](fetch_atom, const cl::storage::grant_ref&) { return fetch_outcome{false, {}}; },
     [](list_atom, const cl::storage::grant_query&) { return scan_result{}; },
     [](list_atom, const cl::storage::resource_query&) { return scan_result{}; },

@@ -54,9 +54,11 @@ cl::actors::reader_actor::behavior_type gated_store(cl::actors::reader_actor::po
               [rp](caf::error& e) mutable { rp.deliver(e); });
       return rp;
     },
-    [](caf::get_atom, cl::storage::table, const std::string&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::scan_atom, cl::storage::table, const std::string&, const std::string&, std::size_t,
-       const cl::actors::record_filter&) { return cl::actors::scan_result{}; },
+    [](cl::actors::fetch_atom, const cl::storage::version_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::fetch_atom, const cl::storage::record_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::fetch_atom, const cl::storage::activity_ref&) { return cl::actors::fetch_outcome{false, {}}; },
+    [](cl::actors::list_atom, const cl::storage::version_query&) { return cl::actors::scan_result{}; },
+    [](cl::actors::list_atom, const cl::storage::catalog_query&) { return cl::actors::scan_result{}; },
     [](cl::actors::fetch_atom, const cl::storage::grant_ref&) { return cl::actors::fetch_outcome{false, {}}; },
     [](cl::actors::list_atom, const cl::storage::grant_query&) { return cl::actors::scan_result{}; },
     [](cl::actors::list_atom, const cl::storage::resource_query&) { return cl::actors::scan_result{}; },

@@ -6,6 +6,7 @@
 #include "tests/support/service_fixture.hpp"
 
 #include <catch2/catch.hpp>
+#include <lmdb.h>
 
 using namespace cl::storage;
 using cl::testing::temp_dir;
@@ -29,10 +30,11 @@ std::shared_ptr<record_store> fixture_store(const std::string& dir) {
       tx.put(table::resources, tenant_key("t1", id), resource_json(id, i % 3 == 0 ? "DATASET" : "CHAPTER", i % 4 == 0));
       if (i % 2 == 0) tx.put(table::grants_by_principal, tenant_key("t1", std::string{"u_a"} + '\0' + id), "reader");
       if (i % 3 == 0) tx.put(table::grants_by_principal, tenant_key("t1", std::string{"g_team"} + '\0' + id), "reader");
-      tx.put(table::activities, tenant_key("t1", "act_" + std::string{id}),
-             R"({"id":"act_)" + std::string{id} + R"(","type":"CREATION","target":{"kind":"resource","id":")" + id + "\"}}");
+      tx.activities().put("t1", "act_" + std::string{id}, id,
+                          R"({"id":"act_)" + std::string{id} + R"(","type":"CREATION","target":{"kind":"resource","id":")" + id
+                            + "\"}}");
     }
-    tx.put(table::activities, tenant_key("t1", "act_work"), R"({"id":"act_work","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
+    tx.activities().put("t1", "act_work", "", R"({"id":"act_work","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
     tx.put(table::resources, tenant_key("t2", "res_00"), resource_json("res_00", "CHAPTER", false));
     tx.put(table::grants_by_principal, tenant_key("t2", std::string{"u_a"} + '\0' + "res_00"), "owner");
     return true;
@@ -55,19 +57,19 @@ TEST_CASE("a readable list merges the principals' grant indexes, each id once, i
   q.tenant = "t1";
   q.readable_by = {"u_a", "g_team"};
   q.limit = 100;
-  auto page = store->list_resources(q);
+  auto page = store->resources().list(q);
   CHECK(ids(page) == std::vector<std::string>{"res_00", "res_02", "res_03", "res_04", "res_06", "res_08", "res_09",
                                               "res_10", "res_12", "res_14", "res_15", "res_16", "res_18"});
   CHECK(page.exhausted);
   // Pages resume after an id; another tenant's grants never count.
   q.limit = 4;
   q.after = "res_04";
-  CHECK(ids(store->list_resources(q)) == std::vector<std::string>{"res_06", "res_08", "res_09", "res_10"});
+  CHECK(ids(store->resources().list(q)) == std::vector<std::string>{"res_06", "res_08", "res_09", "res_10"});
   q.tenant = "t2";
   q.after.clear();
-  CHECK(ids(store->list_resources(q)) == std::vector<std::string>{"res_00"});
+  CHECK(ids(store->resources().list(q)) == std::vector<std::string>{"res_00"});
   q.readable_by = {"u_nobody"};
-  CHECK(store->list_resources(q).entries.empty());
+  CHECK(store->resources().list(q).entries.empty());
 }
 
 TEST_CASE("list filters read the record's own members, never its content", "[storage][lists]") {
@@ -78,15 +80,15 @@ TEST_CASE("list filters read the record's own members, never its content", "[sto
   q.readable_by = {"u_a"};
   q.type = "DATASET";  // every record's content has a member "type":"DATASET" too
   q.limit = 100;
-  CHECK(ids(store->list_resources(q)) == std::vector<std::string>{"res_00", "res_06", "res_12", "res_18"});
+  CHECK(ids(store->resources().list(q)) == std::vector<std::string>{"res_00", "res_06", "res_12", "res_18"});
   q.type.clear();
   q.staged = true;
-  CHECK(ids(store->list_resources(q)) == std::vector<std::string>{"res_00", "res_04", "res_08", "res_12", "res_16"});
+  CHECK(ids(store->resources().list(q)) == std::vector<std::string>{"res_00", "res_04", "res_08", "res_12", "res_16"});
   // A budget bounds what one page examines: the page says where it stopped.
   q.staged.reset();
   q.type = "DATASET";
   q.budget = 3;
-  auto bounded = store->list_resources(q);
+  auto bounded = store->resources().list(q);
   CHECK(ids(bounded) == std::vector<std::string>{"res_00"});
   CHECK(bounded.resume_after == "res_04");
   CHECK_FALSE(bounded.exhausted);
@@ -99,11 +101,41 @@ TEST_CASE("activities about Resources are listed only through a grant of one of 
   q.tenant = "t1";
   q.readable_by = {"g_team"};
   q.limit = 100;
-  auto page = store->list_activities(q);
+  auto page = store->activities().list(q);
   CHECK(ids(page) == std::vector<std::string>{"act_res_00", "act_res_03", "act_res_06", "act_res_09", "act_res_12",
                                               "act_res_15", "act_res_18", "act_work"});
   q.resource_id = "res_03";
-  CHECK(ids(store->list_activities(q)) == std::vector<std::string>{"act_res_03"});
+  CHECK(ids(store->activities().list(q)) == std::vector<std::string>{"act_res_03"});
   q.resource_id = "res_02";  // not readable through g_team
-  CHECK(store->list_activities(q).entries.empty());
+  CHECK(store->activities().list(q).entries.empty());
+}
+
+TEST_CASE("a format-2 data dir gets its Activities indexed by Resource at open", "[storage][lists][migration]") {
+  temp_dir dir;
+  { open_lmdb_store(dir.path, 64); }
+  {
+    MDB_env* env = nullptr;
+    mdb_env_create(&env);
+    mdb_env_set_maxdbs(env, 32);
+    REQUIRE(mdb_env_open(env, (dir.path + "/lmdb").c_str(), 0, 0640) == 0);
+    MDB_txn* txn = nullptr;
+    mdb_txn_begin(env, nullptr, 0, &txn);
+    auto put_raw = [&](const char* db, const std::string& key, const std::string& value) {
+      MDB_dbi dbi;
+      REQUIRE(mdb_dbi_open(txn, db, MDB_CREATE, &dbi) == 0);
+      MDB_val k{key.size(), const_cast<char*>(key.data())}, v{value.size(), const_cast<char*>(value.data())};
+      REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+    };
+    put_raw("activities", tenant_key("t1", "act_1"), R"({"id":"act_1","type":"CREATION","target":{"kind":"resource","id":"res_9"}})");
+    put_raw("activities", tenant_key("t1", "act_2"), R"({"id":"act_2","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
+    put_raw("meta", "format_version", "2");
+    REQUIRE(mdb_txn_commit(txn) == 0);
+    mdb_env_close(env);
+  }
+  auto store = open_lmdb_store(dir.path, 64);
+  activity_query q;
+  q.tenant = "t1";
+  q.resource_id = "res_9";
+  CHECK(ids(store->activities().list(q)) == std::vector<std::string>{"act_1"});
+  CHECK(store->entries(table::activities_by_resource) == 1);
 }

@@ -1,0 +1,34 @@
+// Storage belongs to storage/: no file under actors/ builds a key, names an LMDB table, or searches
+// stored JSON text. Actors read and write through the typed stores (storage/*_store.hpp) only, so
+// another backend (PostgreSQL) can stand behind the same actors.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+TEST_CASE("actors/ holds no key layout, no table name and no search in stored JSON", "[layering]") {
+  const char* forbidden[] = {
+    "storage::table",   // raw tables
+    "tenant_key(",      // key layouts
+    "big_endian_key(",  //
+    "mdb_",             // LMDB itself
+    "lmdb",             //
+    "find(\"\\\"",      // substring searches for JSON members in stored text
+    "find(R\"(",        //
+    "record_field(",    // reading stored records by hand
+  };
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator{std::string{CL_SOURCE_DIR} + "/actors"}) {
+    std::ifstream in{entry.path()};
+    std::stringstream text;
+    text << in.rdbuf();
+    ++files;
+    for (const char* pattern : forbidden) {
+      INFO(entry.path().filename().string() << " contains " << pattern);
+      CHECK(text.str().find(pattern) == std::string::npos);
+    }
+  }
+  CHECK(files > 20);
+}
