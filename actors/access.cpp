@@ -1,4 +1,5 @@
 #include "actors/access.hpp"
+#include "domain/clock.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -11,10 +12,6 @@ namespace {
 
 constexpr std::int64_t cache_seconds = 60;
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 std::vector<std::string> principals_of(const domain::group_directory& dir, const std::string& tenant,
                                        const std::string& subject) {
@@ -90,7 +87,7 @@ access_actor::behavior_type access(access_actor::stateful_pointer<access_state> 
         auto role = role_of(*cfg->store, self->state.directory, tenant, subject, resource);
         // Only roles are kept: a denial is rare and must not outlive a grant made a moment later.
         if (cfg->cache && role != domain::access_role::none) {
-          auto now = unix_now();
+          auto now = domain::now_seconds();
           cfg->cache->insert(access_cache_key(tenant, resource, subject, epoch), role, now + cache_seconds, now);
         }
         return static_cast<std::int32_t>(role);

@@ -1,4 +1,5 @@
 #include "actors/auth.hpp"
+#include "domain/clock.hpp"
 
 #include "storage/identity.hpp"
 
@@ -11,10 +12,6 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 /// The host of a URL, for log lines that must not carry the URL's path or query.
 std::string host_of(const std::string& url) {
@@ -59,7 +56,7 @@ void reload_file_if_changed(auth_state& st, const auth_config& cfg) {
 }
 
 auth_outcome verify(auth_state& st, const auth_config& cfg, const std::string& token, bool* unknown_kid) {
-  auto now = unix_now();
+  auto now = domain::now_seconds();
   if (cfg.tokens)
     if (auto who = cfg.tokens->find(token, now)) return {true, std::move(*who), {}};
   domain::verify_options opts;

@@ -1,4 +1,5 @@
 #include "actors/coordinator.hpp"
+#include "domain/clock.hpp"
 
 #include "actors/deadlines.hpp"
 #include "actors/ledger.hpp"
@@ -163,10 +164,6 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
   if (!write) run_plan(self, job, ctx, plan_done);
 }
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 /// After auth: the scope check, then the authorised part of the request.
 void on_verified(caf::event_based_actor* self, std::shared_ptr<request_job> job, std::shared_ptr<reply_once> answer,
@@ -201,7 +198,7 @@ void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
   }
   // A token the auth actor verified before needs no round trip to it.
   if (job->actors->tokens)
-    if (auto who = job->actors->tokens->find(token, unix_now()))
+    if (auto who = job->actors->tokens->find(token, domain::now_seconds()))
       return on_verified(self, job, answer, auth_outcome{true, std::move(*who), {}});
   if (!job->actors->auth) {
     (*answer)(backend_unavailable("auth"));

@@ -1,4 +1,5 @@
 #include "actors/ledger.hpp"
+#include "domain/clock.hpp"
 
 #include "domain/idempotency.hpp"
 
@@ -9,10 +10,6 @@ namespace cl::actors {
 
 namespace {
 
-std::int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 void count(const ledger_config& cfg, const char* outcome) {
   if (cfg.stats) cfg.stats->count_idempotency(outcome);
@@ -42,7 +39,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
           }
           held.erase(h);  // its request never said it answered (killed at its deadline)
         }
-        auto found = domain::look_up(cfg->store->ledger().record(key), fingerprint, cfg->retention_ms, unix_ms());
+        auto found = domain::look_up(cfg->store->ledger().record(key), fingerprint, cfg->retention_ms, domain::now_ms());
         if (found.kind == domain::ledger_lookup::mismatch) {
           count(*cfg, "mismatch");
           return ledger_verdict{ledger_verdict::mismatch, {}};
@@ -65,7 +62,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
         for (auto i = self->state.held.begin(); i != self->state.held.end();)
           i = i->second <= now ? self->state.held.erase(i) : std::next(i);
         // Only when the oldest record is past retention: no empty transaction (and fsync) per tick.
-        auto cutoff = unix_ms() - cfg->retention_ms;
+        auto cutoff = domain::now_ms() - cfg->retention_ms;
         bool due = cfg->store->ledger().prune_due(cutoff);
         auto writer = cfg->directory ? cfg->directory->snapshot()->writer : writer_actor{};
         if (due && writer)

@@ -1,4 +1,5 @@
 #include "actors/plan_support.hpp"
+#include "domain/clock.hpp"
 
 #include "actors/access.hpp"
 #include "actors/contracts.hpp"
@@ -95,17 +96,12 @@ void log_change(storage::write_txn& tx, const std::string& tenant, storage::chan
   e.kind = kind;
   e.id = id;
   e.op = op;
-  e.at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count();
+  e.at_ms = domain::now_ms();
   tx.log_change(e);
 }
 
 namespace {
 
-std::int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 /// `m`, run so that its answer is stored in the ledger under `guard` in the same transaction. A
 /// record that is there already (a concurrent request with the key committed first) is answered
@@ -115,7 +111,7 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
                           std::shared_ptr<std::optional<domain::api_reply>> replay) {
   return [m = std::move(m), outcome, guard, replay](storage::write_txn& tx) {
     replay->reset();
-    auto now = unix_ms();
+    auto now = domain::now_ms();
     auto found = domain::look_up(tx.ledger().record(guard->ledger_key), guard->fingerprint,
                                  guard->retention_ms, now);
     if (found.kind != domain::ledger_lookup::fresh) {
@@ -174,7 +170,7 @@ domain::api_reply resource_answer(const storage::write_txn& tx, const domain::pl
                                   const std::string& tenant, int status, const std::string& record,
                                   const domain::content_use& use) {
   auto work = storage::fields_of(record).work_id;
-  auto now = unix_ms() / 1000;
+  auto now = domain::now_ms() / 1000;
   auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : tx.contracts().for_work(tenant, work),
                              policy, now);
   auto hash = domain::resource_hash(record, rights.digest_input);
@@ -185,7 +181,7 @@ domain::api_reply resource_answer(const storage::write_txn& tx, const domain::pl
 }
 
 std::optional<domain::api_error> sensitive_refusal(const request_context& ctx, std::string_view operation) {
-  return domain::recent_sign_in_refusal(ctx.who, unix_ms() / 1000, ctx.recent_sign_in_seconds, operation);
+  return domain::recent_sign_in_refusal(ctx.who, domain::now_ms() / 1000, ctx.recent_sign_in_seconds, operation);
 }
 
 std::shared_ptr<const domain::platform_policy> write_policy(const request_context& ctx) {
@@ -287,9 +283,8 @@ void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const re
 void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                  const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
   if (ctx->actors->rights_cache) {
-    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
     auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
-    if (auto hit = ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_id, epoch), now.count()))
+    if (auto hit = ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_id, epoch), domain::now_seconds()))
       return k(**hit);
   }
   if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
@@ -343,9 +338,8 @@ void with_role(caf::event_based_actor* self, const std::shared_ptr<const request
   const auto& tenant = ctx->who.tenant_id;
   const auto& subject = ctx->who.subject;
   if (ctx->actors->access_cache) {
-    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
     auto epoch = ctx->actors->access_epoch ? ctx->actors->access_epoch->load() : 0;
-    if (auto hit = ctx->actors->access_cache->find(access_cache_key(tenant, resource_id, subject, epoch), now.count()))
+    if (auto hit = ctx->actors->access_cache->find(access_cache_key(tenant, resource_id, subject, epoch), domain::now_seconds()))
       return k(*hit);
   }
   if (!ctx->actors->access) return done(backend_unavailable("access"));

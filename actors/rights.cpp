@@ -1,4 +1,5 @@
 #include "actors/rights.hpp"
+#include "domain/clock.hpp"
 
 #include "actors/contracts.hpp"
 #include "actors/directory.hpp"
@@ -13,10 +14,6 @@ namespace cl::actors {
 
 namespace {
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 domain::resolved_rights resolve(const rights_state& st, const rights_config& cfg, const std::string& tenant,
                                 const std::string& work, std::int64_t now) {
@@ -88,7 +85,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
   return {
     [self, cfg](resolve_atom, const std::string& tenant, const std::string& work) -> caf::result<domain::resolved_rights> {
       try {
-        return resolve(self->state, *cfg, tenant, work, unix_now());
+        return resolve(self->state, *cfg, tenant, work, domain::now_seconds());
       } catch (const std::exception& e) {
         spdlog::error("rights: resolution failed: {}", e.what());
         return caf::make_error(caf::sec::runtime_error, "rights resolution failed");
@@ -97,7 +94,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
     [self, cfg](resolve_atom, const std::string& tenant,
                 const std::vector<std::string>& works) -> caf::result<std::vector<domain::resolved_rights>> {
       try {
-        auto now = unix_now();
+        auto now = domain::now_seconds();
         std::vector<domain::resolved_rights> out;
         out.reserve(works.size());
         for (const auto& w : works) out.push_back(resolve(self->state, *cfg, tenant, w, now));

@@ -1,5 +1,7 @@
 #include "actors/writer.hpp"
 
+#include "domain/clock.hpp"
+
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
@@ -34,11 +36,10 @@ void prune_change_log(writer_state& st, const writer_config& cfg) {
   if (now < st.next_prune) return;
   st.next_prune = now + cfg.change_log_prune_interval;
   try {
-    auto cutoff = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                  - cfg.change_log_retention;
+    auto cutoff = domain::now_ms() - cfg.change_log_retention.count();
     auto oldest = cfg.store->read_from(0, 1);
-    if (oldest.empty() || oldest.front().at_ms >= cutoff.count()) return;
-    cfg.store->apply({storage::prune_changes(cutoff.count(), 1000)});
+    if (oldest.empty() || oldest.front().at_ms >= cutoff) return;
+    cfg.store->apply({storage::prune_changes(cutoff, 1000)});
   } catch (const std::exception& e) {
     spdlog::error("writer: change-log pruning failed: {}", e.what());
   }
