@@ -53,18 +53,17 @@ void plan_get_grant(caf::event_based_actor* self, std::shared_ptr<const request_
   with_access(
     self, ctx, id, needed,
     [self, ctx, done, id, principal](domain::access_role) {
-      if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-      self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::grant_ref{ctx->who.tenant_id, id, principal})
-        .then(
-          [done, principal](fetch_outcome& found) {
-            if (!found.found)
-              return done(domain::api_reply::failure(domain::error_id::grant_not_found,
-                                                     "The Resource has no grant for " + principal + "."));
-            auto r = json_reply(200, std::move(found.json));
-            r.headers.emplace_back("Cache-Control", "private, no-cache");
-            done(std::move(r));
-          },
-          [done](caf::error&) { done(backend_unavailable("record reader")); });
+      ask(
+        self, *ctx, done, ctx->actors->reader, "record reader",
+        [done, principal](fetch_outcome& found) {
+          if (!found.found)
+            return done(domain::api_reply::failure(domain::error_id::grant_not_found,
+                                                   "The Resource has no grant for " + principal + "."));
+          auto r = json_reply(200, std::move(found.json));
+          r.headers.emplace_back("Cache-Control", "private, no-cache");
+          done(std::move(r));
+        },
+        fetch_atom_v, storage::grant_ref{ctx->who.tenant_id, id, principal});
     },
     done);
 }
@@ -121,17 +120,16 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
           return done(domain::api_reply::from(std::move(*refusal)));
       if (principal.rfind("g_", 0) != 0) return write();
       // A group must be in the directory: a grant to a misspelt group would silently grant nothing.
-      if (!ctx->actors->access) return done(backend_unavailable("access"));
-      self->request(ctx->actors->access, ctx->timeout, group_atom_v, ctx->who.tenant_id, principal)
-        .then(
-          [done, principal, write](bool known) mutable {
-            if (!known)
-              return done(domain::api_reply::failure(domain::error_id::invalid_argument,
-                                                     "The group directory has no group " + principal + " in this tenant.",
-                                                     {{"principal", "no such group"}}));
-            write();
-          },
-          [done](caf::error&) { done(backend_unavailable("access")); });
+      ask(
+        self, *ctx, done, ctx->actors->access, "access",
+        [done, principal, write](bool known) mutable {
+          if (!known)
+            return done(domain::api_reply::failure(domain::error_id::invalid_argument,
+                                                   "The group directory has no group " + principal + " in this tenant.",
+                                                   {{"principal", "no such group"}}));
+          write();
+        },
+        group_atom_v, ctx->who.tenant_id, principal);
     },
     done);
 }

@@ -192,24 +192,22 @@ void plan_get_contract(caf::event_based_actor* self, std::shared_ptr<const reque
                                              {{"version", "a positive integer"}}));
     version = n;
   }
-  if (!ctx->actors->contracts) return done(backend_unavailable("contracts"));
   auto id = ctx->param("id");
-  self->request(ctx->actors->contracts, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id, version)
-    .then(
-      [self, ctx, done, id, version, mask](fetch_outcome& found) {
-        if (!found.found) {
-          if (version == 0)
-            return done(not_found(domain::error_id::contract_not_found, "contract", id));
-          return done(domain::api_reply::failure(domain::error_id::contract_not_found,
-                                                 "The contract has no version " + std::to_string(version) + "."));
-        }
-        auto body = presented(*ctx, std::move(found.json));
-        if (mask) body = json::serialize(domain::apply_field_mask(json::parse(body).as_object(), *mask));
-        auto r = json_reply(200, std::move(body));
-        r.headers.emplace_back("Cache-Control", "private, max-age=1");
-        done(std::move(r));
-      },
-      [done](caf::error&) { done(backend_unavailable("contracts")); });
+  ask(
+    self, *ctx, done, ctx->actors->contracts, "contracts",
+    [ctx, done, id, version, mask](fetch_outcome& found) {
+      if (!found.found) {
+        if (version == 0) return done(not_found(domain::error_id::contract_not_found, "contract", id));
+        return done(domain::api_reply::failure(domain::error_id::contract_not_found,
+                                               "The contract has no version " + std::to_string(version) + "."));
+      }
+      auto body = presented(*ctx, std::move(found.json));
+      if (mask) body = json::serialize(domain::apply_field_mask(json::parse(body).as_object(), *mask));
+      auto r = json_reply(200, std::move(body));
+      r.headers.emplace_back("Cache-Control", "private, max-age=1");
+      done(std::move(r));
+    },
+    fetch_atom_v, ctx->who.tenant_id, id, version);
 }
 
 void plan_list_contracts(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
@@ -232,18 +230,18 @@ void plan_list_contracts(caf::event_based_actor* self, std::shared_ptr<const req
 void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
                                  reply_fn done) {
   auto id = ctx->param("id");
-  if (!ctx->actors->contracts) return done(backend_unavailable("contracts"));
-  // First the contract itself, so a missing one is 404 (or 403) rather than an empty list.
-  self->request(ctx->actors->contracts, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id, std::int64_t{0})
-    .then(
-      [self, ctx, done, id](fetch_outcome& found) {
-        if (!found.found) return done(not_found(domain::error_id::contract_not_found, "contract", id));
-        storage::contract_versions_query q;
-        q.tenant = ctx->who.tenant_id;
-        q.id = id;
-        answer_query(ctx, "versions", {{"contract", id}}, query_pages(self, ctx, done, ctx->actors->contracts, "contracts", q), done, presenter(ctx));
-      },
-      [done](caf::error&) { done(backend_unavailable("contracts")); });
+  // First the contract itself, so a missing one is 404 rather than an empty list.
+  ask(
+    self, *ctx, done, ctx->actors->contracts, "contracts",
+    [self, ctx, done, id](fetch_outcome& found) {
+      if (!found.found) return done(not_found(domain::error_id::contract_not_found, "contract", id));
+      storage::contract_versions_query q;
+      q.tenant = ctx->who.tenant_id;
+      q.id = id;
+      answer_query(ctx, "versions", {{"contract", id}},
+                   query_pages(self, ctx, done, ctx->actors->contracts, "contracts", q), done, presenter(ctx));
+    },
+    fetch_atom_v, ctx->who.tenant_id, id, std::int64_t{0});
 }
 
 }  // namespace cl::actors

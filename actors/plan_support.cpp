@@ -142,7 +142,6 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
 void write_then(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::mutation m,
                 std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
                 std::function<void()> after_commit) {
-  if (!ctx->actors->writer) return done(backend_unavailable("writer"));
   // A mutation may run more than once (record_store.hpp): only its last run's outcome counts.
   storage::mutation fresh = [m = std::move(m), outcome](storage::write_txn& tx) {
     outcome->refusal.reset();
@@ -152,18 +151,18 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
   };
   auto replay = std::make_shared<std::optional<domain::api_reply>>();
   if (ctx->idempotency) fresh = guarded(std::move(fresh), outcome, ctx->idempotency, replay);
-  self->request(ctx->actors->writer, ctx->timeout, write_atom_v, std::move(fresh))
-    .then(
-      [outcome, replay, what, after_commit, done](bool stored) {
-        if (*replay) return done(std::move(**replay));
-        if (stored && outcome->reply) {
-          if (after_commit) after_commit();
-          return done(std::move(*outcome->reply));
-        }
-        if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
-        done(domain::api_reply::failure(domain::error_id::internal, what + " could not be stored."));
-      },
-      [done](caf::error&) { done(backend_unavailable("writer")); });
+  ask(
+    self, *ctx, done, ctx->actors->writer, "writer",
+    [outcome, replay, what, after_commit, done](bool stored) {
+      if (*replay) return done(std::move(**replay));
+      if (stored && outcome->reply) {
+        if (after_commit) after_commit();
+        return done(std::move(*outcome->reply));
+      }
+      if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
+      done(domain::api_reply::failure(domain::error_id::internal, what + " could not be stored."));
+    },
+    write_atom_v, std::move(fresh));
 }
 
 domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
@@ -268,16 +267,15 @@ void answer_query(const std::shared_ptr<const request_context>& ctx, const std::
 void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                     storage::catalog_kind kind, const std::string& id, domain::error_id missing, const std::string& what,
                     reply_fn done) {
-  if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::record_ref{kind, ctx->who.tenant_id, id})
-    .then(
-      [done, id, missing, what](fetch_outcome& found) {
-        if (!found.found) return done(not_found(missing, what, id));
-        auto r = json_reply(200, std::move(found.json));
-        r.headers.emplace_back("Cache-Control", "private, max-age=1");
-        done(std::move(r));
-      },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+  ask(
+    self, *ctx, done, ctx->actors->reader, "record reader",
+    [done, id, missing, what](fetch_outcome& found) {
+      if (!found.found) return done(not_found(missing, what, id));
+      auto r = json_reply(200, std::move(found.json));
+      r.headers.emplace_back("Cache-Control", "private, max-age=1");
+      done(std::move(r));
+    },
+    fetch_atom_v, storage::record_ref{kind, ctx->who.tenant_id, id});
 }
 
 void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
@@ -287,10 +285,8 @@ void with_rights(caf::event_based_actor* self, const std::shared_ptr<const reque
     if (auto hit = ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_id, epoch), domain::now_seconds()))
       return k(**hit);
   }
-  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
-  self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, work_id)
-    .then([k](const domain::resolved_rights& rights) { k(rights); },
-          [done](caf::error&) { done(backend_unavailable("rights resolver")); });
+  ask(self, *ctx, done, ctx->actors->rights, "rights resolver",
+      [k](const domain::resolved_rights& rights) { k(rights); }, resolve_atom_v, ctx->who.tenant_id, work_id);
 }
 
 std::variant<domain::content_use, domain::api_reply> request_use(const request_context& ctx) {
@@ -342,10 +338,9 @@ void with_role(caf::event_based_actor* self, const std::shared_ptr<const request
     if (auto hit = ctx->actors->access_cache->find(access_cache_key(tenant, resource_id, subject, epoch), domain::now_seconds()))
       return k(*hit);
   }
-  if (!ctx->actors->access) return done(backend_unavailable("access"));
-  self->request(ctx->actors->access, ctx->timeout, check_atom_v, tenant, subject, resource_id)
-    .then([k = std::move(k)](std::int32_t held) { k(static_cast<domain::access_role>(held)); },
-          [done](caf::error&) { done(backend_unavailable("access")); });
+  ask(self, *ctx, done, ctx->actors->access, "access",
+      [k = std::move(k)](std::int32_t held) { k(static_cast<domain::access_role>(held)); }, check_atom_v, tenant, subject,
+      resource_id);
 }
 
 void with_access(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
@@ -362,10 +357,9 @@ void with_access(caf::event_based_actor* self, const std::shared_ptr<const reque
 
 void with_principals(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                      std::function<void(std::vector<std::string>)> k, reply_fn done) {
-  if (!ctx->actors->access) return done(backend_unavailable("access"));
-  self->request(ctx->actors->access, ctx->timeout, principals_atom_v, ctx->who.tenant_id, ctx->who.subject)
-    .then([k](std::vector<std::string>& principals) { k(std::move(principals)); },
-          [done](caf::error&) { done(backend_unavailable("access")); });
+  ask(self, *ctx, done, ctx->actors->access, "access",
+      [k](std::vector<std::string>& principals) { k(std::move(principals)); }, principals_atom_v, ctx->who.tenant_id,
+      ctx->who.subject);
 }
 
 }  // namespace cl::actors

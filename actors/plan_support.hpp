@@ -109,6 +109,17 @@ void answer_query(const std::shared_ptr<const request_context>& ctx, const std::
                   const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch, reply_fn done,
                   item_presenter present = nullptr);
 
+/// The one way a plan asks a concern actor: with the request's timeout (its deadline is watched
+/// as a whole), `on_value` getting the answer; an actor that is absent (restarting), fails or is
+/// late answers 503 BACKEND_UNAVAILABLE naming `concern` through `done` instead.
+template <class Handle, class OnValue, class... Args>
+void ask(caf::event_based_actor* self, const request_context& ctx, const reply_fn& done, const Handle& actor,
+         const char* concern, OnValue on_value, Args&&... args) {
+  if (!actor) return done(backend_unavailable(concern));
+  self->request(actor, ctx.timeout, std::forward<Args>(args)...)
+    .then(std::move(on_value), [done, concern](caf::error&) { done(backend_unavailable(concern)); });
+}
+
 /// Pages of typed query `q` (its `after` and `limit` set per page) asked of `actor` (the reader,
 /// or the contracts actor); a failure answers 503 naming `concern`.
 template <class Handle, class Query>
@@ -116,12 +127,9 @@ page_fetch query_pages(caf::event_based_actor* self, const std::shared_ptr<const
                        Handle actor, const char* concern, Query q) {
   return [self, ctx, done, actor, concern, q](const std::string& after, std::size_t limit,
                                               std::function<void(scan_result)> k) mutable {
-    if (!actor) return done(backend_unavailable(concern));
     q.after = after;
     q.limit = limit;
-    self->request(actor, ctx->timeout, list_atom_v, q)
-      .then([k](scan_result& page) { k(std::move(page)); },
-            [done, concern](caf::error&) { done(backend_unavailable(concern)); });
+    ask(self, *ctx, done, actor, concern, [k](scan_result& page) { k(std::move(page)); }, list_atom_v, q);
   };
 }
 

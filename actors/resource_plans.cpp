@@ -34,14 +34,13 @@ void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<c
   with_access(
     self, ctx, id, needed,
     [self, ctx, id, missing, k, done](domain::access_role) {
-      if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-      self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id)
-        .then(
-          [k, done, missing](fetch_outcome& found) {
-            if (!found.found) return done(domain::api_reply::failure(missing, "The Resource does not exist."));
-            k(std::make_shared<std::string>(std::move(found.json)));
-          },
-          [done](caf::error&) { done(backend_unavailable("record reader")); });
+      ask(
+        self, *ctx, done, ctx->actors->reader, "record reader",
+        [k, done, missing](fetch_outcome& found) {
+          if (!found.found) return done(domain::api_reply::failure(missing, "The Resource does not exist."));
+          k(std::make_shared<std::string>(std::move(found.json)));
+        },
+        fetch_atom_v, ctx->who.tenant_id, id);
     },
     done);
 }
@@ -182,7 +181,6 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
   // field mask is not.
   bool uses_content = rendering != domain::rendering::json || domain::reveals_content(mask ? &*mask : nullptr);
   auto use = std::get<domain::content_use>(purpose);
-  if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
   auto version = query_param(ctx->request.query, "version");
   auto on_record = [self, ctx, done, id, mask, rendering, version, uses_content, use](fetch_outcome& found) {
         if (!found.found)
@@ -231,16 +229,15 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
             },
             done);
   };
-  auto on_error = [done](caf::error&) { done(backend_unavailable("record reader")); };
   // Layer 2 before anything about the Resource is looked at (permission before existence).
   with_access(
     self, ctx, id, domain::access_role::reader,
-    [self, ctx, id, version, on_record, on_error](domain::access_role) {
-      if (version.empty())
-        self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, ctx->who.tenant_id, id).then(on_record, on_error);
-      else  // a snapshot (POST .../versions)
-        self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::version_ref{ctx->who.tenant_id, id, version})
-          .then(on_record, on_error);
+    [self, ctx, done, id, version, on_record](domain::access_role) {
+      if (version.empty()) return ask(self, *ctx, done, ctx->actors->reader, "record reader", on_record, fetch_atom_v,
+                                      ctx->who.tenant_id, id);
+      // a snapshot (POST .../versions)
+      ask(self, *ctx, done, ctx->actors->reader, "record reader", on_record, fetch_atom_v,
+          storage::version_ref{ctx->who.tenant_id, id, version});
     },
     done);
 }

@@ -57,32 +57,29 @@ void plan_get_source(caf::event_based_actor* self, std::shared_ptr<const request
 
 void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   const auto& id = ctx->param("id");
-  if (!ctx->actors->reader) return done(backend_unavailable("record reader"));
-  self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::activity_ref{ctx->who.tenant_id, id})
-    .then(
-      [self, ctx, done, id](fetch_outcome& found) {
-        if (!found.found) return done(not_found(domain::error_id::activity_not_found, "Activity", id));
-        auto record = std::make_shared<std::string>(std::move(found.json));
-        auto answer = [done, record] {
-          auto r = json_reply(200, std::move(*record));
-          r.headers.emplace_back("Cache-Control", "private, max-age=1");
-          done(std::move(r));
-        };
-        auto resource = storage::activity_about(*record);
-        if (resource.empty()) return answer();
-        // An Activity about a Resource is seen by those who may read the Resource; to anyone else
-        // it does not exist, as in the list (docs/api.md "403 or 404").
-        with_role(
-          self, ctx, resource,
-          [done, id, answer](domain::access_role role) {
-            if (role == domain::access_role::none)
-              return done(domain::api_reply::failure(domain::error_id::activity_not_found,
-                                                     "No Activity " + id + " exists in this tenant."));
-            answer();
-          },
-          done);
-      },
-      [done](caf::error&) { done(backend_unavailable("record reader")); });
+  ask(
+    self, *ctx, done, ctx->actors->reader, "record reader",
+    [self, ctx, done, id](fetch_outcome& found) {
+      if (!found.found) return done(not_found(domain::error_id::activity_not_found, "Activity", id));
+      auto record = std::make_shared<std::string>(std::move(found.json));
+      auto answer = [done, record] {
+        auto r = json_reply(200, std::move(*record));
+        r.headers.emplace_back("Cache-Control", "private, max-age=1");
+        done(std::move(r));
+      };
+      auto resource = storage::activity_about(*record);
+      if (resource.empty()) return answer();
+      // An Activity about a Resource is seen by those who may read the Resource; to anyone else
+      // it does not exist, as in the list (docs/api.md "403 or 404"): the same answer, word for word.
+      with_role(
+        self, ctx, resource,
+        [done, id, answer](domain::access_role role) {
+          if (role == domain::access_role::none) return done(not_found(domain::error_id::activity_not_found, "Activity", id));
+          answer();
+        },
+        done);
+    },
+    fetch_atom_v, storage::activity_ref{ctx->who.tenant_id, id});
 }
 
 void plan_list_works(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
