@@ -1,37 +1,16 @@
 #include "storage/change_log.hpp"
 
+#include "storage/encoding.hpp"
+
 #include <boost/json.hpp>
 
 namespace cl::storage {
 
+using namespace encoding;
+
 namespace {
 
 constexpr char format_v2 = '\x02';
-
-void put_u64(std::string& out, std::uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-std::uint64_t get_u64(std::string_view in) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(in[static_cast<std::size_t>(i)]);
-  return v;
-}
-
-void put_text(std::string& out, std::string_view s) {
-  out.push_back(static_cast<char>((s.size() >> 8) & 0xff));
-  out.push_back(static_cast<char>(s.size() & 0xff));
-  out.append(s);
-}
-
-bool get_text(std::string_view& in, std::string& out) {
-  if (in.size() < 2) return false;
-  std::size_t n = (static_cast<unsigned char>(in[0]) << 8) | static_cast<unsigned char>(in[1]);
-  if (in.size() < 2 + n) return false;
-  out.assign(in.substr(2, n));
-  in.remove_prefix(2 + n);
-  return true;
-}
 
 bool valid_kind(unsigned v) { return v >= 1 && v <= 3; }
 bool valid_op(unsigned v) { return v >= 1 && v <= 8; }

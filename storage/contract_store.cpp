@@ -1,30 +1,18 @@
 #include "storage/contract_store.hpp"
 
 #include "domain/contract.hpp"
+#include "storage/encoding.hpp"
 #include "storage/record_store.hpp"
 
 #include <algorithm>
 
 namespace cl::storage {
 
+using namespace encoding;
+
 namespace {
 
 constexpr char header_v2 = '\x02';
-
-void put_text(std::string& out, std::string_view s) {
-  out.push_back(static_cast<char>((s.size() >> 8) & 0xff));
-  out.push_back(static_cast<char>(s.size() & 0xff));
-  out.append(s);
-}
-
-bool get_text(std::string_view& in, std::string& out) {
-  if (in.size() < 2) return false;
-  std::size_t n = (static_cast<unsigned char>(in[0]) << 8) | static_cast<unsigned char>(in[1]);
-  if (in.size() < 2 + n) return false;
-  out.assign(in.substr(2, n));
-  in.remove_prefix(2 + n);
-  return true;
-}
 
 std::string version_suffix(std::int64_t version) {
   return big_endian_key(static_cast<std::uint64_t>(version));

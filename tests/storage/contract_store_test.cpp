@@ -3,10 +3,10 @@
 // format 1 (bare JSON values, an index that was only ever added to).
 
 #include "storage/record_store.hpp"
+#include "tests/support/raw_lmdb.hpp"
 #include "tests/support/service_fixture.hpp"
 
 #include <catch2/catch.hpp>
-#include <lmdb.h>
 
 using namespace cl::storage;
 using cl::testing::temp_dir;
@@ -98,19 +98,7 @@ TEST_CASE("a format-1 data dir is migrated at open: headers added, the Work inde
   { open_lmdb_store(dir.path, 64); }
   // Rewrite it as format 1 wrote it: bare JSON values, an index entry for a Work a later version
   // dropped, format_version 1.
-  {
-    MDB_env* env = nullptr;
-    mdb_env_create(&env);
-    mdb_env_set_maxdbs(env, 32);
-    REQUIRE(mdb_env_open(env, (dir.path + "/lmdb").c_str(), 0, 0640) == 0);
-    MDB_txn* txn = nullptr;
-    mdb_txn_begin(env, nullptr, 0, &txn);
-    auto put_raw = [&](const char* db, const std::string& key, const std::string& value) {
-      MDB_dbi dbi;
-      REQUIRE(mdb_dbi_open(txn, db, MDB_CREATE, &dbi) == 0);
-      MDB_val k{key.size(), const_cast<char*>(key.data())}, v{value.size(), const_cast<char*>(value.data())};
-      REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
-    };
+  cl::testing::write_raw_lmdb(dir.path, [](const auto& put_raw) {
     auto v1 = contract_json("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"});
     auto v2 = contract_json("ctr_a", 2, "ACTIVE", {"wk_1"});
     put_raw("contracts", tenant_key("t1", "ctr_a"), v2);
@@ -119,9 +107,7 @@ TEST_CASE("a format-1 data dir is migrated at open: headers added, the Work inde
     put_raw("contract_works", tenant_key("t1", std::string{"wk_1"} + '\0' + "ctr_a"), "");
     put_raw("contract_works", tenant_key("t1", std::string{"wk_2"} + '\0' + "ctr_a"), "");  // stale
     put_raw("meta", "format_version", "1");
-    REQUIRE(mdb_txn_commit(txn) == 0);
-    mdb_env_close(env);
-  }
+  });
   auto store = open_lmdb_store(dir.path, 64);
   CHECK(store->contracts().latest("t1", "ctr_a") == contract_json("ctr_a", 2, "ACTIVE", {"wk_1"}));
   CHECK(store->contracts().version("t1", "ctr_a", 1) == contract_json("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}));

@@ -3,10 +3,10 @@
 // resume after an id, and activities are kept per grant.
 
 #include "storage/record_store.hpp"
+#include "tests/support/raw_lmdb.hpp"
 #include "tests/support/service_fixture.hpp"
 
 #include <catch2/catch.hpp>
-#include <lmdb.h>
 
 using namespace cl::storage;
 using cl::testing::temp_dir;
@@ -113,25 +113,11 @@ TEST_CASE("activities about Resources are listed only through a grant of one of 
 TEST_CASE("a format-2 data dir gets its Activities indexed by Resource at open", "[storage][lists][migration]") {
   temp_dir dir;
   { open_lmdb_store(dir.path, 64); }
-  {
-    MDB_env* env = nullptr;
-    mdb_env_create(&env);
-    mdb_env_set_maxdbs(env, 32);
-    REQUIRE(mdb_env_open(env, (dir.path + "/lmdb").c_str(), 0, 0640) == 0);
-    MDB_txn* txn = nullptr;
-    mdb_txn_begin(env, nullptr, 0, &txn);
-    auto put_raw = [&](const char* db, const std::string& key, const std::string& value) {
-      MDB_dbi dbi;
-      REQUIRE(mdb_dbi_open(txn, db, MDB_CREATE, &dbi) == 0);
-      MDB_val k{key.size(), const_cast<char*>(key.data())}, v{value.size(), const_cast<char*>(value.data())};
-      REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
-    };
+  cl::testing::write_raw_lmdb(dir.path, [](const auto& put_raw) {
     put_raw("activities", tenant_key("t1", "act_1"), R"({"id":"act_1","type":"CREATION","target":{"kind":"resource","id":"res_9"}})");
     put_raw("activities", tenant_key("t1", "act_2"), R"({"id":"act_2","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
     put_raw("meta", "format_version", "2");
-    REQUIRE(mdb_txn_commit(txn) == 0);
-    mdb_env_close(env);
-  }
+  });
   auto store = open_lmdb_store(dir.path, 64);
   activity_query q;
   q.tenant = "t1";

@@ -2,6 +2,7 @@
 
 #include "storage/identity.hpp"
 #include "storage/record_store.hpp"
+#include "tests/support/raw_lmdb.hpp"
 #include "tests/support/service_fixture.hpp"
 
 #include <catch2/catch.hpp>
@@ -91,21 +92,7 @@ TEST_CASE("stop and start keep records and the change-log position", "[storage]"
 TEST_CASE("a data dir written by a newer format is refused with a clear message", "[storage]") {
   temp_dir dir;
   { open_lmdb_store(dir.path, 64); }
-  {
-    MDB_env* env = nullptr;
-    mdb_env_create(&env);
-    mdb_env_set_maxdbs(env, 32);
-    REQUIRE(mdb_env_open(env, (dir.path + "/lmdb").c_str(), 0, 0640) == 0);
-    MDB_txn* txn = nullptr;
-    mdb_txn_begin(env, nullptr, 0, &txn);
-    MDB_dbi meta;
-    mdb_dbi_open(txn, "meta", 0, &meta);
-    std::string k = "format_version", v = "99";
-    MDB_val key{k.size(), k.data()}, value{v.size(), v.data()};
-    mdb_put(txn, meta, &key, &value, 0);
-    mdb_txn_commit(txn);
-    mdb_env_close(env);
-  }
+  cl::testing::write_raw_lmdb(dir.path, [](const auto& put) { put("meta", "format_version", "99"); });
   try {
     open_lmdb_store(dir.path, 64);
     FAIL("a newer format was accepted");

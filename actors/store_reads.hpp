@@ -1,0 +1,40 @@
+#pragma once
+/// How actors that read the typed stores answer: a storage failure becomes an error (503
+/// upstream, logged once here), never "not found"; records and pages become reply values.
+
+#include "actors/type_ids.hpp"
+#include "storage/record_store.hpp"
+
+#include <caf/error.hpp>
+#include <caf/result.hpp>
+#include <caf/sec.hpp>
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <string>
+
+namespace cl::actors {
+
+/// Runs `read` for actor `who`; a storage exception becomes an error.
+template <class Read>
+auto read_or_fail(const char* who, Read read) -> caf::result<decltype(read())> {
+  try {
+    return read();
+  } catch (const std::exception& e) {
+    spdlog::error("{}: read failed: {}", who, e.what());
+    return caf::make_error(caf::sec::runtime_error, "storage read failed");
+  }
+}
+
+/// A record read, as a reply.
+inline fetch_outcome found(std::optional<std::string> json) {
+  if (!json) return fetch_outcome{false, {}};
+  return fetch_outcome{true, std::move(*json)};
+}
+
+/// A page of a typed query, as a reply.
+inline scan_result page_of(storage::record_page page) {
+  return scan_result{std::move(page.entries), std::move(page.resume_after), page.exhausted};
+}
+
+}  // namespace cl::actors
