@@ -66,7 +66,7 @@ domain::access_role role_of(const storage::record_store& store, const domain::gr
 access_actor::behavior_type access(access_actor::stateful_pointer<access_state> self,
                                    std::shared_ptr<const access_config> cfg) {
   auto& st = self->state;
-  st.directory_file = storage::watched_file{cfg->directory_file};
+  st.directory_file = config::watched_file{cfg->directory_file};
   // The service checked the file at start; a restarted actor whose file has turned invalid since
   // runs without groups (and logs it) rather than not starting.
   auto start = starting_directory(*cfg, st.directory_file.poll().text);

@@ -8,7 +8,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/shared_cache.hpp"
 #include "domain/access.hpp"
-#include "storage/identity.hpp"
+#include "config/watched_file.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -49,7 +49,7 @@ domain::access_role role_of(const storage::record_store& store, const domain::gr
 struct access_state {
   static constexpr const char* name = "access";
   domain::group_directory directory;
-  storage::watched_file directory_file;
+  config::watched_file directory_file;
 };
 
 access_actor::behavior_type access(access_actor::stateful_pointer<access_state> self,

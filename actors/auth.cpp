@@ -1,7 +1,6 @@
 #include "actors/auth.hpp"
 #include "domain/clock.hpp"
 
-#include "storage/identity.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -75,7 +74,7 @@ void start_fetch(auth_actor::stateful_pointer<auth_state> self, std::shared_ptr<
   if (st.fetch_in_flight || cfg->jwks_url.empty()) return;
   st.fetch_in_flight = true;
   st.last_fetch = clock::now();
-  auto fetcher = self->system().spawn<caf::detached>(jwks_fetcher, cfg->jwks_ca_file, cfg->fetch_timeout);
+  auto fetcher = self->system().spawn<caf::detached>(jwks_fetcher, cfg);
   auto finish = [self, cfg](const jwks_document& doc) {
     auto& st = self->state;
     st.fetch_in_flight = false;
@@ -107,7 +106,7 @@ std::optional<std::string> validate(const auth_config& cfg) {
 auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
                                std::shared_ptr<const auth_config> cfg) {
   auto& st = self->state;
-  st.jwks_file = storage::watched_file{cfg->jwks_file};
+  st.jwks_file = config::watched_file{cfg->jwks_file};
   if (!cfg->static_jwks.empty()) install_keys(st, *cfg, cfg->static_jwks, key_source::development, "development identity");
   reload_file_if_changed(st, *cfg);
   if (!cfg->jwks_url.empty()) start_fetch(self, cfg);
@@ -147,13 +146,13 @@ auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
   };
 }
 
-jwks_fetcher_actor::behavior_type jwks_fetcher(jwks_fetcher_actor::pointer, std::string ca_file,
-                                               std::chrono::milliseconds timeout) {
+jwks_fetcher_actor::behavior_type jwks_fetcher(jwks_fetcher_actor::pointer, std::shared_ptr<const auth_config> cfg) {
   return {
-    [ca_file, timeout](jwks_atom, const std::string& url) {
+    [cfg](jwks_atom, const std::string& url) {
       jwks_document doc;
       try {
-        doc.json = storage::fetch_https(url, ca_file, timeout);
+        if (!cfg->fetch) throw std::runtime_error("no HTTPS client configured");
+        doc.json = cfg->fetch(url, cfg->jwks_ca_file, cfg->fetch_timeout);
         doc.ok = true;
       } catch (const std::exception& e) {
         doc.error = e.what();

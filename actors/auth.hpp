@@ -6,7 +6,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/token_cache.hpp"
 #include "domain/jwt.hpp"
-#include "storage/identity.hpp"
+#include "config/watched_file.hpp"
 
 #include <caf/stateful_actor.hpp>
 
@@ -33,6 +33,9 @@ struct auth_config {
   std::chrono::seconds refetch_min{30};
   std::chrono::seconds refresh{300};
   std::chrono::milliseconds fetch_timeout{1500};
+  /// The HTTPS GET used for `jwks_url` (http/https_fetch.hpp, injected so actors never include
+  /// Beast): (url, extra CA file, timeout) -> body; throws on failure. Runs on a detached thread.
+  std::function<std::string(const std::string&, const std::string&, std::chrono::milliseconds)> fetch;
   /// Verified tokens, shared with the coordinators; null: nothing is cached.
   std::shared_ptr<token_cache> tokens;
   std::shared_ptr<service_health> health;
@@ -47,7 +50,7 @@ struct auth_state {
   static constexpr const char* name = "auth";
   std::shared_ptr<const domain::key_set> keys = std::make_shared<domain::key_set>();  ///< union of the below
   domain::key_set static_keys, file_keys, url_keys;
-  storage::watched_file jwks_file;
+  config::watched_file jwks_file;
   std::chrono::steady_clock::time_point last_fetch{};
   std::chrono::steady_clock::time_point last_refresh{};
   bool fetch_in_flight = false;
@@ -61,7 +64,6 @@ auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
                                std::shared_ptr<const auth_config> cfg);
 
 /// A detached one-shot JWKS fetcher (blocking HTTPS on its own thread).
-jwks_fetcher_actor::behavior_type jwks_fetcher(jwks_fetcher_actor::pointer self, std::string ca_file,
-                                               std::chrono::milliseconds timeout);
+jwks_fetcher_actor::behavior_type jwks_fetcher(jwks_fetcher_actor::pointer self, std::shared_ptr<const auth_config> cfg);
 
 }  // namespace cl::actors

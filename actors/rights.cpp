@@ -69,7 +69,7 @@ std::variant<policy_source, std::string> starting_policy(const rights_config& cf
 rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> self,
                                    std::shared_ptr<const rights_config> cfg) {
   auto& st = self->state;
-  st.policy_file = storage::watched_file{cfg->policy_file};
+  st.policy_file = config::watched_file{cfg->policy_file};
   // The service checked the file at start; a restarted resolver whose file has turned invalid
   // since falls back to the built-in policy (and logs it) rather than not starting.
   auto start = starting_policy(*cfg, st.policy_file.poll().text);

@@ -9,7 +9,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/shared_cache.hpp"
 #include "domain/rights.hpp"
-#include "storage/identity.hpp"
+#include "config/watched_file.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -52,7 +52,7 @@ std::variant<policy_source, std::string> starting_policy(const rights_config& cf
 struct rights_state {
   static constexpr const char* name = "rights";
   domain::platform_policy policy;
-  storage::watched_file policy_file;
+  config::watched_file policy_file;
 };
 
 /// The rights resolver's behavior.

@@ -16,9 +16,11 @@
 #include "domain/page_token.hpp"
 #include "domain/query.hpp"
 #include "http/handler.hpp"
+#include "http/https_fetch.hpp"
 #include "http/listener.hpp"
 #include "http/openapi.hpp"
 #include "http/router.hpp"
+#include "config/watched_file.hpp"
 #include "storage/identity.hpp"
 #include "storage/record_store.hpp"
 
@@ -198,6 +200,9 @@ struct service::impl {
     cfg->fetch_timeout = std::chrono::milliseconds{std::max(100, settings.actors.ask_timeout_ms * 3 / 4)};
     cfg->tokens = tokens_;
     cfg->health = health;
+    cfg->fetch = [](const std::string& url, const std::string& ca, std::chrono::milliseconds timeout) {
+      return fetch_https(url, ca, timeout);
+    };
     if (auto err = actors::validate(*cfg)) throw std::runtime_error(*err);
     return cfg;
   }
@@ -219,7 +224,7 @@ struct service::impl {
       auto builtin = domain::parse_policy(builtin_policy_document());
       if (auto* error = std::get_if<std::string>(&builtin)) throw std::runtime_error("built-in policy: " + *error);
       rights_cfg->builtin_policy = std::get<domain::platform_policy>(builtin);
-      auto start = actors::starting_policy(*rights_cfg, storage::read_file(settings.rights.policy_file));
+      auto start = actors::starting_policy(*rights_cfg, config::read_file(settings.rights.policy_file));
       if (auto* error = std::get_if<std::string>(&start)) throw std::runtime_error("rights.policy_file " + *error);
       const auto& source = std::get<actors::policy_source>(start);
       rights_cfg->current = std::make_shared<actors::policy_holder>();
@@ -236,7 +241,7 @@ struct service::impl {
     access_cfg->epoch = std::make_shared<std::atomic<std::uint64_t>>(0);
     access_cfg->directory_file = settings.access.directory_file;
     {
-      auto text = storage::read_file(settings.access.directory_file);
+      auto text = config::read_file(settings.access.directory_file);
       auto start = actors::starting_directory(*access_cfg, text);
       if (auto* error = std::get_if<std::string>(&start)) throw std::runtime_error("access.directory_file " + *error);
       if (text)

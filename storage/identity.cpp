@@ -16,18 +16,6 @@ namespace cl::storage {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in{path, std::ios::binary};
-  if (!in) return std::nullopt;
-  return std::string{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-}
-
-long long file_signature(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return 0;
-  return static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec
-         + static_cast<long long>(st.st_size) * 7919LL + static_cast<long long>(st.st_ino);
-}
 
 namespace {
 
@@ -38,7 +26,7 @@ std::string load_or_create(const std::string& data_dir, const std::string& name,
   auto dir = fs::path{data_dir} / "identity";
   fs::create_directories(dir);
   auto path = dir / name;
-  if (auto existing = read_file(path.string())) return *existing;
+  if (auto existing = config::read_file(path.string())) return *existing;
   auto content = make();
   auto tmp = dir / (name + ".tmp." + std::to_string(::getpid()));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -54,7 +42,7 @@ std::string load_or_create(const std::string& data_dir, const std::string& name,
     throw std::runtime_error("cannot create " + path.string() + ": " + std::strerror(errno));
   }
   ::unlink(tmp.c_str());
-  auto stored = read_file(path.string());
+  auto stored = config::read_file(path.string());
   if (!stored) throw std::runtime_error("cannot read " + path.string());
   return *stored;
 }

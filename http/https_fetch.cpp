@@ -1,4 +1,4 @@
-#include "storage/identity.hpp"
+#include "http/https_fetch.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -10,7 +10,7 @@
 
 #include <stdexcept>
 
-namespace cl::storage {
+namespace cl::http {
 
 namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
@@ -94,4 +94,4 @@ std::string fetch_https(const std::string& url, const std::string& extra_ca_file
   return std::move(res.body());
 }
 
-}  // namespace cl::storage
+}  // namespace cl::http
