@@ -1,4 +1,5 @@
 #include "actors/access.hpp"
+#include "actors/backend_error.hpp"
 #include "domain/clock.hpp"
 
 #include <caf/all.hpp>
@@ -93,7 +94,7 @@ access_actor::behavior_type access(access_actor::stateful_pointer<access_state> 
         return static_cast<std::int32_t>(role);
       } catch (const std::exception& e) {
         spdlog::error("access: check failed: {}", e.what());
-        return caf::make_error(caf::sec::runtime_error, "access check failed");
+        return caf::make_error(backend_error::storage_failure, "access check failed");
       }
     },
     [self](principals_atom, const std::string& tenant, const std::string& subject) -> std::vector<std::string> {

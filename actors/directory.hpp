@@ -16,6 +16,8 @@
 
 namespace cl::actors {
 
+class metrics;
+
 /// The platform policy in force, published by the rights resolver for writes that resolve rights
 /// inside their own transaction.
 class policy_holder {
@@ -59,6 +61,8 @@ struct concern_handles {
   std::shared_ptr<const shared_cache<domain::access_role>> access_cache;
   /// Bumped after every grant write and directory change: earlier cached roles are never found.
   std::shared_ptr<std::atomic<std::uint64_t>> access_epoch;
+  /// Where plans count what failed them (`contentlake_backend_errors_total`); may be null.
+  std::shared_ptr<metrics> stats;
 };
 
 /// The key of a resolution in `concern_handles::rights_cache`.

@@ -1,4 +1,5 @@
 #include "actors/ledger.hpp"
+#include "actors/backend_error.hpp"
 #include "domain/clock.hpp"
 
 #include "domain/idempotency.hpp"
@@ -52,7 +53,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
         return ledger_verdict{ledger_verdict::fresh, {}};
       } catch (const std::exception& e) {
         spdlog::error("ledger: lookup failed: {}", e.what());
-        return caf::make_error(caf::sec::runtime_error, "ledger lookup failed");
+        return caf::make_error(backend_error::storage_failure, "ledger lookup failed");
       }
     },
     [self](release_atom, const std::string& key) { self->state.held.erase(key); },

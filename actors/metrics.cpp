@@ -77,6 +77,12 @@ struct metrics::impl {
       .Help("Requests with an Idempotency-Key answered from the ledger: replay (a stored answer), in_use (409, the "
             "first request still executing), mismatch (422, the key was used for another request).")
       .Register(*registry);
+  prometheus::Family<prometheus::Counter>& backend_errors =
+    prometheus::BuildCounter()
+      .Name("contentlake_backend_errors_total")
+      .Help("Requests answered 503 because a concern actor did not answer, by concern and kind: storage_failure, "
+            "timeout, gone (restarting), refused, other.")
+      .Register(*registry);
   prometheus::Gauge& ledger_entries =
     prometheus::BuildGauge()
       .Name("contentlake_idempotency_ledger_entries")
@@ -112,6 +118,10 @@ void metrics::count_rate_limited() {
 
 void metrics::count_idempotency(std::string_view outcome) {
   impl_->idempotency.Add({{"outcome", std::string{outcome}}}).Increment();
+}
+
+void metrics::count_backend_error(std::string_view concern, std::string_view kind) {
+  impl_->backend_errors.Add({{"concern", std::string{concern}}, {"kind", std::string{kind}}}).Increment();
 }
 
 void metrics::set_ledger_entries(std::size_t n) {

@@ -38,6 +38,9 @@ public:
   /// Idempotency-Key outcomes: `outcome` is replay, in_use (409) or mismatch (422).
   void count_idempotency(std::string_view outcome);
 
+  /// A concern actor did not answer a plan: `kind` is a `backend_error` name.
+  void count_backend_error(std::string_view concern, std::string_view kind);
+
   /// Records currently in the idempotency ledger.
   void set_ledger_entries(std::size_t n);
 

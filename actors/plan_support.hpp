@@ -2,12 +2,14 @@
 /// Helpers shared by route plans: JSON bodies, query parameters, replies, activities, misses.
 /// Included by plan sources only (it brings Boost.JSON).
 
+#include "actors/backend_error.hpp"
 #include "actors/coordinator.hpp"
 #include "domain/exchange.hpp"
 #include "storage/record_store.hpp"
 
 #include <boost/json/object.hpp>
 #include <caf/event_based_actor.hpp>
+#include <spdlog/spdlog.h>
 
 #include <string>
 #include <string_view>
@@ -117,7 +119,13 @@ void ask(caf::event_based_actor* self, const request_context& ctx, const reply_f
          const char* concern, OnValue on_value, Args&&... args) {
   if (!actor) return done(backend_unavailable(concern));
   self->request(actor, ctx.timeout, std::forward<Args>(args)...)
-    .then(std::move(on_value), [done, concern](caf::error&) { done(backend_unavailable(concern)); });
+    .then(std::move(on_value), [done, concern, stats = ctx.actors->stats](caf::error& e) {
+      // The client learns "unavailable"; the operator learns which kind of failure, and where.
+      auto kind = backend_error_name(classify(e));
+      if (stats) stats->count_backend_error(concern, kind);
+      spdlog::warn("{} did not answer a request: {}", concern, kind);
+      done(backend_unavailable(concern));
+    });
 }
 
 /// Pages of typed query `q` (its `after` and `limit` set per page) asked of `actor` (the reader,

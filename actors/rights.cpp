@@ -1,4 +1,5 @@
 #include "actors/rights.hpp"
+#include "actors/backend_error.hpp"
 #include "domain/clock.hpp"
 
 #include "actors/contracts.hpp"
@@ -88,7 +89,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
         return resolve(self->state, *cfg, tenant, work, domain::now_seconds());
       } catch (const std::exception& e) {
         spdlog::error("rights: resolution failed: {}", e.what());
-        return caf::make_error(caf::sec::runtime_error, "rights resolution failed");
+        return caf::make_error(backend_error::storage_failure, "rights resolution failed");
       }
     },
     [self, cfg](resolve_atom, const std::string& tenant,
@@ -101,7 +102,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
         return out;
       } catch (const std::exception& e) {
         spdlog::error("rights: resolution failed: {}", e.what());
-        return caf::make_error(caf::sec::runtime_error, "rights resolution failed");
+        return caf::make_error(backend_error::storage_failure, "rights resolution failed");
       }
     },
     [self, cfg](recheck_atom) {

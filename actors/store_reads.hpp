@@ -2,6 +2,7 @@
 /// How actors that read the typed stores answer: a storage failure becomes an error (503
 /// upstream, logged once here), never "not found"; records and pages become reply values.
 
+#include "actors/backend_error.hpp"
 #include "actors/type_ids.hpp"
 #include "storage/record_store.hpp"
 
@@ -22,7 +23,7 @@ auto read_or_fail(const char* who, Read read) -> caf::result<decltype(read())> {
     return read();
   } catch (const std::exception& e) {
     spdlog::error("{}: read failed: {}", who, e.what());
-    return caf::make_error(caf::sec::runtime_error, "storage read failed");
+    return caf::make_error(backend_error::storage_failure, "storage read failed");
   }
 }
 

@@ -1,4 +1,5 @@
 #include "actors/writer.hpp"
+#include "actors/backend_error.hpp"
 
 #include "domain/clock.hpp"
 
@@ -25,7 +26,7 @@ void commit(writer_state& st, const writer_config& cfg,
   } catch (const std::exception& e) {
     // Nothing of the group is stored; every requester learns it (503 upstream).
     spdlog::error("writer: group commit of {} mutation(s) failed: {}", group.size(), e.what());
-    for (auto& [m, rp] : group) rp.deliver(caf::make_error(caf::sec::runtime_error, "commit failed"));
+    for (auto& [m, rp] : group) rp.deliver(caf::make_error(backend_error::storage_failure, "commit failed"));
   }
 }
 

@@ -257,6 +257,7 @@ struct service::impl {
       h.access_cache = access_cfg->cache;
       h.policy = rights_cfg->current;
       h.access_epoch = access_cfg->epoch;
+      h.stats = stats;
     });
     auto auth_cfg = make_auth_config();
     auto rl_cfg = std::make_shared<actors::rate_limiter_config>();

@@ -1,0 +1,32 @@
+#pragma once
+/// Why a concern actor did not give a plan its answer, as one error enum CAF knows: an operator
+/// tells a storage failure from a timeout, an actor that is gone (restarting) or a refusal in the
+/// log and in `contentlake_backend_errors_total{concern,kind}`. Clients always see 503
+/// BACKEND_UNAVAILABLE; the kind is for operators.
+
+#include <caf/atom.hpp>
+#include <caf/error.hpp>
+#include <caf/make_message.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+namespace cl::actors {
+
+enum class backend_error : std::uint8_t {
+  storage_failure = 1,  ///< the store threw (disk, LMDB): logged where it happened
+  timeout = 2,          ///< no answer before the request's deadline
+  gone = 3,             ///< the actor is down (being restarted by the supervisor)
+  refused = 4,          ///< the actor refused the request (e.g. a policy or key set it cannot use)
+  other = 5,            ///< anything else CAF reported
+};
+
+/// Stable label of a kind (`storage_failure`, `timeout`, `gone`, `refused`, `other`).
+std::string_view backend_error_name(backend_error e);
+
+/// Which kind an error from a concern actor is.
+backend_error classify(const caf::error& e);
+
+}  // namespace cl::actors
+
+CAF_ERROR_CODE_ENUM(cl::actors::backend_error, "backend")
