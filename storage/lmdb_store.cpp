@@ -48,6 +48,27 @@ std::uint64_t sequence_of(std::string_view key) {
   return seq;
 }
 
+/// Up to `limit` entries of `dbi` whose key starts with `prefix` and sorts after `after` (from the
+/// start of the prefix when empty), in key order, as `txn` sees them.
+std::vector<std::pair<std::string, std::string>> scan_in(MDB_txn* txn, MDB_dbi dbi, std::string_view prefix,
+                                                         std::string_view after, std::size_t limit) {
+  std::vector<std::pair<std::string, std::string>> out;
+  MDB_cursor* cursor = nullptr;
+  check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open");
+  std::string start = after.empty() ? std::string{prefix} : std::string{after};
+  MDB_val k = val(start), v{};
+  // LMDB refuses an empty key: start from the first entry then.
+  int rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
+  if (rc == MDB_SUCCESS && !after.empty() && view(k) == after) rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+  while (rc == MDB_SUCCESS && out.size() < limit && view(k).substr(0, prefix.size()) == prefix) {
+    out.emplace_back(std::string{view(k)}, std::string{view(v)});
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+  }
+  mdb_cursor_close(cursor);
+  if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
+  return out;
+}
+
 /// Aborts a transaction unless it was committed or handed on.
 struct txn_guard {
   MDB_txn* txn = nullptr;
@@ -169,33 +190,9 @@ public:
 
   std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
                                                         std::size_t limit) const override {
-    return scan_matching(t, prefix, after, limit, nullptr, limit).entries;
-  }
-
-  filtered_page scan_matching(table t, std::string_view prefix, std::string_view after, std::size_t limit,
-                              const std::function<bool(std::string_view)>& keep, std::size_t budget) const override {
-    filtered_page page;
     txn_guard txn;
     check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
-    MDB_cursor* cursor = nullptr;
-    check(mdb_cursor_open(txn.txn, dbi(t), &cursor), "mdb_cursor_open");
-    std::string start = after.empty() ? std::string{prefix} : std::string{after};
-    MDB_val k = val(start), v{};
-    // LMDB refuses an empty key: start from the first entry then.
-    int rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
-    if (rc == MDB_SUCCESS && !after.empty() && view(k) == after) rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
-    std::size_t examined = 0;
-    while (rc == MDB_SUCCESS && page.entries.size() < limit && examined < budget
-           && view(k).substr(0, prefix.size()) == prefix) {
-      ++examined;
-      page.resume_after = std::string{view(k)};
-      if (!keep || keep(view(v))) page.entries.emplace_back(page.resume_after, std::string{view(v)});
-      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
-    }
-    page.exhausted = rc == MDB_NOTFOUND || (rc == MDB_SUCCESS && view(k).substr(0, prefix.size()) != prefix);
-    mdb_cursor_close(cursor);
-    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
-    return page;
+    return scan_in(txn.txn, dbi(t), prefix, after, limit);
   }
 
   std::vector<bool> apply(const std::vector<mutation>& batch) override {
@@ -397,20 +394,7 @@ void lmdb_write_txn::erase(table t, std::string_view key) {
 
 std::vector<std::pair<std::string, std::string>> lmdb_write_txn::scan(table t, std::string_view prefix,
                                                                       std::string_view after, std::size_t limit) const {
-  std::vector<std::pair<std::string, std::string>> out;
-  MDB_cursor* cursor = nullptr;
-  check(mdb_cursor_open(txn_, store_.dbi(t), &cursor), "mdb_cursor_open");
-  std::string start = after.empty() ? std::string{prefix} : std::string{after};
-  MDB_val k = val(start), v{};
-  int rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
-  if (rc == MDB_SUCCESS && !after.empty() && view(k) == after) rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
-  while (rc == MDB_SUCCESS && out.size() < limit && view(k).substr(0, prefix.size()) == prefix) {
-    out.emplace_back(std::string{view(k)}, std::string{view(v)});
-    rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
-  }
-  mdb_cursor_close(cursor);
-  if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
-  return out;
+  return scan_in(txn_, store_.dbi(t), prefix, after, limit);
 }
 
 std::uint64_t lmdb_write_txn::log_change(const change_entry& entry) {

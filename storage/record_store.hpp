@@ -155,16 +155,6 @@ public:
   /// How many idempotency records the ledger holds now (a metric).
   std::size_t ledger_records() const { return entries(table::ledger); }
 
-  /// Like `scan`, keeping only entries whose value `keep` accepts, examining at most `budget`
-  /// entries. `resume_after` is the last key examined; `exhausted` tells the prefix ended.
-  struct filtered_page {
-    std::vector<std::pair<std::string, std::string>> entries;
-    std::string resume_after;
-    bool exhausted = false;
-  };
-  virtual filtered_page scan_matching(table t, std::string_view prefix, std::string_view after, std::size_t limit,
-                                      const std::function<bool(std::string_view)>& keep, std::size_t budget) const = 0;
-
   /// Runs every mutation of `batch` in one transaction (each isolated from the others' refusals),
   /// then commits durably (one fsync for the whole group). The result says which mutations kept their
   /// changes. Throws std::runtime_error when the commit fails: then nothing of the batch is stored.
