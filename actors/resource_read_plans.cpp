@@ -1,0 +1,189 @@
+// Resource reads: GET /resources/{id} (every rendering, masks, snapshots), GET /resources, GET .../entities.
+
+#include "actors/access.hpp"
+#include "actors/plan_support.hpp"
+#include "actors/resource_stitch.hpp"
+#include "actors/plans.hpp"
+#include "actors/resource_support.hpp"
+#include "domain/field_mask.hpp"
+#include "domain/base64url.hpp"
+#include "domain/content_format.hpp"
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+#include "domain/layer3.hpp"
+#include "domain/negotiation.hpp"
+#include "domain/page_token.hpp"
+#include "domain/records.hpp"
+#include "domain/resource.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+#include <map>
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+namespace {
+
+/// NDJSON: one content block per line, produced one chunk at a time from the parsed record.
+domain::api_reply ndjson_reply(const std::string& record) {
+  auto doc = std::make_shared<json::value>(json::parse(record));
+  auto index = std::make_shared<std::size_t>(0);
+  domain::api_reply r;
+  r.content_type = "application/x-ndjson";
+  r.next_chunk = [doc, index]() -> std::optional<std::string> {
+    const auto& blocks = doc->as_object().at("content").as_object().at("blocks").as_array();
+    if (*index >= blocks.size()) return std::nullopt;
+    return json::serialize(blocks[(*index)++]) + "\n";
+  };
+  return r;
+}
+
+}  // namespace
+
+void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  const auto& id = ctx->param("id");
+  // Refusals that need no data come before anything is fetched: rendering, then field mask.
+  auto negotiated = domain::negotiate(query_param(ctx->request.query, "format"), ctx->request.accept);
+  if (auto* e = std::get_if<domain::api_error>(&negotiated)) return done(domain::api_reply::from(std::move(*e)));
+  auto rendering = std::get<domain::rendering>(negotiated);
+  std::optional<domain::field_mask> mask;
+  if (auto fields = query_param(ctx->request.query, "fields"); !fields.empty()) {
+    if (rendering != domain::rendering::json)
+      return done(domain::api_reply::failure(domain::error_id::invalid_argument, "fields applies to JSON reads only.",
+                                             {{"fields", "not allowed with NDJSON or Markdown"}}));
+    auto parsed = domain::parse_field_mask(fields, domain::resource_fields());
+    if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+    mask = std::get<domain::field_mask>(parsed);
+    // Spec 4.2.5: naming a commercial field needs the scope; `*` just leaves them out without it.
+    if (names_commercial_terms(*mask) && !ctx->who.has_scope("contracts.commercial.read"))
+      return done(domain::api_reply::failure(domain::error_id::scope_missing,
+                                             "The token does not carry the scope contracts.commercial.read, which "
+                                             "rights.commercial_terms needs.",
+                                             {{"fields", "rights.commercial_terms requires contracts.commercial.read"}}));
+  }
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  // Reading content, or anything derived from it, is a use of it (layer 3); a metadata-only
+  // field mask is not.
+  bool uses_content = rendering != domain::rendering::json || domain::reveals_content(mask ? &*mask : nullptr);
+  auto use = std::get<domain::content_use>(purpose);
+  auto version = query_param(ctx->request.query, "version");
+  auto on_record = [self, ctx, done, id, mask, rendering, version, uses_content, use](fetch_outcome& found) {
+        if (!found.found)
+          return version.empty() ? done(not_found(domain::error_id::resource_not_found, "Resource", id))
+                                 : done(not_found(domain::error_id::version_not_found, "Resource version", id));
+        auto record = std::make_shared<std::string>(std::move(found.json));
+        with_rights(
+            self, ctx, storage::fields_of(*record).work_id,
+            [self, ctx, done, record, mask, rendering, uses_content, use](const domain::resolved_rights& rights) {
+              if (auto refusal = domain::refuse_content(rights, use, uses_content))
+                return done(domain::api_reply::from(std::move(*refusal)));
+              domain::api_reply r;
+              // The body depends on the token (tenant, rights), so shared caches must not keep it.
+              r.headers.emplace_back("Cache-Control", "private, max-age=1");
+              r.headers.emplace_back("Vary", "Accept");
+              if (rendering == domain::rendering::ndjson) {
+                auto streamed = ndjson_reply(*record);
+                streamed.headers = std::move(r.headers);
+                return done(std::move(streamed));
+              }
+              if (rendering == domain::rendering::markdown) {
+                r.content_type = "text/markdown; charset=utf-8";
+                r.body = domain::render_markdown(json::parse(*record).as_object().at("content"));
+                return done(std::move(r));
+              }
+              auto hash = domain::resource_hash(*record, rights.digest_input);
+              r.headers.emplace_back("ETag", "\"" + hash + "\"");
+              if (domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
+                r.status = 304;
+                r.content_type.clear();
+                return done(std::move(r));
+              }
+              auto full = domain::compose_resource(*record, rights.json, hash);
+              if (!mask) {
+                r.body = std::move(full);
+                return done(std::move(r));
+              }
+              // Stitched parts are fetched only when the mask names them.
+              auto object = std::make_shared<json::object>(json::parse(full).as_object());
+              stitch_resource(self, ctx, *mask, object,
+                              [done, object, mask, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
+                                if (failure) return done(std::move(*failure));
+                                r.body = json::serialize(domain::apply_resource_mask(*object, *mask));
+                                done(std::move(r));
+                              });
+            },
+            done);
+  };
+  // Layer 2 before anything about the Resource is looked at (permission before existence).
+  with_access(
+    self, ctx, id, domain::access_role::reader,
+    [self, ctx, done, id, version, on_record](domain::access_role) {
+      if (version.empty()) return ask(self, *ctx, done, ctx->actors->reader, "record reader", on_record, fetch_atom_v,
+                                      ctx->who.tenant_id, id);
+      // a snapshot (POST .../versions)
+      ask(self, *ctx, done, ctx->actors->reader, "record reader", on_record, fetch_atom_v,
+          storage::version_ref{ctx->who.tenant_id, id, version});
+    },
+    done);
+}
+
+void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto work = query_param(ctx->request.query, "work_id");
+  auto type = query_param(ctx->request.query, "type");
+  auto language = query_param(ctx->request.query, "language");
+  auto staged = query_param(ctx->request.query, "staged");
+  if (!staged.empty() && staged != "true" && staged != "false")
+    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "staged must be true or false.",
+                                           {{"staged", "true or false"}}));
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(purpose);
+  std::vector<std::pair<std::string, std::string>> filters;
+  if (!work.empty()) filters.emplace_back("work_id", work);
+  if (!type.empty()) filters.emplace_back("type", type);
+  if (!language.empty()) filters.emplace_back("language", language);
+  if (!staged.empty()) filters.emplace_back("staged", staged);
+  item_presenter present = resource_items(self, ctx, use, false);
+  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
+  // Layer 2: only Resources the caller (or one of its groups) holds a grant on; the store walks
+  // the by-principal grant index, so a page costs the page whatever the tenant holds.
+  with_principals(
+    self, ctx,
+    [self, ctx, done, filters, work, type, language, staged, present = std::move(present)](
+      std::vector<std::string> principals) mutable {
+      storage::resource_query q;
+      q.tenant = ctx->who.tenant_id;
+      q.readable_by = std::move(principals);
+      q.work_id = work;
+      q.type = type;
+      q.language = language;
+      if (!staged.empty()) q.staged = staged == "true";
+      answer_query(ctx, "resources", filters, query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done,
+                   std::move(present));
+    },
+    done);
+}
+
+void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  const auto& id = ctx->param("id");
+  with_granted_resource(
+    self, ctx, id, domain::access_role::reader, domain::error_id::resource_not_found,
+    [self, ctx, done, id](std::shared_ptr<std::string> record) {
+      with_content_use(
+        self, ctx, storage::fields_of(*record).work_id,
+        [done, id, record](const domain::resolved_rights&) {
+          auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
+          auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
+          r.headers.emplace_back("Cache-Control", "private, max-age=1");
+          done(std::move(r));
+        },
+        done);
+    },
+    done);
+}
+
+}  // namespace cl::actors

@@ -1,0 +1,77 @@
+// Helpers shared by the Resource route plans.
+
+#include "actors/access.hpp"
+#include "actors/plan_support.hpp"
+#include "actors/resource_stitch.hpp"
+#include "actors/plans.hpp"
+#include "actors/resource_support.hpp"
+#include "domain/field_mask.hpp"
+#include "domain/base64url.hpp"
+#include "domain/content_format.hpp"
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+#include "domain/layer3.hpp"
+#include "domain/negotiation.hpp"
+#include "domain/page_token.hpp"
+#include "domain/records.hpp"
+#include "domain/resource.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+#include <map>
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                           const std::string& id, domain::access_role needed, domain::error_id missing,
+                           std::function<void(std::shared_ptr<std::string>)> k, reply_fn done) {
+  with_access(
+    self, ctx, id, needed,
+    [self, ctx, id, missing, k, done](domain::access_role) {
+      ask(
+        self, *ctx, done, ctx->actors->reader, "record reader",
+        [k, done, missing](fetch_outcome& found) {
+          if (!found.found) return done(domain::api_reply::failure(missing, "The Resource does not exist."));
+          k(std::make_shared<std::string>(std::move(found.json)));
+        },
+        fetch_atom_v, ctx->who.tenant_id, id);
+    },
+    done);
+}
+
+item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
+                              domain::content_use use, bool summary) {
+  return [self, ctx, use, summary](std::vector<std::string> records,
+                                   std::function<void(std::optional<std::vector<std::string>>)> k) {
+    if (records.empty()) return k(std::move(records));
+    if (!ctx->actors->rights) return k(std::nullopt);
+    std::vector<std::string> works;
+    for (const auto& r : records) works.push_back(storage::fields_of(r).work_id);
+    auto shared = std::make_shared<std::vector<std::string>>(std::move(records));
+    self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
+      .then(
+        [shared, k, use, summary](std::vector<domain::resolved_rights>& rights) {
+          std::vector<std::string> items;
+          for (std::size_t i = 0; i < shared->size(); ++i) {
+            const auto& record = (*shared)[i];
+            auto item = domain::content_as_allowed(
+              domain::compose_resource(record, rights[i].json, domain::resource_hash(record, rights[i].digest_input)),
+              rights[i], use);
+            if (summary) {
+              auto o = json::parse(item).as_object();
+              o.erase("content");
+              o.erase("update_token");
+              item = json::serialize(o);
+            }
+            items.push_back(std::move(item));
+          }
+          k(std::move(items));
+        },
+        [k](caf::error&) { k(std::nullopt); });
+  };
+}
+
+}  // namespace cl::actors

@@ -1,0 +1,21 @@
+#pragma once
+/// Helpers shared by the Resource route plans (reads, writes, versions, content units).
+/// Included by plan sources only.
+
+#include "actors/plan_support.hpp"
+
+namespace cl::actors {
+
+/// Layer 2 first (403 ACCESS_DENIED without `needed`), then the Resource's current record, which
+/// `k` gets. A grant implies the Resource exists; `missing` answers the race with nothing.
+void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                           const std::string& id, domain::access_role needed, domain::error_id missing,
+                           std::function<void(std::shared_ptr<std::string>)> k, reply_fn done);
+
+/// Presents stored Resource records as list items: each with its `rights` (resolved now, all in
+/// one ask) and `hash`, and as `use` may see it (layer 3: without content the rights do not
+/// allow). `summary` items (a version list) never carry content or an update_token.
+item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
+                              domain::content_use use, bool summary);
+
+}  // namespace cl::actors

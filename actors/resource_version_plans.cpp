@@ -1,0 +1,88 @@
+// Resource snapshots: POST and GET /resources/{id}/versions.
+
+#include "actors/access.hpp"
+#include "actors/plan_support.hpp"
+#include "actors/resource_stitch.hpp"
+#include "actors/plans.hpp"
+#include "actors/resource_support.hpp"
+#include "domain/field_mask.hpp"
+#include "domain/base64url.hpp"
+#include "domain/content_format.hpp"
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+#include "domain/layer3.hpp"
+#include "domain/negotiation.hpp"
+#include "domain/page_token.hpp"
+#include "domain/records.hpp"
+#include "domain/resource.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+#include <map>
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  if (!ctx->request.body.empty()) {
+    auto parsed = json_body(ctx->request);
+    if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+    if (auto refusal = unknown_members(std::get<json::object>(parsed), {})) return done(std::move(*refusal));
+  }
+  auto id = ctx->param("id");
+  auto who = ctx->who;
+  auto outcome = std::make_shared<write_outcome>();
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(purpose);
+  auto policy = write_policy(*ctx);
+  storage::mutation snapshot = [who, id, outcome, policy, use](storage::write_txn& tx) {
+    auto current = tx.resources().get(who.tenant_id, id);
+    if (!current) {
+      outcome->refusal = domain::api_error{domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}};
+      return false;
+    }
+    auto version = storage::fields_of(*current).version;
+    auto answer = [&](int status, const std::string& record) {
+      outcome->reply = resource_answer(tx, *policy, who.tenant_id, status, record, use);
+      outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);
+      return true;
+    };
+    // This content is snapshotted already: the same version, 200.
+    if (auto existing = tx.resources().version(who.tenant_id, id, version)) return answer(200, *existing);
+    tx.resources().put_version(who.tenant_id, id, version, *current);
+    record_activity(tx, who, "VERSION", "resource", id, {}, {}, domain::iso8601_now());
+    log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id);
+    return answer(201, *current);
+  };
+  with_access(
+    self, ctx, id, domain::access_role::writer,
+    [self, ctx, done, outcome, snapshot = std::move(snapshot)](domain::access_role) mutable {
+      write_then(self, ctx, std::move(snapshot), outcome, "The snapshot", done);
+    },
+    done);
+}
+
+void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto id = ctx->param("id");
+  auto purpose = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(purpose);
+  with_access(
+    self, ctx, id, domain::access_role::reader,
+      [self, ctx, done, id, use](domain::access_role) {
+        // Summaries: each snapshot without its content (read one with ?version= for that), with
+        // its rights as a `?version=` read resolves them.
+        auto summarize = resource_items(self, ctx, use, true);
+        storage::version_query q;
+        q.tenant = ctx->who.tenant_id;
+        q.resource_id = id;
+        answer_query(ctx, "versions", {{"resource_id", id}},
+                     query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done, std::move(summarize));
+      },
+      done);
+}
+
+}  // namespace cl::actors
