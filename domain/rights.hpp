@@ -1,7 +1,7 @@
 #pragma once
 /// Resolved rights (spec 2.3): contract terms intersected with platform policy and the validity
 /// window at one moment. A pure function; the rules are documented in docs/rights.md and each has
-/// a row in tests/unit/rights_test.cpp.
+/// a row in tests/domain/rights_test.cpp.
 
 #include "domain/contract.hpp"
 
