@@ -161,12 +161,8 @@ void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const reque
     outcome->reply->content_type.clear();
     return true;
   };
-  with_access(
-    self, ctx, id, domain::access_role::owner,
-    [self, ctx, done, outcome, revoke = std::move(revoke)](domain::access_role) mutable {
-      write_then(self, ctx, std::move(revoke), outcome, "The revocation", done, [ctx] { bump_access_epoch(ctx); });
-    },
-    done);
+  write_with_access(self, ctx, id, domain::access_role::owner, std::move(revoke), outcome, "The revocation", done,
+                    [ctx] { bump_access_epoch(ctx); });
 }
 
 }  // namespace cl::actors

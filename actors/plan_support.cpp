@@ -165,6 +165,18 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
     write_atom_v, std::move(fresh));
 }
 
+void write_with_access(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                       const std::string& resource_id, domain::access_role needed, storage::mutation m,
+                       std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
+                       std::function<void()> after_commit) {
+  with_access(
+    self, ctx, resource_id, needed,
+    [self, ctx, done, outcome, what, m = std::move(m), after_commit = std::move(after_commit)](domain::access_role) mutable {
+      write_then(self, ctx, std::move(m), outcome, what, done, std::move(after_commit));
+    },
+    done);
+}
+
 domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
                                   const std::string& tenant, int status, const std::string& record,
                                   const domain::content_use& use) {

@@ -70,6 +70,13 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
                 std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
                 std::function<void()> after_commit = {});
 
+/// A write on Resource `resource_id` that needs the role `needed` (layer 2): `write_then` once the
+/// caller holds it, 403 ACCESS_DENIED otherwise (nothing is sent to the writer).
+void write_with_access(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                       const std::string& resource_id, domain::access_role needed, storage::mutation m,
+                       std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
+                       std::function<void()> after_commit = {});
+
 /// The answer of a Resource write: `record` with rights resolved inside `tx` (its contracts as the
 /// transaction sees them) under `policy`, its `hash` as `ETag`, `Cache-Control: no-store`; without
 /// its content when those rights do not allow the request's `use` (layer 3: a PATCH of the title

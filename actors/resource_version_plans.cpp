@@ -57,12 +57,7 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
     log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id);
     return answer(201, *current);
   };
-  with_access(
-    self, ctx, id, domain::access_role::writer,
-    [self, ctx, done, outcome, snapshot = std::move(snapshot)](domain::access_role) mutable {
-      write_then(self, ctx, std::move(snapshot), outcome, "The snapshot", done);
-    },
-    done);
+  write_with_access(self, ctx, id, domain::access_role::writer, std::move(snapshot), outcome, "The snapshot", done);
 }
 
 void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {

@@ -142,12 +142,7 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
                storage::change_kind::resource, id);
     return true;
   };
-  with_access(
-    self, ctx, id, domain::access_role::writer,
-    [self, ctx, done, outcome, update = std::move(update)](domain::access_role) mutable {
-      write_then(self, ctx, std::move(update), outcome, "The change", done);
-    },
-    done);
+  write_with_access(self, ctx, id, domain::access_role::writer, std::move(update), outcome, "The change", done);
 }
 
 }  // namespace
@@ -196,12 +191,8 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
     return true;
   };
-  with_access(
-    self, ctx, resource_id, domain::access_role::writer,
-    [self, ctx, done, outcome, promote = std::move(promote)](domain::access_role) mutable {
-      write_then(self, ctx, std::move(promote), outcome, "The promotion", done);
-    },
-    done);
+  write_with_access(self, ctx, resource_id, domain::access_role::writer, std::move(promote), outcome, "The promotion",
+                    done);
 }
 
 }  // namespace cl::actors

@@ -100,13 +100,6 @@ public:
     return std::move(out_);
   }
 
-  /// How the last character written (pending whitespace included) looks to the emphasis rules.
-  char_class last_class() const {
-    if (!pending_.empty() || pending_breaks_ > 0) return char_class::space;
-    if (line_start_) return char_class::space;
-    return classify(code_point(out_, false));
-  }
-
   bool in_table() const { return in_table_; }
 
 private:

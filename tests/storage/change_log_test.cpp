@@ -146,4 +146,5 @@ TEST_CASE("entries round-trip their encoding; format-1 JSON entries are still re
         == change_op::contract_changed);
   CHECK_FALSE(decode_change(9, "garbage"));
   CHECK(change_op_name(change_op::granted) == "granted");
+  CHECK(change_kind_name(change_kind::contract) == "contract");
 }
