@@ -39,7 +39,7 @@ void plan_list_grants(caf::event_based_actor* self, std::shared_ptr<const reques
     [self, ctx, done, id](domain::access_role) {
       storage::grant_query q{ctx->who.tenant_id, id, {}, 0};
       answer_query(ctx, "grants", {{"resource_id", id}},
-                   query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done);
+                   query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done);
     },
     done);
 }
@@ -54,7 +54,7 @@ void plan_get_grant(caf::event_based_actor* self, std::shared_ptr<const request_
     self, ctx, id, needed,
     [self, ctx, done, id, principal](domain::access_role) {
       ask(
-        self, *ctx, done, ctx->actors->reader, "record reader",
+        self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader",
         [done, principal](fetch_outcome& found) {
           if (!found.found)
             return done(domain::api_reply::failure(domain::error_id::grant_not_found,
@@ -121,7 +121,7 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
       if (principal.rfind("g_", 0) != 0) return write();
       // A group must be in the directory: a grant to a misspelt group would silently grant nothing.
       ask(
-        self, *ctx, done, ctx->actors->access, "access",
+        self, *ctx, done, ctx->actors->get<access_actor>(), "access",
         [done, principal, write](bool known) mutable {
           if (!known)
             return done(domain::api_reply::failure(domain::error_id::invalid_argument,

@@ -194,7 +194,7 @@ void plan_get_contract(caf::event_based_actor* self, std::shared_ptr<const reque
   }
   auto id = ctx->param("id");
   ask(
-    self, *ctx, done, ctx->actors->contracts, "contracts",
+    self, *ctx, done, ctx->actors->get<contracts_actor>(), "contracts",
     [ctx, done, id, version, mask](fetch_outcome& found) {
       if (!found.found) {
         if (version == 0) return done(not_found(domain::error_id::contract_not_found, "contract", id));
@@ -224,7 +224,7 @@ void plan_list_contracts(caf::event_based_actor* self, std::shared_ptr<const req
   q.tenant = ctx->who.tenant_id;
   q.status = status;
   q.work_id = work;
-  answer_query(ctx, "contracts", filters, query_pages(self, ctx, done, ctx->actors->contracts, "contracts", q), done, presenter(ctx));
+  answer_query(ctx, "contracts", filters, query_pages(self, ctx, done, ctx->actors->get<contracts_actor>(), "contracts", q), done, presenter(ctx));
 }
 
 void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
@@ -232,14 +232,14 @@ void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<c
   auto id = ctx->param("id");
   // First the contract itself, so a missing one is 404 rather than an empty list.
   ask(
-    self, *ctx, done, ctx->actors->contracts, "contracts",
+    self, *ctx, done, ctx->actors->get<contracts_actor>(), "contracts",
     [self, ctx, done, id](fetch_outcome& found) {
       if (!found.found) return done(not_found(domain::error_id::contract_not_found, "contract", id));
       storage::contract_versions_query q;
       q.tenant = ctx->who.tenant_id;
       q.id = id;
       answer_query(ctx, "versions", {{"contract", id}},
-                   query_pages(self, ctx, done, ctx->actors->contracts, "contracts", q), done, presenter(ctx));
+                   query_pages(self, ctx, done, ctx->actors->get<contracts_actor>(), "contracts", q), done, presenter(ctx));
     },
     fetch_atom_v, ctx->who.tenant_id, id, std::int64_t{0});
 }

@@ -75,10 +75,10 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
     return done(domain::api_reply::failure(domain::error_id::idempotency_key_invalid,
                                            "The Idempotency-Key header is not usable: " + *problem + ".",
                                            {{"Idempotency-Key", *problem}}));
-  if (!ctx->actors->ledger) return done(backend_unavailable("idempotency ledger"));
+  if (!ctx->actors->get<ledger_actor>()) return done(backend_unavailable("idempotency ledger"));
   auto key = storage::ledger_key(ctx->who.tenant_id, ctx->who.client_id, ctx->request.idempotency_key);
   auto fingerprint = domain::request_fingerprint(ctx->request, ctx->who.subject, ctx->who.scopes);
-  auto ledger = ctx->actors->ledger;
+  auto ledger = ctx->actors->get<ledger_actor>();
   self->request(ledger, ctx->timeout, begin_atom_v, key, fingerprint)
     .then(
       [self, job, ctx, done, key, fingerprint, ledger](ledger_verdict& v) {
@@ -142,12 +142,12 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
   // once admitted: 429 must mean "not executed", or a client would retry a write that happened.
   const auto& method = ctx->request.method;
   bool write = method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
-  if (!ctx->actors->rate_limiter) {
+  if (!ctx->actors->get<rate_limiter_actor>()) {
     finish();
     if (write) return finish();  // answered 503 by the join; nothing runs
     return run_plan(self, job, ctx, plan_done);
   }
-  self->request(ctx->actors->rate_limiter, ctx->timeout, admit_atom_v, ctx->who.client_id)
+  self->request(ctx->actors->get<rate_limiter_actor>(), ctx->timeout, admit_atom_v, ctx->who.client_id)
     .then(
       [self, job, ctx, join, finish, plan_done, write](rate_decision d) {
         join->rate = d;
@@ -200,12 +200,12 @@ void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
   if (job->actors->tokens)
     if (auto who = job->actors->tokens->find(token, domain::now_seconds()))
       return on_verified(self, job, answer, auth_outcome{true, std::move(*who), {}});
-  if (!job->actors->auth) {
+  if (!job->actors->get<auth_actor>()) {
     (*answer)(backend_unavailable("auth"));
     return;
   }
   auto ask = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
-  self->request(job->actors->auth, ask, verify_atom_v, std::move(token))
+  self->request(job->actors->get<auth_actor>(), ask, verify_atom_v, std::move(token))
     .then([self, job, answer](auth_outcome& out) { on_verified(self, job, answer, std::move(out)); },
           [answer](caf::error&) { (*answer)(backend_unavailable("auth")); });
 }

@@ -40,11 +40,19 @@ private:
 /// Handles of every concern actor at one moment. A handle may be dead (restart in progress):
 /// asking it fails at once and the request answers 503.
 struct concern_handles {
-  auth_actor auth;
-  rate_limiter_actor rate_limiter;
-  reader_actor reader;
-  writer_actor writer;
-  rights_actor rights;
+  /// The handle of mailbox `Handle` (one of `mailboxes`); empty until its actor started.
+  template <class Handle>
+  const Handle& get() const {
+    return std::get<Handle>(actors);
+  }
+  template <class Handle>
+  Handle& get() {
+    return std::get<Handle>(actors);
+  }
+
+  /// One handle per supervised interface (actors/interfaces.hpp). Reader views differ only in
+  /// their reader.
+  mailboxes actors;
   /// Verified tokens the auth actor filled; a hit saves the coordinator its ask to auth.
   std::shared_ptr<const token_cache> tokens;
   /// Resolutions the rights resolver filled, by `rights_cache_key`; a hit saves the ask to it.
@@ -52,11 +60,8 @@ struct concern_handles {
   /// Bumped after every change of a resolution's inputs (a contract write, a policy change):
   /// cached resolutions of an earlier epoch are never found again.
   std::shared_ptr<std::atomic<std::uint64_t>> rights_epoch;
-  contracts_actor contracts;
   /// The policy the rights resolver uses now (writes answer with rights resolved in their txn).
   std::shared_ptr<const policy_holder> policy;
-  access_actor access;
-  ledger_actor ledger;
   /// Roles the access actor found, by `access_cache_key` (actors/access.hpp); a hit saves the ask.
   std::shared_ptr<const shared_cache<domain::access_role>> access_cache;
   /// Bumped after every grant write and directory change: earlier cached roles are never found.
@@ -94,16 +99,24 @@ public:
     }
   }
 
-  /// Publishes reader number `index` (after a start or a restart).
-  void set_reader(std::size_t index, const reader_actor& reader) {
+  /// Publishes `handle` in every view (after a start or a restart).
+  template <class Handle>
+  void publish(const Handle& handle) {
+    update([&](concern_handles& h) { h.get<Handle>() = handle; });
+  }
+
+  /// Publishes `handle` in view number `index` only: an actor of which several run (the readers),
+  /// one per view.
+  template <class Handle>
+  void publish(std::size_t index, const Handle& handle) {
     std::lock_guard<std::mutex> guard{write_mutex_};
-    auto& view = views_.at(index);
+    auto& view = views_.at(index % views_.size());
     auto next = std::make_shared<concern_handles>(*std::atomic_load(&view));
-    next->reader = reader;
+    next->get<Handle>() = handle;
     std::atomic_store(&view, std::shared_ptr<const concern_handles>{std::move(next)});
   }
 
-  /// How many readers the views rotate over.
+  /// How many views (one per reader) the snapshots rotate over.
   std::size_t readers() const { return views_.size(); }
 
   /// Drops every handle (shutdown: the actor system waits for actors that are still referenced).

@@ -9,6 +9,8 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <tuple>
+
 namespace cl::actors {
 
 /// Auth: verifies bearer tokens against the trusted signing keys (spec 5).
@@ -100,5 +102,15 @@ using ledger_actor = caf::typed_actor<
 using jwks_fetcher_actor = caf::typed_actor<
   // URL -> the JWKS document or why it could not be fetched.
   caf::replies_to<jwks_atom, std::string>::with<jwks_document>>;
+
+}  // namespace cl::actors
+
+namespace cl::actors {
+
+/// Every supervised mailbox the actor directory publishes, one slot per interface (a request
+/// reaches them as `concern_handles::get<X_actor>()`). A new route group's actor adds its
+/// interface above and its type here.
+using mailboxes = std::tuple<auth_actor, rate_limiter_actor, reader_actor, writer_actor, rights_actor,
+                             contracts_actor, access_actor, ledger_actor>;
 
 }  // namespace cl::actors

@@ -65,7 +65,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
         // Only when the oldest record is past retention: no empty transaction (and fsync) per tick.
         auto cutoff = domain::now_ms() - cfg->retention_ms;
         bool due = cfg->store->ledger().prune_due(cutoff);
-        auto writer = cfg->directory ? cfg->directory->snapshot()->writer : writer_actor{};
+        auto writer = cfg->directory ? cfg->directory->snapshot()->get<writer_actor>() : writer_actor{};
         if (due && writer)
           self->request(writer, std::chrono::seconds{30}, write_atom_v, prune_ledger(cutoff, 1000))
             .then([cfg](bool) { if (cfg->stats) cfg->stats->set_ledger_entries(cfg->store->ledger_records()); },

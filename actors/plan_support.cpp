@@ -152,7 +152,7 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
   auto replay = std::make_shared<std::optional<domain::api_reply>>();
   if (ctx->idempotency) fresh = guarded(std::move(fresh), outcome, ctx->idempotency, replay);
   ask(
-    self, *ctx, done, ctx->actors->writer, "writer",
+    self, *ctx, done, ctx->actors->get<writer_actor>(), "writer",
     [outcome, replay, what, after_commit, done](bool stored) {
       if (*replay) return done(std::move(**replay));
       if (stored && outcome->reply) {
@@ -280,7 +280,7 @@ void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const re
                     storage::catalog_kind kind, const std::string& id, domain::error_id missing, const std::string& what,
                     reply_fn done) {
   ask(
-    self, *ctx, done, ctx->actors->reader, "record reader",
+    self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader",
     [done, id, missing, what](fetch_outcome& found) {
       if (!found.found) return done(not_found(missing, what, id));
       auto r = json_reply(200, std::move(found.json));
@@ -297,7 +297,7 @@ void with_rights(caf::event_based_actor* self, const std::shared_ptr<const reque
     if (auto hit = ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_id, epoch), domain::now_seconds()))
       return k(**hit);
   }
-  ask(self, *ctx, done, ctx->actors->rights, "rights resolver",
+  ask(self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver",
       [k](const domain::resolved_rights& rights) { k(rights); }, resolve_atom_v, ctx->who.tenant_id, work_id);
 }
 
@@ -350,7 +350,7 @@ void with_role(caf::event_based_actor* self, const std::shared_ptr<const request
     if (auto hit = ctx->actors->access_cache->find(access_cache_key(tenant, resource_id, subject, epoch), domain::now_seconds()))
       return k(*hit);
   }
-  ask(self, *ctx, done, ctx->actors->access, "access",
+  ask(self, *ctx, done, ctx->actors->get<access_actor>(), "access",
       [k = std::move(k)](std::int32_t held) { k(static_cast<domain::access_role>(held)); }, check_atom_v, tenant, subject,
       resource_id);
 }
@@ -369,7 +369,7 @@ void with_access(caf::event_based_actor* self, const std::shared_ptr<const reque
 
 void with_principals(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                      std::function<void(std::vector<std::string>)> k, reply_fn done) {
-  ask(self, *ctx, done, ctx->actors->access, "access",
+  ask(self, *ctx, done, ctx->actors->get<access_actor>(), "access",
       [k](std::vector<std::string>& principals) { k(std::move(principals)); }, principals_atom_v, ctx->who.tenant_id,
       ctx->who.subject);
 }

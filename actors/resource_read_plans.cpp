@@ -122,10 +122,10 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
   with_access(
     self, ctx, id, domain::access_role::reader,
     [self, ctx, done, id, version, on_record](domain::access_role) {
-      if (version.empty()) return ask(self, *ctx, done, ctx->actors->reader, "record reader", on_record, fetch_atom_v,
+      if (version.empty()) return ask(self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader", on_record, fetch_atom_v,
                                       ctx->who.tenant_id, id);
       // a snapshot (POST .../versions)
-      ask(self, *ctx, done, ctx->actors->reader, "record reader", on_record, fetch_atom_v,
+      ask(self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader", on_record, fetch_atom_v,
           storage::version_ref{ctx->who.tenant_id, id, version});
     },
     done);
@@ -148,7 +148,7 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
   if (!language.empty()) filters.emplace_back("language", language);
   if (!staged.empty()) filters.emplace_back("staged", staged);
   item_presenter present = resource_items(self, ctx, use, false);
-  if (!ctx->actors->rights) return done(backend_unavailable("rights resolver"));
+  if (!ctx->actors->get<rights_actor>()) return done(backend_unavailable("rights resolver"));
   // Layer 2: only Resources the caller (or one of its groups) holds a grant on; the store walks
   // the by-principal grant index, so a page costs the page whatever the tenant holds.
   with_principals(
@@ -162,7 +162,7 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
       q.type = type;
       q.language = language;
       if (!staged.empty()) q.staged = staged == "true";
-      answer_query(ctx, "resources", filters, query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done,
+      answer_query(ctx, "resources", filters, query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done,
                    std::move(present));
     },
     done);

@@ -51,17 +51,17 @@ void stitch_resource(caf::event_based_actor* self, const std::shared_ptr<const r
   auto id = member(*full, "id");
   const auto& tenant = ctx->who.tenant_id;
   auto get = [&](storage::catalog_kind kind, std::string id, std::function<void(fetch_outcome&)> use) {
-    if (!ctx->actors->reader) return join->fail("record reader"), void();
+    if (!ctx->actors->get<reader_actor>()) return join->fail("record reader"), void();
     ++join->pending;
-    self->request(ctx->actors->reader, ctx->timeout, fetch_atom_v, storage::record_ref{kind, tenant, std::move(id)})
+    self->request(ctx->actors->get<reader_actor>(), ctx->timeout, fetch_atom_v, storage::record_ref{kind, tenant, std::move(id)})
       .then([join, use](fetch_outcome& found) { use(found), join->arrive(); },
             [join](caf::error&) { join->fail("record reader"); });
   };
   auto list = [&](auto query, std::function<void(scan_result&)> use) {
-    if (!ctx->actors->reader) return join->fail("record reader"), void();
+    if (!ctx->actors->get<reader_actor>()) return join->fail("record reader"), void();
     ++join->pending;
     query.limit = stitch_limit;
-    self->request(ctx->actors->reader, ctx->timeout, list_atom_v, std::move(query))
+    self->request(ctx->actors->get<reader_actor>(), ctx->timeout, list_atom_v, std::move(query))
       .then([join, use](scan_result& page) { use(page), join->arrive(); },
             [join](caf::error&) { join->fail("record reader"); });
   };
@@ -123,12 +123,12 @@ void stitch_resource(caf::event_based_actor* self, const std::shared_ptr<const r
     for (const auto& b : rights["basis"].as_array()) {
       auto contract_id = member(b.as_object(), "contract_id");
       auto version = b.as_object().at("contract_version").as_int64();
-      if (!ctx->actors->contracts) {
+      if (!ctx->actors->get<contracts_actor>()) {
         join->fail("contracts");
         continue;
       }
       ++join->pending;
-      self->request(ctx->actors->contracts, ctx->timeout, fetch_atom_v, tenant, contract_id, version)
+      self->request(ctx->actors->get<contracts_actor>(), ctx->timeout, fetch_atom_v, tenant, contract_id, version)
         .then(
           [join, full, contract_id, version](fetch_outcome& found) {
             if (found.found) {

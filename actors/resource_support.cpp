@@ -32,7 +32,7 @@ void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<c
     self, ctx, id, needed,
     [self, ctx, id, missing, k, done](domain::access_role) {
       ask(
-        self, *ctx, done, ctx->actors->reader, "record reader",
+        self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader",
         [k, done, missing](fetch_outcome& found) {
           if (!found.found) return done(domain::api_reply::failure(missing, "The Resource does not exist."));
           k(std::make_shared<std::string>(std::move(found.json)));
@@ -47,11 +47,11 @@ item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<cons
   return [self, ctx, use, summary](std::vector<std::string> records,
                                    std::function<void(std::optional<std::vector<std::string>>)> k) {
     if (records.empty()) return k(std::move(records));
-    if (!ctx->actors->rights) return k(std::nullopt);
+    if (!ctx->actors->get<rights_actor>()) return k(std::nullopt);
     std::vector<std::string> works;
     for (const auto& r : records) works.push_back(storage::fields_of(r).work_id);
     auto shared = std::make_shared<std::vector<std::string>>(std::move(records));
-    self->request(ctx->actors->rights, ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
+    self->request(ctx->actors->get<rights_actor>(), ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
       .then(
         [shared, k, use, summary](std::vector<domain::resolved_rights>& rights) {
           std::vector<std::string> items;

@@ -75,7 +75,7 @@ void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const requ
         q.tenant = ctx->who.tenant_id;
         q.resource_id = id;
         answer_query(ctx, "versions", {{"resource_id", id}},
-                     query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done, std::move(summarize));
+                     query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done, std::move(summarize));
       },
       done);
 }

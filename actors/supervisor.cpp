@@ -8,10 +8,7 @@ namespace cl::actors {
 namespace {
 
 void start_child(caf::stateful_actor<supervisor_state>* self, const supervisor_config& cfg, std::size_t index) {
-  auto child = cfg.children[index].start(self->system());
-  self->monitor(child);
-  self->state.running[index] = child;
-  cfg.children[index].publish(*cfg.directory, child);
+  self->state.running[index] = cfg.children[index].start(*self, *cfg.directory);
 }
 
 }  // namespace
@@ -34,7 +31,7 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self, std::share
     auto& st = self->state;
     std::size_t index = st.running.size();
     for (std::size_t i = 0; i < st.running.size(); ++i)
-      if (st.running[i] && st.running[i].address() == dm.source) index = i;
+      if (st.running[i].address == dm.source) index = i;
     if (index == st.running.size() || st.given_up) return;
     const auto& name = cfg->children[index].name;
     auto now = std::chrono::steady_clock::now();
@@ -58,7 +55,7 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self, std::share
   // Shutdown: take the children down with us; drop their handles so the system can end.
   self->set_exit_handler([self](caf::exit_msg& em) {
     for (auto& child : self->state.running)
-      if (child) self->send_exit(child, em.reason);
+      if (child.address) self->send_exit(child.address, em.reason);
     self->state.running.clear();
     self->quit(em.reason);
   });

@@ -5,10 +5,12 @@
 #include "actors/directory.hpp"
 #include "actors/metrics.hpp"
 
-#include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
+#include <caf/local_actor.hpp>
 #include <caf/fwd.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include <any>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -19,12 +21,33 @@
 
 namespace cl::actors {
 
-/// How to (re)start one child and where to publish its handle.
+/// A started child: its address (down messages name it) and its typed handle, kept so the child
+/// lives while the supervisor does even when the directory's view of it is replaced.
+struct running_child {
+  caf::actor_addr address;
+  std::any handle;
+};
+
+/// How to (re)start one child: spawn it, have `supervisor` monitor it, publish its typed handle
+/// in the directory. Built by `supervised` (never by hand).
 struct child_spec {
   std::string name;
-  std::function<caf::actor(caf::actor_system&)> start;
-  std::function<void(actor_directory&, const caf::actor&)> publish;
+  std::function<running_child(caf::local_actor& supervisor, actor_directory&)> start;
 };
+
+/// A child of mailbox type `Handle` that `spawn` (re)starts. With `instance`, the child is one of
+/// several of its kind (the readers) and is published in that directory view only.
+template <class Handle>
+child_spec supervised(std::string name, std::function<Handle(caf::actor_system&)> spawn,
+                      std::optional<std::size_t> instance = std::nullopt) {
+  return {std::move(name), [spawn = std::move(spawn), instance](caf::local_actor& self, actor_directory& directory) {
+            Handle child = spawn(self.system());
+            self.monitor(child);
+            if (instance) directory.publish(*instance, child);
+            else directory.publish(child);
+            return running_child{child.address(), child};
+          }};
+}
 
 struct supervisor_config {
   std::vector<child_spec> children;
@@ -41,7 +64,7 @@ std::optional<std::string> validate(const supervisor_config& cfg);
 
 struct supervisor_state {
   static constexpr const char* name = "supervisor";
-  std::vector<caf::actor> running;                         ///< by child index
+  std::vector<running_child> running;                       ///< by child index
   std::deque<std::chrono::steady_clock::time_point> restarts;  ///< within the window
   bool given_up = false;
 };

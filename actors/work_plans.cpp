@@ -58,7 +58,7 @@ void plan_get_source(caf::event_based_actor* self, std::shared_ptr<const request
 void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   const auto& id = ctx->param("id");
   ask(
-    self, *ctx, done, ctx->actors->reader, "record reader",
+    self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader",
     [self, ctx, done, id](fetch_outcome& found) {
       if (!found.found) return done(not_found(domain::error_id::activity_not_found, "Activity", id));
       auto record = std::make_shared<std::string>(std::move(found.json));
@@ -86,7 +86,7 @@ void plan_list_works(caf::event_based_actor* self, std::shared_ptr<const request
   storage::catalog_query q;
   q.kind = storage::catalog_kind::work;
   q.tenant = ctx->who.tenant_id;
-  answer_query(ctx, "works", {}, query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done);
+  answer_query(ctx, "works", {}, query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done);
 }
 
 void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
@@ -109,7 +109,7 @@ void plan_list_activities(caf::event_based_actor* self, std::shared_ptr<const re
       q.readable_by = std::move(principals);
       q.type = type;
       q.resource_id = resource;
-      answer_query(ctx, "activities", filters, query_pages(self, ctx, done, ctx->actors->reader, "record reader", q), done);
+      answer_query(ctx, "activities", filters, query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done);
     },
     done);
 }

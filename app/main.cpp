@@ -2,7 +2,8 @@
 
 #include "config/settings.hpp"
 #include "domain/jwt.hpp"
-#include "http/service.hpp"
+#include "app/groups.hpp"
+#include "app/service.hpp"
 #include "storage/identity.hpp"
 
 #include <CLI/CLI.hpp>
@@ -45,14 +46,14 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
   std::string file = config_file;
   if (file.empty())
     if (const char* from_env = std::getenv(cl::config::config_file_env)) file = from_env;
-  auto settings = cl::config::load_settings(file, environment(), overrides, error);
+  auto settings = cl::config::load_settings(cl::app::groups().options(), file, environment(), overrides, error);
   if (!settings) {
     std::cerr << "contentlake: " << error << "\n";
     return 2;
   }
   setup_logging(*settings);
   try {
-    cl::http::service svc{*settings};
+    cl::app::service svc{*settings};
     svc.start(true);
     spdlog::info("listening public={}:{} admin={}:{} data_dir={}", settings->listen.host, svc.port(),
                  settings->admin_listen.host, svc.admin_port(), settings->data_dir);

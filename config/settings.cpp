@@ -15,14 +15,7 @@ namespace json = boost::json;
 
 namespace {
 
-using setter = std::function<std::optional<std::string>(settings&, const std::string&)>;
-
-struct option {
-  std::string key;
-  std::string default_value;
-  std::string description;
-  setter set;
-};
+using setter = option_setter;
 
 std::string env_name(const std::string& key) {
   std::string out = "CONTENTLAKE_";
@@ -43,10 +36,9 @@ std::optional<Int> parse_int(const std::string& raw) {
 template <class Int, class Ref>
 setter integer(Ref ref, long long lo, long long hi) {
   return [=](settings& s, const std::string& raw) -> std::optional<std::string> {
-    auto v = parse_int<long long>(raw);
-    if (!v || *v < lo || *v > hi)
-      return "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got \"" + raw + "\"";
-    ref(s) = static_cast<Int>(*v);
+    long long v = 0;
+    if (auto err = parse_integer(raw, lo, hi, v)) return err;
+    ref(s) = static_cast<Int>(v);
     return std::nullopt;
   };
 }
@@ -77,9 +69,9 @@ setter text(Ref ref, std::function<std::optional<std::string>(const std::string&
 template <class Ref>
 setter boolean(Ref ref) {
   return [=](settings& s, const std::string& raw) -> std::optional<std::string> {
-    if (raw == "true" || raw == "1") ref(s) = true;
-    else if (raw == "false" || raw == "0") ref(s) = false;
-    else return "expected true or false, got \"" + raw + "\"";
+    bool v = false;
+    if (auto err = parse_boolean(raw, v)) return err;
+    ref(s) = v;
     return std::nullopt;
   };
 }
@@ -191,23 +183,27 @@ const std::vector<option>& options() {
                            366ll * 86400)},
     {"idempotency.prune_interval_seconds", "60", "How often idempotency records past retention are removed.",
      integer<int>([](settings& s) -> int& { return s.idempotency.prune_interval_seconds; }, 1, 86400)},
-    {"access.directory_file", "config/directory.json",
-     "Group directory (docs/api.md, Access grants): which u_/a_ principals belong to which g_ group, per tenant. "
-     "Re-read when it changes; absent: no groups.",
-     text([](settings& s) -> std::string& { return s.access.directory_file; })},
   };
   return all;
 }
 
-const option* find_option(const std::string& key) {
-  for (const auto& o : options())
-    if (o.key == key) return &o;
+/// The core's keys and the route groups'.
+std::vector<const option*> all_options(const std::vector<option>& group_options) {
+  std::vector<const option*> out;
+  for (const auto& o : options()) out.push_back(&o);
+  for (const auto& o : group_options) out.push_back(&o);
+  return out;
+}
+
+const option* find_option(const std::vector<const option*>& known, const std::string& key) {
+  for (const auto* o : known)
+    if (o->key == key) return o;
   return nullptr;
 }
 
-bool apply(settings& s, const std::string& key, const std::string& raw, const std::string& origin,
-           std::string& error) {
-  const auto* opt = find_option(key);
+bool apply(const std::vector<const option*>& known, settings& s, const std::string& key, const std::string& raw,
+           const std::string& origin, std::string& error) {
+  const auto* opt = find_option(known, key);
   if (!opt) {
     error = "unknown configuration key \"" + key + "\" (" + origin + ")";
     return false;
@@ -267,17 +263,34 @@ std::optional<endpoint> parse_endpoint(const std::string& text) {
   return endpoint{host, static_cast<std::uint16_t>(*port)};
 }
 
-std::vector<option_doc> documented_options() {
+std::optional<std::string> parse_integer(const std::string& raw, long long lo, long long hi, long long& out) {
+  auto v = parse_int<long long>(raw);
+  if (!v || *v < lo || *v > hi)
+    return "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got \"" + raw + "\"";
+  out = *v;
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_boolean(const std::string& raw, bool& out) {
+  if (raw == "true" || raw == "1") out = true;
+  else if (raw == "false" || raw == "0") out = false;
+  else return "expected true or false, got \"" + raw + "\"";
+  return std::nullopt;
+}
+
+std::vector<option_doc> documented_options(const std::vector<option>& group_options) {
   std::vector<option_doc> out;
-  for (const auto& o : options()) out.push_back({o.key, env_name(o.key), o.default_value, o.description});
+  for (const auto* o : all_options(group_options))
+    out.push_back({o->key, env_name(o->key), o->default_value, o->description});
   return out;
 }
 
-std::optional<settings> load_settings(const std::string& config_file,
+std::optional<settings> load_settings(const std::vector<option>& group_options, const std::string& config_file,
                                       const std::vector<std::pair<std::string, std::string>>& environment,
                                       const std::vector<std::pair<std::string, std::string>>& overrides,
                                       std::string& error) {
   settings s;
+  auto known = all_options(group_options);
   if (!config_file.empty()) {
     std::ifstream in{config_file, std::ios::binary};
     if (!in) {
@@ -294,21 +307,21 @@ std::optional<settings> load_settings(const std::string& config_file,
     std::vector<std::pair<std::string, std::string>> flat;
     if (!flatten(v.as_object(), "", flat, error)) return std::nullopt;
     for (const auto& [k, raw] : flat)
-      if (!apply(s, k, raw, "config file " + config_file, error)) return std::nullopt;
+      if (!apply(known, s, k, raw, "config file " + config_file, error)) return std::nullopt;
   }
   for (const auto& [name, raw] : environment) {
     if (name.rfind("CONTENTLAKE_", 0) != 0 || name == config_file_env) continue;
     const option* match = nullptr;
-    for (const auto& o : options())
-      if (env_name(o.key) == name) match = &o;
+    for (const auto* o : known)
+      if (env_name(o->key) == name) match = o;
     if (!match) {
       error = "unknown configuration key in environment variable " + name;
       return std::nullopt;
     }
-    if (!apply(s, match->key, raw, "environment " + name, error)) return std::nullopt;
+    if (!apply(known, s, match->key, raw, "environment " + name, error)) return std::nullopt;
   }
   for (const auto& [k, raw] : overrides)
-    if (!apply(s, k, raw, "command line", error)) return std::nullopt;
+    if (!apply(known, s, k, raw, "command line", error)) return std::nullopt;
   if (auto err = validate(s)) {
     error = *err;
     return std::nullopt;

@@ -2,9 +2,13 @@
 /// The service's configuration: one typed, validated value built by `load_settings`.
 /// Precedence: embedded defaults < JSON config file < CONTENTLAKE_* environment < command-line flags.
 
+#include <any>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
+#include <typeindex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,16 +77,33 @@ struct rights_settings {
   std::string policy_file = "config/policy.json";
 };
 
-struct access_settings {
-  /// Group directory file, re-read when it changes; missing: no groups.
-  std::string directory_file = "config/directory.json";
-};
-
 struct idempotency_settings {
   /// How long a stored answer is replayed; afterwards the key is fresh (spec 8: 24 hours).
   std::int64_t retention_seconds = 86400;
   /// How often records past retention are removed.
   int prune_interval_seconds = 60;
+};
+
+/// The configuration sections route groups own (app/*_group.cpp), one typed value per section,
+/// found by type: a group declares its struct and its options in its own files.
+class group_sections {
+public:
+  /// The section of type `T`, default-constructed on first use.
+  template <class T>
+  T& get() {
+    auto& slot = sections_[std::type_index{typeid(T)}];
+    if (!slot.has_value()) slot = T{};
+    return std::any_cast<T&>(slot);
+  }
+  /// The section of type `T` as configured, or its defaults.
+  template <class T>
+  T get() const {
+    auto it = sections_.find(std::type_index{typeid(T)});
+    return it == sections_.end() ? T{} : std::any_cast<const T&>(it->second);
+  }
+
+private:
+  std::map<std::type_index, std::any> sections_;
 };
 
 /// Everything `contentlake serve` runs with.
@@ -98,8 +119,8 @@ struct settings {
   log_settings log;
   storage_settings storage;
   rights_settings rights;
-  access_settings access;
   idempotency_settings idempotency;
+  group_sections groups;  ///< the route groups' own sections
 
   /// True when no issuer is configured and the development identity is used.
   bool development_identity() const { return auth.issuer.empty(); }
@@ -113,13 +134,55 @@ struct option_doc {
   std::string description;
 };
 
-/// Every key, in the order docs/operations.md lists them.
-std::vector<option_doc> documented_options();
+/// Parses `raw` and stores it in `settings`; an error text when the value is not acceptable.
+using option_setter = std::function<std::optional<std::string>(settings&, const std::string&)>;
+
+/// One configuration key: the core's (listen, auth, http, ...) or a route group's section.
+struct option {
+  std::string key;  ///< dotted: `section.name`
+  std::string default_value;
+  std::string description;
+  option_setter set;
+};
+
+/// Setters for a route group's section `Section` (in `settings::groups`).
+template <class Section>
+option_setter text_member(std::string Section::*member) {
+  return [member](settings& s, const std::string& raw) -> std::optional<std::string> {
+    s.groups.get<Section>().*member = raw;
+    return std::nullopt;
+  };
+}
+std::optional<std::string> parse_integer(const std::string& raw, long long lo, long long hi, long long& out);
+template <class Section, class Int>
+option_setter integer_member(Int Section::*member, long long lo, long long hi) {
+  return [=](settings& s, const std::string& raw) -> std::optional<std::string> {
+    long long v = 0;
+    if (auto err = parse_integer(raw, lo, hi, v)) return err;
+    s.groups.get<Section>().*member = static_cast<Int>(v);
+    return std::nullopt;
+  };
+}
+std::optional<std::string> parse_boolean(const std::string& raw, bool& out);
+template <class Section>
+option_setter boolean_member(bool Section::*member) {
+  return [member](settings& s, const std::string& raw) -> std::optional<std::string> {
+    bool v = false;
+    if (auto err = parse_boolean(raw, v)) return err;
+    s.groups.get<Section>().*member = v;
+    return std::nullopt;
+  };
+}
+
+/// Every key: the core's, then `group_options` (the route groups' sections, app/groups.cpp), in
+/// the order docs/operations.md lists them.
+std::vector<option_doc> documented_options(const std::vector<option>& group_options);
 
 /// Builds settings from defaults, `config_file` (empty for none), `environment` (NAME=VALUE pairs;
-/// only CONTENTLAKE_* names are read) and `overrides` (key -> value from flags). On failure returns
-/// nullopt and sets `error` to a message naming the offending key.
-std::optional<settings> load_settings(const std::string& config_file,
+/// only CONTENTLAKE_* names are read) and `overrides` (key -> value from flags), knowing the core's
+/// keys and `group_options`. On failure returns nullopt and sets `error` to a message naming the
+/// offending key.
+std::optional<settings> load_settings(const std::vector<option>& group_options, const std::string& config_file,
                                       const std::vector<std::pair<std::string, std::string>>& environment,
                                       const std::vector<std::pair<std::string, std::string>>& overrides,
                                       std::string& error);

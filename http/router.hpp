@@ -1,5 +1,5 @@
 #pragma once
-/// The route table of the public API and the matcher over it. No Beast here: routing is pure
+/// A route of the public API and the matcher over the route groups' routes (app/groups.hpp). No Beast here: routing is pure
 /// string work, unit-tested, and the OpenAPI test compares this table with the document.
 
 #include "actors/coordinator.hpp"
@@ -20,9 +20,6 @@ struct route {
   actors::plan_fn plan = nullptr;  ///< answered by a coordinator, or
   domain::api_reply (*local)(const domain::api_request&) = nullptr;  ///< answered on the I/O thread
 };
-
-/// Every public route, in the order docs/api.md lists them.
-const std::vector<route>& route_table();
 
 /// Result of matching a method and path.
 struct route_match {

@@ -105,8 +105,8 @@ struct fixture {
 
   ~fixture() {
     // Held promises keep their actor alive; stop the mocks explicitly before the system ends.
-    for (auto a : {caf::actor_cast<caf::actor>(handles->auth), caf::actor_cast<caf::actor>(handles->rate_limiter),
-                   caf::actor_cast<caf::actor>(handles->reader), caf::actor_cast<caf::actor>(handles->access)})
+    for (auto a : {caf::actor_cast<caf::actor>(handles->get<auth_actor>()), caf::actor_cast<caf::actor>(handles->get<rate_limiter_actor>()),
+                   caf::actor_cast<caf::actor>(handles->get<reader_actor>()), caf::actor_cast<caf::actor>(handles->get<access_actor>())})
       if (a) caf::anon_send_exit(a, caf::exit_reason::kill);
     handles.reset();
     sched->run();
@@ -114,10 +114,10 @@ struct fixture {
 
   void with(auth_outcome a, rate_decision r = {true, 0}, bool silent_store = false,
             domain::access_role role = domain::access_role::reader) {
-    handles->access = sys->spawn(mock_access, n, role);
-    handles->auth = sys->spawn(mock_auth, n, a);
-    handles->rate_limiter = sys->spawn(mock_rate, n, r);
-    handles->reader = sys->spawn(mock_store, n, silent_store);
+    handles->get<access_actor>() = sys->spawn(mock_access, n, role);
+    handles->get<auth_actor>() = sys->spawn(mock_auth, n, a);
+    handles->get<rate_limiter_actor>() = sys->spawn(mock_rate, n, r);
+    handles->get<reader_actor>() = sys->spawn(mock_store, n, silent_store);
     sched->run();
   }
 
@@ -323,7 +323,7 @@ TEST_CASE("a deadline that passes after the answer changes nothing", "[coordinat
 TEST_CASE("a dead concern actor is 503 at once", "[coordinator]") {
   fixture f;
   f.with({true, alice(), {}});
-  caf::anon_send_exit(f.handles->auth, caf::exit_reason::kill);
+  caf::anon_send_exit(f.handles->get<auth_actor>(), caf::exit_reason::kill);
   f.sched->run();
   CHECK(reason(f.get_resource()) == domain::error_id::backend_unavailable);
   // Asks without a timeout (deadline watched instead) notice a dead callee just as fast.
@@ -365,16 +365,16 @@ TEST_CASE("the directory spreads reads over its readers and updates every view",
   std::vector<reader_actor> readers;
   for (int i = 0; i < 3; ++i) {
     readers.push_back(f.sys->spawn(mock_store, f.n, false));
-    directory.set_reader(static_cast<std::size_t>(i), readers.back());
+    directory.publish(static_cast<std::size_t>(i), readers.back());
   }
   std::set<caf::actor_addr> seen;
-  for (int i = 0; i < 3; ++i) seen.insert(directory.snapshot()->reader.address());
+  for (int i = 0; i < 3; ++i) seen.insert(directory.snapshot()->get<reader_actor>().address());
   CHECK(seen.size() == 3);
   auto auth = f.sys->spawn(mock_auth, f.n, auth_outcome{});
-  directory.update([&](concern_handles& h) { h.auth = auth; });
-  for (int i = 0; i < 3; ++i) CHECK(directory.snapshot()->auth == auth);
+  directory.update([&](concern_handles& h) { h.get<auth_actor>() = auth; });
+  for (int i = 0; i < 3; ++i) CHECK(directory.snapshot()->get<auth_actor>() == auth);
   directory.clear();
-  CHECK_FALSE(directory.snapshot()->reader);
+  CHECK_FALSE(directory.snapshot()->get<reader_actor>());
   for (auto& r : readers) caf::anon_send_exit(r, caf::exit_reason::kill);
   caf::anon_send_exit(auth, caf::exit_reason::kill);
   f.sched->run();
@@ -419,8 +419,8 @@ TEST_CASE("a cached resolution of the current rights epoch saves the ask to the 
   fixture f;
   f.with({true, alice(), {}});
   auto asked = std::make_shared<int>(0);
-  f.handles->reader = f.sys->spawn(mock_found_store);
-  f.handles->rights = f.sys->spawn(mock_rights, asked);
+  f.handles->get<reader_actor>() = f.sys->spawn(mock_found_store);
+  f.handles->get<rights_actor>() = f.sys->spawn(mock_rights, asked);
   auto cache = std::make_shared<shared_cache<std::shared_ptr<const domain::resolved_rights>>>(100);
   auto epoch = std::make_shared<std::atomic<std::uint64_t>>(7);
   f.handles->rights_cache = cache;

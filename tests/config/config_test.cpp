@@ -1,3 +1,4 @@
+#include "app/groups.hpp"
 #include "config/settings.hpp"
 
 #include <catch2/catch.hpp>
@@ -22,7 +23,7 @@ std::string write_temp(const std::string& text) {
 std::optional<settings> load(const std::string& file, std::vector<std::pair<std::string, std::string>> env = {},
                              std::vector<std::pair<std::string, std::string>> flags = {}, std::string* err = nullptr) {
   std::string error;
-  auto s = load_settings(file, env, flags, error);
+  auto s = load_settings(cl::app::groups().options(), file, env, flags, error);
   if (err) *err = error;
   return s;
 }
@@ -60,7 +61,7 @@ TEST_CASE("dotted keys map to CONTENTLAKE_ environment names", "[config]") {
   CHECK(s->auth.jwks_file == "/etc/jwks.json");
   CHECK_FALSE(s->development_identity());
   bool found = false;
-  for (const auto& o : documented_options())
+  for (const auto& o : documented_options(cl::app::groups().options()))
     if (o.key == "auth.jwks_file") found = o.env == "CONTENTLAKE_AUTH_JWKS_FILE";
   CHECK(found);
 }
@@ -109,7 +110,7 @@ TEST_CASE("docs/operations.md documents every key and its environment name", "[c
   std::ifstream in{std::string{CL_SOURCE_DIR} + "/docs/operations.md"};
   REQUIRE(in);
   std::string doc{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-  for (const auto& o : documented_options()) {
+  for (const auto& o : documented_options(cl::app::groups().options())) {
     INFO(o.key);
     CHECK(doc.find("`" + o.key + "`") != std::string::npos);
     CHECK(doc.find("`" + o.env + "`") != std::string::npos);

@@ -1,6 +1,7 @@
 // Access grants (layer 2) end to end: the creator owns, others need a grant (direct or through a
 // group from the directory file), every read path and list applies it, and the three 403s differ.
 
+#include "app/access_group.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/json_response.hpp"
@@ -266,7 +267,7 @@ TEST_CASE("groups come from the directory file, are re-read when it changes, and
     std::rename((file + ".tmp").c_str(), file.c_str());
   };
   write_directory(R"("u_carol","a_robot")");
-  team t{[&](cl::config::settings& s) { s.access.directory_file = file; }};
+  team t{[&](cl::config::settings& s) { s.groups.get<cl::app::access_settings>().directory_file = file; }};
   auto id = t.create("Tidal range");
   auto unknown = t.grant(t.alice, id, "g_tidez", "reader");
   REQUIRE(unknown);

@@ -97,7 +97,7 @@ cl::actors::auth_actor::behavior_type silent_auth(cl::actors::auth_actor::statef
 TEST_CASE("a concern actor that does not answer in time turns into 503 BACKEND_UNAVAILABLE", "[fault]") {
   test_service svc{[](cl::config::settings& s) { s.actors.ask_timeout_ms = 300; }};
   auto mute = svc.service().system().spawn(silent_auth);
-  svc.service().directory().update([&](concern_handles& h) { h.auth = mute; });
+  svc.service().directory().update([&](concern_handles& h) { h.get<cl::actors::auth_actor>() = mute; });
   auto r = get_with_token(svc.port(), "/v0/content-lake/resources/res_x", read_token());
   REQUIRE(r);
   CHECK(r->status == 503);
@@ -110,7 +110,7 @@ TEST_CASE("killing a concern actor under load: every request is answered, the ac
   test_service svc{[](cl::config::settings& s) { s.rate_limit.burst = 100000; }};
   auto token = read_token();
   auto path = "/v0/content-lake/resources/" + created_resource(svc.port());
-  auto old = svc.service().directory().snapshot()->reader;
+  auto old = svc.service().directory().snapshot()->get<cl::actors::reader_actor>();
   REQUIRE(old);
   constexpr int clients = 4, per_client = 150;
   std::atomic<int> answered{0}, ok{0}, unavailable{0}, other{0};
@@ -137,7 +137,7 @@ TEST_CASE("killing a concern actor under load: every request is answered, the ac
   REQUIRE(eventually([&] {
     auto& directory = svc.service().directory();
     for (std::size_t i = 0; i < directory.readers(); ++i) {
-      auto now = directory.snapshot()->reader;
+      auto now = directory.snapshot()->get<cl::actors::reader_actor>();
       if (!now || now.address() == old.address()) return false;
     }
     return true;
@@ -156,11 +156,11 @@ TEST_CASE("past the restart intensity the service stops with a non-zero exit cod
     s.supervisor.window_seconds = 60;
   }};
   for (int i = 0; i < 3; ++i) {
-    auto victim = svc.service().directory().snapshot()->auth;
+    auto victim = svc.service().directory().snapshot()->get<cl::actors::auth_actor>();
     REQUIRE(victim);
     caf::anon_send_exit(victim, caf::exit_reason::kill);
     if (i < 2)
-      REQUIRE(eventually([&] { return svc.service().directory().snapshot()->auth.address() != victim.address(); }));
+      REQUIRE(eventually([&] { return svc.service().directory().snapshot()->get<cl::actors::auth_actor>().address() != victim.address(); }));
   }
   auto code = svc.wait_exit(15000);
   REQUIRE(code);
@@ -173,7 +173,7 @@ TEST_CASE("graceful stop finishes the request in flight, then exits 0", "[fault]
   auto g = svc.service().system().spawn(gate, held);
   auto path = "/v0/content-lake/resources/" + created_resource(svc.port());
   auto store = svc.service().system().spawn(gated_store, g);
-  svc.service().directory().update([&](concern_handles& h) { h.reader = store; });
+  svc.service().directory().update([&](concern_handles& h) { h.get<cl::actors::reader_actor>() = store; });
   auto token = read_token();
   auto in_flight = std::async(std::launch::async, [&] {
     return get_with_token(svc.port(), path, token);
@@ -224,14 +224,14 @@ TEST_CASE("the rights resolver and the contracts actor come back after a kill, w
   REQUIRE(before->status == 200);
   REQUIRE(before->body.find("\"usable\":true") != std::string::npos);
 
-  auto old_rights = svc.service().directory().snapshot()->rights;
-  auto old_contracts = svc.service().directory().snapshot()->contracts;
+  auto old_rights = svc.service().directory().snapshot()->get<cl::actors::rights_actor>();
+  auto old_contracts = svc.service().directory().snapshot()->get<cl::actors::contracts_actor>();
   caf::anon_send_exit(old_rights, caf::exit_reason::kill);
   caf::anon_send_exit(old_contracts, caf::exit_reason::kill);
   REQUIRE(eventually([&] {
     auto now = svc.service().directory().snapshot();
-    return now->rights && now->contracts && now->rights.address() != old_rights.address()
-           && now->contracts.address() != old_contracts.address();
+    return now->get<cl::actors::rights_actor>() && now->get<cl::actors::contracts_actor>() && now->get<cl::actors::rights_actor>().address() != old_rights.address()
+           && now->get<cl::actors::contracts_actor>().address() != old_contracts.address();
   }));
   // A restarted resolver starts a new epoch: the answer is resolved again, and is the same.
   auto after = get_with_token(port, rights_path, token);
@@ -250,7 +250,7 @@ TEST_CASE("the access actor comes back after a kill: grants hold, denials hold, 
   auto owner = token_with("content-lake.read content-lake.write", "t_test", "u_alice");
   auto stranger = token_with("content-lake.read", "t_test", "u_mallory");
   auto path = "/v0/content-lake/resources/" + created_resource(port);
-  auto old = svc.service().directory().snapshot()->access;
+  auto old = svc.service().directory().snapshot()->get<cl::actors::access_actor>();
   REQUIRE(old);
   // The stranger is never cached (denials are not), so its reads ask the actor while it dies.
   std::atomic<int> answered{0}, denied{0}, unavailable{0}, other{0};
@@ -272,7 +272,7 @@ TEST_CASE("the access actor comes back after a kill: grants hold, denials hold, 
   CHECK(other == 0);  // never a 200: a failing access check denies, it does not let through
   CHECK(denied + unavailable == 300);
   REQUIRE(eventually([&] {
-    auto now = svc.service().directory().snapshot()->access;
+    auto now = svc.service().directory().snapshot()->get<cl::actors::access_actor>();
     return now && now.address() != old.address();
   }));
   CHECK(get_with_token(port, path, owner)->status == 200);
@@ -294,11 +294,11 @@ TEST_CASE("the ledger actor comes back after a kill; stored answers survive it",
   auto first = keyed();
   REQUIRE(first);
   REQUIRE(first->status == 201);
-  auto old = svc.service().directory().snapshot()->ledger;
+  auto old = svc.service().directory().snapshot()->get<cl::actors::ledger_actor>();
   REQUIRE(old);
   caf::anon_send_exit(old, caf::exit_reason::kill);
   REQUIRE(eventually([&] {
-    auto now = svc.service().directory().snapshot()->ledger;
+    auto now = svc.service().directory().snapshot()->get<cl::actors::ledger_actor>();
     return now && now.address() != old.address();
   }));
   auto again = keyed();

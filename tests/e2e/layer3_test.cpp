@@ -4,6 +4,7 @@
 // not allow may contain it, whichever route or rendering is asked.
 
 #include "domain/base64url.hpp"
+#include "app/groups.hpp"
 #include "http/router.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/json_response.hpp"
@@ -80,7 +81,7 @@ struct fixture {
   /// each with the query strings that select content, renderings and snapshots.
   std::vector<std::string> every_read() {
     std::vector<std::string> targets;
-    for (const auto& r : cl::http::route_table()) {
+    for (const auto& r : cl::app::groups().routes()) {
       if (r.method != "GET") continue;
       std::string path{r.path_template};
       auto fill = [&](const std::string& name, const std::string& value) {

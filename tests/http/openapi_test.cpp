@@ -2,6 +2,7 @@
 
 #include "domain/errors.hpp"
 #include "http/openapi.hpp"
+#include "app/groups.hpp"
 #include "http/router.hpp"
 
 #include <boost/json.hpp>
@@ -40,7 +41,7 @@ TEST_CASE("the compiled-in document is docs/openapi.json, OpenAPI 3.1", "[openap
 
 TEST_CASE("every route is in the document and every documented operation is routed", "[openapi]") {
   std::set<std::pair<std::string, std::string>> routed, documented;
-  for (const auto& r : http::route_table()) routed.emplace(std::string{r.path_template}, lower(r.method));
+  for (const auto& r : app::groups().routes()) routed.emplace(std::string{r.path_template}, lower(r.method));
   for (const auto& [path, item] : document().at("paths").as_object())
     for (const auto& [method, op] : item.as_object())
       if (http_methods.count(std::string{method})) documented.emplace(std::string{path}, std::string{method});
@@ -59,7 +60,7 @@ TEST_CASE("paths are written in full under a server URL without a path", "[opena
 
 TEST_CASE("each operation documents its scope, or that it needs no token", "[openapi]") {
   const auto& paths = document().at("paths").as_object();
-  for (const auto& r : http::route_table()) {
+  for (const auto& r : app::groups().routes()) {
     const auto& op = paths.at(r.path_template).as_object().at(lower(r.method)).as_object();
     INFO(r.method << " " << r.path_template);
     if (r.scope.empty()) {
@@ -113,7 +114,7 @@ TEST_CASE("docs/api.md lists every routed operation", "[openapi][docs]") {
   std::ifstream in{std::string{CL_SOURCE_DIR} + "/docs/api.md"};
   REQUIRE(in);
   std::string doc{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-  for (const auto& r : http::route_table()) {
+  for (const auto& r : app::groups().routes()) {
     INFO(r.method << " " << r.path_template);
     CHECK(doc.find("| " + std::string{r.method} + " | `" + std::string{r.path_template} + "` |") != std::string::npos);
   }

@@ -31,7 +31,7 @@ test_service::test_service(const std::function<void(config::settings&)>& tweak) 
   s.auth.jwks_file = jwks_path_;
   s.http.shutdown_grace_seconds = 5;
   if (tweak) tweak(s);
-  svc_ = std::make_unique<http::service>(s);
+  svc_ = std::make_unique<app::service>(s);
   svc_->start(false);
   exit_ = std::async(std::launch::async, [this] { return svc_->run(); });
 }

@@ -3,7 +3,7 @@
 // the test signing key, for end-to-end tests over real sockets.
 
 #include "config/settings.hpp"
-#include "http/service.hpp"
+#include "app/service.hpp"
 
 #include <atomic>
 #include <functional>
@@ -29,7 +29,7 @@ public:
 
   unsigned short port() const { return static_cast<unsigned short>(svc_->port()); }
   unsigned short admin_port() const { return static_cast<unsigned short>(svc_->admin_port()); }
-  http::service& service() { return *svc_; }
+  app::service& service() { return *svc_; }
   const std::string& jwks_path() const { return jwks_path_; }
 
   /// Asks for a graceful stop and waits (bounded) for `run` to return; its exit code, or -1.
@@ -41,7 +41,7 @@ public:
 private:
   temp_dir dir_;
   std::string jwks_path_;
-  std::unique_ptr<http::service> svc_;
+  std::unique_ptr<app::service> svc_;
   std::future<int> exit_;
   bool stopped_ = false;
 };

@@ -1,6 +1,7 @@
 #pragma once
-/// The whole service in one object: storage, identity, actors and the two listeners.
-/// `contentlake serve` runs one; end-to-end tests run one in-process on ephemeral ports.
+/// The composition root: the whole service in one object -- storage, the route groups' actors
+/// under one supervisor (app/groups.hpp), and the two listeners. `contentlake serve` runs one;
+/// end-to-end tests run one in-process on ephemeral ports.
 
 #include "config/settings.hpp"
 
@@ -15,7 +16,7 @@ namespace cl::actors {
 class actor_directory;
 }
 
-namespace cl::http {
+namespace cl::app {
 
 class service {
 public:
@@ -49,4 +50,4 @@ private:
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace cl::http
+}  // namespace cl::app

@@ -1,0 +1,153 @@
+// The platform every route group builds on: auth (spec 5), rate limiting (spec 8), the readers and
+// the writer of the record store, the idempotency ledger (spec 4.6), the rights resolver
+// (spec 2.3), and the OpenAPI document. Its configuration is the core's (config/settings.hpp).
+
+#include "actors/auth.hpp"
+#include "actors/ledger.hpp"
+#include "actors/metrics.hpp"
+#include "actors/rate_limiter.hpp"
+#include "actors/reader.hpp"
+#include "actors/rights.hpp"
+#include "actors/writer.hpp"
+#include "app/groups.hpp"
+#include "config/watched_file.hpp"
+#include "http/https_fetch.hpp"
+#include "http/openapi.hpp"
+#include "storage/identity.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace cl::app {
+
+namespace {
+
+using children = caf::expected<std::vector<actors::child_spec>>;
+
+domain::api_reply serve_openapi(const domain::api_request&) {
+  domain::api_reply r;
+  r.body = std::string{http::openapi_document()};
+  r.headers.emplace_back("Cache-Control", "public, max-age=300");
+  return r;
+}
+
+children spawn_auth(const startup& s) {
+  auto cfg = std::make_shared<actors::auth_config>();
+  const auto& a = s.settings.auth;
+  if (s.settings.development_identity()) {
+    auto dev = storage::load_or_create_dev_identity(s.settings.data_dir);
+    cfg->issuer = storage::dev_issuer;
+    cfg->static_jwks = dev.jwks_json;
+    spdlog::warn("DEVELOPMENT MODE: no auth.issuer configured; trusting only the development key in {}/identity "
+                 "(issuer {}). Mint tokens with `contentlake token`. Never expose this to a network.",
+                 s.settings.data_dir, storage::dev_issuer);
+  } else {
+    cfg->issuer = a.issuer;
+    cfg->jwks_file = a.jwks_file;
+    cfg->jwks_url = a.jwks_url;
+    cfg->jwks_ca_file = a.jwks_ca_file;
+  }
+  cfg->clock_skew = std::chrono::seconds{a.clock_skew_seconds};
+  cfg->refetch_min = std::chrono::seconds{a.jwks_refetch_min_seconds};
+  cfg->refresh = std::chrono::seconds{a.jwks_refresh_seconds};
+  cfg->fetch_timeout = std::chrono::milliseconds{std::max(100, s.settings.actors.ask_timeout_ms * 3 / 4)};
+  cfg->tokens = s.tokens;
+  cfg->health = s.health;
+  cfg->fetch = [](const std::string& url, const std::string& ca, std::chrono::milliseconds timeout) {
+    return http::fetch_https(url, ca, timeout);
+  };
+  if (auto err = actors::validate(*cfg)) return startup_failure(*err);
+  s.directory->update([&](actors::concern_handles& h) { h.tokens = s.tokens; });
+  std::shared_ptr<const actors::auth_config> fixed = cfg;
+  return std::vector<actors::child_spec>{actors::supervised<actors::auth_actor>(
+    "auth", [fixed](caf::actor_system& sys) { return sys.spawn(actors::auth, fixed); })};
+}
+
+children spawn_rate_limiter(const startup& s) {
+  auto cfg = std::make_shared<actors::rate_limiter_config>();
+  cfg->requests_per_second = s.settings.rate_limit.requests_per_second;
+  cfg->burst = s.settings.rate_limit.burst;
+  cfg->stats = s.stats;
+  if (auto err = actors::validate(*cfg)) return startup_failure(*err);
+  std::shared_ptr<const actors::rate_limiter_config> fixed = cfg;
+  return std::vector<actors::child_spec>{actors::supervised<actors::rate_limiter_actor>(
+    "rate_limiter", [fixed](caf::actor_system& sys) { return sys.spawn(actors::rate_limiter, fixed); })};
+}
+
+children spawn_rights(const startup& s) {
+  auto cfg = std::make_shared<actors::rights_config>();
+  cfg->store = s.store;
+  cfg->cache = std::make_shared<actors::rights_cache>(100000);
+  cfg->epoch = std::make_shared<std::atomic<std::uint64_t>>(0);
+  cfg->policy_file = s.settings.rights.policy_file;
+  auto builtin = domain::parse_policy(http::builtin_policy_document());
+  if (auto* error = std::get_if<std::string>(&builtin)) return startup_failure("built-in policy: " + *error);
+  cfg->builtin_policy = std::get<domain::platform_policy>(builtin);
+  // A policy file that is there but invalid stops the start; a missing one means the built-in.
+  auto start = actors::starting_policy(*cfg, config::read_file(cfg->policy_file));
+  if (auto* error = std::get_if<std::string>(&start)) return startup_failure("rights.policy_file " + *error);
+  const auto& source = std::get<actors::policy_source>(start);
+  cfg->current = std::make_shared<actors::policy_holder>();
+  cfg->current->set(source.policy);
+  if (source.origin == cfg->policy_file)
+    spdlog::info("rights: platform policy {} from {}", source.policy.version, source.origin);
+  else
+    spdlog::warn("rights: policy file {} not found; using the built-in policy {}", cfg->policy_file,
+                 source.policy.version);
+  s.directory->update([&](actors::concern_handles& h) {
+    h.rights_cache = cfg->cache;
+    h.rights_epoch = cfg->epoch;
+    h.policy = cfg->current;
+  });
+  std::shared_ptr<const actors::rights_config> fixed = cfg;
+  return std::vector<actors::child_spec>{actors::supervised<actors::rights_actor>(
+    "rights", [fixed](caf::actor_system& sys) { return sys.spawn(actors::rights, fixed); })};
+}
+
+children spawn_ledger(const startup& s) {
+  const auto& c = s.settings;
+  auto cfg = std::make_shared<const actors::ledger_config>(actors::ledger_config{
+    s.store, s.directory, s.stats, c.idempotency.retention_seconds * 1000,
+    std::chrono::milliseconds{2 * c.actors.ask_timeout_ms},
+    std::chrono::milliseconds{c.idempotency.prune_interval_seconds * 1000}});
+  return std::vector<actors::child_spec>{actors::supervised<actors::ledger_actor>(
+    "ledger", [cfg](caf::actor_system& sys) { return sys.spawn(actors::ledger, cfg); })};
+}
+
+children spawn_writer(const startup& s) {
+  auto stats = std::make_shared<actors::writer_stats>();
+  if (s.stats) s.stats->watch_writes(stats);
+  actors::writer_config settings{s.store, stats, s.settings.storage.group_commit};
+  settings.change_log_retention = std::chrono::seconds{s.settings.storage.change_log_retention_seconds};
+  auto cfg = std::make_shared<const actors::writer_config>(std::move(settings));
+  return std::vector<actors::child_spec>{actors::supervised<actors::writer_actor>("writer", [cfg](caf::actor_system& sys) {
+    // Detached: the group commit's fsync runs on the writer's own thread.
+    return sys.spawn<caf::detached>(actors::writer, cfg);
+  })};
+}
+
+children spawn_readers(const startup& s) {
+  // Several readers: each is its own child (restarted alone) and serves its own directory view.
+  std::vector<actors::child_spec> out;
+  for (std::size_t i = 0; i < s.directory->readers(); ++i)
+    out.push_back(actors::supervised<actors::reader_actor>(
+      "reader", [store = s.store](caf::actor_system& sys) { return sys.spawn(actors::reader, store); }, i));
+  return out;
+}
+
+}  // namespace
+
+void register_core(registry& r) {
+  r.add_routes({{"GET", "/v0/openapi.json", "", nullptr, &serve_openapi}});
+  r.add_actors("auth", &spawn_auth);
+  r.add_actors("rate_limiter", &spawn_rate_limiter);
+  r.add_actors("rights", &spawn_rights);
+  r.add_actors("ledger", &spawn_ledger);
+  r.add_actors("writer", &spawn_writer);
+  r.add_actors("readers", &spawn_readers);
+}
+
+}  // namespace cl::app

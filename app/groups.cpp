@@ -1,0 +1,19 @@
+#include "app/groups.hpp"
+
+namespace cl::app {
+
+const registry& groups() {
+  static const registry all = [] {
+    registry r;
+    // The registration list: one line per route group.
+    register_core(r);
+    register_resources(r);
+    register_access(r);
+    register_catalog(r);
+    register_contracts(r);
+    return r;
+  }();
+  return all;
+}
+
+}  // namespace cl::app

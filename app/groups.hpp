@@ -1,0 +1,25 @@
+#pragma once
+/// The route groups. Each lives in its own app/<group>_group.cpp and adds its routes, its
+/// configuration section and its supervised actors to the registry; `build_registry` calls them
+/// in the order docs/api.md lists the routes.
+
+#include "app/registry.hpp"
+
+namespace cl::app {
+
+/// The platform every group builds on: auth, rate limiting, the readers and the writer, the
+/// idempotency ledger, the rights resolver, and GET /v0/openapi.json.
+void register_core(registry& r);
+/// Resources, their versions, entities and content units.
+void register_resources(registry& r);
+/// Access grants on Resources (layer 2) and the group directory.
+void register_access(registry& r);
+/// Works (with promotion of staged Resources), Sources and Activities.
+void register_catalog(registry& r);
+/// Contracts and their versions (a preview addition).
+void register_contracts(registry& r);
+
+/// Every group registered, built once; pure (nothing starts), so tests read its routes and options.
+const registry& groups();
+
+}  // namespace cl::app

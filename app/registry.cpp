@@ -1,0 +1,40 @@
+#include "app/registry.hpp"
+
+#include <caf/message.hpp>
+#include <caf/sec.hpp>
+
+namespace cl::app {
+
+caf::error startup_failure(std::string what) {
+  return caf::make_error(caf::sec::invalid_argument, std::move(what));
+}
+
+std::string describe(const caf::error& e) {
+  const auto& context = e.context();
+  if (context.match_elements<std::string>()) return context.get_as<std::string>(0);
+  return to_string(e);
+}
+
+void registry::add_routes(std::vector<http::route> routes) {
+  for (auto& r : routes) routes_.push_back(std::move(r));
+}
+
+void registry::add_options(std::vector<config::option> options) {
+  for (auto& o : options) options_.push_back(std::move(o));
+}
+
+void registry::add_actors(std::string name, spawn_fn spawn) {
+  spawners_.emplace_back(std::move(name), std::move(spawn));
+}
+
+caf::expected<std::vector<actors::child_spec>> registry::spawn_all(const startup& s) const {
+  std::vector<actors::child_spec> all;
+  for (const auto& [name, spawn] : spawners_) {
+    auto children = spawn(s);
+    if (!children) return startup_failure(name + ": " + describe(children.error()));
+    for (auto& c : *children) all.push_back(std::move(c));
+  }
+  return all;
+}
+
+}  // namespace cl::app

@@ -1,0 +1,75 @@
+#pragma once
+/// What a route group contributes to the service, collected in one value before anything starts:
+/// its routes (with their scopes), its configuration section, and its supervised actors. Each
+/// group exports `register_<group>(registry&)` (app/groups.hpp); app/groups.cpp lists them; the
+/// composition root (app/service.cpp) builds the router, the settings and the supervisor from the
+/// result. docs/architecture.md has the recipe for a new group.
+
+#include "actors/supervisor.hpp"
+#include "config/settings.hpp"
+#include "http/router.hpp"
+
+#include <caf/expected.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cl::storage {
+class record_store;
+}
+
+namespace cl::actors {
+class metrics;
+class token_cache;
+}  // namespace cl::actors
+
+namespace cl::app {
+
+/// What a group's spawning functions get at start: validated settings and the shared services the
+/// composition root owns.
+struct startup {
+  const config::settings& settings;
+  std::shared_ptr<storage::record_store> store;
+  std::shared_ptr<actors::actor_directory> directory;
+  std::shared_ptr<actors::metrics> stats;
+  std::shared_ptr<actors::service_health> health;
+  std::shared_ptr<actors::token_cache> tokens;
+  /// Stops the service (the supervisor gave up; a fatal condition found by a group's actor).
+  std::function<void(int exit_code)> stop;
+};
+
+/// A group's spawning function: checks its configuration and answers how the supervisor
+/// (re)starts its actors (`actors::supervised`), or an error naming what is wrong; the service
+/// then does not start.
+using spawn_fn = std::function<caf::expected<std::vector<actors::child_spec>>(const startup&)>;
+
+/// An error for a spawning function to return: the service stops with `what` as its message.
+caf::error startup_failure(std::string what);
+
+/// The operator's text of an error a spawning function returned.
+std::string describe(const caf::error& e);
+
+class registry {
+public:
+  /// Adds the group's routes; the path templates and scopes are API (docs/api.md, OpenAPI).
+  void add_routes(std::vector<http::route> routes);
+  /// Adds the group's configuration section: dotted keys, defaults and setters (config/settings.hpp).
+  void add_options(std::vector<config::option> options);
+  /// Adds a spawning function for the group's supervised actors; `name` is for messages.
+  void add_actors(std::string name, spawn_fn spawn);
+
+  const std::vector<http::route>& routes() const { return routes_; }
+  const std::vector<config::option>& options() const { return options_; }
+
+  /// Runs every spawning function in registration order; the first failure ends it.
+  caf::expected<std::vector<actors::child_spec>> spawn_all(const startup& s) const;
+
+private:
+  std::vector<http::route> routes_;
+  std::vector<config::option> options_;
+  std::vector<std::pair<std::string, spawn_fn>> spawners_;
+};
+
+}  // namespace cl::app

@@ -1,0 +1,233 @@
+#include "app/service.hpp"
+
+#include "actors/directory.hpp"
+#include "actors/metrics.hpp"
+#include "actors/supervisor.hpp"
+#include "actors/token_cache.hpp"
+#include "app/groups.hpp"
+#include "domain/page_token.hpp"
+#include "http/api.hpp"
+#include "http/listener.hpp"
+#include "storage/identity.hpp"
+#include "storage/record_store.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+namespace cl::app {
+
+namespace net = boost::asio;
+
+struct service::impl {
+  config::settings settings;
+  std::shared_ptr<actors::metrics> stats = std::make_shared<actors::metrics>();
+  std::shared_ptr<actors::service_health> health = std::make_shared<actors::service_health>();
+  std::shared_ptr<actors::actor_directory> directory =
+    std::make_shared<actors::actor_directory>(static_cast<std::size_t>(settings.storage.readers));
+  std::shared_ptr<storage::record_store> store;
+
+  // Declared before anything holding actor handles: destroyed last, after every handle is gone.
+  std::unique_ptr<caf::actor_system_config> caf_config;
+  std::unique_ptr<caf::actor_system> system;
+  caf::actor supervisor;
+
+  net::io_context ioc;
+  std::unique_ptr<net::signal_set> signals;
+  std::unique_ptr<net::steady_timer> grace_timer;
+  std::unique_ptr<http::request_handler> api;
+  std::unique_ptr<http::request_handler> admin;
+  std::shared_ptr<http::listener_context> public_ctx;
+  std::shared_ptr<http::listener_context> admin_ctx;
+  std::shared_ptr<http::listener> public_listener;
+  std::shared_ptr<http::listener> admin_listener;
+  std::atomic<int> exit_code{0};
+  std::atomic<bool> stopping{false};
+
+  explicit impl(config::settings s) : settings(std::move(s)) {}
+
+  /// Starts the actor system and, under one supervisor, every route group's actors; throws with
+  /// the operator's message when a group's configuration is not usable.
+  void spawn_actors() {
+    caf_config = std::make_unique<caf::actor_system_config>();
+    caf_config->set("scheduler.max-threads", settings.actors.scheduler_threads);
+    // "sharing" measured better than work stealing on 2 cores (CAF notes, pitfall 7).
+    caf_config->set("scheduler.policy", caf::atom("sharing"));
+    system = std::make_unique<caf::actor_system>(*caf_config);
+
+    directory->update([this](actors::concern_handles& h) { h.stats = stats; });
+    startup context{settings,
+                    store,
+                    directory,
+                    stats,
+                    health,
+                    std::make_shared<actors::token_cache>(static_cast<std::size_t>(settings.auth.token_cache_entries)),
+                    [this](int code) {
+                      exit_code = code;
+                      stop();
+                    }};
+    auto children = groups().spawn_all(context);
+    if (!children) throw std::runtime_error(describe(children.error()));
+
+    auto sup = std::make_shared<actors::supervisor_config>();
+    sup->max_restarts = settings.supervisor.max_restarts;
+    sup->window = std::chrono::seconds{settings.supervisor.window_seconds};
+    sup->directory = directory;
+    sup->stats = stats;
+    sup->health = health;
+    sup->give_up = [stop = context.stop](const std::string&) { stop(70); };
+    sup->children = std::move(*children);
+    if (auto err = actors::validate(*sup)) throw std::runtime_error(*err);
+    supervisor = system->spawn(actors::supervisor, std::shared_ptr<const actors::supervisor_config>{sup});
+    // The supervisor publishes every child before it answers: after this, the directory is complete.
+    caf::scoped_actor self{*system};
+    bool ready = false;
+    self->request(supervisor, std::chrono::seconds{10}, caf::get_atom_v)
+      .receive([&](bool) { ready = true; }, [&](caf::error&) {});
+    if (!ready) throw std::runtime_error("the supervisor did not start its actors");
+  }
+
+  std::shared_ptr<http::listener_context> make_context(const std::string& name, http::request_handler* handler,
+                                                       bool counted) {
+    auto ctx = std::make_shared<http::listener_context>();
+    ctx->name = name;
+    ctx->body_limit = settings.http.body_limit_bytes;
+    ctx->header_limit = settings.http.header_limit_bytes;
+    ctx->header_timeout = std::chrono::seconds{settings.http.header_timeout_seconds};
+    ctx->idle_timeout = std::chrono::seconds{settings.http.idle_timeout_seconds};
+    ctx->read_timeout = std::chrono::seconds{settings.http.read_timeout_seconds};
+    ctx->max_connections = settings.http.max_connections;
+    ctx->recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
+    ctx->access_log = settings.log.access && counted;
+    ctx->handler = handler;
+    ctx->stats = counted ? stats.get() : nullptr;
+    ctx->on_drained = [this] { net::post(ioc, [this] { maybe_finish_drain(); }); };
+    return ctx;
+  }
+
+  void start(bool handle_signals) {
+    std::filesystem::create_directories(settings.data_dir);
+    store = storage::open_lmdb_store(settings.data_dir, settings.storage.map_size_mib);
+    spawn_actors();
+    auto page_tokens = std::make_shared<const domain::page_token_codec>(
+      storage::load_or_create_secret(settings.data_dir, "page-token.key"));
+    http::public_api_settings api_settings;
+    api_settings.timeout = std::chrono::milliseconds{settings.actors.ask_timeout_ms};
+    api_settings.page_tokens = std::move(page_tokens);
+    api_settings.idempotency_retention_ms = settings.idempotency.retention_seconds * 1000;
+    api_settings.recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
+    api = http::make_public_api(*system, groups().routes(), directory, api_settings);
+    admin = http::make_admin_api(stats, health);
+    public_ctx = make_context("public", api.get(), true);
+    admin_ctx = make_context("admin", admin.get(), false);
+    public_listener = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx);
+    admin_listener = std::make_shared<http::listener>(ioc, settings.admin_listen.host, settings.admin_listen.port, admin_ctx);
+    public_listener->run();
+    admin_listener->run();
+    if (handle_signals) {
+      signals = std::make_unique<net::signal_set>(ioc, SIGINT, SIGTERM);
+      signals->async_wait([this](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        spdlog::info("received signal {}; draining", sig);
+        begin_drain();
+      });
+    }
+  }
+
+  void begin_drain() {
+    if (stopping.exchange(true)) return;
+    health->draining = true;
+    public_ctx->draining = true;
+    admin_ctx->draining = true;
+    if (signals) {
+      boost::system::error_code ec;
+      signals->cancel(ec);
+    }
+    public_listener->drain();
+    admin_listener->drain();
+    grace_timer = std::make_unique<net::steady_timer>(ioc, std::chrono::seconds{settings.http.shutdown_grace_seconds});
+    grace_timer->async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      spdlog::warn("shutdown grace period over; closing remaining connections");
+      public_listener->force_close();
+      admin_listener->force_close();
+    });
+    maybe_finish_drain();
+  }
+
+  void maybe_finish_drain() {
+    if (!stopping || public_ctx->connections > 0 || admin_ctx->connections > 0) return;
+    if (grace_timer) grace_timer->cancel();
+  }
+
+  void stop() {
+    net::post(ioc, [this] { begin_drain(); });
+  }
+
+  int run() {
+    std::vector<std::thread> extra;
+    for (int i = 1; i < settings.http.threads; ++i) extra.emplace_back([this] { ioc.run(); });
+    ioc.run();
+    for (auto& t : extra) t.join();
+    shutdown_actors();
+    return exit_code;
+  }
+
+  void shutdown_actors() {
+    if (!system) return;
+    directory->clear();
+    if (supervisor) {
+      caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
+      supervisor = nullptr;
+    }
+  }
+
+  ~impl() {
+    shutdown_actors();
+    // Handlers and listeners may hold callbacks into the actor system: drop them first.
+    public_listener.reset();
+    admin_listener.reset();
+    system.reset();
+  }
+};
+
+service::service(config::settings settings) : impl_(std::make_unique<impl>(std::move(settings))) {}
+
+service::~service() = default;
+
+void service::start(bool handle_signals) {
+  impl_->start(handle_signals);
+}
+
+std::uint16_t service::port() const {
+  return impl_->public_listener->port();
+}
+
+std::uint16_t service::admin_port() const {
+  return impl_->admin_listener->port();
+}
+
+int service::run() {
+  return impl_->run();
+}
+
+void service::stop() {
+  impl_->stop();
+}
+
+caf::actor_system& service::system() {
+  return *impl_->system;
+}
+
+actors::actor_directory& service::directory() {
+  return *impl_->directory;
+}
+
+}  // namespace cl::app

@@ -1,0 +1,137 @@
+#include "http/api.hpp"
+
+#include "actors/coordinator.hpp"
+#include "actors/deadlines.hpp"
+#include "actors/directory.hpp"
+#include "actors/metrics.hpp"
+#include "domain/page_token.hpp"
+#include "domain/query.hpp"
+#include "http/router.hpp"
+
+#include <algorithm>
+
+namespace cl::http {
+
+namespace {
+
+/// The public API: route, then answer locally or through a coordinator.
+class public_api final : public request_handler {
+public:
+  public_api(caf::actor_system& sys, std::vector<route> routes, std::shared_ptr<actors::actor_directory> directory,
+             const public_api_settings& s)
+    : sys_(sys),
+      routes_(std::move(routes)),
+      directory_(std::move(directory)),
+      timeout_(s.timeout),
+      deadlines_(std::make_shared<actors::deadline_watch>(
+        std::clamp(s.timeout / 10, std::chrono::milliseconds{10}, std::chrono::milliseconds{100}))),
+      page_tokens_(s.page_tokens),
+      retention_ms_(s.idempotency_retention_ms),
+      recent_sign_in_seconds_(s.recent_sign_in_seconds) {}
+
+  void handle(domain::api_request request, std::function<void(domain::api_reply)> done) override {
+    auto m = match_route(routes_, request.method, request.path);
+    if (!m.found) {
+      if (!m.allow.empty()) {
+        auto r = domain::api_reply::failure(domain::error_id::method_not_allowed,
+                                            "This path accepts " + m.allow + ", not " + request.method + ".");
+        r.headers.emplace_back("Allow", m.allow);
+        return done(std::move(r));
+      }
+      return done(domain::api_reply::failure(domain::error_id::route_not_found, "No route has this path."));
+    }
+    // Every parameter takes one value: a repeated one is refused, not resolved by "first wins".
+    if (auto repeated = domain::repeated_parameter(request.query)) {
+      auto shown = repeated->substr(0, 64);
+      auto r = domain::api_reply::failure(domain::error_id::duplicate_parameter,
+                                          "The query parameter " + shown + " was given more than once.",
+                                          {{shown, "give it once"}});
+      r.route = std::string{m.found->path_template};
+      return done(std::move(r));
+    }
+    std::string route{m.found->path_template};
+    if (m.found->local) {
+      auto r = m.found->local(request);
+      r.route = std::move(route);
+      return done(std::move(r));
+    }
+    actors::request_job job;
+    job.request = std::move(request);
+    job.params = std::move(m.params);
+    job.required_scope = std::string{m.found->scope};
+    job.plan = m.found->plan;
+    job.actors = directory_->snapshot();
+    job.timeout = timeout_;
+    job.deadlines = deadlines_;
+    job.page_tokens = page_tokens_;
+    job.idempotency_retention_ms = retention_ms_;
+    job.recent_sign_in_seconds = recent_sign_in_seconds_;
+    job.reply = [done = std::move(done), route = std::move(route)](domain::api_reply r) {
+      r.route = route;
+      done(std::move(r));
+    };
+    actors::coordinate(sys_, std::move(job));
+  }
+
+private:
+  caf::actor_system& sys_;
+  std::vector<route> routes_;
+  std::shared_ptr<actors::actor_directory> directory_;
+  std::chrono::milliseconds timeout_;
+  std::shared_ptr<actors::deadline_watch> deadlines_;
+  std::shared_ptr<const domain::page_token_codec> page_tokens_;
+  std::int64_t retention_ms_;
+  std::int64_t recent_sign_in_seconds_;
+};
+
+/// The operations listener: metrics and health, never part of the public contract.
+class admin_api final : public request_handler {
+public:
+  admin_api(std::shared_ptr<actors::metrics> stats, std::shared_ptr<actors::service_health> health)
+    : stats_(std::move(stats)), health_(std::move(health)) {}
+
+  void handle(domain::api_request request, std::function<void(domain::api_reply)> done) override {
+    domain::api_reply r;
+    r.route = request.path;
+    if (request.method != "GET") {
+      r = domain::api_reply::failure(domain::error_id::method_not_allowed, "The admin listener only answers GET.");
+      r.headers.emplace_back("Allow", "GET");
+    } else if (request.path == "/metrics") {
+      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      r.body = stats_->render();
+    } else if (request.path == "/healthz") {
+      r.body = R"({"status":"ok"})";
+    } else if (request.path == "/readyz") {
+      bool keys = health_->keys_loaded, draining = health_->draining, down = health_->children_down > 0;
+      bool ready = keys && !draining && !down;
+      r.status = ready ? 200 : 503;
+      r.body = std::string{R"({"status":")"} + (ready ? "ready" : "not_ready") + R"(","signing_keys_loaded":)"
+               + (keys ? "true" : "false") + R"(,"draining":)" + (draining ? "true" : "false")
+               + R"(,"actors_down":)" + (down ? "true" : "false") + "}";
+    } else {
+      r = domain::api_reply::failure(domain::error_id::route_not_found, "The admin listener has /metrics, /healthz and /readyz.");
+      r.route = {};
+    }
+    r.headers.emplace_back("Cache-Control", "no-store");
+    done(std::move(r));
+  }
+
+private:
+  std::shared_ptr<actors::metrics> stats_;
+  std::shared_ptr<actors::service_health> health_;
+};
+
+}  // namespace
+
+std::unique_ptr<request_handler> make_public_api(caf::actor_system& sys, std::vector<route> routes,
+                                                 std::shared_ptr<actors::actor_directory> directory,
+                                                 const public_api_settings& settings) {
+  return std::make_unique<public_api>(sys, std::move(routes), std::move(directory), settings);
+}
+
+std::unique_ptr<request_handler> make_admin_api(std::shared_ptr<actors::metrics> stats,
+                                                std::shared_ptr<actors::service_health> health) {
+  return std::make_unique<admin_api>(std::move(stats), std::move(health));
+}
+
+}  // namespace cl::http

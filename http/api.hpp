@@ -1,0 +1,45 @@
+#pragma once
+/// The two request handlers the listeners run: the public API (route, then answer locally or
+/// through a per-request coordinator) and the operations API (/metrics, /healthz, /readyz).
+
+#include "http/handler.hpp"
+#include "http/router.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace caf {
+class actor_system;
+}
+
+namespace cl::domain {
+class page_token_codec;
+}
+
+namespace cl::actors {
+class actor_directory;
+class metrics;
+struct service_health;
+}  // namespace cl::actors
+
+namespace cl::http {
+
+struct public_api_settings {
+  std::chrono::milliseconds timeout{2000};  ///< each request's deadline inside the actors
+  std::shared_ptr<const domain::page_token_codec> page_tokens;
+  std::int64_t idempotency_retention_ms = 0;
+  std::int64_t recent_sign_in_seconds = 900;
+};
+
+/// The public API over `routes` (the route groups', app/groups.hpp).
+std::unique_ptr<request_handler> make_public_api(caf::actor_system& sys, std::vector<route> routes,
+                                                 std::shared_ptr<actors::actor_directory> directory,
+                                                 const public_api_settings& settings);
+
+/// The operations listener's handler: never part of the public contract.
+std::unique_ptr<request_handler> make_admin_api(std::shared_ptr<actors::metrics> stats,
+                                                std::shared_ptr<actors::service_health> health);
+
+}  // namespace cl::http
