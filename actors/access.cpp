@@ -1,5 +1,6 @@
 #include "actors/access.hpp"
 #include "actors/backend_error.hpp"
+#include "actors/recheck.hpp"
 #include "domain/clock.hpp"
 
 #include <caf/all.hpp>
@@ -21,34 +22,13 @@ std::vector<std::string> principals_of(const domain::group_directory& dir, const
   return all;
 }
 
-void reload_if_changed(access_state& st, const access_config& cfg) {
-  auto change = st.directory_file.poll();
-  if (!change.changed) return;
-  if (!change.text) {
-    // A removed file means no groups: access through groups ends with it.
-    spdlog::warn("access: directory file {} is gone; no groups until it is back", cfg.directory_file);
-    st.directory = {};
-  } else {
-    auto parsed = domain::parse_directory(*change.text);
-    if (auto* error = std::get_if<std::string>(&parsed)) {
-      spdlog::error("access: directory file {} rejected ({}); keeping directory {}", cfg.directory_file, *error,
-                    st.directory.version);
-      return;
-    }
-    st.directory = std::get<domain::group_directory>(std::move(parsed));
-    spdlog::info("access: group directory {} in effect", st.directory.version);
-  }
-  if (cfg.epoch) ++*cfg.epoch;  // cached roles may have come through groups that changed
-}
-
 }  // namespace
 
-std::variant<domain::group_directory, std::string> starting_directory(const access_config& cfg,
-                                                                      const std::optional<std::string>& file_text) {
-  if (cfg.directory_file.empty() || !file_text) return domain::group_directory{};
-  auto parsed = domain::parse_directory(*file_text);
-  if (auto* error = std::get_if<std::string>(&parsed)) return cfg.directory_file + ": " + *error;
-  return parsed;
+config::watched_config<domain::group_directory> watched_directory(const std::string& path) {
+  using watch = config::watched_config<domain::group_directory>;
+  return watch{"access: directory file", path, [](const std::string& text) { return domain::parse_directory(text); },
+               domain::group_directory{}, watch::on_missing::fall_back,
+               [](const domain::group_directory& d) { return "group directory " + d.version; }};
 }
 
 domain::access_role role_of(const storage::record_store& store, const domain::group_directory& dir,
@@ -67,17 +47,12 @@ domain::access_role role_of(const storage::record_store& store, const domain::gr
 access_actor::behavior_type access(access_actor::stateful_pointer<access_state> self,
                                    std::shared_ptr<const access_config> cfg) {
   auto& st = self->state;
-  st.directory_file = config::watched_file{cfg->directory_file};
   // The service checked the file at start; a restarted actor whose file has turned invalid since
   // runs without groups (and logs it) rather than not starting.
-  auto start = starting_directory(*cfg, st.directory_file.poll().text);
-  if (auto* error = std::get_if<std::string>(&start)) {
-    spdlog::error("access: {}; no groups until it is fixed", *error);
-  } else {
-    st.directory = std::get<domain::group_directory>(std::move(start));
-  }
+  st.directory.emplace(watched_directory(cfg->directory_file));
+  st.directory->start();
   if (cfg->epoch) ++*cfg->epoch;  // a restarted actor may have missed a directory change
-  if (!cfg->directory_file.empty()) self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
+  if (st.directory->watching()) schedule_recheck(self);
   return {
     [self, cfg](check_atom, const std::string& tenant, const std::string& subject,
                 const std::string& resource) -> caf::result<std::int32_t> {
@@ -85,7 +60,7 @@ access_actor::behavior_type access(access_actor::stateful_pointer<access_state> 
         // The epoch is read before the grants: a grant written meanwhile bumps it after its
         // commit, so this answer can never be found under the new epoch.
         auto epoch = cfg->epoch ? cfg->epoch->load() : 0;
-        auto role = role_of(*cfg->store, self->state.directory, tenant, subject, resource);
+        auto role = role_of(*cfg->store, self->state.directory->current(), tenant, subject, resource);
         // Only roles are kept: a denial is rare and must not outlive a grant made a moment later.
         if (cfg->cache && role != domain::access_role::none) {
           auto now = domain::now_seconds();
@@ -98,18 +73,16 @@ access_actor::behavior_type access(access_actor::stateful_pointer<access_state> 
       }
     },
     [self](principals_atom, const std::string& tenant, const std::string& subject) -> std::vector<std::string> {
-      return principals_of(self->state.directory, tenant, subject);
+      return principals_of(self->state.directory->current(), tenant, subject);
     },
     [self](group_atom, const std::string& tenant, const std::string& group) -> bool {
-      return self->state.directory.has_group(tenant, group);
+      return self->state.directory->current().has_group(tenant, group);
     },
     [self, cfg](recheck_atom) {
-      try {
-        reload_if_changed(self->state, *cfg);
-      } catch (const std::exception& e) {
-        spdlog::error("access: directory recheck failed: {}", e.what());
-      }
-      self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
+      recheck(self, "access", [&] {
+        // Cached roles may have come through groups that changed.
+        if (self->state.directory->recheck() && cfg->epoch) ++*cfg->epoch;
+      });
     },
   };
 }

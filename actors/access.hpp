@@ -8,7 +8,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/shared_cache.hpp"
 #include "domain/access.hpp"
-#include "config/watched_file.hpp"
+#include "config/watched_config.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -31,10 +31,8 @@ struct access_config {
   std::string directory_file;                         ///< watched; empty or missing: no groups
 };
 
-/// The directory a start uses, from the file's text as read then (none: unset or unreadable:
-/// no groups). A file that is there but invalid is an error naming what is wrong.
-std::variant<domain::group_directory, std::string> starting_directory(const access_config& cfg,
-                                                                      const std::optional<std::string>& file_text);
+/// The group directory file as watched by the access actor: missing means no groups.
+config::watched_config<domain::group_directory> watched_directory(const std::string& path);
 
 /// Key of a role in the access cache.
 inline std::string access_cache_key(const std::string& tenant, const std::string& resource, const std::string& subject,
@@ -48,8 +46,7 @@ domain::access_role role_of(const storage::record_store& store, const domain::gr
 
 struct access_state {
   static constexpr const char* name = "access";
-  domain::group_directory directory;
-  config::watched_file directory_file;
+  std::optional<config::watched_config<domain::group_directory>> directory;
 };
 
 access_actor::behavior_type access(access_actor::stateful_pointer<access_state> self,

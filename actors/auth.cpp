@@ -1,4 +1,5 @@
 #include "actors/auth.hpp"
+#include "actors/recheck.hpp"
 #include "domain/clock.hpp"
 
 
@@ -23,19 +24,19 @@ std::string host_of(const std::string& url) {
 /// Which configured source a JWKS document came from.
 enum class key_source { development, file, url };
 
-bool install_keys(auth_state& st, const auth_config& cfg, const std::string& json, key_source source,
-                  const std::string& origin) {
+std::variant<domain::key_set, std::string> parse_jwks(const std::string& json) {
   std::string error;
   auto parsed = domain::key_set::parse(json, &error);
-  if (!parsed) {
-    spdlog::error("auth: JWKS from {} rejected: {}", origin, error);
-    return false;
-  }
-  spdlog::info("auth: loaded {} signing key(s) from {}", parsed->size(), origin);
+  if (!parsed) return error;
+  return std::move(*parsed);
+}
+
+/// Makes `keys` the set of `source` and the union of all sets the one in force.
+void use_keys(auth_state& st, const auth_config& cfg, domain::key_set keys, key_source source) {
   switch (source) {
-    case key_source::development: st.static_keys = std::move(*parsed); break;
-    case key_source::file: st.file_keys = std::move(*parsed); break;
-    case key_source::url: st.url_keys = std::move(*parsed); break;
+    case key_source::development: st.static_keys = std::move(keys); break;
+    case key_source::file: st.file_keys = std::move(keys); break;
+    case key_source::url: st.url_keys = std::move(keys); break;
   }
   // With both a file and a URL configured, both sets are trusted.
   auto all = std::make_shared<domain::key_set>(st.static_keys);
@@ -44,14 +45,23 @@ bool install_keys(auth_state& st, const auth_config& cfg, const std::string& jso
   st.keys = std::move(all);
   if (cfg.tokens) cfg.tokens->clear();  // a key that left the set must not keep its tokens alive
   if (cfg.health) cfg.health->keys_loaded = st.keys->size() > 0;
+}
+
+bool install_keys(auth_state& st, const auth_config& cfg, const std::string& json, key_source source,
+                  const std::string& origin) {
+  auto parsed = parse_jwks(json);
+  if (auto* error = std::get_if<std::string>(&parsed)) {
+    spdlog::error("auth: JWKS from {} rejected: {}", origin, *error);
+    return false;
+  }
+  auto& keys = std::get<domain::key_set>(parsed);
+  spdlog::info("auth: loaded {} signing key(s) from {}", keys.size(), origin);
+  use_keys(st, cfg, std::move(keys), source);
   return true;
 }
 
 void reload_file_if_changed(auth_state& st, const auth_config& cfg) {
-  auto change = st.jwks_file.poll();
-  if (!change.changed) return;
-  if (change.text) install_keys(st, cfg, *change.text, key_source::file, "file " + cfg.jwks_file);
-  else spdlog::error("auth: cannot read JWKS file {}", cfg.jwks_file);
+  if (st.jwks_file->recheck()) use_keys(st, cfg, st.jwks_file->current(), key_source::file);
 }
 
 auth_outcome verify(auth_state& st, const auth_config& cfg, const std::string& token, bool* unknown_kid) {
@@ -106,12 +116,13 @@ std::optional<std::string> validate(const auth_config& cfg) {
 auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
                                std::shared_ptr<const auth_config> cfg) {
   auto& st = self->state;
-  st.jwks_file = config::watched_file{cfg->jwks_file};
+  using watch = config::watched_config<domain::key_set>;
+  st.jwks_file.emplace("auth: JWKS file", cfg->jwks_file, &parse_jwks, domain::key_set{}, watch::on_missing::keep,
+                       [](const domain::key_set& k) { return std::to_string(k.size()) + " signing key(s)"; });
   if (!cfg->static_jwks.empty()) install_keys(st, *cfg, cfg->static_jwks, key_source::development, "development identity");
-  reload_file_if_changed(st, *cfg);
+  if (st.jwks_file->watching()) use_keys(st, *cfg, st.jwks_file->start(), key_source::file);
   if (!cfg->jwks_url.empty()) start_fetch(self, cfg);
-  if (!cfg->jwks_file.empty() || !cfg->jwks_url.empty())
-    self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
+  if (st.jwks_file->watching() || !cfg->jwks_url.empty()) schedule_recheck(self);
   return {
     [self, cfg](verify_atom, const std::string& token) -> caf::result<auth_outcome> {
       auto& st = self->state;
@@ -134,14 +145,11 @@ auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
       }
     },
     [self, cfg](recheck_atom) {
-      try {
+      recheck(self, "auth", [&] {
         reload_file_if_changed(self->state, *cfg);
         if (!cfg->jwks_url.empty() && clock::now() - self->state.last_refresh >= cfg->refresh)
           start_fetch(self, cfg);
-      } catch (const std::exception& e) {
-        spdlog::error("auth: JWKS recheck failed: {}", e.what());
-      }
-      self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
+      });
     },
   };
 }

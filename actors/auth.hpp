@@ -6,7 +6,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/token_cache.hpp"
 #include "domain/jwt.hpp"
-#include "config/watched_file.hpp"
+#include "config/watched_config.hpp"
 
 #include <caf/stateful_actor.hpp>
 
@@ -50,7 +50,7 @@ struct auth_state {
   static constexpr const char* name = "auth";
   std::shared_ptr<const domain::key_set> keys = std::make_shared<domain::key_set>();  ///< union of the below
   domain::key_set static_keys, file_keys, url_keys;
-  config::watched_file jwks_file;
+  std::optional<config::watched_config<domain::key_set>> jwks_file;
   std::chrono::steady_clock::time_point last_fetch{};
   std::chrono::steady_clock::time_point last_refresh{};
   bool fetch_in_flight = false;

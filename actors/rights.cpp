@@ -1,5 +1,6 @@
 #include "actors/rights.hpp"
 #include "actors/backend_error.hpp"
+#include "actors/recheck.hpp"
 #include "domain/clock.hpp"
 
 #include "actors/contracts.hpp"
@@ -22,30 +23,11 @@ domain::resolved_rights resolve(const rights_state& st, const rights_config& cfg
   // commit, so this resolution can never be found under the new epoch.
   auto epoch = cfg.epoch ? cfg.epoch->load() : 0;
   auto r = resolve_work(work, work.empty() ? std::vector<std::string>{} : cfg.store->contracts().for_work(tenant, work),
-                        st.policy, now);
+                        st.policy->current(), now);
   if (cfg.cache)
     cfg.cache->insert(rights_cache_key(tenant, work, epoch), std::make_shared<const domain::resolved_rights>(r),
                       std::min(r.valid_until, now + 1), now);
   return r;
-}
-
-void reload_policy_if_changed(rights_state& st, const rights_config& cfg) {
-  auto change = st.policy_file.poll();
-  if (!change.changed) return;
-  if (!change.text) {
-    spdlog::error("rights: cannot read policy file {}; keeping policy {}", cfg.policy_file, st.policy.version);
-    return;
-  }
-  auto parsed = domain::parse_policy(*change.text);
-  if (auto* error = std::get_if<std::string>(&parsed)) {
-    spdlog::error("rights: policy file {} rejected ({}); keeping policy {}", cfg.policy_file, *error, st.policy.version);
-    return;
-  }
-  auto& next = std::get<domain::platform_policy>(parsed);
-  if (next.version != st.policy.version) spdlog::info("rights: platform policy {} in effect", next.version);
-  st.policy = std::move(next);
-  if (cfg.current) cfg.current->set(st.policy);
-  if (cfg.epoch) ++*cfg.epoch;  // every cached resolution used the old policy
 }
 
 }  // namespace
@@ -59,30 +41,23 @@ domain::resolved_rights resolve_work(const std::string& work, const std::vector<
   return domain::resolve_rights(views, policy, now);
 }
 
-std::variant<policy_source, std::string> starting_policy(const rights_config& cfg,
-                                                         const std::optional<std::string>& file_text) {
-  if (cfg.policy_file.empty() || !file_text) return policy_source{cfg.builtin_policy, "built-in"};
-  auto parsed = domain::parse_policy(*file_text);
-  if (auto* error = std::get_if<std::string>(&parsed)) return cfg.policy_file + ": " + *error;
-  return policy_source{std::get<domain::platform_policy>(std::move(parsed)), cfg.policy_file};
+config::watched_config<domain::platform_policy> watched_policy(const rights_config& cfg) {
+  using watch = config::watched_config<domain::platform_policy>;
+  return watch{"rights: policy file", cfg.policy_file, [](const std::string& text) { return domain::parse_policy(text); },
+               cfg.builtin_policy, watch::on_missing::keep,
+               [](const domain::platform_policy& p) { return "platform policy " + p.version; }};
 }
 
 rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> self,
                                    std::shared_ptr<const rights_config> cfg) {
   auto& st = self->state;
-  st.policy_file = config::watched_file{cfg->policy_file};
   // The service checked the file at start; a restarted resolver whose file has turned invalid
   // since falls back to the built-in policy (and logs it) rather than not starting.
-  auto start = starting_policy(*cfg, st.policy_file.poll().text);
-  if (auto* error = std::get_if<std::string>(&start)) {
-    spdlog::error("rights: {}; using the built-in policy {}", *error, cfg->builtin_policy.version);
-    st.policy = cfg->builtin_policy;
-  } else {
-    st.policy = std::get<policy_source>(start).policy;
-  }
-  if (cfg->current) cfg->current->set(st.policy);
+  st.policy.emplace(watched_policy(*cfg));
+  st.policy->start();
+  if (cfg->current) cfg->current->set(st.policy->current());
   if (cfg->epoch) ++*cfg->epoch;  // a restarted resolver may have missed a policy change
-  if (!cfg->policy_file.empty()) self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
+  if (st.policy->watching()) schedule_recheck(self);
   return {
     [self, cfg](resolve_atom, const std::string& tenant, const std::string& work) -> caf::result<domain::resolved_rights> {
       try {
@@ -106,12 +81,12 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
       }
     },
     [self, cfg](recheck_atom) {
-      try {
-        reload_policy_if_changed(self->state, *cfg);
-      } catch (const std::exception& e) {
-        spdlog::error("rights: policy recheck failed: {}", e.what());
-      }
-      self->delayed_send(self, std::chrono::seconds{1}, recheck_atom_v);
+      recheck(self, "rights", [&] {
+        auto& policy = *self->state.policy;
+        if (!policy.recheck()) return;
+        if (cfg->current) cfg->current->set(policy.current());
+        if (cfg->epoch) ++*cfg->epoch;  // every cached resolution used the old policy
+      });
     },
   };
 }

@@ -9,7 +9,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/shared_cache.hpp"
 #include "domain/rights.hpp"
-#include "config/watched_file.hpp"
+#include "config/watched_config.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -37,22 +37,13 @@ struct rights_config {
 domain::resolved_rights resolve_work(const std::string& work, const std::vector<std::string>& contract_records,
                                      const domain::platform_policy& policy, std::int64_t now);
 
-/// A policy and where it came from (the file's path, or "built-in").
-struct policy_source {
-  domain::platform_policy policy;
-  std::string origin;
-};
-
-/// The policy a start uses, from the policy file's text as read then (none: unset or unreadable):
-/// the file's when there is one, else the built-in one. A file that is there but invalid is an
-/// error naming what is wrong.
-std::variant<policy_source, std::string> starting_policy(const rights_config& cfg,
-                                                         const std::optional<std::string>& file_text);
+/// The platform policy file as watched by the resolver: unset or missing at start means the
+/// built-in policy; a file that disappears later leaves the policy in force.
+config::watched_config<domain::platform_policy> watched_policy(const rights_config& cfg);
 
 struct rights_state {
   static constexpr const char* name = "rights";
-  domain::platform_policy policy;
-  config::watched_file policy_file;
+  std::optional<config::watched_config<domain::platform_policy>> policy;
 };
 
 /// The rights resolver's behavior.

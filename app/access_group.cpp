@@ -6,11 +6,9 @@
 #include "actors/access.hpp"
 #include "actors/plans.hpp"
 #include "app/groups.hpp"
-#include "config/watched_file.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
-#include <spdlog/spdlog.h>
 
 namespace cl::app {
 
@@ -24,14 +22,8 @@ caf::expected<std::vector<actors::child_spec>> spawn_access(const startup& s) {
   cfg->epoch = std::make_shared<std::atomic<std::uint64_t>>(0);
   cfg->directory_file = section.directory_file;
   // A directory that is there but invalid stops the start; a missing one means no groups yet.
-  auto text = config::read_file(section.directory_file);
-  auto start = actors::starting_directory(*cfg, text);
+  auto start = actors::watched_directory(section.directory_file).check();
   if (auto* error = std::get_if<std::string>(&start)) return startup_failure("access.directory_file " + *error);
-  if (text)
-    spdlog::info("access: group directory {} from {}", std::get<domain::group_directory>(start).version,
-                 section.directory_file);
-  else if (!section.directory_file.empty())
-    spdlog::warn("access: directory file {} not found; no groups until it appears", section.directory_file);
   s.directory->update([&](actors::concern_handles& h) {
     h.access_cache = cfg->cache;
     h.access_epoch = cfg->epoch;

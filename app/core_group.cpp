@@ -10,7 +10,6 @@
 #include "actors/rights.hpp"
 #include "actors/writer.hpp"
 #include "app/groups.hpp"
-#include "config/watched_file.hpp"
 #include "http/https_fetch.hpp"
 #include "http/openapi.hpp"
 #include "storage/identity.hpp"
@@ -87,16 +86,10 @@ children spawn_rights(const startup& s) {
   if (auto* error = std::get_if<std::string>(&builtin)) return startup_failure("built-in policy: " + *error);
   cfg->builtin_policy = std::get<domain::platform_policy>(builtin);
   // A policy file that is there but invalid stops the start; a missing one means the built-in.
-  auto start = actors::starting_policy(*cfg, config::read_file(cfg->policy_file));
+  auto start = actors::watched_policy(*cfg).check();
   if (auto* error = std::get_if<std::string>(&start)) return startup_failure("rights.policy_file " + *error);
-  const auto& source = std::get<actors::policy_source>(start);
   cfg->current = std::make_shared<actors::policy_holder>();
-  cfg->current->set(source.policy);
-  if (source.origin == cfg->policy_file)
-    spdlog::info("rights: platform policy {} from {}", source.policy.version, source.origin);
-  else
-    spdlog::warn("rights: policy file {} not found; using the built-in policy {}", cfg->policy_file,
-                 source.policy.version);
+  cfg->current->set(std::get<domain::platform_policy>(start));
   s.directory->update([&](actors::concern_handles& h) {
     h.rights_cache = cfg->cache;
     h.rights_epoch = cfg->epoch;
