@@ -43,90 +43,119 @@ domain::api_reply ndjson_reply(const std::string& record) {
 
 }  // namespace
 
-void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  const auto& id = ctx->param("id");
-  // Refusals that need no data come before anything is fetched: rendering, then field mask.
-  auto negotiated = domain::negotiate(query_param(ctx->request.query, "format"), ctx->request.accept);
-  if (auto* e = std::get_if<domain::api_error>(&negotiated)) return done(domain::api_reply::from(std::move(*e)));
-  auto rendering = std::get<domain::rendering>(negotiated);
+namespace {
+
+/// What a GET of one Resource asks for, checked before anything is fetched.
+struct read_request {
+  domain::rendering rendering = domain::rendering::json;
   std::optional<domain::field_mask> mask;
-  if (auto fields = query_param(ctx->request.query, "fields"); !fields.empty()) {
-    if (rendering != domain::rendering::json)
-      return done(domain::api_reply::failure(domain::error_id::invalid_argument, "fields applies to JSON reads only.",
-                                             {{"fields", "not allowed with NDJSON or Markdown"}}));
+  domain::content_use use;
+  bool uses_content = true;  ///< the answer shows content or something derived from it
+  std::string version;       ///< a snapshot, or empty for the current version
+};
+
+/// Refusals that need no data come first: rendering, field mask (and its scope), declared use.
+std::variant<read_request, domain::api_reply> parse_read(const request_context& ctx) {
+  read_request rq;
+  auto negotiated = domain::negotiate(query_param(ctx.request.query, "format"), ctx.request.accept);
+  if (auto* e = std::get_if<domain::api_error>(&negotiated)) return domain::api_reply::from(std::move(*e));
+  rq.rendering = std::get<domain::rendering>(negotiated);
+  if (auto fields = query_param(ctx.request.query, "fields"); !fields.empty()) {
+    if (rq.rendering != domain::rendering::json)
+      return domain::api_reply::failure(domain::error_id::invalid_argument, "fields applies to JSON reads only.",
+                                        {{"fields", "not allowed with NDJSON or Markdown"}});
     auto parsed = domain::parse_field_mask(fields, domain::resource_fields());
-    if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
-    mask = std::get<domain::field_mask>(parsed);
+    if (auto* e = std::get_if<domain::api_error>(&parsed)) return domain::api_reply::from(std::move(*e));
+    rq.mask = std::get<domain::field_mask>(parsed);
     // Spec 4.2.5: naming a commercial field needs the scope; `*` just leaves them out without it.
-    if (names_commercial_terms(*mask) && !ctx->who.has_scope("contracts.commercial.read"))
-      return done(domain::api_reply::failure(domain::error_id::scope_missing,
-                                             "The token does not carry the scope contracts.commercial.read, which "
-                                             "rights.commercial_terms needs.",
-                                             {{"fields", "rights.commercial_terms requires contracts.commercial.read"}}));
+    if (names_commercial_terms(*rq.mask) && !ctx.who.has_scope("contracts.commercial.read"))
+      return domain::api_reply::failure(domain::error_id::scope_missing,
+                                        "The token does not carry the scope contracts.commercial.read, which "
+                                        "rights.commercial_terms needs.",
+                                        {{"fields", "rights.commercial_terms requires contracts.commercial.read"}});
   }
-  auto purpose = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+  auto purpose = request_use(ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return std::move(*refusal);
+  rq.use = std::get<domain::content_use>(purpose);
   // Reading content, or anything derived from it, is a use of it (layer 3); a metadata-only
   // field mask is not.
-  bool uses_content = rendering != domain::rendering::json || domain::reveals_content(mask ? &*mask : nullptr);
-  auto use = std::get<domain::content_use>(purpose);
-  auto version = query_param(ctx->request.query, "version");
-  auto on_record = [self, ctx, done, id, mask, rendering, version, uses_content, use](fetch_outcome& found) {
-        if (!found.found)
-          return version.empty() ? done(not_found(domain::error_id::resource_not_found, "Resource", id))
+  rq.uses_content = rq.rendering != domain::rendering::json || domain::reveals_content(rq.mask ? &*rq.mask : nullptr);
+  rq.version = query_param(ctx.request.query, "version");
+  return rq;
+}
+
+/// The answer for a readable Resource `record` under `rights`: refused by layer 3, or rendered
+/// (NDJSON, Markdown, JSON with ETag / 304, masked and stitched).
+void answer_read(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const reply_fn& done,
+                 const read_request& rq, const std::string& record, const domain::resolved_rights& rights) {
+  if (auto refusal = domain::refuse_content(rights, rq.use, rq.uses_content))
+    return done(domain::api_reply::from(std::move(*refusal)));
+  domain::api_reply r;
+  // The body depends on the token (tenant, rights), so shared caches must not keep it.
+  r.headers.emplace_back("Cache-Control", "private, max-age=1");
+  r.headers.emplace_back("Vary", "Accept");
+  if (rq.rendering == domain::rendering::ndjson) {
+    auto streamed = ndjson_reply(record);
+    streamed.headers = std::move(r.headers);
+    return done(std::move(streamed));
+  }
+  if (rq.rendering == domain::rendering::markdown) {
+    r.content_type = "text/markdown; charset=utf-8";
+    r.body = domain::render_markdown(json::parse(record).as_object().at("content"));
+    return done(std::move(r));
+  }
+  auto hash = domain::resource_hash(record, rights.digest_input);
+  r.headers.emplace_back("ETag", "\"" + hash + "\"");
+  if (domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
+    r.status = 304;
+    r.content_type.clear();
+    return done(std::move(r));
+  }
+  auto full = domain::compose_resource(record, rights.json, hash);
+  if (!rq.mask) {
+    r.body = std::move(full);
+    return done(std::move(r));
+  }
+  // Stitched parts are fetched only when the mask names them.
+  auto object = std::make_shared<json::object>(json::parse(full).as_object());
+  auto mask = *rq.mask;
+  stitch_resource(self, ctx, mask, object,
+                  [done, object, mask, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
+                    if (failure) return done(std::move(*failure));
+                    r.body = json::serialize(domain::apply_resource_mask(*object, mask));
+                    done(std::move(r));
+                  });
+}
+
+}  // namespace
+
+void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  const auto& id = ctx->param("id");
+  auto parsed = parse_read(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  auto rq = std::make_shared<const read_request>(std::get<read_request>(std::move(parsed)));
+  auto on_record = [self, ctx, done, id, rq](fetch_outcome& found) {
+    if (!found.found)
+      return rq->version.empty() ? done(not_found(domain::error_id::resource_not_found, "Resource", id))
                                  : done(not_found(domain::error_id::version_not_found, "Resource version", id));
-        auto record = std::make_shared<std::string>(std::move(found.json));
-        with_rights(
-            self, ctx, storage::fields_of(*record).work_id,
-            [self, ctx, done, record, mask, rendering, uses_content, use](const domain::resolved_rights& rights) {
-              if (auto refusal = domain::refuse_content(rights, use, uses_content))
-                return done(domain::api_reply::from(std::move(*refusal)));
-              domain::api_reply r;
-              // The body depends on the token (tenant, rights), so shared caches must not keep it.
-              r.headers.emplace_back("Cache-Control", "private, max-age=1");
-              r.headers.emplace_back("Vary", "Accept");
-              if (rendering == domain::rendering::ndjson) {
-                auto streamed = ndjson_reply(*record);
-                streamed.headers = std::move(r.headers);
-                return done(std::move(streamed));
-              }
-              if (rendering == domain::rendering::markdown) {
-                r.content_type = "text/markdown; charset=utf-8";
-                r.body = domain::render_markdown(json::parse(*record).as_object().at("content"));
-                return done(std::move(r));
-              }
-              auto hash = domain::resource_hash(*record, rights.digest_input);
-              r.headers.emplace_back("ETag", "\"" + hash + "\"");
-              if (domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
-                r.status = 304;
-                r.content_type.clear();
-                return done(std::move(r));
-              }
-              auto full = domain::compose_resource(*record, rights.json, hash);
-              if (!mask) {
-                r.body = std::move(full);
-                return done(std::move(r));
-              }
-              // Stitched parts are fetched only when the mask names them.
-              auto object = std::make_shared<json::object>(json::parse(full).as_object());
-              stitch_resource(self, ctx, *mask, object,
-                              [done, object, mask, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
-                                if (failure) return done(std::move(*failure));
-                                r.body = json::serialize(domain::apply_resource_mask(*object, *mask));
-                                done(std::move(r));
-                              });
-            },
-            done);
+    auto record = std::make_shared<std::string>(std::move(found.json));
+    with_rights(
+      self, ctx, storage::fields_of(*record).work_id,
+      [self, ctx, done, record, rq](const domain::resolved_rights& rights) {
+        answer_read(self, ctx, done, *rq, *record, rights);
+      },
+      done);
   };
   // Layer 2 before anything about the Resource is looked at (permission before existence).
   with_access(
     self, ctx, id, domain::access_role::reader,
-    [self, ctx, done, id, version, on_record](domain::access_role) {
-      if (version.empty()) return ask(self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader", on_record, fetch_atom_v,
-                                      ctx->who.tenant_id, id);
+    [self, ctx, done, id, rq, on_record](domain::access_role) {
+      const auto& reader = ctx->actors->get<reader_actor>();
+      if (rq->version.empty())
+        return ask(self, *ctx, done, reader, "record reader", on_record, fetch_atom_v, ctx->who.tenant_id, id);
       // a snapshot (POST .../versions)
-      ask(self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader", on_record, fetch_atom_v,
-          storage::version_ref{ctx->who.tenant_id, id, version});
+      ask(self, *ctx, done, reader, "record reader", on_record, fetch_atom_v,
+          storage::version_ref{ctx->who.tenant_id, id, rq->version});
     },
     done);
 }

@@ -212,7 +212,12 @@ std::string format_utc(std::int64_t t) {
   return buf;
 }
 
-std::variant<contract_draft, api_error> parse_contract(const json::object& body, bool new_version) {
+namespace {
+
+using step = std::optional<api_error>;
+
+/// Unknown members, `title` and `status`.
+step parse_heading(const json::object& body, bool new_version, contract_draft& d) {
   for (const auto& m : body) {
     static const std::vector<std::string> members = {"title",          "status",        "valid_from",  "valid_until",
                                                      "work_ids",       "territorial_rights", "manifestation_rights",
@@ -220,7 +225,6 @@ std::variant<contract_draft, api_error> parse_contract(const json::object& body,
     bool known = one_of(members, m.key()) || (new_version && m.key() == "update_token");
     if (!known) return invalid("/" + std::string{m.key()}.substr(0, 64), "is not a member of a contract");
   }
-  contract_draft d;
   auto title = string_member(body, "title", "", {});
   if (auto* e = std::get_if<api_error>(&title)) return *e;
   d.title = std::get<std::string>(title);
@@ -230,6 +234,11 @@ std::variant<contract_draft, api_error> parse_contract(const json::object& body,
     if (auto* e = std::get_if<api_error>(&status)) return *e;
     d.terms.status = std::get<std::string>(status);
   }
+  return std::nullopt;
+}
+
+/// `valid_from` (required) and `valid_until` (optional, after it).
+step parse_validity(const json::object& body, contract_draft& d) {
   auto* from = body.if_contains("valid_from");
   if (!from || !from->is_string() || !parse_utc(from->as_string()))
     return invalid("/valid_from", "must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ");
@@ -240,6 +249,11 @@ std::variant<contract_draft, api_error> parse_contract(const json::object& body,
     d.terms.valid_until = *parse_utc(until->as_string());
     if (*d.terms.valid_until <= d.terms.valid_from) return invalid("/valid_until", "must be after valid_from");
   }
+  return std::nullopt;
+}
+
+/// `work_ids`: 1 to 1000 distinct wk_ ids.
+step parse_work_ids(const json::object& body, contract_draft& d) {
   auto* works = body.if_contains("work_ids");
   if (!works || !works->is_array() || works->as_array().empty() || works->as_array().size() > 1000)
     return invalid("/work_ids", "must be an array of 1 to 1000 wk_ ids");
@@ -250,84 +264,111 @@ std::variant<contract_draft, api_error> parse_contract(const json::object& body,
     if (!seen.insert(std::string{w.as_string()}).second) return invalid("/work_ids", "must not repeat an id");
     d.terms.work_ids.emplace_back(w.as_string());
   }
+  return std::nullopt;
+}
 
+/// One `territorial_rights` entry: worldwide, or a set of ISO 3166-1 alpha-2 codes.
+step parse_territory(const json::object& t, const std::string& path, contract_draft& d) {
   static const std::regex territory_code{R"(^[A-Z]{2}$)"};
-  if (auto e = each_object(body, "territorial_rights", 50, [&](const json::object& t, const std::string& path) -> std::optional<api_error> {
-        if (auto e = only_members(t, path, {"worldwide", "territory_codes", "status"})) return e;
-        contract_view::territory out;
-        auto status = string_member(t, "status", path, grant_statuses);
-        if (auto* e = std::get_if<api_error>(&status)) return *e;
-        out.status = std::get<std::string>(status);
-        auto* ww = t.if_contains("worldwide");
-        auto* codes = t.if_contains("territory_codes");
-        if ((ww != nullptr) == (codes != nullptr))
-          return invalid(path, "must have either worldwide: true or territory_codes");
-        if (ww) {
-          if (!ww->is_bool() || !ww->as_bool()) return invalid(path + "/worldwide", "must be true");
-          out.worldwide = true;
-        } else {
-          if (!codes->is_array() || codes->as_array().empty() || codes->as_array().size() > 250)
-            return invalid(path + "/territory_codes", "must be an array of 1 to 250 ISO 3166-1 alpha-2 codes");
-          for (const auto& c : codes->as_array()) {
-            if (!c.is_string() || !std::regex_match(std::string{c.as_string()}, territory_code))
-              return invalid(path + "/territory_codes", "must hold ISO 3166-1 alpha-2 codes such as FR");
-            out.codes.emplace_back(c.as_string());
-          }
-          std::sort(out.codes.begin(), out.codes.end());
-          out.codes.erase(std::unique(out.codes.begin(), out.codes.end()), out.codes.end());
-        }
-        d.terms.territorial_rights.push_back(std::move(out));
-        return std::nullopt;
-      }))
-    return *e;
-  if (auto e = each_object(body, "manifestation_rights", 50, [&](const json::object& t, const std::string& path) -> std::optional<api_error> {
-        if (auto e = only_members(t, path, {"manifestation_type", "status"})) return e;
-        auto type = string_member(t, "manifestation_type", path, manifestation_types());
-        if (auto* e = std::get_if<api_error>(&type)) return *e;
-        auto status = string_member(t, "status", path, grant_statuses);
-        if (auto* e = std::get_if<api_error>(&status)) return *e;
-        d.terms.manifestation_rights.push_back({std::get<std::string>(type), std::get<std::string>(status)});
-        return std::nullopt;
-      }))
-    return *e;
-  if (auto e = each_object(body, "usage_terms", 50, [&](const json::object& t, const std::string& path) -> std::optional<api_error> {
-        if (auto e = only_members(t, path, {"usage_type", "status", "method", "exception"})) return e;
-        contract_view::usage u;
-        auto type = string_member(t, "usage_type", path, usage_types());
-        if (auto* e = std::get_if<api_error>(&type)) return *e;
-        u.type = std::get<std::string>(type);
-        auto status = string_member(t, "status", path, grant_statuses);
-        if (auto* e = std::get_if<api_error>(&status)) return *e;
-        u.status = std::get<std::string>(status);
-        if (t.contains("method")) {
-          auto method = string_member(t, "method", path, usage_methods());
-          if (auto* e = std::get_if<api_error>(&method)) return *e;
-          u.method = std::get<std::string>(method);
-        }
-        if (t.contains("exception")) {
-          auto ex = string_member(t, "exception", path, {});
-          if (auto* e = std::get_if<api_error>(&ex)) return *e;
-          u.exception = std::get<std::string>(ex);
-        }
-        d.terms.usage_terms.push_back(std::move(u));
-        return std::nullopt;
-      }))
-    return *e;
-  if (auto e = each_object(body, "handling_terms", 50, [&](const json::object& t, const std::string& path) -> std::optional<api_error> {
-        if (auto e = only_members(t, path, {"handling_type", "status"})) return e;
-        auto type = string_member(t, "handling_type", path, handling_types());
-        if (auto* e = std::get_if<api_error>(&type)) return *e;
-        auto status = string_member(t, "status", path, term_statuses());
-        if (auto* e = std::get_if<api_error>(&status)) return *e;
-        d.terms.handling_terms.push_back({std::get<std::string>(type), std::get<std::string>(status)});
-        return std::nullopt;
-      }))
-    return *e;
+  if (auto e = only_members(t, path, {"worldwide", "territory_codes", "status"})) return e;
+  contract_view::territory out;
+  auto status = string_member(t, "status", path, grant_statuses);
+  if (auto* e = std::get_if<api_error>(&status)) return *e;
+  out.status = std::get<std::string>(status);
+  auto* ww = t.if_contains("worldwide");
+  auto* codes = t.if_contains("territory_codes");
+  if ((ww != nullptr) == (codes != nullptr)) return invalid(path, "must have either worldwide: true or territory_codes");
+  if (ww) {
+    if (!ww->is_bool() || !ww->as_bool()) return invalid(path + "/worldwide", "must be true");
+    out.worldwide = true;
+  } else {
+    if (!codes->is_array() || codes->as_array().empty() || codes->as_array().size() > 250)
+      return invalid(path + "/territory_codes", "must be an array of 1 to 250 ISO 3166-1 alpha-2 codes");
+    for (const auto& c : codes->as_array()) {
+      if (!c.is_string() || !std::regex_match(std::string{c.as_string()}, territory_code))
+        return invalid(path + "/territory_codes", "must hold ISO 3166-1 alpha-2 codes such as FR");
+      out.codes.emplace_back(c.as_string());
+    }
+    std::sort(out.codes.begin(), out.codes.end());
+    out.codes.erase(std::unique(out.codes.begin(), out.codes.end()), out.codes.end());
+  }
+  d.terms.territorial_rights.push_back(std::move(out));
+  return std::nullopt;
+}
+
+/// One `manifestation_rights` entry.
+step parse_manifestation(const json::object& t, const std::string& path, contract_draft& d) {
+  if (auto e = only_members(t, path, {"manifestation_type", "status"})) return e;
+  auto type = string_member(t, "manifestation_type", path, manifestation_types());
+  if (auto* e = std::get_if<api_error>(&type)) return *e;
+  auto status = string_member(t, "status", path, grant_statuses);
+  if (auto* e = std::get_if<api_error>(&status)) return *e;
+  d.terms.manifestation_rights.push_back({std::get<std::string>(type), std::get<std::string>(status)});
+  return std::nullopt;
+}
+
+/// One `usage_terms` entry, with its optional method and exception.
+step parse_usage(const json::object& t, const std::string& path, contract_draft& d) {
+  if (auto e = only_members(t, path, {"usage_type", "status", "method", "exception"})) return e;
+  contract_view::usage u;
+  auto type = string_member(t, "usage_type", path, usage_types());
+  if (auto* e = std::get_if<api_error>(&type)) return *e;
+  u.type = std::get<std::string>(type);
+  auto status = string_member(t, "status", path, grant_statuses);
+  if (auto* e = std::get_if<api_error>(&status)) return *e;
+  u.status = std::get<std::string>(status);
+  if (t.contains("method")) {
+    auto method = string_member(t, "method", path, usage_methods());
+    if (auto* e = std::get_if<api_error>(&method)) return *e;
+    u.method = std::get<std::string>(method);
+  }
+  if (t.contains("exception")) {
+    auto ex = string_member(t, "exception", path, {});
+    if (auto* e = std::get_if<api_error>(&ex)) return *e;
+    u.exception = std::get<std::string>(ex);
+  }
+  d.terms.usage_terms.push_back(std::move(u));
+  return std::nullopt;
+}
+
+/// One `handling_terms` entry.
+step parse_handling(const json::object& t, const std::string& path, contract_draft& d) {
+  if (auto e = only_members(t, path, {"handling_type", "status"})) return e;
+  auto type = string_member(t, "handling_type", path, handling_types());
+  if (auto* e = std::get_if<api_error>(&type)) return *e;
+  auto status = string_member(t, "status", path, term_statuses());
+  if (auto* e = std::get_if<api_error>(&status)) return *e;
+  d.terms.handling_terms.push_back({std::get<std::string>(type), std::get<std::string>(status)});
+  return std::nullopt;
+}
+
+/// `commercial_terms`, kept as canonical JSON so "changed" does not depend on member order.
+step parse_commercial(const json::object& body, contract_draft& d) {
   if (auto* c = body.if_contains("commercial_terms")) {
     if (!c->is_object()) return invalid("/commercial_terms", "must be an object");
     if (auto e = check_commercial(c->as_object())) return *e;
     d.commercial_json = json::serialize(canonical_json(*c));
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<contract_draft, api_error> parse_contract(const json::object& body, bool new_version) {
+  contract_draft d;
+  using entry_parser = step (*)(const json::object&, const std::string&, contract_draft&);
+  auto each = [&](const char* member, entry_parser parse) {
+    return each_object(body, member, 50,
+                       [&](const json::object& t, const std::string& path) { return parse(t, path, d); });
+  };
+  if (auto e = parse_heading(body, new_version, d)) return *e;
+  if (auto e = parse_validity(body, d)) return *e;
+  if (auto e = parse_work_ids(body, d)) return *e;
+  if (auto e = each("territorial_rights", &parse_territory)) return *e;
+  if (auto e = each("manifestation_rights", &parse_manifestation)) return *e;
+  if (auto e = each("usage_terms", &parse_usage)) return *e;
+  if (auto e = each("handling_terms", &parse_handling)) return *e;
+  if (auto e = parse_commercial(body, d)) return *e;
   return d;
 }
 

@@ -150,28 +150,31 @@ const evp_pkey_st* key_set::find(std::string_view kid) const {
   return it == keys_.end() ? nullptr : it->second.get();
 }
 
-verify_outcome verify_token(std::string_view token, const key_set& keys, const verify_options& opts) {
-  if (token.empty()) return fail(error_id::token_missing, "The bearer token is empty.");
-  if (token.size() > opts.max_token_bytes)
-    return fail(error_id::token_invalid,
-                "The token is longer than " + std::to_string(opts.max_token_bytes) + " bytes.");
+namespace {
+
+/// A compact JWS cut at its two dots.
+struct compact_jws {
+  std::string_view header, payload, signature;
+  std::string_view signed_part;  ///< header.payload, what the signature covers
+};
+
+std::optional<compact_jws> split_compact(std::string_view token) {
   auto dot1 = token.find('.');
   auto dot2 = dot1 == std::string_view::npos ? dot1 : token.find('.', dot1 + 1);
-  if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos)
-    return fail(error_id::token_invalid, "The token is not a compact JWS of three parts.");
-  auto header_b64 = token.substr(0, dot1);
-  auto payload_b64 = token.substr(dot1 + 1, dot2 - dot1 - 1);
-  auto sig_b64 = token.substr(dot2 + 1);
+  if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos) return std::nullopt;
+  return compact_jws{token.substr(0, dot1), token.substr(dot1 + 1, dot2 - dot1 - 1), token.substr(dot2 + 1),
+                     token.substr(0, dot2)};
+}
 
-  auto header = decode_json_object(header_b64);
+/// The header (RS256, JWT, no crit, a known kid) and the signature; nullopt when both hold.
+std::optional<verify_outcome> check_signature(const compact_jws& jws, const key_set& keys) {
+  auto header = decode_json_object(jws.header);
   if (!header) return fail(error_id::token_invalid, "The token header is not base64url JSON.");
   auto* alg = string_claim(*header, "alg");
-  if (!alg || *alg != "RS256")
-    return fail(error_id::token_invalid, "The token is not signed with RS256.");
+  if (!alg || *alg != "RS256") return fail(error_id::token_invalid, "The token is not signed with RS256.");
   if (auto* typ = header->if_contains("typ"); typ && !(typ->is_string() && typ->as_string() == "JWT"))
     return fail(error_id::token_invalid, "The token type is not JWT.");
-  if (header->contains("crit"))
-    return fail(error_id::token_invalid, "The token has critical header parameters.");
+  if (header->contains("crit")) return fail(error_id::token_invalid, "The token has critical header parameters.");
   auto* kid = string_claim(*header, "kid");
   if (!kid || kid->empty() || kid->size() > 256)
     return fail(error_id::token_invalid, "The token header has no usable kid.");
@@ -181,66 +184,83 @@ verify_outcome verify_token(std::string_view token, const key_set& keys, const v
     out.unknown_kid = true;
     return out;
   }
-  auto sig = base64url_decode(sig_b64);
-  if (!sig || !verify_rs256(key, token.substr(0, dot2), *sig))
+  auto sig = base64url_decode(jws.signature);
+  if (!sig || !verify_rs256(key, jws.signed_part, *sig))
     return fail(error_id::token_invalid, "The token signature does not verify.");
+  return std::nullopt;
+}
 
-  auto claims = decode_json_object(payload_b64);
-  if (!claims) return fail(error_id::token_invalid, "The token payload is not base64url JSON.");
-  auto* iss = string_claim(*claims, "iss");
-  if (!iss || *iss != opts.issuer)
-    return fail(error_id::token_invalid, "The token was issued by an untrusted issuer.");
-  auto* sub = string_claim(*claims, "sub");
+/// Who the token speaks for: iss, sub, client_id, jti and scopes, into `who`.
+std::optional<verify_outcome> read_identity(const json::object& claims, const verify_options& opts, principal& who) {
+  auto* iss = string_claim(claims, "iss");
+  if (!iss || *iss != opts.issuer) return fail(error_id::token_invalid, "The token was issued by an untrusted issuer.");
+  auto* sub = string_claim(claims, "sub");
   if (!sub || sub->size() < 3 || !(has_prefix(*sub, "u_") || has_prefix(*sub, "a_")))
     return fail(error_id::token_invalid, "The token subject is not a u_ or a_ principal.");
-  auto* client_id = string_claim(*claims, "client_id");
+  auto* client_id = string_claim(claims, "client_id");
   if (!client_id || client_id->size() < 3 || !has_prefix(*client_id, "a_"))
     return fail(error_id::token_invalid, "The token has no a_ client_id.");
   if (has_prefix(*sub, "a_") && *sub != *client_id)
     return fail(error_id::token_invalid, "An application token must have sub equal to client_id.");
-  auto* jti = string_claim(*claims, "jti");
+  auto* jti = string_claim(claims, "jti");
   if (!jti || jti->empty()) return fail(error_id::token_invalid, "The token has no jti.");
-  auto scopes_it = claims->find("scopes");
-  if (scopes_it == claims->end() || !scopes_it->value().is_array())
+  auto scopes_it = claims.find("scopes");
+  if (scopes_it == claims.end() || !scopes_it->value().is_array())
     return fail(error_id::token_invalid, "The token's scopes claim is not an array.");
   std::vector<std::string> scopes;
   for (const auto& s : scopes_it->value().as_array()) {
     if (!s.is_string()) return fail(error_id::token_invalid, "The token's scopes are not all strings.");
     scopes.emplace_back(s.as_string().data(), s.as_string().size());
   }
-  auto exp = time_claim(*claims, "exp");
-  auto iat = time_claim(*claims, "iat");
+  who.subject.assign(sub->data(), sub->size());
+  who.client_id.assign(client_id->data(), client_id->size());
+  who.issuer.assign(iss->data(), iss->size());
+  who.token_id.assign(jti->data(), jti->size());
+  who.scopes = std::move(scopes);
+  return std::nullopt;
+}
+
+/// exp, iat, auth_time and nbf: whole numbers, a lifetime of at most max_lifetime, valid now.
+std::optional<verify_outcome> check_times(const json::object& claims, const verify_options& opts, principal& who) {
+  auto exp = time_claim(claims, "exp");
+  auto iat = time_claim(claims, "iat");
   if (!exp || !iat) return fail(error_id::token_invalid, "The token lacks integral numeric exp or iat.");
-  if (*iat > opts.now + opts.clock_skew)
-    return fail(error_id::token_invalid, "The token was issued in the future.");
+  if (*iat > opts.now + opts.clock_skew) return fail(error_id::token_invalid, "The token was issued in the future.");
   if (*exp - *iat > opts.max_lifetime || *exp <= *iat)
     return fail(error_id::token_invalid, "The token lifetime is over one hour or not positive.");
-  std::optional<std::int64_t> auth_time;
-  if (claims->contains("auth_time")) {
-    auth_time = time_claim(*claims, "auth_time");
-    if (!auth_time) return fail(error_id::token_invalid, "The token's auth_time is not an integral number.");
+  if (claims.contains("auth_time")) {
+    who.auth_time = time_claim(claims, "auth_time");
+    if (!who.auth_time) return fail(error_id::token_invalid, "The token's auth_time is not an integral number.");
   }
-  if (claims->contains("nbf")) {
-    auto nbf = time_claim(*claims, "nbf");
+  if (claims.contains("nbf")) {
+    auto nbf = time_claim(claims, "nbf");
     if (!nbf) return fail(error_id::token_invalid, "The token's nbf is not an integral number.");
     if (*nbf > opts.now + opts.clock_skew) return fail(error_id::token_invalid, "The token is not valid yet (nbf).");
   }
   if (*exp + opts.clock_skew <= opts.now) return fail(error_id::token_expired, "The token has expired.");
-  auto* tenant = string_claim(*claims, "tenant_id");
-  if (!tenant || tenant->empty())
-    return fail(error_id::tenant_mismatch, "The token names no tenant.");
+  who.issued_at = *iat;
+  who.expires_at = *exp;
+  return std::nullopt;
+}
 
+}  // namespace
+
+verify_outcome verify_token(std::string_view token, const key_set& keys, const verify_options& opts) {
+  if (token.empty()) return fail(error_id::token_missing, "The bearer token is empty.");
+  if (token.size() > opts.max_token_bytes)
+    return fail(error_id::token_invalid, "The token is longer than " + std::to_string(opts.max_token_bytes) + " bytes.");
+  auto jws = split_compact(token);
+  if (!jws) return fail(error_id::token_invalid, "The token is not a compact JWS of three parts.");
+  if (auto failed = check_signature(*jws, keys)) return *failed;
+  auto claims = decode_json_object(jws->payload);
+  if (!claims) return fail(error_id::token_invalid, "The token payload is not base64url JSON.");
   verify_outcome out;
-  out.ok = true;
-  out.who.subject.assign(sub->data(), sub->size());
+  if (auto failed = read_identity(*claims, opts, out.who)) return *failed;
+  if (auto failed = check_times(*claims, opts, out.who)) return *failed;
+  auto* tenant = string_claim(*claims, "tenant_id");
+  if (!tenant || tenant->empty()) return fail(error_id::tenant_mismatch, "The token names no tenant.");
   out.who.tenant_id.assign(tenant->data(), tenant->size());
-  out.who.client_id.assign(client_id->data(), client_id->size());
-  out.who.issuer.assign(iss->data(), iss->size());
-  out.who.token_id.assign(jti->data(), jti->size());
-  out.who.scopes = std::move(scopes);
-  out.who.issued_at = *iat;
-  out.who.expires_at = *exp;
-  out.who.auth_time = auth_time;
+  out.ok = true;
   return out;
 }
 

@@ -79,79 +79,107 @@ std::variant<platform_policy, std::string> parse_policy(std::string_view text) {
   return p;
 }
 
-resolved_rights resolve_rights(const std::vector<contract_view>& contracts, const platform_policy& policy,
-                               std::int64_t at) {
-  resolved_rights out;
-  // Rule: the resolution holds until the next window edge of any contract that lists the Work.
+namespace {
+
+/// The terms of every contract in force, merged: prohibition beats permission.
+struct merged_terms {
+  /// (usage type, method) -> (status, exception)
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> usage;
+  std::string worldwide;                             ///< status of a worldwide grant, if any
+  std::map<std::string, std::string> codes;          ///< territory code -> status
+  std::map<std::string, std::string> manifestations;  ///< manifestation type -> status
+  std::map<std::string, std::string> handling;       ///< handling type -> status
+};
+
+/// The next window edge after `at` of any contract that lists the Work: the resolution holds until then.
+std::int64_t next_edge(const std::vector<contract_view>& contracts, std::int64_t at, std::int64_t until) {
   for (const auto& c : contracts) {
-    if (c.valid_from > at) out.valid_until = std::min(out.valid_until, c.valid_from);
-    if (c.valid_until && *c.valid_until > at) out.valid_until = std::min(out.valid_until, *c.valid_until);
+    if (c.valid_from > at) until = std::min(until, c.valid_from);
+    if (c.valid_until && *c.valid_until > at) until = std::min(until, *c.valid_until);
   }
+  return until;
+}
+
+/// The contracts in force at `at`, by id.
+std::vector<const contract_view*> in_force_at(const std::vector<contract_view>& contracts, std::int64_t at) {
   std::vector<const contract_view*> active;
   for (const auto& c : contracts)
     if (in_force(c, at)) active.push_back(&c);
   std::sort(active.begin(), active.end(), [](auto* a, auto* b) { return a->id < b->id; });
-  if (active.empty()) {
-    auto r = no_contract_rights(format_utc(at));
-    r.valid_until = out.valid_until;
-    return r;
-  }
+  return active;
+}
 
-  // Usage terms, merged per (type, method): prohibition beats permission.
-  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> usage;  // -> status, exception
-  // Territories: worldwide, then per code.
-  std::string worldwide;
-  std::map<std::string, std::string> codes;
-  std::map<std::string, std::string> manifestations;
-  std::map<std::string, std::string> handling;
+merged_terms merge_contracts(const std::vector<const contract_view*>& active) {
+  merged_terms m;
   for (const auto* c : active) {
     for (const auto& u : c->usage_terms) {
-      auto& slot = usage[{u.type, u.method}];
+      auto& slot = m.usage[{u.type, u.method}];
       auto before = slot.first;
       merge_grant(slot.first, u.status);
       if (slot.first != before || (slot.first == u.status && slot.second.empty())) slot.second = u.exception;
     }
     for (const auto& t : c->territorial_rights) {
-      if (t.worldwide) merge_grant(worldwide, t.status);
-      for (const auto& code : t.codes) merge_grant(codes[code], t.status);
+      if (t.worldwide) merge_grant(m.worldwide, t.status);
+      for (const auto& code : t.codes) merge_grant(m.codes[code], t.status);
     }
-    for (const auto& m : c->manifestation_rights) merge_grant(manifestations[m.type], m.status);
+    for (const auto& mr : c->manifestation_rights) merge_grant(m.manifestations[mr.type], mr.status);
     for (const auto& h : c->handling_terms) {
-      auto& slot = handling[h.type];
+      auto& slot = m.handling[h.type];
       // REQUIRED handling accumulates; among the rest, prohibition beats permission.
       if (h.status == "REQUIRED" || slot == "REQUIRED") slot = "REQUIRED";
       else merge_grant(slot, h.status);
     }
   }
-  // Policy: prohibitions beat every contract; some usages need an explicit permission.
+  return m;
+}
+
+/// Policy: prohibitions beat every contract; some usages need an explicit permission.
+void apply_policy(merged_terms& m, const platform_policy& policy) {
   for (const auto& u : policy.explicit_permission_usages) {
     bool permitted = false;
-    for (const auto& [key, value] : usage)
+    for (const auto& [key, value] : m.usage)
       if (key.first == u && value.first == "PERMITTED") permitted = true;
-    if (!permitted) usage[{u, ""}] = {"PROHIBITED", "platform policy: needs an explicit contract permission"};
+    if (!permitted) m.usage[{u, ""}] = {"PROHIBITED", "platform policy: needs an explicit contract permission"};
   }
   for (const auto& u : policy.prohibited_usages) {
     bool any = false;
-    for (auto& [key, value] : usage)
+    for (auto& [key, value] : m.usage)
       if (key.first == u) {
         value = {"PROHIBITED", "platform policy"};
         any = true;
       }
-    if (!any) usage[{u, ""}] = {"PROHIBITED", "platform policy"};
+    if (!any) m.usage[{u, ""}] = {"PROHIBITED", "platform policy"};
   }
-  for (const auto& code : policy.embargoed_territories) codes[code] = "PROHIBITED";
-  for (const auto& h : policy.required_handling) handling[h] = "REQUIRED";
+  for (const auto& code : policy.embargoed_territories) m.codes[code] = "PROHIBITED";
+  for (const auto& h : policy.required_handling) m.handling[h] = "REQUIRED";
+}
 
-  auto permitted = [&](const std::string& type) {
-    for (const auto& [key, value] : usage)
-      if (key.first == type && value.first == "PERMITTED") return true;
-    return false;
-  };
-  bool any_territory = worldwide == "PERMITTED"
-                       || std::any_of(codes.begin(), codes.end(), [](auto& kv) { return kv.second == "PERMITTED"; });
-  // Usable: a contract in force, reading (ACCESS) permitted, and somewhere to read it.
-  out.usable = permitted("ACCESS") && any_territory;
+/// Usable: a contract in force, reading (ACCESS) permitted, and somewhere to read it.
+bool usable(const merged_terms& m) {
+  bool access = false;
+  for (const auto& [key, value] : m.usage)
+    if (key.first == "ACCESS" && value.first == "PERMITTED") access = true;
+  bool any_territory = m.worldwide == "PERMITTED" || std::any_of(m.codes.begin(), m.codes.end(), [](auto& kv) {
+                         return kv.second == "PERMITTED";
+                       });
+  return access && any_territory;
+}
 
+json::array territories_json(const merged_terms& m) {
+  json::array territories;
+  if (!m.worldwide.empty()) territories.push_back(json::object{{"worldwide", true}, {"status", m.worldwide}});
+  for (const char* status : {"PERMITTED", "PROHIBITED"}) {
+    json::array list;
+    for (const auto& [code, s] : m.codes)
+      if (s == status) list.emplace_back(code);
+    if (!list.empty()) territories.push_back(json::object{{"territory_codes", std::move(list)}, {"status", status}});
+  }
+  return territories;
+}
+
+/// The rights object (spec 2.3) of `m`; fills `out.usage_terms`, `digest_input` and `json`.
+void render(const merged_terms& m, const std::vector<const contract_view*>& active, const platform_policy& policy,
+            std::int64_t at, resolved_rights& out) {
   json::object r;
   r["usable"] = out.usable;
   json::array cs, basis;
@@ -160,21 +188,13 @@ resolved_rights resolve_rights(const std::vector<contract_view>& contracts, cons
     basis.push_back(json::object{{"contract_id", c->id}, {"contract_version", c->version}});
   }
   r["contracts"] = std::move(cs);
-  json::array territories;
-  if (!worldwide.empty()) territories.push_back(json::object{{"worldwide", true}, {"status", worldwide}});
-  for (const char* status : {"PERMITTED", "PROHIBITED"}) {
-    json::array list;
-    for (const auto& [code, s] : codes)
-      if (s == status) list.emplace_back(code);
-    if (!list.empty()) territories.push_back(json::object{{"territory_codes", std::move(list)}, {"status", status}});
-  }
-  r["territorial_rights"] = std::move(territories);
+  r["territorial_rights"] = territories_json(m);
   json::array ms;
-  for (const auto& [type, status] : manifestations)
+  for (const auto& [type, status] : m.manifestations)
     ms.push_back(json::object{{"manifestation_type", type}, {"status", status}});
   r["manifestation_rights"] = std::move(ms);
   json::array us;
-  for (const auto& [key, value] : usage) {
+  for (const auto& [key, value] : m.usage) {
     out.usage_terms.push_back({key.first, key.second, value.first});
     json::object u{{"usage_type", key.first}, {"status", value.first}};
     if (!key.second.empty()) u["method"] = key.second;
@@ -183,13 +203,31 @@ resolved_rights resolve_rights(const std::vector<contract_view>& contracts, cons
   }
   r["usage_terms"] = std::move(us);
   json::array hs;
-  for (const auto& [type, status] : handling) hs.push_back(json::object{{"handling_type", type}, {"status", status}});
+  for (const auto& [type, status] : m.handling) hs.push_back(json::object{{"handling_type", type}, {"status", status}});
   r["handling_terms"] = std::move(hs);
   r["basis"] = std::move(basis);
   r["policy_version"] = policy.version;
   out.digest_input = json::serialize(r);
   r["resolved_at"] = format_utc(at);
   out.json = json::serialize(r);
+}
+
+}  // namespace
+
+resolved_rights resolve_rights(const std::vector<contract_view>& contracts, const platform_policy& policy,
+                               std::int64_t at) {
+  resolved_rights out;
+  out.valid_until = next_edge(contracts, at, out.valid_until);
+  auto active = in_force_at(contracts, at);
+  if (active.empty()) {
+    auto r = no_contract_rights(format_utc(at));
+    r.valid_until = out.valid_until;
+    return r;
+  }
+  auto terms = merge_contracts(active);
+  apply_policy(terms, policy);
+  out.usable = usable(terms);
+  render(terms, active, policy, at, out);
   return out;
 }
 
