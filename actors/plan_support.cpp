@@ -85,7 +85,8 @@ std::string record_activity(storage::write_txn& tx, const domain::principal& who
     if (extra != agent.id) a.performed_by.push_back(extra);
   a.tooling = tooling;
   a.at = at;
-  tx.activities().put(who.tenant_id, a.id, kind == "resource" ? id : std::string{}, domain::activity_record_json(a));
+  tx.activities().put(who.tenant_id, a.id, storage::activity_header{kind == "resource" ? id : std::string{}, type},
+                      domain::activity_record_json(a));
   return a.id;
 }
 

@@ -44,7 +44,7 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
       outcome->refusal = domain::api_error{domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}};
       return false;
     }
-    auto version = storage::fields_of(*current).version;
+    auto version = tx.resources().header(who.tenant_id, id)->version;
     auto answer = [&](int status, const std::string& record) {
       outcome->reply = resource_answer(tx, *policy, who.tenant_id, status, record, use);
       outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);

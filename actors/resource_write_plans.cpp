@@ -64,7 +64,7 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
                + ",\"system\":" + domain::json_string(d->source->system) + "}");
     }
     auto record = domain::resource_record_json(*d, ids, domain::random_id("upd_"));
-    tx.resources().put(ids.tenant, ids.id, record);
+    tx.resources().put(ids.tenant, ids.id, {d->work_id.value_or(""), d->type, d->language, ids.version}, record);
     tx.resources().put_version(ids.tenant, ids.id, ids.version, record);
     // The creator is the first owner (layer 2).
     domain::access_grant owner{ids.id, who.subject, domain::access_role::owner, who.subject, ids.created};
@@ -135,7 +135,8 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
     if (auto* src = cur.if_contains("source_id")) ids.source_id = std::string{src->as_string()};
     if (auto* work = cur.if_contains("work_id")) change.draft.work_id = std::string{work->as_string()};
     auto record = domain::resource_record_json(change.draft, ids, domain::random_id("upd_"));
-    tx.resources().put(who.tenant_id, id, record);
+    const auto& draft = change.draft;
+    tx.resources().put(who.tenant_id, id, {draft.work_id.value_or(""), draft.type, draft.language, ids.version}, record);
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
     record_activity(tx, who, "UPDATE", "resource", id, change.draft.agents, change.draft.tooling, ids.updated);
     log_change(tx, who.tenant_id, merge ? storage::change_op::patched : storage::change_op::replaced,
@@ -179,13 +180,15 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
     };
     if (!tx.catalog().get(storage::catalog_kind::work, who.tenant_id, work_id))
       return refuse(domain::error_id::work_not_found, "id", "no such Work in this tenant");
-    auto current = tx.resources().get(who.tenant_id, resource_id);
-    if (!current) return refuse(domain::error_id::resource_not_found, "/resource_id", "no such Resource in this tenant");
-    if (!storage::fields_of(*current).work_id.empty())
+    auto header = tx.resources().header(who.tenant_id, resource_id);
+    if (!header) return refuse(domain::error_id::resource_not_found, "/resource_id", "no such Resource in this tenant");
+    if (!header->work_id.empty())
       return refuse(domain::error_id::resource_not_staged, "/resource_id", "the Resource is attached to a Work already");
+    auto current = tx.resources().get(who.tenant_id, resource_id);
     auto at = domain::iso8601_now();
     auto record = domain::promoted_record_json(*current, work_id, at, domain::random_id("upd_"));
-    tx.resources().put(who.tenant_id, resource_id, record);
+    header->work_id = work_id;
+    tx.resources().put(who.tenant_id, resource_id, *header, record);
     record_activity(tx, who, "PROMOTION", "resource", resource_id, {}, {}, at);
     log_change(tx, who.tenant_id, storage::change_op::promoted, storage::change_kind::resource, resource_id);
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);

@@ -1,7 +1,10 @@
 #include "storage/content_stores.hpp"
 
 #include "domain/json_text.hpp"
+#include "storage/encoding.hpp"
 #include "storage/record_store.hpp"
+
+#include <boost/json.hpp>
 
 #include <deque>
 
@@ -23,18 +26,29 @@ std::string member(std::string_view head, std::string_view name) {
   return std::string{head.substr(start, head.find('"', start) - start)};
 }
 
-/// True when `value` is empty or `head` has the member `"name":"value"`.
-bool has_member(std::string_view head, std::string_view name, const std::string& value) {
-  return value.empty() || head.find("\"" + std::string{name} + "\":" + domain::json_string(value)) != std::string_view::npos;
+/// True when the filter `wanted` is empty or equals `value`.
+bool matches(const std::string& wanted, const std::string& value) {
+  return wanted.empty() || wanted == value;
 }
 
-/// The Resource an Activity record is about, or empty (a Work, a contract).
-std::string_view activity_resource(std::string_view record) {
-  static constexpr std::string_view marker = "\"target\":{\"kind\":\"resource\",\"id\":\"";
-  auto at = record.find(marker);
-  if (at == std::string_view::npos) return {};
-  auto start = at + marker.size();
-  return record.substr(start, record.find('"', start) - start);
+/// The string member `name` of `o`, or empty.
+std::string string_member(const boost::json::object& o, const char* name) {
+  auto* v = o.if_contains(name);
+  return v && v->is_string() ? std::string{v->as_string()} : std::string{};
+}
+
+constexpr char header_tag = '\x01';  ///< first byte of a value with a typed header (JSON starts with '{')
+
+/// The JSON of a stored value (after its header).
+std::optional<std::string> json_of_resource(std::optional<std::string> value) {
+  if (!value) return value;
+  if (auto d = decode_resource(*value)) return std::string{d->second};
+  return value;
+}
+std::optional<std::string> json_of_activity(std::optional<std::string> value) {
+  if (!value) return value;
+  if (auto d = decode_activity(*value)) return std::string{d->second};
+  return value;
 }
 
 /// The ids under one key prefix of a table, in order, after a given id, read in chunks.
@@ -87,7 +101,14 @@ public:
   kv_resource_store(const read_view& reads, write_txn* writes) : r_(reads), w_(writes) {}
 
   std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
-    return r_.get(table::resources, tenant_key(tenant, id));
+    return json_of_resource(r_.get(table::resources, tenant_key(tenant, id)));
+  }
+
+  std::optional<resource_header> header(std::string_view tenant, std::string_view id) const override {
+    auto value = r_.get(table::resources, tenant_key(tenant, id));
+    if (!value) return std::nullopt;
+    if (auto d = decode_resource(*value)) return std::move(d->first);
+    return resource_header_from_json(*value);
   }
 
   std::optional<std::string> version(std::string_view tenant, std::string_view id, std::string_view version) const override {
@@ -100,17 +121,20 @@ public:
   }
 
   record_page list(const resource_query& q) const override {
-    auto keep = [&](std::string_view record) {
-      auto head = record_head(record);
-      bool staged = head.find("\"work_id\":") == std::string_view::npos;
-      return has_member(head, "work_id", q.work_id) && has_member(head, "type", q.type)
-             && has_member(head, "language", q.language) && (!q.staged || *q.staged == staged);
+    // The filters read the typed header; the JSON is handed out as stored.
+    auto keep = [&](const std::string& value) -> std::optional<std::string> {
+      auto decoded = decode_resource(value);
+      if (!decoded) return std::nullopt;  // every value has its header since format 4
+      const auto& h = decoded->first;
+      bool staged = h.work_id.empty();
+      if (!matches(q.work_id, h.work_id) || !matches(q.type, h.type) || !matches(q.language, h.language)
+          || (q.staged && *q.staged != staged))
+        return std::nullopt;
+      return std::string{decoded->second};
     };
     if (q.readable_by.empty()) {
       id_stream ids{r_, table::resources, tenant_key(q.tenant, ""), q.after};
-      return walk(ids, q.limit, q.budget, [&](const std::string&, const std::string& value) {
-        return keep(value) ? std::optional{value} : std::nullopt;
-      });
+      return walk(ids, q.limit, q.budget, [&](const std::string&, const std::string& value) { return keep(value); });
     }
     // The by-principal grant index gives each principal's Resource ids in order: merging those
     // walks exactly the readable ids after `after`, one point read per candidate.
@@ -134,13 +158,15 @@ public:
         if (!s.done() && s.current() == id) s.advance();
       ++examined;
       page.resume_after = id;
-      if (auto record = get(q.tenant, id); record && keep(*record)) page.entries.emplace_back(id, std::move(*record));
+      if (auto value = r_.get(table::resources, tenant_key(q.tenant, id)))
+        if (auto record = keep(*value)) page.entries.emplace_back(id, std::move(*record));
     }
     return page;
   }
 
-  void put(std::string_view tenant, std::string_view id, std::string_view record) override {
-    w_->put(table::resources, tenant_key(tenant, id), record);
+  void put(std::string_view tenant, std::string_view id, const resource_header& header,
+           std::string_view record) override {
+    w_->put(table::resources, tenant_key(tenant, id), encode_resource(header, record));
   }
 
   void put_version(std::string_view tenant, std::string_view id, std::string_view version,
@@ -163,39 +189,43 @@ public:
   kv_activity_store(const read_view& reads, write_txn* writes) : r_(reads), w_(writes) {}
 
   std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
-    return r_.get(table::activities, tenant_key(tenant, id));
+    return json_of_activity(r_.get(table::activities, tenant_key(tenant, id)));
   }
 
   record_page list(const activity_query& q) const override {
-    auto type_text = q.type.empty() ? std::string{} : "\"type\":" + domain::json_string(q.type) + ",";
-    auto readable = [&](std::string_view record) {
-      auto about = activity_resource(record);
+    auto readable = [&](const std::string& about) {
       if (about.empty() || q.readable_by.empty()) return true;
       // One point read per principal in the by-principal grant index: any grant lets it read.
       for (const auto& p : q.readable_by)
         if (r_.grants().role(q.tenant, p, about)) return true;
       return false;
     };
-    auto keep = [&](const std::string& id, const std::optional<std::string>& record) -> std::optional<std::string> {
-      if (!record) return std::nullopt;
-      if (!type_text.empty() && record->find(type_text) == std::string::npos) return std::nullopt;
-      if (!readable(*record)) return std::nullopt;
-      return record;
+    // The filters read the typed header; the JSON is handed out as stored.
+    auto keep = [&](const std::optional<std::string>& value) -> std::optional<std::string> {
+      if (!value) return std::nullopt;
+      auto decoded = decode_activity(*value);
+      if (!decoded) return std::nullopt;  // every value has its header since format 4
+      const auto& h = decoded->first;
+      if (!matches(q.type, h.type) || !readable(h.about_resource)) return std::nullopt;
+      return std::string{decoded->second};
     };
     if (!q.resource_id.empty()) {  // the by-Resource index: only that Resource's Activities
       id_stream ids{r_, table::activities_by_resource, tenant_key(q.tenant, q.resource_id + '\0'), q.after};
-      return walk(ids, q.limit, q.budget, [&](const std::string& id, const std::string&) { return keep(id, get(q.tenant, id)); });
+      return walk(ids, q.limit, q.budget, [&](const std::string& id, const std::string&) {
+        return keep(r_.get(table::activities, tenant_key(q.tenant, id)));
+      });
     }
     id_stream ids{r_, table::activities, tenant_key(q.tenant, ""), q.after};
     return walk(ids, q.limit, q.budget,
-                [&](const std::string& id, const std::string& value) { return keep(id, std::optional{value}); });
+                [&](const std::string&, const std::string& value) { return keep(std::optional{value}); });
   }
 
-  void put(std::string_view tenant, std::string_view id, std::string_view about_resource,
+  void put(std::string_view tenant, std::string_view id, const activity_header& header,
            std::string_view record) override {
-    w_->put(table::activities, tenant_key(tenant, id), record);
-    if (!about_resource.empty())
-      w_->put(table::activities_by_resource, tenant_key(tenant, std::string{about_resource} + '\0' + std::string{id}), "");
+    w_->put(table::activities, tenant_key(tenant, id), encode_activity(header, record));
+    if (!header.about_resource.empty())
+      w_->put(table::activities_by_resource,
+              tenant_key(tenant, std::string{header.about_resource} + '\0' + std::string{id}), "");
   }
 
 private:
@@ -242,7 +272,56 @@ resource_fields fields_of(std::string_view resource_record) {
 }
 
 std::string activity_about(std::string_view activity_record) {
-  return std::string{activity_resource(activity_record)};
+  if (auto d = decode_activity(activity_record)) return d->first.about_resource;
+  return activity_header_from_json(activity_record).about_resource;
+}
+
+std::string encode_resource(const resource_header& h, std::string_view json) {
+  std::string out(1, header_tag);
+  for (const auto* f : {&h.work_id, &h.type, &h.language, &h.version}) encoding::put_text(out, *f);
+  out.append(json);
+  return out;
+}
+
+std::optional<std::pair<resource_header, std::string_view>> decode_resource(std::string_view value) {
+  if (value.empty() || value[0] != header_tag) return std::nullopt;
+  value.remove_prefix(1);
+  resource_header h;
+  for (auto* f : {&h.work_id, &h.type, &h.language, &h.version})
+    if (!encoding::get_text(value, *f)) return std::nullopt;
+  return std::pair{std::move(h), value};
+}
+
+std::string encode_activity(const activity_header& h, std::string_view json) {
+  std::string out(1, header_tag);
+  encoding::put_text(out, h.about_resource);
+  encoding::put_text(out, h.type);
+  out.append(json);
+  return out;
+}
+
+std::optional<std::pair<activity_header, std::string_view>> decode_activity(std::string_view value) {
+  if (value.empty() || value[0] != header_tag) return std::nullopt;
+  value.remove_prefix(1);
+  activity_header h;
+  if (!encoding::get_text(value, h.about_resource) || !encoding::get_text(value, h.type)) return std::nullopt;
+  return std::pair{std::move(h), value};
+}
+
+resource_header resource_header_from_json(std::string_view json) {
+  auto o = boost::json::parse(json).as_object();
+  return {string_member(o, "work_id"), string_member(o, "type"), string_member(o, "language"),
+          string_member(o, "version")};
+}
+
+activity_header activity_header_from_json(std::string_view json) {
+  auto o = boost::json::parse(json).as_object();
+  activity_header h;
+  h.type = string_member(o, "type");
+  if (auto* target = o.if_contains("target"); target && target->is_object()
+      && string_member(target->as_object(), "kind") == "resource")
+    h.about_resource = string_member(target->as_object(), "id");
+  return h;
 }
 
 std::unique_ptr<resource_writes> make_kv_resource_store(const read_view& reads, write_txn* writes) {

@@ -26,13 +26,32 @@ struct activity_query;
 class read_view;
 class write_txn;
 
-/// A stored Resource record's own members that callers need (read by the store, which owns the
-/// record's layout): its Work (empty when staged) and its current version.
+/// A stored Resource record's own members that callers need, read from a record in hand (the
+/// domain writes records with their own members first, content last): its Work (empty when
+/// staged) and its current version.
 struct resource_fields {
   std::string work_id;
   std::string version;
 };
 resource_fields fields_of(std::string_view resource_record);
+
+/// The typed header stored beside a Resource's canonical JSON: what lists filter on and what
+/// writes check, so the store never searches the JSON for a field (format 4).
+struct resource_header {
+  std::string work_id;  ///< empty: staged
+  std::string type;
+  std::string language;
+  std::string version;
+  bool operator==(const resource_header& o) const {
+    return work_id == o.work_id && type == o.type && language == o.language && version == o.version;
+  }
+};
+
+/// The typed header stored beside an Activity's canonical JSON.
+struct activity_header {
+  std::string about_resource;  ///< the Resource it is about; empty for Works and contracts
+  std::string type;            ///< CREATION, UPDATE, PROMOTION, ...
+};
 
 /// The Resource an Activity record is about (its target), or empty for Works and contracts.
 std::string activity_about(std::string_view activity_record);
@@ -63,6 +82,8 @@ class resource_reads {
 public:
   virtual ~resource_reads() = default;
   virtual std::optional<std::string> get(std::string_view tenant, std::string_view id) const = 0;
+  /// The typed header of `id`'s current record, without reading its JSON.
+  virtual std::optional<resource_header> header(std::string_view tenant, std::string_view id) const = 0;
   /// The snapshot of `id` at `version`.
   virtual std::optional<std::string> version(std::string_view tenant, std::string_view id,
                                              std::string_view version) const = 0;
@@ -72,8 +93,10 @@ public:
 
 class resource_writes : public resource_reads {
 public:
-  /// Stores the Resource's current record (create, replace, promotion).
-  virtual void put(std::string_view tenant, std::string_view id, std::string_view record) = 0;
+  /// Stores the Resource's current record (create, replace, promotion) with its typed header,
+  /// which must describe `record`.
+  virtual void put(std::string_view tenant, std::string_view id, const resource_header& header,
+                   std::string_view record) = 0;
   /// Keeps `record` as the snapshot of `id` at `version`.
   virtual void put_version(std::string_view tenant, std::string_view id, std::string_view version,
                            std::string_view record) = 0;
@@ -90,8 +113,8 @@ public:
 
 class activity_writes : public activity_reads {
 public:
-  /// Stores an Activity; `about_resource` (empty for Works and contracts) feeds the index.
-  virtual void put(std::string_view tenant, std::string_view id, std::string_view about_resource,
+  /// Stores an Activity; `header.about_resource` (empty for Works and contracts) feeds the index.
+  virtual void put(std::string_view tenant, std::string_view id, const activity_header& header,
                    std::string_view record) = 0;
 };
 
@@ -126,6 +149,16 @@ public:
 };
 
 /// The stores over a read view's tables (the LMDB layout); writes only with `writes`.
+/// Storage-internal encodings of the typed headers (the LMDB value: header, then the JSON).
+std::string encode_resource(const resource_header& h, std::string_view json);
+std::string encode_activity(const activity_header& h, std::string_view json);
+/// The header and JSON of a stored value; nullopt when it is not one (a format-3 value).
+std::optional<std::pair<resource_header, std::string_view>> decode_resource(std::string_view value);
+std::optional<std::pair<activity_header, std::string_view>> decode_activity(std::string_view value);
+/// Headers derived from a record's JSON: for the format 3 -> 4 migration only.
+resource_header resource_header_from_json(std::string_view json);
+activity_header activity_header_from_json(std::string_view json);
+
 std::unique_ptr<resource_writes> make_kv_resource_store(const read_view& reads, write_txn* writes);
 std::unique_ptr<activity_writes> make_kv_activity_store(const read_view& reads, write_txn* writes);
 std::unique_ptr<catalog_writes> make_kv_catalog_store(const read_view& reads, write_txn* writes);

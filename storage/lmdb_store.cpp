@@ -284,6 +284,7 @@ private:
                                + "; run a newer contentlake or use another data dir");
     if (found < 2) migrate_to_2(txn);
     if (found < 3) migrate_to_3(txn);
+    if (found < 4) migrate_to_4(txn);
     auto text = std::to_string(lmdb_format_version);
     MDB_val nv = val(text);
     check(mdb_put(txn, meta_, &k, &nv, 0), "write format version");
@@ -332,6 +333,29 @@ private:
     for (const auto& key : index) {
       MDB_val ik = val(key), iv = val("");
       check(mdb_put(txn, dbi(table::activities_by_resource), &ik, &iv, 0), "migrate to format 3");
+    }
+  }
+
+  /// Format 3 -> 4: Resources and Activities get their typed header beside the JSON (what lists
+  /// filter on), derived once here from the JSON.
+  void migrate_to_4(MDB_txn* txn) {
+    for (table t : {table::resources, table::activities}) {
+      std::vector<std::pair<std::string, std::string>> rewritten;
+      MDB_cursor* cursor = nullptr;
+      check(mdb_cursor_open(txn, dbi(t), &cursor), "mdb_cursor_open");
+      MDB_val k{}, v{};
+      for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+        auto json = view(v);
+        if (t == table::resources ? decode_resource(json).has_value() : decode_activity(json).has_value()) continue;
+        rewritten.emplace_back(std::string{view(k)}, t == table::resources
+                                                       ? encode_resource(resource_header_from_json(json), json)
+                                                       : encode_activity(activity_header_from_json(json), json));
+      }
+      mdb_cursor_close(cursor);
+      for (const auto& [key, value] : rewritten) {
+        MDB_val nk = val(key), nv = val(value);
+        check(mdb_put(txn, dbi(t), &nk, &nv, 0), "migrate to format 4");
+      }
     }
   }
 

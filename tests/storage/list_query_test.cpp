@@ -19,6 +19,11 @@ std::string resource_json(const std::string& id, const std::string& type, bool s
          R"("meta":{"type":"DATASET"},"children":[{"type":"span","text":"x"}]}]}})";
 }
 
+/// Stores a Resource through its typed store (header and JSON agree).
+void put_resource(write_txn& tx, const std::string& tenant, const std::string& id, const std::string& type, bool staged) {
+  tx.resources().put(tenant, id, resource_header{staged ? "" : "wk_1", type, "en", "ver_1"}, resource_json(id, type, staged));
+}
+
 /// Resources res_00..res_19 of t1 (every third a DATASET, every fourth staged); u_a holds grants on
 /// the even ones, g_team on multiples of 3 (so 0, 6, 12, 18 are reachable both ways).
 std::shared_ptr<record_store> fixture_store(const std::string& dir) {
@@ -27,15 +32,15 @@ std::shared_ptr<record_store> fixture_store(const std::string& dir) {
     for (int i = 0; i < 20; ++i) {
       char id[8];
       std::snprintf(id, sizeof id, "res_%02d", i);
-      tx.put(table::resources, tenant_key("t1", id), resource_json(id, i % 3 == 0 ? "DATASET" : "CHAPTER", i % 4 == 0));
+      put_resource(tx, "t1", id, i % 3 == 0 ? "DATASET" : "CHAPTER", i % 4 == 0);
       if (i % 2 == 0) tx.put(table::grants_by_principal, tenant_key("t1", std::string{"u_a"} + '\0' + id), "reader");
       if (i % 3 == 0) tx.put(table::grants_by_principal, tenant_key("t1", std::string{"g_team"} + '\0' + id), "reader");
-      tx.activities().put("t1", "act_" + std::string{id}, id,
+      tx.activities().put("t1", "act_" + std::string{id}, activity_header{id, "CREATION"},
                           R"({"id":"act_)" + std::string{id} + R"(","type":"CREATION","target":{"kind":"resource","id":")" + id
                             + "\"}}");
     }
-    tx.activities().put("t1", "act_work", "", R"({"id":"act_work","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
-    tx.put(table::resources, tenant_key("t2", "res_00"), resource_json("res_00", "CHAPTER", false));
+    tx.activities().put("t1", "act_work", activity_header{"", "CREATION"}, R"({"id":"act_work","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
+    put_resource(tx, "t2", "res_00", "CHAPTER", false);
     tx.put(table::grants_by_principal, tenant_key("t2", std::string{"u_a"} + '\0' + "res_00"), "owner");
     return true;
   }});
@@ -124,4 +129,68 @@ TEST_CASE("a format-2 data dir gets its Activities indexed by Resource at open",
   q.resource_id = "res_9";
   CHECK(ids(store->activities().list(q)) == std::vector<std::string>{"act_1"});
   CHECK(store->entries(table::activities_by_resource) == 1);
+}
+
+TEST_CASE("a format-3 data dir gets typed headers at open: lists filter the same, reads return the same bytes",
+          "[storage][lists][migration]") {
+  temp_dir dir;
+  { open_lmdb_store(dir.path, 64); }
+  auto chapter = resource_json("res_1", "CHAPTER", false);
+  auto staged = resource_json("res_2", "DATASET", true);
+  auto activity = std::string{R"({"id":"act_1","type":"UPDATE","target":{"kind":"resource","id":"res_1"}})"};
+  cl::testing::write_raw_lmdb(dir.path, [&](const auto& put_raw) {
+    put_raw("resources", tenant_key("t1", "res_1"), chapter);
+    put_raw("resources", tenant_key("t1", "res_2"), staged);
+    put_raw("activities", tenant_key("t1", "act_1"), activity);
+    put_raw("activities_by_resource", tenant_key("t1", std::string{"res_1"} + '\0' + "act_1"), "");
+    put_raw("meta", "format_version", "3");
+  });
+  auto store = open_lmdb_store(dir.path, 64);
+  CHECK(store->resources().get("t1", "res_1") == chapter);
+  CHECK(store->activities().get("t1", "act_1") == activity);
+  CHECK(store->resources().header("t1", "res_2") == resource_header{"", "DATASET", "en", "ver_1"});
+  resource_query q;
+  q.tenant = "t1";
+  q.type = "CHAPTER";
+  auto page = store->resources().list(q);
+  REQUIRE(ids(page) == std::vector<std::string>{"res_1"});
+  CHECK(page.entries[0].second == chapter);
+  q.type.clear();
+  q.staged = true;
+  CHECK(ids(store->resources().list(q)) == std::vector<std::string>{"res_2"});
+  activity_query a;
+  a.tenant = "t1";
+  a.type = "UPDATE";
+  CHECK(ids(store->activities().list(a)) == std::vector<std::string>{"act_1"});
+  a.type = "CREATION";
+  CHECK(store->activities().list(a).entries.empty());
+}
+
+TEST_CASE("a Resource's typed header follows it through create, replace and promotion", "[storage][lists]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  auto by = [&](const std::string& type, std::optional<bool> staged) {
+    resource_query q;
+    q.tenant = "t1";
+    q.type = type;
+    q.staged = staged;
+    return ids(store->resources().list(q));
+  };
+  auto put = [&](const std::string& type, bool is_staged, const std::string& version) {
+    store->apply({[&](write_txn& tx) {
+      tx.resources().put("t1", "res_1", resource_header{is_staged ? "" : "wk_1", type, "en", version},
+                         resource_json("res_1", type, is_staged));
+      return true;
+    }});
+  };
+  put("CHAPTER", true, "ver_1");  // create, staged
+  CHECK(by("CHAPTER", true) == std::vector<std::string>{"res_1"});
+  put("DATASET", true, "ver_2");  // replace: the old type is no longer found
+  CHECK(by("CHAPTER", std::nullopt).empty());
+  CHECK(by("DATASET", true) == std::vector<std::string>{"res_1"});
+  put("DATASET", false, "ver_2");  // promotion: attached, no longer staged
+  CHECK(by("DATASET", true).empty());
+  CHECK(by("DATASET", false) == std::vector<std::string>{"res_1"});
+  CHECK(store->resources().header("t1", "res_1")->work_id == "wk_1");
+  CHECK_FALSE(store->resources().header("t1", "res_none"));
 }
