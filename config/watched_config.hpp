@@ -61,13 +61,7 @@ public:
       spdlog::warn("{} {} not found; using {} until it appears", what_, file_.path(), shown(fallback_));
       return value_;
     }
-    auto parsed = parse_(*change.text);
-    if (auto* error = std::get_if<std::string>(&parsed)) {
-      spdlog::error("{} {} rejected ({}); using {} until it is fixed", what_, file_.path(), *error, shown(fallback_));
-      return value_;
-    }
-    value_ = std::get<T>(std::move(parsed));
-    spdlog::info("{} {}: {}", what_, file_.path(), shown(value_));
+    adopt(*change.text, "using " + shown(fallback_) + " until it is fixed");
     return value_;
   }
 
@@ -84,14 +78,7 @@ public:
       value_ = fallback_;
       return true;
     }
-    auto parsed = parse_(*change.text);
-    if (auto* error = std::get_if<std::string>(&parsed)) {
-      spdlog::error("{} {} rejected ({}); keeping {}", what_, file_.path(), *error, shown(value_));
-      return false;
-    }
-    value_ = std::get<T>(std::move(parsed));
-    spdlog::info("{} {} in effect: {}", what_, file_.path(), shown(value_));
-    return true;
+    return adopt(*change.text, "keeping " + shown(value_));
   }
 
   const T& current() const { return value_; }
@@ -100,6 +87,19 @@ public:
   const std::string& path() const { return file_.path(); }
 
 private:
+  /// Parses `text` and puts it in force; when it is invalid, logs that (and `otherwise`) and
+  /// leaves the value as it is. True when the value changed.
+  bool adopt(const std::string& text, const std::string& otherwise) {
+    auto parsed = parse_(text);
+    if (auto* error = std::get_if<std::string>(&parsed)) {
+      spdlog::error("{} {} rejected ({}); {}", what_, file_.path(), *error, otherwise);
+      return false;
+    }
+    value_ = std::get<T>(std::move(parsed));
+    spdlog::info("{} {} in effect: {}", what_, file_.path(), shown(value_));
+    return true;
+  }
+
   std::string shown(const T& v) const { return describe_ ? describe_(v) : std::string{"the version in force"}; }
 
   std::string what_;
