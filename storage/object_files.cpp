@@ -1,0 +1,343 @@
+#include "storage/object_files.hpp"
+
+#include "domain/ids.hpp"
+#include "domain/sigv4.hpp"
+
+#include <boost/json.hpp>
+#include <openssl/evp.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+
+namespace cl::storage {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error("object store: " + what + ": " + std::strerror(errno));
+}
+
+std::string hex(const unsigned char* p, unsigned n) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < n; ++i) {
+    out.push_back(digits[p[i] >> 4]);
+    out.push_back(digits[p[i] & 15]);
+  }
+  return out;
+}
+
+/// An incremental digest (SHA-256 or MD5).
+class digest {
+public:
+  explicit digest(const EVP_MD* md) : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_, md, nullptr); }
+  ~digest() { EVP_MD_CTX_free(ctx_); }
+  digest(const digest&) = delete;
+  digest& operator=(const digest&) = delete;
+  void update(std::string_view bytes) { EVP_DigestUpdate(ctx_, bytes.data(), bytes.size()); }
+  /// The digest so far (a copy of the context is finalised, so updating may go on).
+  std::string hex_value() const {
+    EVP_MD_CTX* copy = EVP_MD_CTX_new();
+    EVP_MD_CTX_copy_ex(copy, ctx_);
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    EVP_DigestFinal_ex(copy, out, &n);
+    EVP_MD_CTX_free(copy);
+    return hex(out, n);
+  }
+
+private:
+  EVP_MD_CTX* ctx_;
+};
+
+void fsync_path(const fs::path& p, bool directory) {
+  int fd = ::open(p.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (fd < 0) fail("open " + p.filename().string());
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync");
+  }
+  ::close(fd);
+}
+
+void write_file_synced(const fs::path& p, std::string_view text) {
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) fail("create " + p.filename().string());
+  for (std::size_t done = 0; done < text.size();) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      fail("write");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync");
+  }
+  ::close(fd);
+}
+
+std::string meta_text(const object_info& i) {
+  return json::serialize(json::object{{"bucket", i.bucket},
+                                      {"key", i.key},
+                                      {"size", i.size},
+                                      {"sha256", i.sha256},
+                                      {"etag", i.etag},
+                                      {"content_type", i.content_type},
+                                      {"modified", i.modified}});
+}
+
+std::optional<object_info> read_meta(const fs::path& p) {
+  std::ifstream in{p, std::ios::binary};
+  if (!in) return std::nullopt;
+  std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  const auto& o = v.as_object();
+  auto str = [&](const char* n) {
+    auto* x = o.if_contains(n);
+    return x && x->is_string() ? std::string{x->as_string()} : std::string{};
+  };
+  object_info i;
+  i.bucket = str("bucket");
+  i.key = str("key");
+  i.sha256 = str("sha256");
+  i.etag = str("etag");
+  i.content_type = str("content_type");
+  if (auto* s = o.if_contains("size")) i.size = s->to_number<std::uint64_t>();
+  if (auto* m = o.if_contains("modified")) i.modified = m->to_number<std::int64_t>();
+  return i;
+}
+
+class file_incoming final : public object_files::incoming {
+public:
+  explicit file_incoming(fs::path dir) : dir_(std::move(dir)), sha_(EVP_sha256()), md5_(EVP_md5()) {
+    fs::create_directories(dir_);
+    fd_ = ::open((dir_ / "data").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd_ < 0) fail("create a temporary object");
+  }
+  ~file_incoming() override {
+    if (fd_ >= 0) ::close(fd_);
+    std::error_code ec;
+    if (!kept_) fs::remove_all(dir_, ec);
+  }
+
+  void append(std::string_view bytes) override {
+    for (std::size_t done = 0; done < bytes.size();) {
+      auto n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        fail("write");
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    sha_.update(bytes);
+    md5_.update(bytes);
+    size_ += bytes.size();
+  }
+  std::uint64_t size() const override { return size_; }
+  std::string sha256() const override { return sha_.hex_value(); }
+  std::string md5() const override { return md5_.hex_value(); }
+
+  /// Makes the data durable and writes its meta beside it; the directory is then ready to rename.
+  void seal(const object_info& info) {
+    if (::fsync(fd_) != 0) fail("fsync");
+    ::close(fd_);
+    fd_ = -1;
+    write_file_synced(dir_ / "meta", meta_text(info));
+    fsync_path(dir_, true);
+  }
+  const fs::path& dir() const { return dir_; }
+  void keep() { kept_ = true; }
+
+private:
+  fs::path dir_;
+  int fd_ = -1;
+  digest sha_, md5_;
+  std::uint64_t size_ = 0;
+  bool kept_ = false;
+};
+
+/// Renames the sealed `from` directory to `to`, replacing a previous one; then syncs the parent.
+void install(const fs::path& from, const fs::path& to, const fs::path& trash) {
+  fs::create_directories(to.parent_path());
+  std::error_code ec;
+  if (fs::exists(to)) fs::rename(to, trash);  // a replaced object goes aside first (rename is atomic)
+  fs::rename(from, to);
+  fs::remove_all(trash, ec);
+  fsync_path(to.parent_path(), true);
+}
+
+}  // namespace
+
+object_files::object_files(fs::path root) : root_(std::move(root)) {
+  for (const char* d : {"objects", "uploads", "tmp"}) fs::create_directories(root_ / d);
+  std::error_code ec;
+  for (const auto& leftover : fs::directory_iterator{root_ / "tmp"}) fs::remove_all(leftover.path(), ec);
+}
+
+bool object_files::valid_key(std::string_view key) {
+  if (key.empty() || key.size() > 1024) return false;
+  for (unsigned char c : key)
+    if (c < 0x20 || c == 0x7f) return false;
+  std::size_t start = 0;
+  for (;;) {
+    auto slash = key.find('/', start);
+    auto segment = key.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (segment.empty() || segment == "." || segment == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+fs::path object_files::object_dir(const std::string& bucket, const std::string& key) const {
+  auto name = domain::sigv4::sha256_hex(bucket + "/" + key);
+  return root_ / "objects" / name.substr(0, 2) / name;
+}
+
+fs::path object_files::fresh_tmp() {
+  return root_ / "tmp" / domain::random_id("tmp_");
+}
+
+std::unique_ptr<object_files::incoming> object_files::receive() {
+  return std::make_unique<file_incoming>(fresh_tmp());
+}
+
+object_info object_files::commit_object(std::unique_ptr<incoming> body, const std::string& bucket,
+                                        const std::string& key, const std::string& content_type) {
+  auto& in = dynamic_cast<file_incoming&>(*body);
+  object_info info{bucket, key, in.size(), in.sha256(), in.md5(), content_type, static_cast<std::int64_t>(std::time(nullptr))};
+  in.seal(info);
+  install(in.dir(), object_dir(bucket, key), fresh_tmp());
+  in.keep();
+  return info;
+}
+
+std::optional<object_info> object_files::stat(const std::string& bucket, const std::string& key) const {
+  return read_meta(object_dir(bucket, key) / "meta");
+}
+
+std::optional<fs::path> object_files::data_path(const std::string& bucket, const std::string& key) const {
+  auto dir = object_dir(bucket, key);
+  if (!fs::exists(dir / "meta")) return std::nullopt;
+  return dir / "data";
+}
+
+bool object_files::remove(const std::string& bucket, const std::string& key) {
+  auto dir = object_dir(bucket, key);
+  if (!fs::exists(dir)) return false;
+  auto trash = fresh_tmp();
+  fs::rename(dir, trash);  // gone at once for readers; the bytes are removed after
+  fs::remove_all(trash);
+  return true;
+}
+
+std::string object_files::create_upload(const std::string& bucket, const std::string& key,
+                                        const std::string& content_type) {
+  auto id = domain::random_id("mpu_");
+  auto tmp = fresh_tmp();
+  fs::create_directories(tmp);
+  write_file_synced(tmp / "meta", meta_text(object_info{bucket, key, 0, {}, {}, content_type, 0}));
+  install(tmp, root_ / "uploads" / id, fresh_tmp());
+  return id;
+}
+
+std::optional<object_info> object_files::upload(const std::string& upload_id) const {
+  if (upload_id.find('/') != std::string::npos || upload_id.find("..") != std::string::npos) return std::nullopt;
+  return read_meta(root_ / "uploads" / upload_id / "meta");
+}
+
+std::optional<object_info> object_files::commit_part(std::unique_ptr<incoming> body, const std::string& upload_id,
+                                                     int number) {
+  auto target = upload(upload_id);
+  if (!target) return std::nullopt;
+  auto& in = dynamic_cast<file_incoming&>(*body);
+  object_info info{target->bucket, target->key, in.size(), in.sha256(), in.md5(), target->content_type,
+                   static_cast<std::int64_t>(std::time(nullptr))};
+  in.seal(info);
+  install(in.dir(), root_ / "uploads" / upload_id / ("part-" + std::to_string(number)), fresh_tmp());
+  in.keep();
+  return info;
+}
+
+std::vector<std::pair<int, object_info>> object_files::parts(const std::string& upload_id) const {
+  std::vector<std::pair<int, object_info>> out;
+  if (!upload(upload_id)) return out;
+  for (const auto& entry : fs::directory_iterator{root_ / "uploads" / upload_id}) {
+    auto name = entry.path().filename().string();
+    if (name.rfind("part-", 0) != 0) continue;
+    if (auto info = read_meta(entry.path() / "meta")) out.emplace_back(std::stoi(name.substr(5)), std::move(*info));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+complete_error object_files::complete_upload(const std::string& upload_id,
+                                             const std::vector<std::pair<int, std::string>>& listed,
+                                             std::uint64_t min_part_size, object_info& out) {
+  auto target = upload(upload_id);
+  if (!target) return complete_error::no_such_upload;
+  if (listed.empty()) return complete_error::invalid_part;
+  auto stored = parts(upload_id);
+  auto find = [&](int n) -> const object_info* {
+    for (const auto& [number, info] : stored)
+      if (number == n) return &info;
+    return nullptr;
+  };
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    if (i > 0 && listed[i].first <= listed[i - 1].first) return complete_error::invalid_part_order;
+    const auto* part = find(listed[i].first);
+    auto etag = listed[i].second;
+    etag.erase(std::remove(etag.begin(), etag.end(), '"'), etag.end());
+    if (!part || part->etag != etag) return complete_error::invalid_part;
+    if (i + 1 < listed.size() && part->size < min_part_size) return complete_error::entity_too_small;
+  }
+  // Concatenate into a new body (hashing it whole), then install it like a single upload.
+  auto body = receive();
+  auto& in = dynamic_cast<file_incoming&>(*body);
+  digest etag_of_etags{EVP_md5()};
+  std::string buffer(1 << 20, '\0');
+  for (const auto& [number, etag] : listed) {
+    const auto* part = find(number);
+    std::string raw_md5;
+    for (std::size_t i = 0; i + 1 < part->etag.size(); i += 2)
+      raw_md5.push_back(static_cast<char>(std::stoi(part->etag.substr(i, 2), nullptr, 16)));
+    etag_of_etags.update(raw_md5);
+    std::ifstream data{root_ / "uploads" / upload_id / ("part-" + std::to_string(number)) / "data", std::ios::binary};
+    while (data) {
+      data.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      if (data.gcount() > 0) in.append(std::string_view{buffer.data(), static_cast<std::size_t>(data.gcount())});
+    }
+  }
+  out = object_info{target->bucket, target->key, in.size(), in.sha256(),
+                    etag_of_etags.hex_value() + "-" + std::to_string(listed.size()), target->content_type,
+                    static_cast<std::int64_t>(std::time(nullptr))};
+  in.seal(out);
+  install(in.dir(), object_dir(target->bucket, target->key), fresh_tmp());
+  in.keep();
+  abort_upload(upload_id);
+  return complete_error::none;
+}
+
+bool object_files::abort_upload(const std::string& upload_id) {
+  if (!upload(upload_id)) return false;
+  auto trash = fresh_tmp();
+  fs::rename(root_ / "uploads" / upload_id, trash);
+  fs::remove_all(trash);
+  return true;
+}
+
+}  // namespace cl::storage

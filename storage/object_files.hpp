@@ -1,0 +1,92 @@
+#pragma once
+/// The embedded object store's files: objects and multipart uploads under `<data dir>/blobs`.
+/// Bodies stream into a temporary directory while their SHA-256 and MD5 are computed, are fsynced,
+/// and appear by one atomic rename: a crash never leaves a half object visible. No HTTP here;
+/// the S3 listener (issue 13) calls this, off the I/O threads.
+///
+/// Layout: `objects/<hh>/<sha256(bucket/key)>/{data,meta}`, `uploads/<upload id>/{meta,<part>,
+/// <part>.meta}`, `tmp/` (emptied at open). Names are hashes, so a key never becomes a path.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cl::storage {
+
+/// What is known about a stored object or part.
+struct object_info {
+  std::string bucket, key;
+  std::uint64_t size = 0;
+  std::string sha256;        ///< lower-case hex of the whole body
+  std::string etag;          ///< S3's: MD5 hex, or MD5 of the parts' MD5s + "-N" after multipart
+  std::string content_type;
+  std::int64_t modified = 0;  ///< Unix seconds
+};
+
+/// Why a multipart completion was refused (S3's error codes).
+enum class complete_error { none, no_such_upload, invalid_part, invalid_part_order, entity_too_small };
+
+class object_files {
+public:
+  /// Opens (creating) the store under `root`; leftovers of interrupted writes are removed.
+  explicit object_files(std::filesystem::path root);
+
+  /// A body being received: bytes are appended as they arrive; nothing is visible until commit.
+  class incoming {
+  public:
+    virtual ~incoming() = default;
+    /// Appends bytes (written to the temporary file at once; memory stays flat).
+    virtual void append(std::string_view bytes) = 0;
+    virtual std::uint64_t size() const = 0;
+    /// Hex SHA-256 and MD5 of what was appended so far (final once nothing more is appended).
+    virtual std::string sha256() const = 0;
+    virtual std::string md5() const = 0;
+  };
+
+  /// Starts receiving a body; drop it to abandon (its temporary files go).
+  std::unique_ptr<incoming> receive();
+
+  /// Makes `body` the object `bucket/key` (replacing any), durably; answers its info.
+  object_info commit_object(std::unique_ptr<incoming> body, const std::string& bucket, const std::string& key,
+                            const std::string& content_type);
+
+  /// The object's info, if it exists.
+  std::optional<object_info> stat(const std::string& bucket, const std::string& key) const;
+  /// The path of the object's bytes (for ranged reads by the listener), if it exists.
+  std::optional<std::filesystem::path> data_path(const std::string& bucket, const std::string& key) const;
+  /// Removes the object; false when there was none.
+  bool remove(const std::string& bucket, const std::string& key);
+
+  /// Starts a multipart upload of `bucket/key`; answers its id.
+  std::string create_upload(const std::string& bucket, const std::string& key, const std::string& content_type);
+  /// The upload's target, if it exists.
+  std::optional<object_info> upload(const std::string& upload_id) const;
+  /// Stores `body` as part `number` (1..10000) of the upload, replacing an earlier one; nullopt
+  /// when the upload does not exist.
+  std::optional<object_info> commit_part(std::unique_ptr<incoming> body, const std::string& upload_id, int number);
+  /// The parts stored so far, by number: (number, info).
+  std::vector<std::pair<int, object_info>> parts(const std::string& upload_id) const;
+  /// Assembles the listed parts (numbers ascending, each's ETag as returned by commit_part) into
+  /// the object, durably; every part but the last must be at least `min_part_size`. The upload
+  /// goes when it succeeds.
+  complete_error complete_upload(const std::string& upload_id, const std::vector<std::pair<int, std::string>>& parts,
+                                 std::uint64_t min_part_size, object_info& out);
+  /// Drops the upload and its parts; false when there was none.
+  bool abort_upload(const std::string& upload_id);
+
+  /// Whether `key` is acceptable as an object key: 1..1024 bytes, no NUL or control character,
+  /// no empty, `.` or `..` segment (the store refuses path traversal even though names are hashed).
+  static bool valid_key(std::string_view key);
+
+private:
+  std::filesystem::path object_dir(const std::string& bucket, const std::string& key) const;
+  std::filesystem::path fresh_tmp();
+
+  std::filesystem::path root_;
+};
+
+}  // namespace cl::storage

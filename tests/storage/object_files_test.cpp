@@ -1,0 +1,126 @@
+// The embedded object store's files: whole objects and multipart uploads appear only when
+// committed (one rename), with the SHA-256 and ETag of what was received.
+
+#include "domain/sigv4.hpp"
+#include "storage/object_files.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+using cl::storage::complete_error;
+using cl::storage::object_files;
+using cl::storage::object_info;
+using cl::testing::temp_dir;
+
+namespace {
+
+std::string read_all(const std::filesystem::path& p) {
+  std::ifstream in{p, std::ios::binary};
+  return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+}
+
+std::unique_ptr<object_files::incoming> body(object_files& files, const std::string& bytes, std::size_t chunk = 3) {
+  auto in = files.receive();
+  for (std::size_t i = 0; i < bytes.size(); i += chunk) in->append(std::string_view{bytes}.substr(i, chunk));
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("an object appears whole when committed, with the digests of what was received", "[storage][objects]") {
+  temp_dir dir;
+  object_files files{dir.path + "/blobs"};
+  auto in = body(files, "hello, tides");
+  CHECK(in->size() == 12);
+  CHECK_FALSE(files.stat("contentlake", "t/blb_1/1"));
+  auto info = files.commit_object(std::move(in), "contentlake", "t/blb_1/1", "text/plain");
+  CHECK(info.sha256 == cl::domain::sigv4::sha256_hex("hello, tides"));
+  CHECK(info.etag.size() == 32);
+  auto again = files.stat("contentlake", "t/blb_1/1");
+  REQUIRE(again);
+  CHECK(again->size == 12);
+  CHECK(again->content_type == "text/plain");
+  CHECK(read_all(*files.data_path("contentlake", "t/blb_1/1")) == "hello, tides");
+  CHECK_FALSE(files.stat("other-bucket", "t/blb_1/1"));
+
+  files.commit_object(body(files, "neap"), "contentlake", "t/blb_1/1", "text/plain");  // replaced
+  CHECK(read_all(*files.data_path("contentlake", "t/blb_1/1")) == "neap");
+  CHECK(files.remove("contentlake", "t/blb_1/1"));
+  CHECK_FALSE(files.stat("contentlake", "t/blb_1/1"));
+  CHECK_FALSE(files.remove("contentlake", "t/blb_1/1"));
+}
+
+TEST_CASE("a body never committed is never visible, and its files are gone after a restart", "[storage][objects]") {
+  temp_dir dir;
+  {
+    object_files files{dir.path + "/blobs"};
+    auto in = body(files, std::string(100000, 'x'));
+    // a crash now: the body is neither committed nor abandoned
+    in.release();
+  }
+  object_files reopened{dir.path + "/blobs"};
+  CHECK(std::filesystem::is_empty(dir.path + "/blobs/tmp"));
+  CHECK(std::filesystem::is_empty(dir.path + "/blobs/objects"));
+  {
+    auto dropped = body(reopened, "abandoned");  // dropped without commit
+  }
+  CHECK(std::filesystem::is_empty(dir.path + "/blobs/tmp"));
+}
+
+TEST_CASE("a multipart upload: parts replaced, checked on completion, assembled in order", "[storage][objects]") {
+  temp_dir dir;
+  object_files files{dir.path + "/blobs"};
+  auto id = files.create_upload("contentlake", "t/blb_2/1", "application/octet-stream");
+  REQUIRE(files.upload(id));
+  auto p1 = files.commit_part(body(files, "aaaaa"), id, 1);
+  auto p2 = files.commit_part(body(files, "bbbXX"), id, 2);
+  p2 = files.commit_part(body(files, "bbbbb"), id, 2);  // a re-upload replaces the part
+  auto p3 = files.commit_part(body(files, "cc"), id, 3);
+  REQUIRE((p1 && p2 && p3));
+  CHECK(files.parts(id).size() == 3);
+  CHECK(files.parts(id)[1].second.size == 5);
+  CHECK_FALSE(files.commit_part(body(files, "x"), "mpu_none", 1));
+
+  object_info out;
+  CHECK(files.complete_upload(id, {{1, p1->etag}, {2, "\"0000\""}, {3, p3->etag}}, 5, out) == complete_error::invalid_part);
+  CHECK(files.complete_upload(id, {{2, p2->etag}, {1, p1->etag}}, 5, out) == complete_error::invalid_part_order);
+  CHECK(files.complete_upload(id, {{1, p1->etag}, {2, p2->etag}, {3, p3->etag}}, 6, out)
+        == complete_error::entity_too_small);
+  CHECK_FALSE(files.stat("contentlake", "t/blb_2/1"));  // nothing visible after refusals
+
+  REQUIRE(files.complete_upload(id, {{1, "\"" + p1->etag + "\""}, {2, p2->etag}, {3, p3->etag}}, 5, out)
+          == complete_error::none);
+  CHECK(out.size == 12);
+  CHECK(out.sha256 == cl::domain::sigv4::sha256_hex("aaaaabbbbbcc"));
+  CHECK(out.etag.size() == 34);
+  CHECK(out.etag.substr(32) == "-3");
+  CHECK(read_all(*files.data_path("contentlake", "t/blb_2/1")) == "aaaaabbbbbcc");
+  CHECK_FALSE(files.upload(id));  // the upload is gone once completed
+  CHECK(files.complete_upload(id, {{1, p1->etag}}, 5, out) == complete_error::no_such_upload);
+}
+
+TEST_CASE("an aborted upload releases its parts", "[storage][objects]") {
+  temp_dir dir;
+  object_files files{dir.path + "/blobs"};
+  auto id = files.create_upload("contentlake", "t/blb_3/1", "image/png");
+  files.commit_part(body(files, "part"), id, 1);
+  CHECK(files.abort_upload(id));
+  CHECK_FALSE(files.upload(id));
+  CHECK(files.parts(id).empty());
+  CHECK_FALSE(files.abort_upload(id));
+  CHECK_FALSE(files.upload("../objects"));
+}
+
+TEST_CASE("object keys: no empty, '.' or '..' segment, no control character", "[storage][objects]") {
+  CHECK(object_files::valid_key("t_demo/blb_1/v 1~x.bin"));
+  CHECK_FALSE(object_files::valid_key(""));
+  CHECK_FALSE(object_files::valid_key("../etc/passwd"));
+  CHECK_FALSE(object_files::valid_key("a/../b"));
+  CHECK_FALSE(object_files::valid_key("a//b"));
+  CHECK_FALSE(object_files::valid_key("/a"));
+  CHECK_FALSE(object_files::valid_key("a/./b"));
+  CHECK_FALSE(object_files::valid_key(std::string{"a\0b", 3}));
+  CHECK_FALSE(object_files::valid_key(std::string(1025, 'k')));
+}
