@@ -181,6 +181,13 @@ void install(const fs::path& from, const fs::path& to, const fs::path& trash) {
   fsync_path(to.parent_path(), true);
 }
 
+/// Seals `in` with `info` and installs it at `to` (one rename).
+void commit(file_incoming& in, const object_info& info, const fs::path& to, const fs::path& trash) {
+  in.seal(info);
+  install(in.dir(), to, trash);
+  in.keep();
+}
+
 }  // namespace
 
 object_files::object_files(fs::path root) : root_(std::move(root)) {
@@ -220,9 +227,7 @@ object_info object_files::commit_object(std::unique_ptr<incoming> body, const st
                                         const std::string& key, const std::string& content_type) {
   auto& in = dynamic_cast<file_incoming&>(*body);
   object_info info{bucket, key, in.size(), in.sha256(), in.md5(), content_type, static_cast<std::int64_t>(std::time(nullptr))};
-  in.seal(info);
-  install(in.dir(), object_dir(bucket, key), fresh_tmp());
-  in.keep();
+  commit(in, info, object_dir(bucket, key), fresh_tmp());
   return info;
 }
 
@@ -267,9 +272,7 @@ std::optional<object_info> object_files::commit_part(std::unique_ptr<incoming> b
   auto& in = dynamic_cast<file_incoming&>(*body);
   object_info info{target->bucket, target->key, in.size(), in.sha256(), in.md5(), target->content_type,
                    static_cast<std::int64_t>(std::time(nullptr))};
-  in.seal(info);
-  install(in.dir(), root_ / "uploads" / upload_id / ("part-" + std::to_string(number)), fresh_tmp());
-  in.keep();
+  commit(in, info, root_ / "uploads" / upload_id / ("part-" + std::to_string(number)), fresh_tmp());
   return info;
 }
 
@@ -325,9 +328,7 @@ complete_error object_files::complete_upload(const std::string& upload_id,
   out = object_info{target->bucket, target->key, in.size(), in.sha256(),
                     etag_of_etags.hex_value() + "-" + std::to_string(listed.size()), target->content_type,
                     static_cast<std::int64_t>(std::time(nullptr))};
-  in.seal(out);
-  install(in.dir(), object_dir(target->bucket, target->key), fresh_tmp());
-  in.keep();
+  commit(in, out, object_dir(target->bucket, target->key), fresh_tmp());
   abort_upload(upload_id);
   return complete_error::none;
 }
