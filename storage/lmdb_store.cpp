@@ -30,11 +30,39 @@ std::string_view view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
-constexpr std::array<const char*, 17> table_names = {
-  "resources", "versions",  "works",             "sources",        "activities", "id_index",
-  "ledger",    "changes",   "agents",            "contracts",      "contract_versions",
-  "contract_works", "grants", "grants_by_principal", "ledger_expiry", "change_consumers",
-  "activities_by_resource"};
+/// The LMDB name of each table (stable: it is the on-disk name).
+constexpr const char* table_name(table t) {
+  switch (t) {
+    case table::resources: return "resources";
+    case table::versions: return "versions";
+    case table::works: return "works";
+    case table::sources: return "sources";
+    case table::activities: return "activities";
+    case table::id_index: return "id_index";
+    case table::ledger: return "ledger";
+    case table::changes: return "changes";
+    case table::agents: return "agents";
+    case table::contracts: return "contracts";
+    case table::contract_versions: return "contract_versions";
+    case table::contract_works: return "contract_works";
+    case table::grants: return "grants";
+    case table::grants_by_principal: return "grants_by_principal";
+    case table::ledger_expiry: return "ledger_expiry";
+    case table::change_consumers: return "change_consumers";
+    case table::activities_by_resource: return "activities_by_resource";
+    case table::count_: break;
+  }
+  return nullptr;
+}
+
+constexpr std::size_t table_count = static_cast<std::size_t>(table::count_);
+
+constexpr bool every_table_named() {
+  for (std::size_t i = 0; i < table_count; ++i)
+    if (!table_name(static_cast<table>(i))) return false;
+  return true;
+}
+static_assert(every_table_named(), "a table in storage::table has no LMDB name in table_name()");
 
 std::string sequence_key(std::uint64_t seq) {
   std::string k(8, '\0');
@@ -143,8 +171,8 @@ public:
     try {
       check(mdb_txn_begin(env_, nullptr, 0, &txn.txn), "mdb_txn_begin");
       check(mdb_dbi_open(txn.txn, "meta", MDB_CREATE, &meta_), "open meta");
-      for (std::size_t i = 0; i < table_names.size(); ++i)
-        check(mdb_dbi_open(txn.txn, table_names[i], MDB_CREATE, &dbis_[i]), "open table");
+      for (std::size_t i = 0; i < table_count; ++i)
+        check(mdb_dbi_open(txn.txn, table_name(static_cast<table>(i)), MDB_CREATE, &dbis_[i]), "open table");
       check_format(txn.txn, data_dir);
       next_seq_ = read_last_change(txn.txn) + 1;
       committed_.store(next_seq_ - 1);
@@ -381,7 +409,7 @@ private:
 
   MDB_env* env_ = nullptr;
   MDB_dbi meta_ = 0;
-  std::array<MDB_dbi, table_names.size()> dbis_{};
+  std::array<MDB_dbi, table_count> dbis_{};
   std::uint64_t next_seq_ = 1;  ///< touched only by `apply` (one writer) and the constructor
   std::atomic<std::uint64_t> committed_{0};  ///< last committed sequence, read by any thread
   std::mutex listeners_mutex_;

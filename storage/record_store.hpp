@@ -38,6 +38,7 @@ enum class table : std::uint8_t {
   ledger_expiry,        ///< 8-byte big-endian created_ms + ledger key -> "" (pruning in time order)
   change_consumers,     ///< consumer name -> 8-byte big-endian sequence it has applied (change-log retention)
   activities_by_resource,  ///< tenant\0res_id\0act_id -> "" (the Activities about a Resource)
+  count_,  ///< not a table: how many there are (each has its LMDB name in lmdb_store.cpp, checked at compile time)
 };
 
 /// Big-endian 8 bytes of `n`: keys that sort numerically.
