@@ -50,6 +50,9 @@ constexpr const char* table_name(table t) {
     case table::ledger_expiry: return "ledger_expiry";
     case table::change_consumers: return "change_consumers";
     case table::activities_by_resource: return "activities_by_resource";
+    case table::blob_uploads: return "blob_uploads";
+    case table::blob_upload_expiry: return "blob_upload_expiry";
+    case table::blob_versions: return "blob_versions";
     case table::count_: break;
   }
   return nullptr;
@@ -118,7 +121,8 @@ public:
       ledger_(make_kv_ledger_store(*this, this)),
       resources_(make_kv_resource_store(*this, this)),
       activities_(make_kv_activity_store(*this, this)),
-      catalog_(make_kv_catalog_store(*this, this)) {}
+      catalog_(make_kv_catalog_store(*this, this)),
+      blobs_(make_kv_blob_store(*this, this)) {}
   std::optional<std::string> get(table t, std::string_view key) const override;
   void put(table t, std::string_view key, std::string_view value) override;
   void erase(table t, std::string_view key) override;
@@ -136,6 +140,8 @@ public:
   activity_writes& activities() override { return *activities_; }
   const catalog_reads& catalog() const override { return *catalog_; }
   catalog_writes& catalog() override { return *catalog_; }
+  const blob_reads& blobs() const override { return *blobs_; }
+  blob_writes& blobs() override { return *blobs_; }
   std::uint64_t log_change(const change_entry& entry) override;
   std::uint64_t writes() const override { return writes_; }
 
@@ -150,6 +156,7 @@ private:
   std::unique_ptr<resource_writes> resources_;
   std::unique_ptr<activity_writes> activities_;
   std::unique_ptr<catalog_writes> catalog_;
+  std::unique_ptr<blob_writes> blobs_;
 };
 
 /// One LMDB environment with a named database per table.
@@ -195,6 +202,7 @@ public:
   const resource_reads& resources() const override { return *resources_; }
   const activity_reads& activities() const override { return *activities_; }
   const catalog_reads& catalog() const override { return *catalog_; }
+  const blob_reads& blobs() const override { return *blobs_; }
 
   MDB_dbi dbi(table t) const { return dbis_[static_cast<std::size_t>(t)]; }
 
@@ -421,6 +429,7 @@ private:
   std::unique_ptr<resource_writes> resources_ = make_kv_resource_store(*this, nullptr);
   std::unique_ptr<activity_writes> activities_ = make_kv_activity_store(*this, nullptr);
   std::unique_ptr<catalog_writes> catalog_ = make_kv_catalog_store(*this, nullptr);
+  std::unique_ptr<blob_writes> blobs_ = make_kv_blob_store(*this, nullptr);
 };
 
 std::optional<std::string> lmdb_write_txn::get(table t, std::string_view key) const {

@@ -2,6 +2,7 @@
 /// The system of record. LMDB implements it on one node; a shared backend (PostgreSQL) would be an
 /// added implementation of the same interface. Keys are prefixed by tenant (see `tenant_key`).
 
+#include "storage/blob_store.hpp"
 #include "storage/change_log.hpp"
 #include "storage/content_stores.hpp"
 #include "storage/contract_store.hpp"
@@ -38,6 +39,9 @@ enum class table : std::uint8_t {
   ledger_expiry,        ///< 8-byte big-endian created_ms + ledger key -> "" (pruning in time order)
   change_consumers,     ///< consumer name -> 8-byte big-endian sequence it has applied (change-log retention)
   activities_by_resource,  ///< tenant\0res_id\0act_id -> "" (the Activities about a Resource)
+  blob_uploads,        ///< tenant\0upl_id -> upload record (storage/blob_store.hpp)
+  blob_upload_expiry,  ///< 8-byte expires_at + tenant\0upl_id -> "" (uploads in progress, for the sweep)
+  blob_versions,       ///< tenant\0blb_id\0<8-byte ~version> -> blob version record (newest first)
   count_,  ///< not a table: how many there are (each has its LMDB name in lmdb_store.cpp, checked at compile time)
 };
 
@@ -104,6 +108,8 @@ public:
   virtual const activity_reads& activities() const = 0;
   /// Works, Sources and Agents, as this view sees them.
   virtual const catalog_reads& catalog() const = 0;
+  /// Blob uploads and versions, as this view sees them.
+  virtual const blob_reads& blobs() const = 0;
 };
 
 /// What a mutation sees and changes inside the writer's transaction.
@@ -115,6 +121,7 @@ public:
   using read_view::resources;
   using read_view::activities;
   using read_view::catalog;
+  using read_view::blobs;
   using read_view::scan;
   virtual void put(table t, std::string_view key, std::string_view value) = 0;
   virtual void erase(table t, std::string_view key) = 0;
@@ -131,6 +138,7 @@ public:
   virtual resource_writes& resources() = 0;
   virtual activity_writes& activities() = 0;
   virtual catalog_writes& catalog() = 0;
+  virtual blob_writes& blobs() = 0;
   /// How many puts, erases and change-log entries this transaction has made so far: a mutation
   /// that compares it before and after knows whether another part of it wrote.
   virtual std::uint64_t writes() const = 0;
