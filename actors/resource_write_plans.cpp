@@ -64,7 +64,7 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
                + ",\"system\":" + domain::json_string(d->source->system) + "}");
     }
     auto record = domain::resource_record_json(*d, ids, domain::random_id("upd_"));
-    tx.resources().put(ids.tenant, ids.id, {d->work_id.value_or(""), d->type, d->language, ids.version}, record);
+    tx.resources().put(ids.tenant, ids.id, {d->work_id.value_or(""), d->type, d->language, ids.version, domain::referenced_blobs_in(d->content_json)}, record);
     tx.resources().put_version(ids.tenant, ids.id, ids.version, record);
     // The creator is the first owner (layer 2).
     domain::access_grant owner{ids.id, who.subject, domain::access_role::owner, who.subject, ids.created};
@@ -136,7 +136,8 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
     if (auto* work = cur.if_contains("work_id")) change.draft.work_id = std::string{work->as_string()};
     auto record = domain::resource_record_json(change.draft, ids, domain::random_id("upd_"));
     const auto& draft = change.draft;
-    tx.resources().put(who.tenant_id, id, {draft.work_id.value_or(""), draft.type, draft.language, ids.version}, record);
+    tx.resources().put(who.tenant_id, id, {draft.work_id.value_or(""), draft.type, draft.language, ids.version,
+                                              domain::referenced_blobs_in(draft.content_json)}, record);
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
     record_activity(tx, who, "UPDATE", "resource", id, change.draft.agents, change.draft.tooling, ids.updated);
     log_change(tx, who.tenant_id, merge ? storage::change_op::patched : storage::change_op::replaced,

@@ -317,4 +317,27 @@ boost::json::array entity_overlay(const boost::json::value& content) {
   return entities;
 }
 
+std::vector<std::string> referenced_blobs(const json::value& content) {
+  std::vector<std::string> out;
+  const auto* doc = content.if_object();
+  const auto* blocks = doc ? doc->if_contains("blocks") : nullptr;
+  if (!blocks || !blocks->is_array()) return out;
+  for (const auto& b : blocks->as_array()) {
+    const auto* block = b.if_object();
+    if (!block) continue;
+    auto* type = block->if_contains("type");
+    auto* blob = block->if_contains("blob");
+    if (type && type->is_string() && type->as_string() == "image" && blob && blob->is_string())
+      out.emplace_back(blob->as_string());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::string> referenced_blobs_in(std::string_view content_json) {
+  if (content_json.find("\"image\"") == std::string_view::npos) return {};
+  return referenced_blobs(json::parse(content_json));
+}
+
 }  // namespace cl::domain

@@ -46,6 +46,12 @@ void for_each_block_line(const boost::json::value& content, const std::function<
 /// Markdown rendered from a validated document. Entity annotations are left out (plain text).
 std::string render_markdown(const boost::json::value& content);
 
+/// The `blb_` ids the content's image blocks reference, sorted, each once (who may read a blob
+/// follows from the Resources that reference it: docs/api.md, Blobs).
+std::vector<std::string> referenced_blobs(const boost::json::value& content);
+/// The same from a canonical content document's text (parsed only when it has an image block).
+std::vector<std::string> referenced_blobs_in(std::string_view content_json);
+
 /// One entity annotation found in the content.
 struct entity_mention {
   std::string entity_id;

@@ -1,11 +1,13 @@
 #include "storage/content_stores.hpp"
 
+#include "domain/content_format.hpp"
 #include "domain/json_text.hpp"
 #include "storage/encoding.hpp"
 #include "storage/record_store.hpp"
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <deque>
 
 namespace cl::storage {
@@ -38,6 +40,12 @@ std::string string_member(const boost::json::object& o, const char* name) {
 }
 
 constexpr char header_tag = '\x01';  ///< first byte of a value with a typed header (JSON starts with '{')
+constexpr char header_tag_blobs = '\x02';  ///< the same, followed by the referenced blob ids
+
+/// Key layout of the blob-to-Resource index: tenant\0blb\0res -> "".
+std::string blob_ref_key(std::string_view tenant, std::string_view blob, std::string_view resource) {
+  return tenant_key(tenant, std::string{blob} + '\0' + std::string{resource});
+}
 
 /// The JSON of a stored value (after its header).
 std::optional<std::string> json_of_resource(std::optional<std::string> value) {
@@ -166,7 +174,23 @@ public:
 
   void put(std::string_view tenant, std::string_view id, const resource_header& header,
            std::string_view record) override {
+    // The blob index follows the current content: references it dropped go, new ones come.
+    std::vector<std::string> before;
+    if (auto old = this->header(tenant, id)) before = std::move(old->blobs);
+    for (const auto& b : before)
+      if (!std::binary_search(header.blobs.begin(), header.blobs.end(), b)) w_->erase(table::blob_refs, blob_ref_key(tenant, b, id));
+    for (const auto& b : header.blobs)
+      if (!std::binary_search(before.begin(), before.end(), b)) w_->put(table::blob_refs, blob_ref_key(tenant, b, id), "");
     w_->put(table::resources, tenant_key(tenant, id), encode_resource(header, record));
+  }
+
+  std::vector<std::string> referencing(std::string_view tenant, std::string_view blob_id, std::string_view after,
+                                       std::size_t limit) const override {
+    auto prefix = tenant_key(tenant, std::string{blob_id} + '\0');
+    std::vector<std::string> out;
+    for (auto& [key, value] : r_.scan(table::blob_refs, prefix, after.empty() ? std::string{} : prefix + std::string{after}, limit))
+      out.push_back(key.substr(prefix.size()));
+    return out;
   }
 
   void put_version(std::string_view tenant, std::string_view id, std::string_view version,
@@ -277,18 +301,30 @@ std::string activity_about(std::string_view activity_record) {
 }
 
 std::string encode_resource(const resource_header& h, std::string_view json) {
-  std::string out(1, header_tag);
+  std::string out(1, h.blobs.empty() ? header_tag : header_tag_blobs);
   for (const auto* f : {&h.work_id, &h.type, &h.language, &h.version}) encoding::put_text(out, *f);
+  if (!h.blobs.empty()) {
+    encoding::put_text(out, std::to_string(h.blobs.size()));
+    for (const auto& b : h.blobs) encoding::put_text(out, b);
+  }
   out.append(json);
   return out;
 }
 
 std::optional<std::pair<resource_header, std::string_view>> decode_resource(std::string_view value) {
-  if (value.empty() || value[0] != header_tag) return std::nullopt;
+  if (value.empty() || (value[0] != header_tag && value[0] != header_tag_blobs)) return std::nullopt;
+  bool with_blobs = value[0] == header_tag_blobs;
   value.remove_prefix(1);
   resource_header h;
   for (auto* f : {&h.work_id, &h.type, &h.language, &h.version})
     if (!encoding::get_text(value, *f)) return std::nullopt;
+  if (with_blobs) {
+    std::string count;
+    if (!encoding::get_text(value, count) || count.empty() || count.size() > 5) return std::nullopt;
+    h.blobs.resize(std::stoul(count));
+    for (auto& b : h.blobs)
+      if (!encoding::get_text(value, b)) return std::nullopt;
+  }
   return std::pair{std::move(h), value};
 }
 
@@ -310,8 +346,10 @@ std::optional<std::pair<activity_header, std::string_view>> decode_activity(std:
 
 resource_header resource_header_from_json(std::string_view json) {
   auto o = boost::json::parse(json).as_object();
-  return {string_member(o, "work_id"), string_member(o, "type"), string_member(o, "language"),
-          string_member(o, "version")};
+  resource_header h{string_member(o, "work_id"), string_member(o, "type"), string_member(o, "language"),
+                    string_member(o, "version"), {}};
+  if (auto* content = o.if_contains("content")) h.blobs = domain::referenced_blobs(*content);
+  return h;
 }
 
 activity_header activity_header_from_json(std::string_view json) {

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cl::storage {
 
@@ -42,8 +43,10 @@ struct resource_header {
   std::string type;
   std::string language;
   std::string version;
+  std::vector<std::string> blobs;  ///< the blb_ ids its content's image blocks reference, sorted
   bool operator==(const resource_header& o) const {
-    return work_id == o.work_id && type == o.type && language == o.language && version == o.version;
+    return work_id == o.work_id && type == o.type && language == o.language && version == o.version
+           && blobs == o.blobs;
   }
 };
 
@@ -89,6 +92,10 @@ public:
                                              std::string_view version) const = 0;
   virtual record_page versions(const version_query& q) const = 0;
   virtual record_page list(const resource_query& q) const = 0;
+  /// Up to `limit` ids of the Resources whose current content references `blob_id`, in id order
+  /// after `after` (the blob-to-Resource index the store keeps with every put).
+  virtual std::vector<std::string> referencing(std::string_view tenant, std::string_view blob_id,
+                                               std::string_view after, std::size_t limit) const = 0;
 };
 
 class resource_writes : public resource_reads {

@@ -53,6 +53,7 @@ constexpr const char* table_name(table t) {
     case table::blob_uploads: return "blob_uploads";
     case table::blob_upload_expiry: return "blob_upload_expiry";
     case table::blob_versions: return "blob_versions";
+    case table::blob_refs: return "blob_refs";
     case table::count_: break;
   }
   return nullptr;
@@ -373,8 +374,9 @@ private:
   }
 
   /// Format 3 -> 4: Resources and Activities get their typed header beside the JSON (what lists
-  /// filter on), derived once here from the JSON.
+  /// filter on), derived once here from the JSON; the blob-to-Resource index is built.
   void migrate_to_4(MDB_txn* txn) {
+    std::vector<std::string> refs;
     for (table t : {table::resources, table::activities}) {
       std::vector<std::pair<std::string, std::string>> rewritten;
       MDB_cursor* cursor = nullptr;
@@ -383,15 +385,25 @@ private:
       for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
         auto json = view(v);
         if (t == table::resources ? decode_resource(json).has_value() : decode_activity(json).has_value()) continue;
-        rewritten.emplace_back(std::string{view(k)}, t == table::resources
-                                                       ? encode_resource(resource_header_from_json(json), json)
-                                                       : encode_activity(activity_header_from_json(json), json));
+        if (t == table::resources) {
+          auto header = resource_header_from_json(json);
+          auto key = std::string{view(k)};  // tenant\0res -> blob refs tenant\0blb\0res
+          auto tenant_end = key.find('\0') + 1;
+          for (const auto& b : header.blobs) refs.push_back(key.substr(0, tenant_end) + b + '\0' + key.substr(tenant_end));
+          rewritten.emplace_back(key, encode_resource(header, json));
+        } else {
+          rewritten.emplace_back(std::string{view(k)}, encode_activity(activity_header_from_json(json), json));
+        }
       }
       mdb_cursor_close(cursor);
       for (const auto& [key, value] : rewritten) {
         MDB_val nk = val(key), nv = val(value);
         check(mdb_put(txn, dbi(t), &nk, &nv, 0), "migrate to format 4");
       }
+    }
+    for (const auto& key : refs) {
+      MDB_val rk = val(key), rv = val("");
+      check(mdb_put(txn, dbi(table::blob_refs), &rk, &rv, 0), "migrate to format 4");
     }
   }
 

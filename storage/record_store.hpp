@@ -42,6 +42,7 @@ enum class table : std::uint8_t {
   blob_uploads,        ///< tenant\0upl_id -> upload record (storage/blob_store.hpp)
   blob_upload_expiry,  ///< 8-byte expires_at + tenant\0upl_id -> "" (uploads in progress, for the sweep)
   blob_versions,       ///< tenant\0blb_id\0<8-byte ~version> -> blob version record (newest first)
+  blob_refs,           ///< tenant\0blb_id\0res_id -> "" (Resources whose content references a blob)
   count_,  ///< not a table: how many there are (each has its LMDB name in lmdb_store.cpp, checked at compile time)
 };
 

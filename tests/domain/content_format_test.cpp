@@ -236,3 +236,13 @@ TEST_CASE("docs/content-format.md states every rule", "[content][docs]") {
     CHECK(doc.find("| `" + std::string{rule.id} + "` |") != std::string::npos);
   }
 }
+
+TEST_CASE("the blobs a content document's images reference, each once, sorted", "[content]") {
+  auto doc = boost::json::parse(
+    R"({"format":"cl.content/1","blocks":[{"type":"image","key":"b","blob":"blb_2","alt":"x"},)"
+    R"({"type":"paragraph","key":"p","children":[{"type":"span","text":"blb_7 in text is no reference"}]},)"
+    R"({"type":"image","key":"a","blob":"blb_1","alt":"y"},{"type":"image","key":"c","blob":"blb_2","alt":"z"}]})");
+  CHECK(cl::domain::referenced_blobs(doc) == std::vector<std::string>{"blb_1", "blb_2"});
+  CHECK(cl::domain::referenced_blobs_in(boost::json::serialize(doc)) == std::vector<std::string>{"blb_1", "blb_2"});
+  CHECK(cl::domain::referenced_blobs_in(R"({"format":"cl.content/1","blocks":[]})").empty());
+}

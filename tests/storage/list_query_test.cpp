@@ -194,3 +194,42 @@ TEST_CASE("a Resource's typed header follows it through create, replace and prom
   CHECK(store->resources().header("t1", "res_1")->work_id == "wk_1");
   CHECK_FALSE(store->resources().header("t1", "res_none"));
 }
+
+TEST_CASE("the blob-to-Resource index follows each Resource's current content", "[storage][blobs]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  auto put = [&](const std::string& id, std::vector<std::string> blobs) {
+    store->apply({[&](write_txn& tx) {
+      tx.resources().put("t1", id, resource_header{"", "CHAPTER", "en", "ver_1", blobs}, resource_json(id, "CHAPTER", true));
+      return true;
+    }});
+  };
+  put("res_a", {"blb_1", "blb_2"});
+  put("res_b", {"blb_1"});
+  CHECK(store->resources().referencing("t1", "blb_1", "", 10) == std::vector<std::string>{"res_a", "res_b"});
+  CHECK(store->resources().referencing("t1", "blb_1", "res_a", 10) == std::vector<std::string>{"res_b"});
+  CHECK(store->resources().referencing("t2", "blb_1", "", 10).empty());
+  put("res_a", {"blb_2", "blb_3"});  // a replacement drops blb_1 and adds blb_3
+  CHECK(store->resources().referencing("t1", "blb_1", "", 10) == std::vector<std::string>{"res_b"});
+  CHECK(store->resources().referencing("t1", "blb_3", "", 10) == std::vector<std::string>{"res_a"});
+  CHECK(store->resources().header("t1", "res_a")->blobs == std::vector<std::string>{"blb_2", "blb_3"});
+  put("res_b", {});
+  CHECK(store->resources().referencing("t1", "blb_1", "", 10).empty());
+  CHECK(store->entries(table::blob_refs) == 2);
+}
+
+TEST_CASE("the format 3 -> 4 migration indexes the blobs a Resource's images reference", "[storage][blobs][migration]") {
+  temp_dir dir;
+  { open_lmdb_store(dir.path, 64); }
+  std::string with_image =
+    R"({"id":"res_1","version":"ver_1","title":"T","type":"CHAPTER","language":"en","content":{"format":"cl.content/1",)"
+    R"("blocks":[{"type":"image","key":"i1","blob":"blb_9","alt":"a map"},{"type":"image","key":"i2","blob":"blb_9","alt":"again"}]}})";
+  cl::testing::write_raw_lmdb(dir.path, [&](const auto& put_raw) {
+    put_raw("resources", tenant_key("t1", "res_1"), with_image);
+    put_raw("meta", "format_version", "3");
+  });
+  auto store = open_lmdb_store(dir.path, 64);
+  CHECK(store->resources().referencing("t1", "blb_9", "", 10) == std::vector<std::string>{"res_1"});
+  CHECK(store->resources().header("t1", "res_1")->blobs == std::vector<std::string>{"blb_9"});
+  CHECK(store->resources().get("t1", "res_1") == with_image);
+}
