@@ -1,0 +1,83 @@
+#pragma once
+/// The S3 protocol as the embedded object store speaks it (path-style): which operation a request
+/// is, the XML bodies of answers and errors, and the CompleteMultipartUpload request body. Pure
+/// string work, no sockets: the listener (issue 13) calls it, unit tests check it against what
+/// boto3 and the AWS CLI send and expect.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <utility>
+#include <vector>
+
+namespace cl::http::s3 {
+
+enum class operation {
+  put_object,
+  get_object,
+  head_object,
+  delete_object,
+  create_multipart_upload,  ///< POST /bucket/key?uploads
+  upload_part,              ///< PUT /bucket/key?partNumber=N&uploadId=U
+  list_parts,               ///< GET /bucket/key?uploadId=U
+  complete_multipart_upload,  ///< POST /bucket/key?uploadId=U
+  abort_multipart_upload,   ///< DELETE /bucket/key?uploadId=U
+};
+
+/// A request the store understood: the operation and its target.
+struct request_target {
+  operation op = operation::get_object;
+  std::string bucket;
+  std::string key;
+  std::string upload_id;
+  int part_number = 0;  ///< upload_part: 1..10000
+};
+
+/// An S3 error: HTTP status, `Code` and `Message` of the XML body.
+struct error {
+  int status = 400;
+  std::string code;
+  std::string message;
+};
+
+/// The operation of `method` on the decoded `path` and `query` (X-Amz-* parameters ignored), or
+/// the error to answer: an unsupported operation, a bad part number, a key the store refuses.
+std::variant<request_target, error> classify(std::string_view method, std::string_view path,
+                                             const std::vector<std::pair<std::string, std::string>>& query);
+
+/// `<Error><Code>..</Code><Message>..</Message><Resource>..</Resource><RequestId>..</RequestId></Error>`.
+std::string error_xml(const error& e, std::string_view resource, std::string_view request_id);
+
+std::string initiate_multipart_xml(std::string_view bucket, std::string_view key, std::string_view upload_id);
+std::string complete_multipart_xml(std::string_view location, std::string_view bucket, std::string_view key,
+                                   std::string_view etag);
+
+/// One part for ListPartsResult.
+struct listed_part {
+  int number = 0;
+  std::string etag;  ///< without quotes
+  std::uint64_t size = 0;
+  std::int64_t modified = 0;  ///< Unix seconds
+};
+std::string list_parts_xml(std::string_view bucket, std::string_view key, std::string_view upload_id,
+                           const std::vector<listed_part>& parts);
+
+/// The (part number, ETag) list of a CompleteMultipartUpload body, in document order; nullopt when
+/// the body is not such a document (MalformedXML).
+std::optional<std::vector<std::pair<int, std::string>>> parse_complete_body(std::string_view xml);
+
+/// `Wed, 21 Oct 2015 07:28:00 GMT` and ISO 8601 with milliseconds, as S3 writes times.
+std::string http_date(std::int64_t unix_seconds);
+std::string iso_time(std::int64_t unix_seconds);
+
+/// A parsed `Range: bytes=...` header against an object of `size` bytes: the first and last byte
+/// (inclusive). nullopt: no usable range (answer the whole object); `unsatisfiable`: 416.
+struct byte_range {
+  std::uint64_t first = 0, last = 0;
+  bool unsatisfiable = false;
+};
+std::optional<byte_range> parse_range(std::string_view header, std::uint64_t size);
+
+}  // namespace cl::http::s3
