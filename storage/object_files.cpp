@@ -223,7 +223,7 @@ std::unique_ptr<object_files::incoming> object_files::receive() {
   return std::make_unique<file_incoming>(fresh_tmp());
 }
 
-object_info object_files::commit_object(std::unique_ptr<incoming> body, const std::string& bucket,
+object_info object_files::commit_object(std::shared_ptr<incoming> body, const std::string& bucket,
                                         const std::string& key, const std::string& content_type) {
   auto& in = dynamic_cast<file_incoming&>(*body);
   object_info info{bucket, key, in.size(), in.sha256(), in.md5(), content_type, static_cast<std::int64_t>(std::time(nullptr))};
@@ -265,7 +265,7 @@ std::optional<object_info> object_files::upload(const std::string& upload_id) co
   return read_meta(root_ / "uploads" / upload_id / "meta");
 }
 
-std::optional<object_info> object_files::commit_part(std::unique_ptr<incoming> body, const std::string& upload_id,
+std::optional<object_info> object_files::commit_part(std::shared_ptr<incoming> body, const std::string& upload_id,
                                                      int number) {
   auto target = upload(upload_id);
   if (!target) return std::nullopt;

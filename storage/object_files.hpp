@@ -50,8 +50,9 @@ public:
   /// Starts receiving a body; drop it to abandon (its temporary files go).
   std::unique_ptr<incoming> receive();
 
-  /// Makes `body` the object `bucket/key` (replacing any), durably; answers its info.
-  object_info commit_object(std::unique_ptr<incoming> body, const std::string& bucket, const std::string& key,
+  /// Makes `body` the object `bucket/key` (replacing any), durably; answers its info. The body
+  /// must come from `receive` and is used up.
+  object_info commit_object(std::shared_ptr<incoming> body, const std::string& bucket, const std::string& key,
                             const std::string& content_type);
 
   /// The object's info, if it exists.
@@ -67,7 +68,7 @@ public:
   std::optional<object_info> upload(const std::string& upload_id) const;
   /// Stores `body` as part `number` (1..10000) of the upload, replacing an earlier one; nullopt
   /// when the upload does not exist.
-  std::optional<object_info> commit_part(std::unique_ptr<incoming> body, const std::string& upload_id, int number);
+  std::optional<object_info> commit_part(std::shared_ptr<incoming> body, const std::string& upload_id, int number);
   /// The parts stored so far, by number: (number, info).
   std::vector<std::pair<int, object_info>> parts(const std::string& upload_id) const;
   /// Assembles the listed parts (numbers ascending, each's ETag as returned by commit_part) into

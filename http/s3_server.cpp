@@ -1,0 +1,552 @@
+#include "http/s3_server.hpp"
+
+#include "domain/base64url.hpp"
+#include "domain/ids.hpp"
+#include "domain/sigv4.hpp"
+#include "http/s3_protocol.hpp"
+#include "storage/object_files.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <optional>
+
+namespace cl::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr std::size_t chunk_size = 1 << 20;  ///< bytes per read from the socket or the disk
+
+/// `/path?query` split and decoded; nullopt when an escape is malformed.
+std::optional<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> split_target(std::string_view target) {
+  auto q = target.find('?');
+  auto path = domain::sigv4::uri_decode(target.substr(0, q));
+  if (!path) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> query;
+  if (q != std::string_view::npos) {
+    auto rest = target.substr(q + 1);
+    while (!rest.empty()) {
+      auto amp = rest.find('&');
+      auto item = rest.substr(0, amp);
+      auto eq = item.find('=');
+      auto name = domain::sigv4::uri_decode(item.substr(0, eq));
+      auto value = domain::sigv4::uri_decode(eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1));
+      if (!name || !value) return std::nullopt;
+      if (!name->empty()) query.emplace_back(std::move(*name), std::move(*value));
+      if (amp == std::string_view::npos) break;
+      rest = rest.substr(amp + 1);
+    }
+  }
+  return std::pair{std::move(*path), std::move(query)};
+}
+
+/// The S3 error for a refused signature.
+s3::error auth_error(const domain::sigv4::verdict& v, bool in_query) {
+  using domain::sigv4::failure;
+  switch (v.why) {
+    case failure::missing: return {403, "AccessDenied", "Access Denied"};
+    case failure::malformed:
+      return {400, in_query ? "AuthorizationQueryParametersError" : "AuthorizationHeaderMalformed", v.detail};
+    case failure::unknown_key:
+      return {403, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."};
+    case failure::wrong_region: return {400, "AuthorizationHeaderMalformed", v.detail};
+    case failure::expired: return {403, "AccessDenied", "Request has expired"};
+    case failure::not_yet_valid:
+      return in_query ? s3::error{403, "AccessDenied", "Request is not valid yet"}
+                      : s3::error{403, "RequestTimeTooSkewed", "The difference between the request time and the current time is too large."};
+    case failure::signature_mismatch: return {403, "SignatureDoesNotMatch", v.detail};
+    case failure::none: break;
+  }
+  return {500, "InternalError", "We encountered an internal error. Please try again."};
+}
+
+/// Hex of the base64 (standard alphabet) digest a client declared; empty when malformed.
+std::string hex_of_base64(std::string_view b64) {
+  std::string url{b64};
+  for (auto& c : url) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  while (!url.empty() && url.back() == '=') url.pop_back();
+  auto raw = domain::base64url_decode(url);
+  if (!raw) return {};
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : *raw) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct s3_server::impl : std::enable_shared_from_this<s3_server::impl> {
+  impl(net::io_context& ioc, s3_server_config c) : ioc(ioc), acceptor(ioc), cfg(std::move(c)), disk(1) {
+    beast::error_code ec;
+    tcp::endpoint ep{net::ip::make_address(cfg.host, ec), cfg.port};
+    if (ec) throw std::runtime_error("blobs.embedded.listen: " + cfg.host + " is not an IP address");
+    acceptor.open(ep.protocol(), ec);
+    if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(ep, ec);
+    if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+    if (ec) throw std::runtime_error("blobs.embedded.listen: cannot listen on " + cfg.host + ":" + std::to_string(cfg.port) + ": " + ec.message());
+  }
+  void accept();
+
+  net::io_context& ioc;
+  tcp::acceptor acceptor;
+  s3_server_config cfg;
+  net::thread_pool disk;  ///< file work: never on an I/O thread
+};
+
+namespace {
+
+class s3_session : public std::enable_shared_from_this<s3_session> {
+public:
+  s3_session(tcp::socket socket, std::shared_ptr<s3_server::impl> server)
+    : stream_(std::move(socket)), server_(std::move(server)), chunk_(chunk_size, '\0') {}
+
+  void start() { read_header(); }
+
+private:
+  const s3_server_config& cfg() const { return server_->cfg; }
+
+  /// Runs `work` on the disk thread, then `then(result)` back on this session's strand.
+  template <class Work, class Then>
+  void on_disk(Work work, Then then) {
+    net::post(server_->disk, [self = shared_from_this(), work = std::move(work), then = std::move(then)]() mutable {
+      auto result = std::make_shared<decltype(work())>(work());
+      net::post(self->stream_.get_executor(), [self, result, then = std::move(then)]() mutable { then(std::move(*result)); });
+    });
+  }
+
+  void read_header() {
+    header_.emplace();
+    header_->header_limit(16 * 1024);
+    header_->body_limit(cfg().max_object_bytes);
+    stream_.expires_after(std::chrono::seconds{60});
+    bhttp::async_read_header(stream_, buffer_, *header_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      self->dispatch();
+    });
+  }
+
+  void dispatch() {
+    const auto& req = header_->get();
+    method_ = std::string{req.method_string()};
+    request_id_ = domain::random_id("req");
+    auto split = split_target(std::string_view{req.target().data(), req.target().size()});
+    if (!split) return fail({400, "InvalidURI", "Couldn't parse the specified URI."}, true);
+    path_ = split->first;
+    auto classified = s3::classify(method_, path_, split->second);
+    if (auto* e = std::get_if<s3::error>(&classified)) return fail(*e, true);
+    target_ = std::get<s3::request_target>(classified);
+    domain::sigv4::received_request r;
+    r.method = method_;
+    r.path = path_;
+    r.query = split->second;
+    r.header = [&req](std::string_view name) -> std::optional<std::string> {
+      auto it = req.find(beast::string_view{name.data(), name.size()});
+      if (it == req.end()) return std::nullopt;
+      return std::string{it->value()};
+    };
+    bool in_query = false;
+    for (const auto& [k, v] : r.query) in_query = in_query || k == "X-Amz-Signature";
+    auto verdict = domain::sigv4::verify(
+      r,
+      [this](std::string_view id) -> std::optional<std::string> {
+        if (id == cfg().access_key_id) return cfg().secret_access_key;
+        return std::nullopt;
+      },
+      cfg().region, cfg().now ? cfg().now() : static_cast<std::int64_t>(std::time(nullptr)));
+    if (!verdict) return fail(auth_error(verdict, in_query), true);
+    payload_hash_ = verdict.payload_hash;
+    if (target_.bucket != cfg().bucket) return fail({404, "NoSuchBucket", "The specified bucket does not exist"}, true);
+    content_type_ = std::string{req[bhttp::field::content_type]};
+    if (content_type_.empty()) content_type_ = "binary/octet-stream";
+    switch (target_.op) {
+      case s3::operation::put_object:
+      case s3::operation::upload_part: return receive_body();
+      case s3::operation::complete_multipart_upload: return read_small_body();
+      case s3::operation::get_object:
+      case s3::operation::head_object: return send_object();
+      case s3::operation::delete_object: return delete_object();
+      case s3::operation::create_multipart_upload: return create_upload();
+      case s3::operation::list_parts: return list_parts();
+      case s3::operation::abort_multipart_upload: return abort_upload();
+    }
+  }
+
+  // --- bodies -------------------------------------------------------------------------------
+
+  void receive_body() {
+    body_parser_.emplace(std::move(*header_));
+    body_parser_->body_limit(cfg().max_object_bytes);
+    auto files = cfg().files;
+    on_disk([files] { return std::shared_ptr<storage::object_files::incoming>(files->receive().release()); },
+            [self = shared_from_this()](std::shared_ptr<storage::object_files::incoming> in) {
+              self->incoming_ = std::move(in);
+              self->read_chunk();
+            });
+  }
+
+  void read_chunk() {
+    auto& body = body_parser_->get().body();
+    body.data = chunk_.data();
+    body.size = chunk_.size();
+    stream_.expires_after(std::chrono::seconds{60});
+    bhttp::async_read(stream_, buffer_, *body_parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec == bhttp::error::need_buffer) ec = {};
+      if (ec == bhttp::error::body_limit)
+        return self->fail({400, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size"}, true);
+      if (ec) return self->close();
+      auto got = self->chunk_.size() - self->body_parser_->get().body().size;
+      bool done = self->body_parser_->is_done();
+      auto bytes = std::make_shared<std::string>(self->chunk_.data(), got);
+      auto in = self->incoming_;
+      self->on_disk([in, bytes] { return (in->append(*bytes), true); },
+                    [self, done](bool) { done ? self->finish_body() : self->read_chunk(); });
+    });
+  }
+
+  void finish_body() {
+    const auto& req = body_parser_->get();
+    // The signature's declared payload hash, x-amz-checksum-sha256 and Content-MD5 are checked
+    // against what was received before anything becomes visible.
+    auto in = incoming_;
+    std::string declared_sha = payload_hash_.size() == 64 ? payload_hash_ : std::string{};
+    std::string checksum = std::string{req["x-amz-checksum-sha256"]};
+    std::string md5 = std::string{req[bhttp::field::content_md5]};
+    auto sha = in->sha256();
+    if (!declared_sha.empty() && declared_sha != sha)
+      return fail({400, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed."}, false);
+    if (!checksum.empty() && hex_of_base64(checksum) != sha)
+      return fail({400, "BadDigest", "The SHA256 you specified did not match the calculated checksum."}, false);
+    if (!md5.empty() && hex_of_base64(md5) != in->md5())
+      return fail({400, "BadDigest", "The Content-MD5 you specified did not match what we received."}, false);
+    auto files = cfg().files;
+    auto t = target_;
+    auto type = content_type_;
+    incoming_.reset();
+    on_disk(
+      [files, t, type, in]() -> std::optional<storage::object_info> {
+        if (t.op == s3::operation::put_object) return files->commit_object(in, t.bucket, t.key, type);
+        return files->commit_part(in, t.upload_id, t.part_number);
+      },
+      [self = shared_from_this()](std::optional<storage::object_info> info) {
+        if (!info) return self->fail({404, "NoSuchUpload", "The specified upload does not exist."}, false);
+        auto res = self->reply(200);
+        res->set(bhttp::field::etag, "\"" + info->etag + "\"");
+        self->send(res);
+      });
+  }
+
+  void read_small_body() {
+    small_parser_.emplace(std::move(*header_));
+    small_parser_->body_limit(1 << 20);
+    bhttp::async_read(stream_, buffer_, *small_parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      self->complete_upload(self->small_parser_->get().body());
+    });
+  }
+
+  // --- operations ---------------------------------------------------------------------------
+
+  void complete_upload(const std::string& xml) {
+    auto parts = s3::parse_complete_body(xml);
+    if (!parts) return fail({400, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}, false);
+    auto files = cfg().files;
+    auto t = target_;
+    auto min = cfg().min_part_size;
+    on_disk(
+      [files, t, min, parts = *parts] {
+        storage::object_info out;
+        auto e = files->complete_upload(t.upload_id, parts, min, out);
+        return std::pair{e, out};
+      },
+      [self = shared_from_this()](std::pair<storage::complete_error, storage::object_info> r) {
+        using storage::complete_error;
+        switch (r.first) {
+          case complete_error::no_such_upload: return self->fail({404, "NoSuchUpload", "The specified upload does not exist."}, false);
+          case complete_error::invalid_part: return self->fail({400, "InvalidPart", "One or more of the specified parts could not be found."}, false);
+          case complete_error::invalid_part_order: return self->fail({400, "InvalidPartOrder", "The list of parts was not in ascending order."}, false);
+          case complete_error::entity_too_small: return self->fail({400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size."}, false);
+          case complete_error::none: break;
+        }
+        auto res = self->reply(200);
+        res->set(bhttp::field::content_type, "application/xml");
+        res->body() = s3::complete_multipart_xml(self->path_, self->target_.bucket, self->target_.key, r.second.etag);
+        self->send(res);
+      });
+  }
+
+  void create_upload() {
+    auto files = cfg().files;
+    auto t = target_;
+    auto type = content_type_;
+    on_disk([files, t, type] { return files->create_upload(t.bucket, t.key, type); },
+            [self = shared_from_this()](std::string id) {
+              auto res = self->reply(200);
+              res->set(bhttp::field::content_type, "application/xml");
+              res->body() = s3::initiate_multipart_xml(self->target_.bucket, self->target_.key, id);
+              self->send(res);
+            });
+  }
+
+  void list_parts() {
+    auto files = cfg().files;
+    auto t = target_;
+    on_disk(
+      [files, t]() -> std::optional<std::vector<s3::listed_part>> {
+        if (!files->upload(t.upload_id)) return std::nullopt;
+        std::vector<s3::listed_part> out;
+        for (const auto& [n, info] : files->parts(t.upload_id)) out.push_back({n, info.etag, info.size, info.modified});
+        return out;
+      },
+      [self = shared_from_this()](std::optional<std::vector<s3::listed_part>> parts) {
+        if (!parts) return self->fail({404, "NoSuchUpload", "The specified upload does not exist."}, false);
+        auto res = self->reply(200);
+        res->set(bhttp::field::content_type, "application/xml");
+        res->body() = s3::list_parts_xml(self->target_.bucket, self->target_.key, self->target_.upload_id, *parts);
+        self->send(res);
+      });
+  }
+
+  void abort_upload() {
+    auto files = cfg().files;
+    auto t = target_;
+    on_disk([files, t] { return files->abort_upload(t.upload_id); }, [self = shared_from_this()](bool found) {
+      if (!found) return self->fail({404, "NoSuchUpload", "The specified upload does not exist."}, false);
+      self->send(self->reply(204));
+    });
+  }
+
+  void delete_object() {
+    auto files = cfg().files;
+    auto t = target_;
+    on_disk([files, t] { return files->remove(t.bucket, t.key); },
+            [self = shared_from_this()](bool) { self->send(self->reply(204)); });
+  }
+
+  void send_object() {
+    auto files = cfg().files;
+    auto t = target_;
+    on_disk(
+      [files, t]() -> std::optional<std::pair<storage::object_info, int>> {
+        auto info = files->stat(t.bucket, t.key);
+        auto path = files->data_path(t.bucket, t.key);
+        if (!info || !path) return std::nullopt;
+        int fd = ::open(path->c_str(), O_RDONLY);
+        if (fd < 0) return std::nullopt;
+        return std::pair{*info, fd};
+      },
+      [self = shared_from_this()](std::optional<std::pair<storage::object_info, int>> found) {
+        if (!found) return self->fail({404, "NoSuchKey", "The specified key does not exist."}, false);
+        self->fd_ = found->second;
+        self->start_download(found->first);
+      });
+  }
+
+  void start_download(const storage::object_info& info) {
+    const auto& req = header_->get();
+    auto etag = "\"" + info.etag + "\"";
+    std::uint64_t first = 0, last = info.size == 0 ? 0 : info.size - 1;
+    int status = 200;
+    auto inm = std::string{req[bhttp::field::if_none_match]};
+    if (!inm.empty() && (inm == etag || inm == "*" || inm == info.etag)) {
+      status = 304;
+    } else if (auto range = s3::parse_range(std::string{req[bhttp::field::range]}, info.size)) {
+      if (range->unsatisfiable) return fail({416, "InvalidRange", "The requested range is not satisfiable"}, false);
+      first = range->first;
+      last = range->last;
+      status = 206;
+    }
+    std::uint64_t length = (status == 304 || info.size == 0) ? 0 : last - first + 1;
+    download_.emplace();
+    download_->result(static_cast<bhttp::status>(status));
+    download_->version(11);
+    download_->keep_alive(header_->get().keep_alive());
+    download_->set(bhttp::field::server, "contentlake");
+    download_->set("x-amz-request-id", request_id_);
+    download_->set(bhttp::field::etag, etag);
+    download_->set(bhttp::field::last_modified, s3::http_date(info.modified));
+    download_->set(bhttp::field::accept_ranges, "bytes");
+    if (status != 304) download_->set(bhttp::field::content_type, info.content_type);
+    if (status == 206)
+      download_->set(bhttp::field::content_range,
+                     "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" + std::to_string(info.size));
+    bool head = target_.op == s3::operation::head_object;
+    download_->content_length(head ? 0 : length);
+    if (head) download_->set(bhttp::field::content_length, std::to_string(status == 304 ? 0 : (status == 206 ? length : info.size)));
+    status_ = status;
+    offset_ = first;
+    remaining_ = head ? 0 : length;
+    auto& body = download_->body();
+    body.data = nullptr;
+    body.size = 0;
+    body.more = remaining_ > 0;
+    serializer_.emplace(*download_);
+    if (head) serializer_->split(true);
+    bhttp::async_write_header(stream_, *serializer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      if (self->target_.op == s3::operation::head_object || self->remaining_ == 0) return self->finish_download();
+      self->next_download_chunk();
+    });
+  }
+
+  void next_download_chunk() {
+    auto n = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, chunk_.size()));
+    int fd = fd_;
+    auto offset = offset_;
+    auto buf = std::make_shared<std::string>(n, '\0');
+    on_disk([fd, offset, buf] { return ::pread(fd, buf->data(), buf->size(), static_cast<off_t>(offset)); },
+            [self = shared_from_this(), buf](ssize_t got) {
+              if (got <= 0) return self->close();
+              self->out_chunk_ = std::move(*buf);
+              self->out_chunk_.resize(static_cast<std::size_t>(got));
+              self->offset_ += static_cast<std::uint64_t>(got);
+              self->remaining_ -= static_cast<std::uint64_t>(got);
+              auto& body = self->download_->body();
+              body.data = self->out_chunk_.data();
+              body.size = self->out_chunk_.size();
+              body.more = self->remaining_ > 0;
+              bhttp::async_write(self->stream_, *self->serializer_, [self](beast::error_code ec, std::size_t) {
+                if (ec == bhttp::error::need_buffer) ec = {};
+                if (ec) return self->close();
+                if (self->remaining_ > 0) return self->next_download_chunk();
+                self->finish_download();
+              });
+            });
+  }
+
+  void finish_download() {
+    log(status_);
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    bool keep = download_->keep_alive();
+    if (serializer_->is_done() || target_.op == s3::operation::head_object) return keep ? next_request() : close();
+    auto& body = download_->body();
+    body.data = nullptr;
+    body.size = 0;
+    body.more = false;
+    bhttp::async_write(stream_, *serializer_, [self = shared_from_this(), keep](beast::error_code ec, std::size_t) {
+      if (ec && ec != bhttp::error::need_buffer) return self->close();
+      keep ? self->next_request() : self->close();
+    });
+  }
+
+  // --- answers ------------------------------------------------------------------------------
+
+  std::shared_ptr<bhttp::response<bhttp::string_body>> reply(int status) {
+    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(static_cast<bhttp::status>(status), 11);
+    res->set(bhttp::field::server, "contentlake");
+    res->set("x-amz-request-id", request_id_);
+    return res;
+  }
+
+  /// Answers an S3 error; `unread_body`: the request's body (if any) was not read, so the
+  /// connection closes after the answer.
+  void fail(const s3::error& e, bool unread_body) {
+    auto res = reply(e.status);
+    res->set(bhttp::field::content_type, "application/xml");
+    if (method_ != "HEAD") res->body() = s3::error_xml(e, path_, request_id_);
+    if (unread_body) close_after_ = true;
+    send(res);
+  }
+
+  void send(std::shared_ptr<bhttp::response<bhttp::string_body>> res) {
+    bool keep = !close_after_ && header_ && header_->get().keep_alive();
+    res->keep_alive(keep);
+    res->prepare_payload();
+    log(res->result_int());
+    bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
+      if (ec || !keep) return self->close();
+      self->next_request();
+    });
+  }
+
+  void log(unsigned status) {
+    // The key path and the status only: the query string carries signatures.
+    if (cfg().access_log) spdlog::info("s3 {} {} {}", method_, path_, status);
+  }
+
+  void next_request() {
+    body_parser_.reset();
+    small_parser_.reset();
+    serializer_.reset();
+    download_.reset();
+    close_after_ = false;
+    read_header();
+  }
+
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<s3_server::impl> server_;
+  beast::flat_buffer buffer_;
+  std::string chunk_;
+  std::string out_chunk_;
+  std::optional<bhttp::request_parser<bhttp::empty_body>> header_;
+  std::optional<bhttp::request_parser<bhttp::buffer_body>> body_parser_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> small_parser_;
+  std::optional<bhttp::response<bhttp::buffer_body>> download_;
+  std::optional<bhttp::response_serializer<bhttp::buffer_body>> serializer_;
+  std::shared_ptr<storage::object_files::incoming> incoming_;
+  s3::request_target target_;
+  std::string method_, path_, request_id_, payload_hash_, content_type_;
+  bool close_after_ = false;
+  int fd_ = -1;
+  int status_ = 200;
+  std::uint64_t offset_ = 0, remaining_ = 0;
+};
+
+}  // namespace
+
+void s3_server::impl::accept() {
+  acceptor.async_accept(net::make_strand(ioc), [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+    if (ec) return;  // stopped
+    std::make_shared<s3_session>(std::move(socket), self)->start();
+    self->accept();
+  });
+}
+
+s3_server::s3_server(net::io_context& ioc, s3_server_config cfg) : impl_(std::make_shared<impl>(ioc, std::move(cfg))) {}
+
+s3_server::~s3_server() {
+  stop();
+  impl_->disk.join();
+}
+
+void s3_server::run() {
+  impl_->accept();
+}
+
+std::uint16_t s3_server::port() const {
+  return impl_->acceptor.local_endpoint().port();
+}
+
+void s3_server::stop() {
+  beast::error_code ec;
+  impl_->acceptor.close(ec);
+}
+
+}  // namespace cl::http
