@@ -147,6 +147,7 @@ private:
   void dispatch() {
     const auto& req = header_->get();
     method_ = std::string{req.method_string()};
+    keep_alive_ = req.keep_alive();
     request_id_ = domain::random_id("req");
     auto split = split_target(std::string_view{req.target().data(), req.target().size()});
     if (!split) return fail({400, "InvalidURI", "Couldn't parse the specified URI."}, true);
@@ -192,7 +193,24 @@ private:
 
   // --- bodies -------------------------------------------------------------------------------
 
+  /// Answers `Expect: 100-continue` (S3 clients send it with bodies and wait for it) once the
+  /// request is known to be accepted, then runs `next`.
+  template <class Next>
+  void continue_then(Next next) {
+    auto expect = header_->get()[bhttp::field::expect];
+    if (!beast::iequals(expect, "100-continue")) return next();
+    auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_, 11);
+    bhttp::async_write(stream_, *cont, [self = shared_from_this(), cont, next](beast::error_code ec, std::size_t) mutable {
+      if (ec) return self->close();
+      next();
+    });
+  }
+
   void receive_body() {
+    continue_then([self = shared_from_this()] { self->start_body(); });
+  }
+
+  void start_body() {
     body_parser_.emplace(std::move(*header_));
     body_parser_->body_limit(cfg().max_object_bytes);
     auto files = cfg().files;
@@ -255,6 +273,10 @@ private:
   }
 
   void read_small_body() {
+    continue_then([self = shared_from_this()] { self->start_small_body(); });
+  }
+
+  void start_small_body() {
     small_parser_.emplace(std::move(*header_));
     small_parser_->body_limit(1 << 20);
     bhttp::async_read(stream_, buffer_, *small_parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -378,7 +400,7 @@ private:
     download_.emplace();
     download_->result(static_cast<bhttp::status>(status));
     download_->version(11);
-    download_->keep_alive(header_->get().keep_alive());
+    download_->keep_alive(keep_alive_);
     download_->set(bhttp::field::server, "contentlake");
     download_->set("x-amz-request-id", request_id_);
     download_->set(bhttp::field::etag, etag);
@@ -468,7 +490,7 @@ private:
   }
 
   void send(std::shared_ptr<bhttp::response<bhttp::string_body>> res) {
-    bool keep = !close_after_ && header_ && header_->get().keep_alive();
+    bool keep = !close_after_ && keep_alive_;
     res->keep_alive(keep);
     res->prepare_payload();
     log(res->result_int());
@@ -514,6 +536,7 @@ private:
   s3::request_target target_;
   std::string method_, path_, request_id_, payload_hash_, content_type_;
   bool close_after_ = false;
+  bool keep_alive_ = false;  ///< the request's, read before its parser is moved into a body parser
   int fd_ = -1;
   int status_ = 200;
   std::uint64_t offset_ = 0, remaining_ = 0;
@@ -524,6 +547,8 @@ private:
 void s3_server::impl::accept() {
   acceptor.async_accept(net::make_strand(ioc), [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
     if (ec) return;  // stopped
+    beast::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
     std::make_shared<s3_session>(std::move(socket), self)->start();
     self->accept();
   });
