@@ -11,6 +11,7 @@ const registry& groups() {
     register_access(r);
     register_catalog(r);
     register_contracts(r);
+    register_blobs(r);
     return r;
   }();
   return all;

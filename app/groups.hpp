@@ -18,6 +18,8 @@ void register_access(registry& r);
 void register_catalog(registry& r);
 /// Contracts and their versions (a preview addition).
 void register_contracts(registry& r);
+/// Blobs: the embedded S3-compatible object store (the broker and its routes come next).
+void register_blobs(registry& r);
 
 /// Every group registered, built once; pure (nothing starts), so tests read its routes and options.
 const registry& groups();

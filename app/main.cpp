@@ -2,6 +2,7 @@
 
 #include "config/settings.hpp"
 #include "domain/jwt.hpp"
+#include "app/blobs_group.hpp"
 #include "app/groups.hpp"
 #include "app/service.hpp"
 #include "storage/identity.hpp"
@@ -65,8 +66,20 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
            << " --scopes \"content-lake.read content-lake.write contracts.read contracts.write\")\n"
            << "    curl -i -H \"Authorization: Bearer $TOKEN\" http://" << settings->listen.host << ":" << svc.port()
            << "/v0/content-lake/resources\n\n"
-           << "  A longer walk-through (a Work, a Resource, a contract, its rights) is in README.md.\n"
-           << "  The OpenAPI document: curl http://" << settings->listen.host << ":" << svc.port()
+           << "  A longer walk-through (a Work, a Resource, a contract, its rights) is in README.md.\n";
+      auto blobs_cfg = static_cast<const cl::config::settings&>(*settings).groups.get<cl::app::blobs_settings>();
+      if (auto blobs = svc.listener_port("blobs"); blobs && blobs_cfg.embedded_access_key_id.empty()) {
+        // The secret stays in its file: the hint names the file, never the secret.
+        auto identity = settings->data_dir + "/identity";
+        hint << "  The embedded S3-compatible object store answers on port " << *blobs
+             << "; point the AWS CLI at it with\n"
+             << "    AWS_ACCESS_KEY_ID=$(cat " << identity << "/blobs-access-key-id) AWS_SECRET_ACCESS_KEY=$(cat "
+             << identity << "/blobs-secret-access-key) \\\n"
+             << "      aws --region " << blobs_cfg.embedded_region << " --endpoint-url http://"
+             << blobs_cfg.embedded_listen.host << ":" << *blobs << " s3 cp FILE s3://" << blobs_cfg.embedded_bucket
+             << "/KEY\n";
+      }
+      hint << "  The OpenAPI document: curl http://" << settings->listen.host << ":" << svc.port()
            << "/v0/openapi.json\n";
       std::cerr << hint.str() << std::flush;
     }
@@ -116,11 +129,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   auto* serve_cmd = app.add_subcommand("serve", "Run the service (embedded defaults: 127.0.0.1:8080, ./var)");
-  std::string config_file, listen, data_dir, admin_listen;
+  std::string config_file, listen, data_dir, admin_listen, blobs_listen;
   serve_cmd->add_option("--config", config_file, "JSON config file (also CONTENTLAKE_CONFIG)");
   serve_cmd->add_option("--listen", listen, "Public listener HOST:PORT (key: listen)");
   serve_cmd->add_option("--data-dir", data_dir, "Data directory (key: data_dir)");
   serve_cmd->add_option("--admin-listen", admin_listen, "Operations listener HOST:PORT (key: admin.listen)");
+  serve_cmd->add_option("--blobs-listen", blobs_listen,
+                        "Embedded S3-compatible object store HOST:PORT (key: blobs.embedded.listen)");
 
   auto* token_cmd = app.add_subcommand("token", "Print a token signed by the development identity");
   std::string tenant, sub, scopes, client_id, token_dir;
@@ -142,6 +157,7 @@ int main(int argc, char** argv) {
     if (!listen.empty()) overrides.emplace_back("listen", listen);
     if (!data_dir.empty()) overrides.emplace_back("data_dir", data_dir);
     if (!admin_listen.empty()) overrides.emplace_back("admin.listen", admin_listen);
+    if (!blobs_listen.empty()) overrides.emplace_back("blobs.embedded.listen", blobs_listen);
     return serve(config_file, overrides, argv[0]);
   }
   if (token_dir.empty()) {

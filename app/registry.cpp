@@ -27,6 +27,24 @@ void registry::add_actors(std::string name, spawn_fn spawn) {
   spawners_.emplace_back(std::move(name), std::move(spawn));
 }
 
+void registry::add_listener(std::string name, listener_fn start) {
+  listeners_.emplace_back(std::move(name), std::move(start));
+}
+
+caf::expected<std::vector<std::pair<std::string, running_listener>>> registry::start_listeners(
+  const startup& s, boost::asio::io_context& ioc) const {
+  std::vector<std::pair<std::string, running_listener>> running;
+  for (const auto& [name, start] : listeners_) {
+    auto started = start(s, ioc);
+    if (!started) {
+      for (auto& [n, l] : running) l.stop();
+      return startup_failure(name + ": " + describe(started.error()));
+    }
+    if (started->stop) running.emplace_back(name, std::move(*started));
+  }
+  return running;
+}
+
 caf::expected<std::vector<actors::child_spec>> registry::spawn_all(const startup& s) const {
   std::vector<actors::child_spec> all;
   for (const auto& [name, spawn] : spawners_) {

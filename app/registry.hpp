@@ -11,6 +11,7 @@
 
 #include <caf/expected.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,6 +19,10 @@
 
 namespace cl::storage {
 class record_store;
+}
+
+namespace boost::asio {
+class io_context;
 }
 
 namespace cl::actors {
@@ -45,6 +50,17 @@ struct startup {
 /// then does not start.
 using spawn_fn = std::function<caf::expected<std::vector<actors::child_spec>>(const startup&)>;
 
+/// A listener a group runs on the service's I/O context (the embedded object store): its bound
+/// port and how to stop it (stop accepting, close its connections) at shutdown.
+struct running_listener {
+  std::function<std::uint16_t()> port;
+  std::function<void()> stop;
+};
+
+/// Binds a group's listener, or an error naming what is wrong (the service then does not start);
+/// an empty `running_listener` (no `stop`) when the configuration says not to run it.
+using listener_fn = std::function<caf::expected<running_listener>(const startup&, boost::asio::io_context&)>;
+
 /// An error for a spawning function to return: the service stops with `what` as its message.
 caf::error startup_failure(std::string what);
 
@@ -59,17 +75,23 @@ public:
   void add_options(std::vector<config::option> options);
   /// Adds a spawning function for the group's supervised actors; `name` is for messages.
   void add_actors(std::string name, spawn_fn spawn);
+  /// Adds a listener the group runs on the service's I/O context; `name` is for messages.
+  void add_listener(std::string name, listener_fn start);
 
   const std::vector<http::route>& routes() const { return routes_; }
   const std::vector<config::option>& options() const { return options_; }
 
   /// Runs every spawning function in registration order; the first failure ends it.
   caf::expected<std::vector<actors::child_spec>> spawn_all(const startup& s) const;
+  /// Starts every group's listener, by name; the first failure ends it.
+  caf::expected<std::vector<std::pair<std::string, running_listener>>> start_listeners(const startup& s,
+                                                                                       boost::asio::io_context& ioc) const;
 
 private:
   std::vector<http::route> routes_;
   std::vector<config::option> options_;
   std::vector<std::pair<std::string, spawn_fn>> spawners_;
+  std::vector<std::pair<std::string, listener_fn>> listeners_;
 };
 
 }  // namespace cl::app

@@ -48,6 +48,7 @@ struct service::impl {
   std::shared_ptr<http::listener_context> admin_ctx;
   std::shared_ptr<http::listener> public_listener;
   std::shared_ptr<http::listener> admin_listener;
+  std::vector<std::pair<std::string, running_listener>> group_listeners;  ///< e.g. the embedded object store
   std::atomic<int> exit_code{0};
   std::atomic<bool> stopping{false};
 
@@ -129,6 +130,13 @@ struct service::impl {
     admin_ctx = make_context("admin", admin.get(), false);
     public_listener = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx);
     admin_listener = std::make_shared<http::listener>(ioc, settings.admin_listen.host, settings.admin_listen.port, admin_ctx);
+    startup context{settings, store, directory, stats, health, nullptr, [this](int code) {
+                      exit_code = code;
+                      stop();
+                    }};
+    auto started = groups().start_listeners(context, ioc);
+    if (!started) throw std::runtime_error(describe(started.error()));
+    group_listeners = std::move(*started);
     public_listener->run();
     admin_listener->run();
     if (handle_signals) {
@@ -152,6 +160,7 @@ struct service::impl {
     }
     public_listener->drain();
     admin_listener->drain();
+    for (auto& [name, l] : group_listeners) l.stop();
     grace_timer = std::make_unique<net::steady_timer>(ioc, std::chrono::seconds{settings.http.shutdown_grace_seconds});
     grace_timer->async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
@@ -212,6 +221,12 @@ std::uint16_t service::port() const {
 
 std::uint16_t service::admin_port() const {
   return impl_->admin_listener->port();
+}
+
+std::optional<std::uint16_t> service::listener_port(const std::string& name) const {
+  for (const auto& [n, l] : impl_->group_listeners)
+    if (n == name) return l.port();
+  return std::nullopt;
 }
 
 int service::run() {

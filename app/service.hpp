@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace caf {
 class actor_system;
@@ -33,6 +35,8 @@ public:
   /// The bound public and admin ports (useful with port 0).
   std::uint16_t port() const;
   std::uint16_t admin_port() const;
+  /// The bound port of a route group's listener (e.g. "blobs", the embedded object store).
+  std::optional<std::uint16_t> listener_port(const std::string& name) const;
 
   /// Serves until stopped (signal, `stop`, or the supervisor giving up); then drains in-flight
   /// requests, stops the actors and returns the exit code: 0, or 70 when the supervisor gave up.

@@ -19,6 +19,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <mutex>
 #include <optional>
 
 namespace cl::http {
@@ -93,6 +95,12 @@ std::string hex_of_base64(std::string_view b64) {
 
 }  // namespace
 
+/// What stop() needs of a session: closing it on its own strand.
+struct closable {
+  virtual ~closable() = default;
+  virtual void close_soon() = 0;
+};
+
 struct s3_server::impl : std::enable_shared_from_this<s3_server::impl> {
   impl(net::io_context& ioc, s3_server_config c) : ioc(ioc), acceptor(ioc), cfg(std::move(c)), disk(1) {
     beast::error_code ec;
@@ -110,16 +118,22 @@ struct s3_server::impl : std::enable_shared_from_this<s3_server::impl> {
   tcp::acceptor acceptor;
   s3_server_config cfg;
   net::thread_pool disk;  ///< file work: never on an I/O thread
+  std::mutex sessions_mutex;
+  std::vector<std::weak_ptr<closable>> sessions;  ///< closed by stop()
 };
 
 namespace {
 
-class s3_session : public std::enable_shared_from_this<s3_session> {
+class s3_session : public closable, public std::enable_shared_from_this<s3_session> {
 public:
   s3_session(tcp::socket socket, std::shared_ptr<s3_server::impl> server)
     : stream_(std::move(socket)), server_(std::move(server)), chunk_(chunk_size, '\0') {}
 
   void start() { read_header(); }
+
+  void close_soon() override {
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->close(); });
+  }
 
 private:
   const s3_server_config& cfg() const { return server_->cfg; }
@@ -149,6 +163,7 @@ private:
     method_ = std::string{req.method_string()};
     keep_alive_ = req.keep_alive();
     request_id_ = domain::random_id("req");
+    if (req.count(bhttp::field::host) != 1) return fail({400, "InvalidArgument", "A request has exactly one Host header."}, true);
     auto split = split_target(std::string_view{req.target().data(), req.target().size()});
     if (!split) return fail({400, "InvalidURI", "Couldn't parse the specified URI."}, true);
     path_ = split->first;
@@ -549,7 +564,14 @@ void s3_server::impl::accept() {
     if (ec) return;  // stopped
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    std::make_shared<s3_session>(std::move(socket), self)->start();
+    auto session = std::make_shared<s3_session>(std::move(socket), self);
+    {
+      std::lock_guard<std::mutex> guard{self->sessions_mutex};
+      auto& all = self->sessions;
+      all.erase(std::remove_if(all.begin(), all.end(), [](const auto& w) { return w.expired(); }), all.end());
+      all.push_back(session);
+    }
+    session->start();
     self->accept();
   });
 }
@@ -570,8 +592,14 @@ std::uint16_t s3_server::port() const {
 }
 
 void s3_server::stop() {
-  beast::error_code ec;
-  impl_->acceptor.close(ec);
+  net::post(impl_->acceptor.get_executor(), [impl = impl_] {
+    beast::error_code ec;
+    impl->acceptor.close(ec);
+  });
+  std::lock_guard<std::mutex> guard{impl_->sessions_mutex};
+  for (auto& w : impl_->sessions)
+    if (auto s = w.lock()) s->close_soon();
+  impl_->sessions.clear();
 }
 
 }  // namespace cl::http

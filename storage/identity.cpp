@@ -58,6 +58,25 @@ std::string load_or_create_secret(const std::string& data_dir, const std::string
   });
 }
 
+s3_credentials load_or_create_s3_credentials(const std::string& data_dir) {
+  auto random_text = [](std::size_t n, std::string_view alphabet) {
+    std::string bytes(n, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(n)) != 1)
+      throw std::runtime_error("random source unavailable");
+    std::string out;
+    for (unsigned char b : bytes) out.push_back(alphabet[b % alphabet.size()]);
+    return out;
+  };
+  s3_credentials c;
+  c.access_key_id = load_or_create(data_dir, "blobs-access-key-id", [&] {
+    return "CL" + random_text(18, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567");  // 32 symbols: no modulo bias
+  });
+  c.secret_access_key = load_or_create(data_dir, "blobs-secret-access-key", [&] {
+    return random_text(40, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");  // 64 symbols
+  });
+  return c;
+}
+
 const std::vector<std::string>& published_key_ids() {
   // d/identity/dev-signing-key.pem, committed before 2026-11-22 and removed: treated as published.
   static const std::vector<std::string> ids = {"rpEeB0_1zWjnX3yWAniZg3CTuGOSssV6Dx9EVH_sBok"};

@@ -34,4 +34,12 @@ dev_identity load_or_create_dev_identity(const std::string& data_dir,
 /// A random secret of 32 bytes kept in `<data_dir>/identity/<name>` (mode 0600), created once.
 std::string load_or_create_secret(const std::string& data_dir, const std::string& name);
 
+/// The embedded object store's S3 credentials when none are configured: created once in
+/// `<data_dir>/identity/blobs-access-key-id` and `.../blobs-secret-access-key` (mode 0600).
+struct s3_credentials {
+  std::string access_key_id;      ///< CL + 18 upper-case letters and digits
+  std::string secret_access_key;  ///< 40 characters
+};
+s3_credentials load_or_create_s3_credentials(const std::string& data_dir);
+
 }  // namespace cl::storage

@@ -25,7 +25,8 @@ class Service:
         env["CONTENTLAKE_RATE_LIMIT_BURST"] = "1000000"
         env["CONTENTLAKE_LOG_ACCESS"] = "false"
         self.proc = subprocess.Popen(
-            [binary, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--data-dir", self.dir.name],
+            [binary, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen", "127.0.0.1:0",
+             "--data-dir", self.dir.name],
             cwd=source_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.port = None
         for line in self.proc.stderr:

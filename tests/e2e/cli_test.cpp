@@ -33,7 +33,7 @@ json::object payload_of(const std::string& token) {
 
 TEST_CASE("serve on defaults plus token: a development token is accepted; SIGTERM exits 0", "[cli]") {
   temp_dir dir;
-  child server{{"serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--data-dir", dir.path}};
+  child server{{"serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen", "127.0.0.1:0", "--data-dir", dir.path}};
   std::smatch m;
   REQUIRE(server.wait_for_stderr(std::regex{"listening public=127\\.0\\.0\\.1:(\\d+) admin=127\\.0\\.0\\.1:(\\d+)"}, m, 20000));
   auto port = static_cast<unsigned short>(std::stoi(m[1]));

@@ -30,7 +30,7 @@ struct server_slot {
 
 std::unique_ptr<child> start_server(const std::string& data_dir, unsigned short& port) {
   auto c = std::make_unique<child>(
-    std::vector<std::string>{"serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--data-dir", data_dir},
+    std::vector<std::string>{"serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen", "127.0.0.1:0", "--data-dir", data_dir},
     std::vector<std::string>{"CONTENTLAKE_LOG_ACCESS=false", "CONTENTLAKE_RATE_LIMIT_BURST=100000"});
   std::smatch m;
   REQUIRE(c->wait_for_stderr(std::regex{"listening public=127\\.0\\.0\\.1:(\\d+)"}, m, 20000));

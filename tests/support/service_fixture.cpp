@@ -1,5 +1,7 @@
 #include "tests/support/service_fixture.hpp"
 
+#include "app/blobs_group.hpp"
+
 #include "tests/support/test_keys.hpp"
 
 #include <cstdlib>
@@ -26,11 +28,13 @@ test_service::test_service(const std::function<void(config::settings&)>& tweak) 
   config::settings s;
   s.listen = {"127.0.0.1", 0};
   s.admin_listen = {"127.0.0.1", 0};
+  s.groups.get<app::blobs_settings>().embedded_listen = {"127.0.0.1", 0};
   s.data_dir = dir_.path + "/data";
   s.auth.issuer = test_issuer;
   s.auth.jwks_file = jwks_path_;
   s.http.shutdown_grace_seconds = 5;
   if (tweak) tweak(s);
+  data_dir_ = s.data_dir;
   svc_ = std::make_unique<app::service>(s);
   svc_->start(false);
   exit_ = std::async(std::launch::async, [this] { return svc_->run(); });

@@ -31,6 +31,8 @@ public:
   unsigned short admin_port() const { return static_cast<unsigned short>(svc_->admin_port()); }
   app::service& service() { return *svc_; }
   const std::string& jwks_path() const { return jwks_path_; }
+  /// The data dir the service runs on.
+  const std::string& data_dir() const { return data_dir_; }
 
   /// Asks for a graceful stop and waits (bounded) for `run` to return; its exit code, or -1.
   int stop_and_wait(int timeout_ms = 20000);
@@ -41,6 +43,7 @@ public:
 private:
   temp_dir dir_;
   std::string jwks_path_;
+  std::string data_dir_;
   std::unique_ptr<app::service> svc_;
   std::future<int> exit_;
   bool stopped_ = false;
