@@ -28,7 +28,7 @@ config::watched_config<domain::group_directory> watched_directory(const std::str
   using watch = config::watched_config<domain::group_directory>;
   return watch{"access: directory file", path, [](const std::string& text) { return domain::parse_directory(text); },
                domain::group_directory{}, watch::on_missing::fall_back,
-               [](const domain::group_directory& d) { return "group directory " + d.version; }};
+               [](const domain::group_directory& d) { return d.version.empty() ? std::string{"no groups"} : "group directory " + d.version; }};
 }
 
 domain::access_role role_of(const storage::record_store& store, const domain::group_directory& dir,
