@@ -247,11 +247,24 @@ private:
         return self->fail({400, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size"}, true);
       if (ec) return self->close();
       auto got = self->chunk_.size() - self->body_parser_->get().body().size;
-      bool done = self->body_parser_->is_done();
+      self->body_done_ = self->body_parser_->is_done();
+      // The disk thread appends this chunk while the socket is read for the next: at most
+      // `max_queued` chunks wait for the disk (memory stays bounded), in order (one disk thread).
       auto bytes = std::make_shared<std::string>(self->chunk_.data(), got);
       auto in = self->incoming_;
-      self->on_disk([in, bytes] { return (in->append(*bytes), true); },
-                    [self, done](bool) { done ? self->finish_body() : self->read_chunk(); });
+      ++self->queued_;
+      self->on_disk([in, bytes] { return (in->append(*bytes), true); }, [self](bool) {
+        --self->queued_;
+        if (self->body_done_) {
+          if (self->queued_ == 0) self->finish_body();
+        } else if (self->reading_paused_) {
+          self->reading_paused_ = false;
+          self->read_chunk();
+        }
+      });
+      if (self->body_done_) return;
+      if (self->queued_ < max_queued) return self->read_chunk();
+      self->reading_paused_ = true;
     });
   }
 
@@ -526,6 +539,8 @@ private:
     serializer_.reset();
     download_.reset();
     close_after_ = false;
+    body_done_ = false;
+    reading_paused_ = false;
     read_header();
   }
 
@@ -550,6 +565,10 @@ private:
   std::shared_ptr<storage::object_files::incoming> incoming_;
   s3::request_target target_;
   std::string method_, path_, request_id_, payload_hash_, content_type_;
+  static constexpr int max_queued = 4;  ///< body chunks waiting for the disk thread at most
+  int queued_ = 0;
+  bool body_done_ = false;
+  bool reading_paused_ = false;
   bool close_after_ = false;
   bool keep_alive_ = false;  ///< the request's, read before its parser is moved into a body parser
   int fd_ = -1;
