@@ -34,6 +34,8 @@ namespace {
 
 constexpr std::size_t chunk_size = 1 << 20;  ///< bytes per read from the socket or the disk
 
+const s3::error no_such_upload{404, "NoSuchUpload", "The specified upload does not exist."};
+
 /// `/path?query` split and decoded; nullopt when an escape is malformed.
 std::optional<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> split_target(std::string_view target) {
   auto q = target.find('?');
@@ -293,7 +295,7 @@ private:
         return files->commit_part(in, t.upload_id, t.part_number);
       },
       [self = shared_from_this()](std::optional<storage::object_info> info) {
-        if (!info) return self->fail({404, "NoSuchUpload", "The specified upload does not exist."}, false);
+        if (!info) return self->fail(no_such_upload, false);
         auto res = self->reply(200);
         res->set(bhttp::field::etag, "\"" + info->etag + "\"");
         self->send(res);
@@ -330,7 +332,7 @@ private:
       [self = shared_from_this()](std::pair<storage::complete_error, storage::object_info> r) {
         using storage::complete_error;
         switch (r.first) {
-          case complete_error::no_such_upload: return self->fail({404, "NoSuchUpload", "The specified upload does not exist."}, false);
+          case complete_error::no_such_upload: return self->fail(no_such_upload, false);
           case complete_error::invalid_part: return self->fail({400, "InvalidPart", "One or more of the specified parts could not be found."}, false);
           case complete_error::invalid_part_order: return self->fail({400, "InvalidPartOrder", "The list of parts was not in ascending order."}, false);
           case complete_error::entity_too_small: return self->fail({400, "EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size."}, false);
@@ -367,7 +369,7 @@ private:
         return out;
       },
       [self = shared_from_this()](std::optional<std::vector<s3::listed_part>> parts) {
-        if (!parts) return self->fail({404, "NoSuchUpload", "The specified upload does not exist."}, false);
+        if (!parts) return self->fail(no_such_upload, false);
         auto res = self->reply(200);
         res->set(bhttp::field::content_type, "application/xml");
         res->body() = s3::list_parts_xml(self->target_.bucket, self->target_.key, self->target_.upload_id, *parts);
@@ -379,7 +381,7 @@ private:
     auto files = cfg().files;
     auto t = target_;
     on_disk([files, t] { return files->abort_upload(t.upload_id); }, [self = shared_from_this()](bool found) {
-      if (!found) return self->fail({404, "NoSuchUpload", "The specified upload does not exist."}, false);
+      if (!found) return self->fail(no_such_upload, false);
       self->send(self->reply(204));
     });
   }
