@@ -205,7 +205,7 @@ std::string format_utc(std::int64_t t) {
   const unsigned d = doy - (153 * mp + 2) / 5 + 1;
   const unsigned m = mp < 10 ? mp + 3 : mp - 9;
   y += m <= 2;
-  char buf[32];
+  char buf[96];  // room for any 64-bit year the format could print (the compiler checks the worst case)
   std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", static_cast<long long>(y), m, d,
                 static_cast<long long>(secs / 3600), static_cast<long long>(secs / 60 % 60),
                 static_cast<long long>(secs % 60));

@@ -21,7 +21,7 @@ std::string resource_json(const std::string& id, const std::string& type, bool s
 
 /// Stores a Resource through its typed store (header and JSON agree).
 void put_resource(write_txn& tx, const std::string& tenant, const std::string& id, const std::string& type, bool staged) {
-  tx.resources().put(tenant, id, resource_header{staged ? "" : "wk_1", type, "en", "ver_1"}, resource_json(id, type, staged));
+  tx.resources().put(tenant, id, resource_header{staged ? "" : "wk_1", type, "en", "ver_1", {}}, resource_json(id, type, staged));
 }
 
 /// Resources res_00..res_19 of t1 (every third a DATASET, every fourth staged); u_a holds grants on
@@ -148,7 +148,7 @@ TEST_CASE("a format-3 data dir gets typed headers at open: lists filter the same
   auto store = open_lmdb_store(dir.path, 64);
   CHECK(store->resources().get("t1", "res_1") == chapter);
   CHECK(store->activities().get("t1", "act_1") == activity);
-  CHECK(store->resources().header("t1", "res_2") == resource_header{"", "DATASET", "en", "ver_1"});
+  CHECK(store->resources().header("t1", "res_2") == resource_header{"", "DATASET", "en", "ver_1", {}});
   resource_query q;
   q.tenant = "t1";
   q.type = "CHAPTER";
@@ -178,7 +178,7 @@ TEST_CASE("a Resource's typed header follows it through create, replace and prom
   };
   auto put = [&](const std::string& type, bool is_staged, const std::string& version) {
     store->apply({[&](write_txn& tx) {
-      tx.resources().put("t1", "res_1", resource_header{is_staged ? "" : "wk_1", type, "en", version},
+      tx.resources().put("t1", "res_1", resource_header{is_staged ? "" : "wk_1", type, "en", version, {}},
                          resource_json("res_1", type, is_staged));
       return true;
     }});
