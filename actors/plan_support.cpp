@@ -375,4 +375,14 @@ void with_principals(caf::event_based_actor* self, const std::shared_ptr<const r
       ctx->who.subject);
 }
 
+std::optional<resource_write_context> begin_resource_write(const request_context& ctx, const reply_fn& done) {
+  auto purpose = request_use(ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) {
+    done(std::move(*refusal));
+    return std::nullopt;
+  }
+  return resource_write_context{ctx.who, std::make_shared<write_outcome>(), std::get<domain::content_use>(purpose),
+                                write_policy(ctx)};
+}
+
 }  // namespace cl::actors

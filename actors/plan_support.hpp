@@ -92,6 +92,19 @@ std::variant<domain::content_use, domain::api_reply> request_use(const request_c
 /// The policy a write resolves rights with (the resolver's, published in `ctx->actors`).
 std::shared_ptr<const domain::platform_policy> write_policy(const request_context& ctx);
 
+/// What a Resource write needs before it runs: the caller, the outcome its mutation fills, the
+/// declared use (its answer withholds content the rights refuse for it) and the policy the
+/// answer's rights resolve under.
+struct resource_write_context {
+  domain::principal who;
+  std::shared_ptr<write_outcome> outcome;
+  domain::content_use use;
+  std::shared_ptr<const domain::platform_policy> policy;
+};
+
+/// The context of a Resource write; nullopt when the declared use is refused (`done` answered).
+std::optional<resource_write_context> begin_resource_write(const request_context& ctx, const reply_fn& done);
+
 /// Appends a change-log entry: `op` happened to `kind`/`id` of `tenant`, now.
 void log_change(storage::write_txn& tx, const std::string& tenant, storage::change_op op, storage::change_kind kind,
                 const std::string& id);

@@ -32,13 +32,9 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
     if (auto refusal = unknown_members(std::get<json::object>(parsed), {})) return done(std::move(*refusal));
   }
   auto id = ctx->param("id");
-  auto who = ctx->who;
-  auto outcome = std::make_shared<write_outcome>();
-  auto purpose = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
-  auto use = std::get<domain::content_use>(purpose);
-  auto policy = write_policy(*ctx);
-  storage::mutation snapshot = [who, id, outcome, policy, use](storage::write_txn& tx) {
+  auto w = begin_resource_write(*ctx, done);
+  if (!w) return;
+  storage::mutation snapshot = [who = w->who, id, outcome = w->outcome, policy = w->policy, use = w->use](storage::write_txn& tx) {
     auto current = tx.resources().get(who.tenant_id, id);
     if (!current) {
       outcome->refusal = domain::api_error{domain::error_id::resource_not_found, "No such Resource exists in this tenant.", {}};
@@ -57,7 +53,7 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
     log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id);
     return answer(201, *current);
   };
-  write_with_access(self, ctx, id, domain::access_role::writer, std::move(snapshot), outcome, "The snapshot", done);
+  write_with_access(self, ctx, id, domain::access_role::writer, std::move(snapshot), w->outcome, "The snapshot", done);
 }
 
 void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {

@@ -36,13 +36,9 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
   ids.id = domain::random_id("res_");
   ids.version = domain::random_id("ver_");
   ids.created = ids.updated = domain::iso8601_now();
-  auto outcome = std::make_shared<write_outcome>();
-  auto who = ctx->who;
-  auto purpose = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
-  auto use = std::get<domain::content_use>(purpose);
-  auto policy = write_policy(*ctx);
-  storage::mutation create = [d, ids, who, outcome, policy, use](storage::write_txn& tx) mutable {
+  auto w = begin_resource_write(*ctx, done);
+  if (!w) return;
+  storage::mutation create = [d, ids, who = w->who, outcome = w->outcome, policy = w->policy, use = w->use](storage::write_txn& tx) mutable {
     auto refuse = [&](domain::error_id id, std::string field, std::string why) {
       outcome->refusal = domain::api_error{id, "The Resource cannot be created: " + why + ".", {{field, why}}};
       return false;
@@ -75,7 +71,7 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
     outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + ids.id);
     return true;
   };
-  write_then(self, ctx, std::move(create), outcome, "The Resource", done);
+  write_then(self, ctx, std::move(create), w->outcome, "The Resource", done);
 }
 
 namespace {
@@ -96,13 +92,9 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
                                            {{"/update_token", "is required: pass the update_token of your last read"}}));
   }
   auto id = ctx->param("id");
-  auto who = ctx->who;
-  auto outcome = std::make_shared<write_outcome>();
-  auto purpose = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
-  auto use = std::get<domain::content_use>(purpose);
-  auto policy = write_policy(*ctx);
-  storage::mutation update = [who, id, body, replacement, outcome, policy, use, merge](storage::write_txn& tx) {
+  auto w = begin_resource_write(*ctx, done);
+  if (!w) return;
+  storage::mutation update = [who = w->who, id, body, replacement, outcome = w->outcome, policy = w->policy, use = w->use, merge](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
       return false;
@@ -144,7 +136,7 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
                storage::change_kind::resource, id);
     return true;
   };
-  write_with_access(self, ctx, id, domain::access_role::writer, std::move(update), outcome, "The change", done);
+  write_with_access(self, ctx, id, domain::access_role::writer, std::move(update), w->outcome, "The change", done);
 }
 
 }  // namespace
@@ -168,13 +160,9 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
                                            {{"/resource_id", "a res_ id"}}));
   std::string resource_id{rid->as_string()};
   std::string work_id = ctx->param("id");
-  auto outcome = std::make_shared<write_outcome>();
-  auto who = ctx->who;
-  auto purpose = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
-  auto use = std::get<domain::content_use>(purpose);
-  auto policy = write_policy(*ctx);
-  storage::mutation promote = [who, resource_id, work_id, outcome, policy, use](storage::write_txn& tx) {
+  auto w = begin_resource_write(*ctx, done);
+  if (!w) return;
+  storage::mutation promote = [who = w->who, resource_id, work_id, outcome = w->outcome, policy = w->policy, use = w->use](storage::write_txn& tx) {
     auto refuse = [&](domain::error_id id, std::string field, std::string why) {
       outcome->refusal = domain::api_error{id, "The Resource cannot be promoted: " + why + ".", {{field, why}}};
       return false;
@@ -195,7 +183,7 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use);
     return true;
   };
-  write_with_access(self, ctx, resource_id, domain::access_role::writer, std::move(promote), outcome, "The promotion",
+  write_with_access(self, ctx, resource_id, domain::access_role::writer, std::move(promote), w->outcome, "The promotion",
                     done);
 }
 
