@@ -5,6 +5,7 @@
 #include "actors/deadlines.hpp"
 #include "actors/plans.hpp"
 #include "actors/rate_limiter.hpp"
+#include "tests/support/reader_mocks.hpp"
 
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
@@ -61,24 +62,14 @@ struct held_state {
 /// A store that answers "not found", or never (holding its promises) when `silent`.
 reader_actor::behavior_type mock_store(reader_actor::stateful_pointer<held_state> self,
                                                std::shared_ptr<calls> n, bool silent) {
-  return {
+  return cl::testing::reader_finding_nothing_else(
     [self, n, silent](fetch_atom, const std::string&, const std::string&) -> caf::result<fetch_outcome> {
       ++n->store;
       if (!silent) return fetch_outcome{false, {}};
       auto rp = self->make_response_promise<fetch_outcome>();
       self->state.held.push_back(rp);
       return rp;
-    },
-    [](cl::actors::fetch_atom, const cl::storage::version_ref&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::fetch_atom, const cl::storage::record_ref&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::fetch_atom, const cl::storage::activity_ref&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::list_atom, const cl::storage::version_query&) { return cl::actors::scan_result{}; },
-    [](cl::actors::list_atom, const cl::storage::catalog_query&) { return cl::actors::scan_result{}; },
-    [](cl::actors::fetch_atom, const cl::storage::grant_ref&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::list_atom, const cl::storage::grant_query&) { return cl::actors::scan_result{}; },
-    [](cl::actors::list_atom, const cl::storage::resource_query&) { return cl::actors::scan_result{}; },
-    [](cl::actors::list_atom, const cl::storage::activity_query&) { return cl::actors::scan_result{}; },
-  };
+    });
 }
 
 domain::principal alice(std::vector<std::string> scopes = {"content-lake.read"}) {

@@ -6,6 +6,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_keys.hpp"
+#include "tests/support/reader_mocks.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -45,7 +46,7 @@ caf::behavior gate(caf::stateful_actor<gate_state>* self, std::shared_ptr<std::a
 /// A record reader with the real interface that answers "not found" only when the gate opens.
 cl::actors::reader_actor::behavior_type gated_store(cl::actors::reader_actor::pointer self,
                                                            caf::actor gate_handle) {
-  return {
+  return cl::testing::reader_finding_nothing_else(
     [self, gate_handle](cl::actors::fetch_atom, const std::string&, const std::string&)
       -> caf::result<cl::actors::fetch_outcome> {
       auto rp = self->make_response_promise<cl::actors::fetch_outcome>();
@@ -53,17 +54,7 @@ cl::actors::reader_actor::behavior_type gated_store(cl::actors::reader_actor::po
         .then([rp](caf::ok_atom) mutable { rp.deliver(cl::actors::fetch_outcome{false, {}}); },
               [rp](caf::error& e) mutable { rp.deliver(e); });
       return rp;
-    },
-    [](cl::actors::fetch_atom, const cl::storage::version_ref&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::fetch_atom, const cl::storage::record_ref&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::fetch_atom, const cl::storage::activity_ref&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::list_atom, const cl::storage::version_query&) { return cl::actors::scan_result{}; },
-    [](cl::actors::list_atom, const cl::storage::catalog_query&) { return cl::actors::scan_result{}; },
-    [](cl::actors::fetch_atom, const cl::storage::grant_ref&) { return cl::actors::fetch_outcome{false, {}}; },
-    [](cl::actors::list_atom, const cl::storage::grant_query&) { return cl::actors::scan_result{}; },
-    [](cl::actors::list_atom, const cl::storage::resource_query&) { return cl::actors::scan_result{}; },
-    [](cl::actors::list_atom, const cl::storage::activity_query&) { return cl::actors::scan_result{}; },
-  };
+    });
 }
 
 /// A Resource created by u_alice of t_test (who then owns it), for reads that must reach the reader.
