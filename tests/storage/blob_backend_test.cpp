@@ -1,0 +1,102 @@
+// The blob broker's view of the embedded store: URLs it presigns work against the real listener,
+// and its server-side calls see what clients uploaded (sizes, store-computed SHA-256).
+
+#include "domain/sigv4.hpp"
+#include "http/s3_server.hpp"
+#include "storage/blob_backend.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/service_fixture.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <catch2/catch.hpp>
+
+#include <ctime>
+#include <thread>
+
+using namespace cl;
+
+namespace {
+
+/// The embedded listener on an ephemeral port, on its own thread, for the test's life.
+struct running_store {
+  explicit running_store(const std::string& dir) : files(std::make_shared<storage::object_files>(dir + "/blobs")) {
+    http::s3_server_config cfg;
+    cfg.port = 0;
+    cfg.access_key_id = "CLTESTKEY0000000003";
+    cfg.secret_access_key = "backend-test-secret";
+    cfg.files = files;
+    cfg.min_part_size = 4;  // the embedded store's test setting: tiny parts
+    cfg.access_log = false;
+    server = std::make_unique<http::s3_server>(ioc, cfg);
+    server->run();
+    thread = std::thread{[this] { ioc.run(); }};
+    storage::embedded_backend_config b;
+    b.files = files;
+    b.public_url = "http://127.0.0.1:" + std::to_string(server->port());
+    b.host = "127.0.0.1";  // what the test client sends as Host
+    b.bucket = "contentlake";
+    b.region = "us-east-1";
+    b.access_key_id = cfg.access_key_id;
+    b.secret_access_key = cfg.secret_access_key;
+    backend = storage::make_embedded_backend(b);
+  }
+  ~running_store() {
+    server->stop();
+    work.reset();
+    ioc.stop();
+    thread.join();
+  }
+  /// The path and query of a URL the backend presigned (the test client adds the host).
+  static std::string target(const std::string& url) { return url.substr(url.find('/', std::string{"http://"}.size())); }
+
+  boost::asio::io_context ioc;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work = boost::asio::make_work_guard(ioc);
+  std::shared_ptr<storage::object_files> files;
+  std::unique_ptr<http::s3_server> server;
+  std::unique_ptr<storage::blob_backend> backend;
+  std::thread thread;
+};
+
+}  // namespace
+
+TEST_CASE("URLs the broker presigns for the embedded store upload and download; its calls see the result",
+          "[blobs][backend]") {
+  testing::temp_dir dir;
+  running_store store{dir.path};
+  auto now = static_cast<std::int64_t>(std::time(nullptr));
+  auto port = store.server->port();
+
+  auto put = testing::http_request(port, "PUT", running_store::target(store.backend->presign_put("t/blb_1/upl_1", now, 60)),
+                                   {}, "single body");
+  REQUIRE(put);
+  CHECK(put->status == 200);
+  auto info = store.backend->stat("t/blb_1/upl_1");
+  REQUIRE(info);
+  CHECK(info->size == 11);
+  CHECK(info->sha256 == domain::sigv4::sha256_hex("single body"));
+  auto get = testing::http_request(port, "GET", running_store::target(store.backend->presign_get("t/blb_1/upl_1", now, 900)));
+  REQUIRE(get);
+  CHECK(get->body == "single body");
+  CHECK(store.backend->presign_get("t/blb_1/upl_1", now, 900).find("X-Amz-Expires=900") != std::string::npos);
+
+  auto id = store.backend->create_multipart("t/blb_2/upl_2", "video/mp4");
+  for (int n : {2, 1}) {  // parts may arrive in any order
+    auto body = n == 1 ? std::string{"first-"} : std::string{"second"};
+    auto r = testing::http_request(port, "PUT", running_store::target(store.backend->presign_part("t/blb_2/upl_2", id, n, now, 60)),
+                                   {}, body);
+    REQUIRE(r);
+    CHECK(r->status == 200);
+  }
+  CHECK(store.backend->list_parts(id).size() == 2);
+  storage::object_info out;
+  REQUIRE(store.backend->complete_multipart(id, 4, out) == storage::complete_error::none);
+  CHECK(out.sha256 == domain::sigv4::sha256_hex("first-second"));
+  CHECK(store.backend->stat("t/blb_2/upl_2")->size == 12);
+
+  auto gone = store.backend->create_multipart("t/blb_3/upl_3", "image/png");
+  CHECK(store.backend->complete_multipart(gone, 4, out) == storage::complete_error::invalid_part);  // no parts yet
+  CHECK(store.backend->abort_multipart(gone));
+  CHECK(store.backend->complete_multipart(gone, 4, out) == storage::complete_error::no_such_upload);
+  CHECK_FALSE(store.backend->stat("t/none"));
+}
