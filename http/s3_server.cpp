@@ -585,14 +585,19 @@ void s3_server::impl::accept() {
     if (ec) return;  // stopped
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    auto session = std::make_shared<s3_session>(std::move(socket), self);
+    std::shared_ptr<s3_session> session;
     {
       std::lock_guard<std::mutex> guard{self->sessions_mutex};
       auto& all = self->sessions;
       all.erase(std::remove_if(all.begin(), all.end(), [](const auto& w) { return w.expired(); }), all.end());
-      all.push_back(session);
+      // Past the cap a new connection is closed at once: file descriptors stay bounded.
+      if (static_cast<int>(all.size()) < self->cfg.max_connections) {
+        session = std::make_shared<s3_session>(std::move(socket), self);
+        all.push_back(session);
+      }
     }
-    session->start();
+    if (session) session->start();
+    else socket.close(ignored);
     self->accept();
   });
 }

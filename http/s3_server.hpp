@@ -31,6 +31,7 @@ struct s3_server_config {
   std::uint64_t max_object_bytes = 50ull << 30;    ///< a larger body is refused (EntityTooLarge)
   std::function<std::int64_t()> now;               ///< Unix seconds (injectable for tests)
   bool access_log = true;  ///< one line per request: method, key path, status (never the query)
+  int max_connections = 1024;  ///< open connections at most; a new one past it is closed at once
 };
 
 class s3_server {

@@ -100,3 +100,33 @@ TEST_CASE("URLs the broker presigns for the embedded store upload and download; 
   CHECK(store.backend->complete_multipart(gone, 4, out) == storage::complete_error::no_such_upload);
   CHECK_FALSE(store.backend->stat("t/none"));
 }
+
+TEST_CASE("the embedded store closes connections past its cap at once", "[blobs][backend]") {
+  testing::temp_dir dir;
+  boost::asio::io_context ioc;
+  http::s3_server_config cfg;
+  cfg.port = 0;
+  cfg.access_key_id = "K";
+  cfg.secret_access_key = "S";
+  cfg.files = std::make_shared<storage::object_files>(dir.path + "/blobs");
+  cfg.max_connections = 2;
+  cfg.access_log = false;
+  http::s3_server server{ioc, cfg};
+  server.run();
+  auto work = boost::asio::make_work_guard(ioc);
+  std::thread t{[&] { ioc.run(); }};
+  {
+    // Two idle connections fill the cap; the third is closed without an answer.
+    testing::connection a{server.port()}, b{server.port()};
+    testing::connection c{server.port()};
+    CHECK(c.wait_closed(5000));
+    // A connection under the cap is served (an unsigned request: 403).
+    auto ra = a.request("GET", "/contentlake/k");
+    REQUIRE(ra);
+    CHECK(ra->status == 403);
+  }
+  server.stop();
+  work.reset();
+  ioc.stop();
+  t.join();
+}

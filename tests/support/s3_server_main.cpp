@@ -1,5 +1,5 @@
 // Runs the embedded S3 listener alone on an ephemeral loopback port, for client tests with real
-// S3 clients (tests/client/s3_boto3.py): s3_test_server DATA_DIR ACCESS_KEY SECRET [MIN_PART_BYTES]
+// S3 clients (tests/client/s3_boto3.py): s3_test_server DATA_DIR ACCESS_KEY SECRET [MIN_PART_BYTES [MAX_CONNECTIONS]]
 // prints the port on stdout, serves until stdin closes.
 
 #include "http/s3_server.hpp"
@@ -15,7 +15,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::cerr << "usage: s3_test_server DATA_DIR ACCESS_KEY SECRET [MIN_PART_BYTES]\n";
+    std::cerr << "usage: s3_test_server DATA_DIR ACCESS_KEY SECRET [MIN_PART_BYTES [MAX_CONNECTIONS]]\n";
     return 2;
   }
   // The access log goes to standard error (standard output carries the port), where the client
@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cfg.access_key_id = argv[2];
   cfg.secret_access_key = argv[3];
   if (argc > 4) cfg.min_part_size = std::stoull(argv[4]);
+  if (argc > 5) cfg.max_connections = std::stoi(argv[5]);
   cfg.files = std::make_shared<cl::storage::object_files>(std::string{argv[1]} + "/blobs");
   cl::http::s3_server server{ioc, cfg};
   server.run();
