@@ -5,7 +5,6 @@
 #include "app/blobs_group.hpp"
 
 #include "app/groups.hpp"
-#include "domain/clock.hpp"
 #include "http/s3_server.hpp"
 #include "storage/identity.hpp"
 #include "storage/object_files.hpp"
@@ -36,7 +35,6 @@ caf::expected<running_listener> start_embedded_store(const startup& s, boost::as
     cfg.secret_access_key = section.embedded_secret_access_key;
   }
   cfg.files = std::make_shared<storage::object_files>(std::filesystem::path{s.settings.data_dir} / "blobs");
-  cfg.now = [] { return domain::now_seconds(); };
   cfg.access_log = s.settings.log.access;
   std::shared_ptr<http::s3_server> server;
   try {

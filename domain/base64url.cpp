@@ -68,4 +68,15 @@ std::optional<std::string> base64url_decode(std::string_view text) {
   return out;
 }
 
+std::string hex_encode(std::string_view bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
 }  // namespace cl::domain

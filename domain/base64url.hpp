@@ -14,4 +14,7 @@ std::string base64url_encode(std::string_view bytes);
 /// on padding, or on an impossible length.
 std::optional<std::string> base64url_decode(std::string_view text);
 
+/// Lower-case hex of `bytes` (digests in ETags, SigV4, checksums).
+std::string hex_encode(std::string_view bytes);
+
 }  // namespace cl::domain

@@ -1,5 +1,7 @@
 #include "domain/resource.hpp"
 
+#include "domain/base64url.hpp"
+
 #include "domain/content_format.hpp"
 #include "domain/json_text.hpp"
 
@@ -216,15 +218,9 @@ std::string promoted_record_json(std::string_view record_json, const std::string
 }
 
 std::string sha256_tag(std::string_view bytes) {
-  static constexpr char hex[] = "0123456789abcdef";
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
-  std::string out = "sha256:";
-  for (unsigned char c : digest) {
-    out.push_back(hex[c >> 4]);
-    out.push_back(hex[c & 15]);
-  }
-  return out;
+  return "sha256:" + hex_encode(std::string_view{reinterpret_cast<const char*>(digest), sizeof digest});
 }
 
 std::string resource_hash(std::string_view record_json, std::string_view rights_digest_input) {

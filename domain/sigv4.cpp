@@ -1,5 +1,6 @@
 #include "domain/sigv4.hpp"
 
+#include "domain/base64url.hpp"
 #include "domain/contract.hpp"
 
 #include <openssl/crypto.h>
@@ -13,18 +14,6 @@
 namespace cl::domain::sigv4 {
 
 namespace {
-
-constexpr char hex_digits[] = "0123456789abcdef";
-
-std::string to_hex(const unsigned char* bytes, std::size_t n) {
-  std::string out;
-  out.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(hex_digits[bytes[i] >> 4]);
-    out.push_back(hex_digits[bytes[i] & 15]);
-  }
-  return out;
-}
 
 std::string hmac(std::string_view key, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];
@@ -207,7 +196,7 @@ std::optional<std::string> uri_decode(std::string_view text) {
 std::string sha256_hex(std::string_view bytes) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
-  return to_hex(digest, sizeof digest);
+  return hex_encode(std::string_view{reinterpret_cast<const char*>(digest), sizeof digest});
 }
 
 std::string amz_date(std::int64_t unix_seconds) {
@@ -253,7 +242,7 @@ std::string string_to_sign(std::string_view when, const credential_scope& scope,
 std::string sign(std::string_view secret, std::string_view when, const credential_scope& scope,
                  const request_parts& parts) {
   auto mac = hmac(signing_key(secret, scope), string_to_sign(when, scope, canonical_request(parts)));
-  return to_hex(reinterpret_cast<const unsigned char*>(mac.data()), mac.size());
+  return hex_encode(mac);
 }
 
 std::string presign(const presign_request& r) {

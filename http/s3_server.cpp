@@ -1,6 +1,7 @@
 #include "http/s3_server.hpp"
 
 #include "domain/base64url.hpp"
+#include "domain/clock.hpp"
 #include "domain/ids.hpp"
 #include "domain/sigv4.hpp"
 #include "http/s3_protocol.hpp"
@@ -85,14 +86,7 @@ std::string hex_of_base64(std::string_view b64) {
   for (auto& c : url) c = c == '+' ? '-' : c == '/' ? '_' : c;
   while (!url.empty() && url.back() == '=') url.pop_back();
   auto raw = domain::base64url_decode(url);
-  if (!raw) return {};
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : *raw) {
-    out.push_back(digits[c >> 4]);
-    out.push_back(digits[c & 15]);
-  }
-  return out;
+  return raw ? domain::hex_encode(*raw) : std::string{};
 }
 
 }  // namespace
@@ -189,7 +183,7 @@ private:
         if (id == cfg().access_key_id) return cfg().secret_access_key;
         return std::nullopt;
       },
-      cfg().region, cfg().now ? cfg().now() : static_cast<std::int64_t>(std::time(nullptr)));
+      cfg().region, domain::now_seconds());
     if (!verdict) return fail(auth_error(verdict, in_query), true);
     payload_hash_ = verdict.payload_hash;
     if (target_.bucket != cfg().bucket) return fail({404, "NoSuchBucket", "The specified bucket does not exist"}, true);

@@ -5,7 +5,6 @@
 /// Internal to http/ and app/: Beast stays out of this header.
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,7 +28,6 @@ struct s3_server_config {
   std::shared_ptr<storage::object_files> files;
   std::uint64_t min_part_size = 5 * 1024 * 1024;  ///< every part but the last (EntityTooSmall)
   std::uint64_t max_object_bytes = 50ull << 30;    ///< a larger body is refused (EntityTooLarge)
-  std::function<std::int64_t()> now;               ///< Unix seconds (injectable for tests)
   bool access_log = true;  ///< one line per request: method, key path, status (never the query)
   int max_connections = 1024;  ///< open connections at most; a new one past it is closed at once
 };

@@ -1,5 +1,7 @@
 #include "storage/object_files.hpp"
 
+#include "domain/base64url.hpp"
+#include "domain/clock.hpp"
 #include "domain/ids.hpp"
 #include "domain/sigv4.hpp"
 
@@ -12,7 +14,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
@@ -25,16 +26,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::runtime_error("object store: " + what + ": " + std::strerror(errno));
-}
-
-std::string hex(const unsigned char* p, unsigned n) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < n; ++i) {
-    out.push_back(digits[p[i] >> 4]);
-    out.push_back(digits[p[i] & 15]);
-  }
-  return out;
 }
 
 /// An incremental digest (SHA-256 or MD5).
@@ -53,7 +44,7 @@ public:
     unsigned n = 0;
     EVP_DigestFinal_ex(copy, out, &n);
     EVP_MD_CTX_free(copy);
-    return hex(out, n);
+    return domain::hex_encode(std::string_view{reinterpret_cast<const char*>(out), n});
   }
 
 private:
@@ -226,7 +217,7 @@ std::unique_ptr<object_files::incoming> object_files::receive() {
 object_info object_files::commit_object(std::shared_ptr<incoming> body, const std::string& bucket,
                                         const std::string& key, const std::string& content_type) {
   auto& in = dynamic_cast<file_incoming&>(*body);
-  object_info info{bucket, key, in.size(), in.sha256(), in.md5(), content_type, static_cast<std::int64_t>(std::time(nullptr))};
+  object_info info{bucket, key, in.size(), in.sha256(), in.md5(), content_type, domain::now_seconds()};
   commit(in, info, object_dir(bucket, key), fresh_tmp());
   return info;
 }
@@ -271,7 +262,7 @@ std::optional<object_info> object_files::commit_part(std::shared_ptr<incoming> b
   if (!target) return std::nullopt;
   auto& in = dynamic_cast<file_incoming&>(*body);
   object_info info{target->bucket, target->key, in.size(), in.sha256(), in.md5(), target->content_type,
-                   static_cast<std::int64_t>(std::time(nullptr))};
+                   domain::now_seconds()};
   commit(in, info, root_ / "uploads" / upload_id / ("part-" + std::to_string(number)), fresh_tmp());
   return info;
 }
@@ -327,7 +318,7 @@ complete_error object_files::complete_upload(const std::string& upload_id,
   }
   out = object_info{target->bucket, target->key, in.size(), in.sha256(),
                     etag_of_etags.hex_value() + "-" + std::to_string(listed.size()), target->content_type,
-                    static_cast<std::int64_t>(std::time(nullptr))};
+                    domain::now_seconds()};
   commit(in, out, object_dir(target->bucket, target->key), fresh_tmp());
   abort_upload(upload_id);
   return complete_error::none;
