@@ -33,6 +33,9 @@ struct service::impl {
   std::shared_ptr<actors::actor_directory> directory =
     std::make_shared<actors::actor_directory>(static_cast<std::size_t>(settings.storage.readers));
   std::shared_ptr<storage::record_store> store;
+  /// Verified tokens (filled by auth, read by every coordinator); one for the service's life.
+  std::shared_ptr<actors::token_cache> tokens =
+    std::make_shared<actors::token_cache>(static_cast<std::size_t>(settings.auth.token_cache_entries));
 
   // Declared before anything holding actor handles: destroyed last, after every handle is gone.
   std::unique_ptr<caf::actor_system_config> caf_config;
@@ -54,6 +57,20 @@ struct service::impl {
 
   explicit impl(config::settings s) : settings(std::move(s)) {}
 
+  /// What the route groups' spawning functions and listeners get.
+  startup make_startup() {
+    return startup{settings,
+                   store,
+                   directory,
+                   stats,
+                   health,
+                   tokens,
+                   [this](int code) {
+                     exit_code = code;
+                     stop();
+                   }};
+  }
+
   /// Starts the actor system and, under one supervisor, every route group's actors; throws with
   /// the operator's message when a group's configuration is not usable.
   void spawn_actors() {
@@ -64,16 +81,7 @@ struct service::impl {
     system = std::make_unique<caf::actor_system>(*caf_config);
 
     directory->update([this](actors::concern_handles& h) { h.stats = stats; });
-    startup context{settings,
-                    store,
-                    directory,
-                    stats,
-                    health,
-                    std::make_shared<actors::token_cache>(static_cast<std::size_t>(settings.auth.token_cache_entries)),
-                    [this](int code) {
-                      exit_code = code;
-                      stop();
-                    }};
+    auto context = make_startup();
     auto children = groups().spawn_all(context);
     if (!children) throw std::runtime_error(describe(children.error()));
 
@@ -130,11 +138,7 @@ struct service::impl {
     admin_ctx = make_context("admin", admin.get(), false);
     public_listener = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx);
     admin_listener = std::make_shared<http::listener>(ioc, settings.admin_listen.host, settings.admin_listen.port, admin_ctx);
-    startup context{settings, store, directory, stats, health, nullptr, [this](int code) {
-                      exit_code = code;
-                      stop();
-                    }};
-    auto started = groups().start_listeners(context, ioc);
+    auto started = groups().start_listeners(make_startup(), ioc);
     if (!started) throw std::runtime_error(describe(started.error()));
     group_listeners = std::move(*started);
     public_listener->run();

@@ -1,5 +1,6 @@
 #include "storage/blob_store.hpp"
 
+#include "storage/encoding.hpp"
 #include "storage/record_store.hpp"
 
 #include <boost/json.hpp>
@@ -125,7 +126,7 @@ public:
   std::vector<upload_record> expired_uploads(std::int64_t now, std::size_t limit) const override {
     std::vector<upload_record> out;
     for (auto& [key, value] : r_.scan(table::blob_upload_expiry, "", "", limit)) {
-      if (static_cast<std::int64_t>(read_big_endian(key)) >= now) break;
+      if (key.size() < 8 || static_cast<std::int64_t>(encoding::get_u64(key)) >= now) break;
       auto id_key = key.substr(8);
       if (auto stored = r_.get(table::blob_uploads, id_key)) out.push_back(decode_upload(*stored));
     }
@@ -144,12 +145,6 @@ public:
   }
 
 private:
-  static std::uint64_t read_big_endian(std::string_view key) {
-    std::uint64_t n = 0;
-    for (std::size_t i = 0; i < 8 && i < key.size(); ++i) n = (n << 8) | static_cast<unsigned char>(key[i]);
-    return n;
-  }
-
   const read_view& r_;
   write_txn* w_;
 };
