@@ -252,7 +252,12 @@ std::string object_files::create_upload(const std::string& bucket, const std::st
 }
 
 std::optional<object_info> object_files::upload(const std::string& upload_id) const {
-  if (upload_id.find('/') != std::string::npos || upload_id.find("..") != std::string::npos) return std::nullopt;
+  // Only ids this store issued (mpu_ + lower-case letters and digits) name a directory.
+  bool issued = upload_id.size() > 4 && upload_id.size() <= 64 && upload_id.rfind("mpu_", 0) == 0
+                && std::all_of(upload_id.begin() + 4, upload_id.end(), [](char c) {
+                     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+                   });
+  if (!issued) return std::nullopt;
   return read_meta(root_ / "uploads" / upload_id / "meta");
 }
 

@@ -111,6 +111,8 @@ TEST_CASE("an aborted upload releases its parts", "[storage][objects]") {
   CHECK(files.parts(id).empty());
   CHECK_FALSE(files.abort_upload(id));
   CHECK_FALSE(files.upload("../objects"));
+  CHECK_FALSE(files.upload("mpu_../../tmp"));
+  CHECK_FALSE(files.upload("mpu_"));
 }
 
 TEST_CASE("object keys: no empty, '.' or '..' segment, no control character", "[storage][objects]") {
