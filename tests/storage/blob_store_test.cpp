@@ -75,7 +75,7 @@ TEST_CASE("blob versions are read by number or latest, per tenant", "[storage][b
   auto store = open_lmdb_store(dir.path, 64);
   CHECK_FALSE(store->blobs().version("t1", "blb_1", 0));
   std::vector<blob_version> versions;
-  for (int i = 1; i <= 300; ++i) {  // more than one scan chunk
+  for (int i = 1; i <= 300; ++i) {  // many versions: the latest is still one read (keys newest first)
     blob_version v{"t1", "blb_1", i, static_cast<std::uint64_t>(i), "image/png", "ab", "2026-11-22T00:00:00Z",
                    "u_alice", "t1/blb_1/upl_" + std::to_string(i)};
     versions.push_back(v);
