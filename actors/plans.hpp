@@ -1,6 +1,7 @@
 #pragma once
-/// Plans of the public routes, one per operation. A route group adds its plans here (or in a
-/// header of its own) and its rows to http/routes.cpp.
+/// Plans of the existing route groups' public routes, one per operation; each group registers
+/// them with its routes in app/<group>_group.cpp. A new group declares its plans in a header of
+/// its own (docs/architecture.md, the recipe).
 
 #include "actors/coordinator.hpp"
 
