@@ -103,6 +103,27 @@ using jwks_fetcher_actor = caf::typed_actor<
   // URL -> the JWKS document or why it could not be fetched.
   caf::replies_to<jwks_atom, std::string>::with<jwks_document>>;
 
+/// Blob broker (the blobs route group, spec 4.4): owns the object store client, reads the upload
+/// and version records, hands out presigned URLs and runs the sweep of abandoned uploads. Store
+/// calls that block (disk, HTTP) run on detached workers; records are written by the writer.
+using blob_broker_actor = caf::typed_actor<
+  // (caller, request body JSON) -> the upload to store and the 201 answer, or the error.
+  caf::replies_to<upload_atom, blob_caller, std::string>::with<blob_outcome>,
+  // (caller, upload id, first part) -> fresh URLs, the stored parts, the upload with its new expiry.
+  caf::replies_to<parts_atom, blob_caller, std::string, std::int32_t>::with<blob_outcome>,
+  // (caller, upload id, declared SHA-256 hex) -> the blob version the store verified, or the error
+  // (the upload stays in progress).
+  caf::replies_to<complete_atom, blob_caller, std::string, std::string>::with<blob_outcome>,
+  // An upload now recorded as aborted: releases its parts or object at the store.
+  caf::reacts_to<abort_atom, storage::upload_record>,
+  // (caller, lookups) -> what exists of each, in order, with presigned GET URLs.
+  caf::replies_to<locate_atom, blob_caller, std::vector<blob_lookup>>::with<std::vector<blob_found>>,
+  // Internal: aborts uploads whose URLs expired (sent to itself periodically).
+  caf::reacts_to<sweep_atom>>;
+
+/// A detached worker of the blob broker: runs one blocking store call, answers, and quits.
+using blob_worker_actor = caf::typed_actor<caf::replies_to<run_atom, blob_job>::with<blob_outcome>>;
+
 }  // namespace cl::actors
 
 namespace cl::actors {
@@ -111,6 +132,6 @@ namespace cl::actors {
 /// reaches them as `concern_handles::get<X_actor>()`). A new route group's actor adds its
 /// interface above and its type here.
 using mailboxes = std::tuple<auth_actor, rate_limiter_actor, reader_actor, writer_actor, rights_actor,
-                             contracts_actor, access_actor, ledger_actor>;
+                             contracts_actor, access_actor, ledger_actor, blob_broker_actor>;
 
 }  // namespace cl::actors

@@ -7,6 +7,7 @@
 #include "domain/idempotency.hpp"
 #include "domain/principal.hpp"
 #include "domain/rights.hpp"
+#include "storage/blob_store.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -14,6 +15,7 @@
 #include <caf/type_id.hpp>
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -54,6 +56,45 @@ struct ledger_verdict {
   domain::stored_answer answer;  ///< replay: what the first execution answered
 };
 
+/// Who asks the blob broker: the token's tenant, subject and client.
+struct blob_caller {
+  std::string tenant, sub, client_id;
+};
+
+/// The blob broker's answer about an upload: an error to answer with, or the upload as it is to be
+/// stored, the blob version a completion made (`version`, numbered in the writer's transaction) and
+/// the JSON body of the answer.
+struct blob_outcome {
+  std::optional<domain::api_error> error;
+  storage::upload_record upload;
+  storage::blob_version version;
+  bool recorded = false;  ///< completion: the upload was completed before; `version` is the stored one
+  std::string body;
+};
+
+/// A blob reference of a location lookup: version 0 is the latest.
+struct blob_lookup {
+  std::string id;
+  std::int64_t version = 0;
+};
+
+/// What the broker found for one lookup: the version (with a presigned GET URL), the blob's
+/// uploader, and the Resources whose content references it (id, Work id; at most 100) unless the
+/// caller is the uploader.
+struct blob_found {
+  bool exists = false;        ///< the version asked for exists
+  std::string uploader;       ///< of the blob (empty: no version yet)
+  storage::blob_version version;
+  std::string url;
+  std::int64_t expires_at = 0;
+  std::vector<std::pair<std::string, std::string>> referenced_by;
+};
+
+/// A blocking store call the broker runs on a detached worker.
+struct blob_job {
+  std::function<blob_outcome()> run;
+};
+
 /// A JWKS document fetched from the issuer, or why it could not be.
 struct jwks_document {
   bool ok = false;
@@ -70,6 +111,13 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::fetch_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::jwks_document)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::ledger_verdict)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::mutation)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::blob_caller)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::blob_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::blob_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::blob_lookup)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cl::actors::blob_lookup>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cl::actors::blob_found>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::upload_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::scan_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::version_ref)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::record_ref)
@@ -101,4 +149,11 @@ CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, begin_atom, "begin")
   CAF_ADD_ATOM(contentlake, cl::actors, release_atom, "release")
   CAF_ADD_ATOM(contentlake, cl::actors, prune_atom, "prune")
+  CAF_ADD_ATOM(contentlake, cl::actors, upload_atom, "upload")
+  CAF_ADD_ATOM(contentlake, cl::actors, parts_atom, "parts")
+  CAF_ADD_ATOM(contentlake, cl::actors, complete_atom, "complete")
+  CAF_ADD_ATOM(contentlake, cl::actors, abort_atom, "abort")
+  CAF_ADD_ATOM(contentlake, cl::actors, locate_atom, "locate")
+  CAF_ADD_ATOM(contentlake, cl::actors, sweep_atom, "sweep")
+  CAF_ADD_ATOM(contentlake, cl::actors, run_atom, "run")
 CAF_END_TYPE_ID_BLOCK(contentlake)

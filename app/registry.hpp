@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@ struct startup {
   std::shared_ptr<actors::token_cache> tokens;
   /// Stops the service (the supervisor gave up; a fatal condition found by a group's actor).
   std::function<void(int exit_code)> stop;
+  /// The bound port of a group's listener by name (listeners start before actors), if it runs.
+  std::function<std::optional<std::uint16_t>(const std::string& name)> listener_port;
 };
 
 /// A group's spawning function: checks its configuration and answers how the supervisor

@@ -68,6 +68,11 @@ struct service::impl {
                    [this](int code) {
                      exit_code = code;
                      stop();
+                   },
+                   [this](const std::string& name) -> std::optional<std::uint16_t> {
+                     for (const auto& [n, l] : group_listeners)
+                       if (n == name) return l.port();
+                     return std::nullopt;
                    }};
   }
 
@@ -124,6 +129,10 @@ struct service::impl {
   void start(bool handle_signals) {
     std::filesystem::create_directories(settings.data_dir);
     store = storage::open_lmdb_store(settings.data_dir, settings.storage.map_size_mib);
+    // Group listeners bind first (nothing is served before ioc runs): their actors need their ports.
+    auto started = groups().start_listeners(make_startup(), ioc);
+    if (!started) throw std::runtime_error(describe(started.error()));
+    group_listeners = std::move(*started);
     spawn_actors();
     auto page_tokens = std::make_shared<const domain::page_token_codec>(
       storage::load_or_create_secret(settings.data_dir, "page-token.key"));
@@ -138,9 +147,6 @@ struct service::impl {
     admin_ctx = make_context("admin", admin.get(), false);
     public_listener = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx);
     admin_listener = std::make_shared<http::listener>(ioc, settings.admin_listen.host, settings.admin_listen.port, admin_ctx);
-    auto started = groups().start_listeners(make_startup(), ioc);
-    if (!started) throw std::runtime_error(describe(started.error()));
-    group_listeners = std::move(*started);
     public_listener->run();
     admin_listener->run();
     if (handle_signals) {
@@ -228,9 +234,7 @@ std::uint16_t service::admin_port() const {
 }
 
 std::optional<std::uint16_t> service::listener_port(const std::string& name) const {
-  for (const auto& [n, l] : impl_->group_listeners)
-    if (n == name) return l.port();
-  return std::nullopt;
+  return impl_->make_startup().listener_port(name);
 }
 
 int service::run() {

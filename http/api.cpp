@@ -61,7 +61,7 @@ public:
     job.required_scope = std::string{m.found->scope};
     job.plan = m.found->plan;
     job.actors = directory_->snapshot();
-    job.timeout = timeout_;
+    job.timeout = m.found->deadline.count() > 0 ? m.found->deadline : timeout_;
     job.deadlines = deadlines_;
     job.page_tokens = page_tokens_;
     job.idempotency_retention_ms = retention_ms_;

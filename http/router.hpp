@@ -5,6 +5,7 @@
 #include "actors/coordinator.hpp"
 #include "domain/exchange.hpp"
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,9 @@ struct route {
   std::string_view scope;          ///< required token scope; empty with `local` means no token
   actors::plan_fn plan = nullptr;  ///< answered by a coordinator, or
   domain::api_reply (*local)(const domain::api_request&) = nullptr;  ///< answered on the I/O thread
+  /// The request's deadline when the operation takes longer than most (a blob completion reads
+  /// the whole object); zero: the service's `actors.ask_timeout_ms`.
+  std::chrono::milliseconds deadline{0};
 };
 
 /// Result of matching a method and path.

@@ -89,6 +89,7 @@ std::variant<request_target, error> classify(std::string_view method, std::strin
   auto part = param(query, "partNumber");
   bool uploads = param(query, "uploads").has_value();
   if (upload) t.upload_id = *upload;
+  if (auto type = param(query, "response-content-type")) t.response_content_type = *type;
   if (part) {
     int n = 0;
     auto [p, ec] = std::from_chars(part->data(), part->data() + part->size(), n);

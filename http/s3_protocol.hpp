@@ -33,6 +33,9 @@ struct request_target {
   std::string key;
   std::string upload_id;
   int part_number = 0;  ///< upload_part: 1..10000
+  /// get/head_object: `response-content-type` (S3's override of the stored type; a presigned
+  /// GET signs it, so the broker's URLs serve the blob's declared type).
+  std::string response_content_type;
 };
 
 /// An S3 error: HTTP status, `Code` and `Message` of the XML body.

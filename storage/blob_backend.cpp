@@ -17,25 +17,64 @@ public:
                            std::int64_t seconds) const override {
     return url("PUT", key, {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}}, now, seconds);
   }
-  std::string presign_get(const std::string& key, std::int64_t now, std::int64_t seconds) const override {
-    return url("GET", key, {}, now, seconds);
+  std::string presign_get(const std::string& key, const std::string& content_type, std::int64_t now,
+                          std::int64_t seconds) const override {
+    return url("GET", key, {{"response-content-type", content_type}}, now, seconds);
   }
 
   std::string create_multipart(const std::string& key, const std::string& content_type) override {
     return cfg_.files->create_upload(cfg_.bucket, key, content_type);
   }
-  std::vector<std::pair<int, object_info>> list_parts(const std::string& upload_id) const override {
+  std::vector<std::pair<int, object_info>> list_parts(const std::string&, const std::string& upload_id) const override {
     return cfg_.files->parts(upload_id);
   }
-  complete_error complete_multipart(const std::string& upload_id, std::uint64_t min_part_size,
-                                    object_info& out) override {
-    std::vector<std::pair<int, std::string>> all;
-    for (const auto& [n, info] : cfg_.files->parts(upload_id)) all.emplace_back(n, info.etag);
-    if (all.empty()) return cfg_.files->upload(upload_id) ? complete_error::invalid_part : complete_error::no_such_upload;
-    return cfg_.files->complete_upload(upload_id, all, min_part_size, out);
+  finish_result complete_multipart(const std::string& key, const std::string& upload_id,
+                                   const expected_object& expect) override {
+    if (!cfg_.files->upload(upload_id)) return check_single(key, expect);
+    auto stored = cfg_.files->parts(upload_id);
+    finish_result r;
+    std::uint64_t total = 0;
+    std::vector<std::pair<int, std::string>> listed;
+    for (const auto& [n, info] : stored) {
+      total += info.size;
+      listed.emplace_back(n, info.etag);
+    }
+    auto next = stored.begin();
+    for (int n = 1; n <= expect.part_count; ++n) {
+      while (next != stored.end() && next->first < n) ++next;
+      if (next == stored.end() || next->first != n) r.missing.push_back(n);
+    }
+    if (!r.missing.empty()) {
+      if (r.missing.size() > 20) r.missing.resize(20);
+      r.kind = finish_result::missing_parts;
+      return r;
+    }
+    if (total != expect.size) {
+      r.kind = finish_result::size_mismatch;
+      r.size = total;
+      return r;
+    }
+    // Parts are sized by the broker's layout; their total is what matters here.
+    switch (cfg_.files->complete_upload(upload_id, listed, 0, r.object, expect.sha256)) {
+      case complete_error::none: return r;
+      case complete_error::checksum_mismatch: r.kind = finish_result::checksum_mismatch; return r;
+      case complete_error::no_such_upload: return check_single(key, expect);  // completed meanwhile
+      default: r.kind = finish_result::missing_parts; return r;
+    }
   }
-  bool abort_multipart(const std::string& upload_id) override { return cfg_.files->abort_upload(upload_id); }
-  std::optional<object_info> stat(const std::string& key) const override { return cfg_.files->stat(cfg_.bucket, key); }
+  finish_result check_single(const std::string& key, const expected_object& expect) const override {
+    finish_result r;
+    auto info = cfg_.files->stat(cfg_.bucket, key);
+    if (!info) r.kind = finish_result::nothing_uploaded;
+    else if (info->size != expect.size) r.kind = finish_result::size_mismatch, r.size = info->size;
+    else if (info->sha256 != expect.sha256) r.kind = finish_result::checksum_mismatch;
+    else r.object = *info;
+    return r;
+  }
+  void abort(const std::string& key, const std::string& upload_id) override {
+    if (upload_id.empty()) cfg_.files->remove(cfg_.bucket, key);
+    else cfg_.files->abort_upload(upload_id);
+  }
 
 private:
   std::string url(const std::string& method, const std::string& key,

@@ -15,6 +15,23 @@
 
 namespace cl::storage {
 
+/// What an upload must have become: the size and SHA-256 its creator declared, and for a
+/// multipart upload how many parts it has (numbered 1..part_count).
+struct expected_object {
+  std::uint64_t size = 0;
+  std::string sha256;  ///< lower-case hex
+  int part_count = 0;  ///< multipart only
+};
+
+/// How a completion went. On any error the upload is as it was: a client may re-upload a part or
+/// the object and complete again.
+struct finish_result {
+  enum kind_t { done, nothing_uploaded, missing_parts, size_mismatch, checksum_mismatch } kind = done;
+  object_info object;        ///< done: the stored object (store-computed size and SHA-256)
+  std::vector<int> missing;  ///< missing_parts: which (ascending, at most 20 named)
+  std::uint64_t size = 0;    ///< size_mismatch: the size the store holds
+};
+
 class blob_backend {
 public:
   virtual ~blob_backend() = default;
@@ -23,18 +40,25 @@ public:
   /// A URL a client PUTs part `number` of multipart upload `upload_id` to.
   virtual std::string presign_part(const std::string& key, const std::string& upload_id, int number, std::int64_t now,
                                    std::int64_t seconds) const = 0;
-  /// A URL a client GETs the object from.
-  virtual std::string presign_get(const std::string& key, std::int64_t now, std::int64_t seconds) const = 0;
+  /// A URL a client GETs the object from, served as `content_type`.
+  virtual std::string presign_get(const std::string& key, const std::string& content_type, std::int64_t now,
+                                  std::int64_t seconds) const = 0;
 
+  /// Starts a multipart upload of `key`; answers the store's upload id.
   virtual std::string create_multipart(const std::string& key, const std::string& content_type) = 0;
-  /// The parts stored so far: (number, info).
-  virtual std::vector<std::pair<int, object_info>> list_parts(const std::string& upload_id) const = 0;
-  /// Assembles every stored part in order (the broker completes with what the store holds).
-  virtual complete_error complete_multipart(const std::string& upload_id, std::uint64_t min_part_size,
-                                            object_info& out) = 0;
-  virtual bool abort_multipart(const std::string& upload_id) = 0;
-  /// The object's size and store-computed SHA-256, if it exists.
-  virtual std::optional<object_info> stat(const std::string& key) const = 0;
+  /// The parts stored so far: (number, info), ascending.
+  virtual std::vector<std::pair<int, object_info>> list_parts(const std::string& key,
+                                                              const std::string& upload_id) const = 0;
+  /// Makes the object `key` of the parts 1..part_count of `upload_id` if and only if together
+  /// they are `expect` (size and SHA-256 computed by the store, never taken from the client).
+  /// When the store upload is gone but `key` holds the object (a completion that was cut off
+  /// before it was recorded), that object is checked the same way.
+  virtual finish_result complete_multipart(const std::string& key, const std::string& upload_id,
+                                           const expected_object& expect) = 0;
+  /// Checks the object a single PUT stored at `key` against `expect`.
+  virtual finish_result check_single(const std::string& key, const expected_object& expect) const = 0;
+  /// Releases an upload: its parts, or (`upload_id` empty) the object a single PUT stored.
+  virtual void abort(const std::string& key, const std::string& upload_id) = 0;
 };
 
 /// The embedded store: `files` for the server-side calls, URLs under `public_url` (e.g.

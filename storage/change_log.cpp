@@ -12,7 +12,7 @@ namespace {
 
 constexpr char format_v2 = '\x02';
 
-bool valid_kind(unsigned v) { return v >= 1 && v <= 3; }
+bool valid_kind(unsigned v) { return v >= 1 && v <= 4; }
 bool valid_op(unsigned v) { return v >= 1 && v <= 8; }
 
 /// Format 1 wrote `{"op":"create|update|promote|version|grant|revoke","tenant","kind","id"}`.
@@ -65,6 +65,7 @@ std::string_view change_kind_name(change_kind kind) {
     case change_kind::resource: return "resource";
     case change_kind::work: return "work";
     case change_kind::contract: return "contract";
+    case change_kind::blob: return "blob";
   }
   return "unknown";
 }

@@ -11,7 +11,12 @@
 namespace cl::storage {
 
 /// What kind of record changed.
-enum class change_kind : std::uint8_t { resource = 1, work = 2, contract = 3 };
+enum class change_kind : std::uint8_t {
+  resource = 1,
+  work = 2,
+  contract = 3,
+  blob = 4,  ///< a committed blob version (`created`)
+};
 
 /// What happened to it.
 enum class change_op : std::uint8_t {

@@ -181,8 +181,9 @@ void commit(file_incoming& in, const object_info& info, const fs::path& to, cons
 
 }  // namespace
 
-object_files::object_files(fs::path root) : root_(std::move(root)) {
+object_files::object_files(fs::path root, bool remove_leftovers) : root_(std::move(root)) {
   for (const char* d : {"objects", "uploads", "tmp"}) fs::create_directories(root_ / d);
+  if (!remove_leftovers) return;
   std::error_code ec;
   for (const auto& leftover : fs::directory_iterator{root_ / "tmp"}) fs::remove_all(leftover.path(), ec);
 }
@@ -286,7 +287,8 @@ std::vector<std::pair<int, object_info>> object_files::parts(const std::string& 
 
 complete_error object_files::complete_upload(const std::string& upload_id,
                                              const std::vector<std::pair<int, std::string>>& listed,
-                                             std::uint64_t min_part_size, object_info& out) {
+                                             std::uint64_t min_part_size, object_info& out,
+                                             const std::string& expected_sha256) {
   auto target = upload(upload_id);
   if (!target) return complete_error::no_such_upload;
   if (listed.empty()) return complete_error::invalid_part;
@@ -321,6 +323,8 @@ complete_error object_files::complete_upload(const std::string& upload_id,
       if (data.gcount() > 0) in.append(std::string_view{buffer.data(), static_cast<std::size_t>(data.gcount())});
     }
   }
+  // A difference drops the assembled copy (its temporary files go with `body`); the parts stay.
+  if (!expected_sha256.empty() && in.sha256() != expected_sha256) return complete_error::checksum_mismatch;
   out = object_info{target->bucket, target->key, in.size(), in.sha256(),
                     etag_of_etags.hex_value() + "-" + std::to_string(listed.size()), target->content_type,
                     domain::now_seconds()};

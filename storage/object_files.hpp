@@ -28,12 +28,14 @@ struct object_info {
 };
 
 /// Why a multipart completion was refused (S3's error codes).
-enum class complete_error { none, no_such_upload, invalid_part, invalid_part_order, entity_too_small };
+enum class complete_error { none, no_such_upload, invalid_part, invalid_part_order, entity_too_small, checksum_mismatch };
 
 class object_files {
 public:
-  /// Opens (creating) the store under `root`; leftovers of interrupted writes are removed.
-  explicit object_files(std::filesystem::path root);
+  /// Opens (creating) the store under `root`; leftovers of interrupted writes are removed unless
+  /// `remove_leftovers` is false (a second view of a store another instance serves: the blob
+  /// broker's beside the embedded listener's, which may be receiving).
+  explicit object_files(std::filesystem::path root, bool remove_leftovers = true);
 
   /// A body being received: bytes are appended as they arrive; nothing is visible until commit.
   class incoming {
@@ -73,9 +75,11 @@ public:
   std::vector<std::pair<int, object_info>> parts(const std::string& upload_id) const;
   /// Assembles the listed parts (numbers ascending, each's ETag as returned by commit_part) into
   /// the object, durably; every part but the last must be at least `min_part_size`. The upload
-  /// goes when it succeeds.
+  /// goes when it succeeds. With `expected_sha256`, the assembled bytes must have that SHA-256
+  /// (hex): otherwise `checksum_mismatch`, and nothing changes (the upload and its parts stay).
   complete_error complete_upload(const std::string& upload_id, const std::vector<std::pair<int, std::string>>& parts,
-                                 std::uint64_t min_part_size, object_info& out);
+                                 std::uint64_t min_part_size, object_info& out,
+                                 const std::string& expected_sha256 = {});
   /// Drops the upload and its parts; false when there was none.
   bool abort_upload(const std::string& upload_id);
 

@@ -13,10 +13,31 @@ import urllib.error
 import urllib.request
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Answers are shown as they come: a 302 is a 302 (the blob routes' Location is what is tested)."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirect)
+
+
+def fetch(url, method="GET", data=None, headers=None):
+    """(status, headers, body bytes) of one request to any URL (e.g. a presigned one), no redirects."""
+    req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    try:
+        with _opener.open(req, timeout=60) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
 class Service:
     """`contentlake serve` in a temporary data dir; stop() (or the with-block) ends it."""
 
-    def __init__(self, binary, source_dir):
+    def __init__(self, binary, source_dir, settings=None):
+        """`settings`: extra environment (CONTENTLAKE_... overrides)."""
         self.binary = binary
         self.dir = tempfile.TemporaryDirectory(prefix="contentlake-client-")
         env = dict(os.environ)
@@ -24,12 +45,19 @@ class Service:
         env["CONTENTLAKE_RATE_LIMIT_REQUESTS_PER_SECOND"] = "1000000"
         env["CONTENTLAKE_RATE_LIMIT_BURST"] = "1000000"
         env["CONTENTLAKE_LOG_ACCESS"] = "false"
+        env.update(settings or {})
         self.proc = subprocess.Popen(
             [binary, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen", "127.0.0.1:0",
              "--data-dir", self.dir.name],
             cwd=source_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.port = None
+        self.blobs_port = None
+        self.log = []  # every line the service logged (tests grep it for secrets)
         for line in self.proc.stderr:
+            self.log.append(line)
+            m = re.search(r"embedded object store on 127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.blobs_port = int(m.group(1))
             m = re.search(r"listening public=127\.0\.0\.1:(\d+)", line)
             if m:
                 self.port = int(m.group(1))
@@ -37,12 +65,20 @@ class Service:
         if self.port is None:
             raise RuntimeError("the service did not start (exit %s)" % self.proc.wait())
         # Keep draining the log so the process never blocks on a full pipe.
-        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+        self.log_done = threading.Event()
+
+        def drain():
+            for line in self.proc.stderr:
+                self.log.append(line)
+            self.log_done.set()
+        threading.Thread(target=drain, daemon=True).start()
 
     def token(self, sub="u_client", tenant="t_client",
-              scopes="content-lake.read content-lake.write contracts.read contracts.write"):
-        out = subprocess.run([self.binary, "token", "--data-dir", self.dir.name, "--tenant", tenant, "--sub", sub,
-                              "--scopes", scopes], check=True, capture_output=True, text=True)
+              scopes="content-lake.read content-lake.write contracts.read contracts.write", ttl=None):
+        args = [self.binary, "token", "--data-dir", self.dir.name, "--tenant", tenant, "--sub", sub, "--scopes", scopes]
+        if ttl:
+            args += ["--ttl", str(ttl)]
+        out = subprocess.run(args, check=True, capture_output=True, text=True)
         return out.stdout.strip()
 
     def request(self, method, path, token=None, body=None, headers=None):
@@ -54,18 +90,18 @@ class Service:
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             h.setdefault("Content-Type", "application/json")
-        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data, method=method, headers=h)
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                return r.status, dict(r.headers), r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, dict(e.headers), e.read()
+        return fetch("http://127.0.0.1:%d%s" % (self.port, path), method, data, h)
 
     def stop(self):
+        """Stops the service (its whole log is then in `log`) and removes its data dir."""
+        self.shutdown()
+        self.dir.cleanup()
+
+    def shutdown(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=30)
-        self.dir.cleanup()
+        self.log_done.wait(timeout=30)
 
     def __enter__(self):
         return self

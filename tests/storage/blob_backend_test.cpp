@@ -71,34 +71,58 @@ TEST_CASE("URLs the broker presigns for the embedded store upload and download; 
                                    {}, "single body");
   REQUIRE(put);
   CHECK(put->status == 200);
-  auto info = store.backend->stat("t/blb_1/upl_1");
-  REQUIRE(info);
-  CHECK(info->size == 11);
-  CHECK(info->sha256 == domain::sigv4::sha256_hex("single body"));
-  auto get = testing::http_request(port, "GET", running_store::target(store.backend->presign_get("t/blb_1/upl_1", now, 900)));
+  storage::expected_object single{11, domain::sigv4::sha256_hex("single body"), 0};
+  auto checked = store.backend->check_single("t/blb_1/upl_1", single);
+  REQUIRE(checked.kind == storage::finish_result::done);
+  CHECK(checked.object.size == 11);
+  CHECK(checked.object.sha256 == single.sha256);
+  CHECK(store.backend->check_single("t/blb_1/upl_1", {11, domain::sigv4::sha256_hex("other body!"), 0}).kind
+        == storage::finish_result::checksum_mismatch);
+  CHECK(store.backend->check_single("t/blb_1/upl_1", {12, single.sha256, 0}).kind == storage::finish_result::size_mismatch);
+  CHECK(store.backend->check_single("t/none", single).kind == storage::finish_result::nothing_uploaded);
+  auto download = store.backend->presign_get("t/blb_1/upl_1", "text/plain", now, 900);
+  auto get = testing::http_request(port, "GET", running_store::target(download));
   REQUIRE(get);
   CHECK(get->body == "single body");
-  CHECK(store.backend->presign_get("t/blb_1/upl_1", now, 900).find("X-Amz-Expires=900") != std::string::npos);
+  CHECK(get->header("content-type") == "text/plain");  // the declared type, signed into the URL
+  CHECK(download.find("X-Amz-Expires=900") != std::string::npos);
 
-  auto id = store.backend->create_multipart("t/blb_2/upl_2", "video/mp4");
-  for (int n : {2, 1}) {  // parts may arrive in any order
-    auto body = n == 1 ? std::string{"first-"} : std::string{"second"};
-    auto r = testing::http_request(port, "PUT", running_store::target(store.backend->presign_part("t/blb_2/upl_2", id, n, now, 60)),
-                                   {}, body);
+  const std::string key = "t/blb_2/upl_2";
+  auto id = store.backend->create_multipart(key, "video/mp4");
+  auto put_part = [&](int n, const std::string& body) {
+    auto r = testing::http_request(port, "PUT", running_store::target(store.backend->presign_part(key, id, n, now, 60)), {},
+                                   body);
     REQUIRE(r);
     CHECK(r->status == 200);
-  }
-  CHECK(store.backend->list_parts(id).size() == 2);
-  storage::object_info out;
-  REQUIRE(store.backend->complete_multipart(id, 4, out) == storage::complete_error::none);
-  CHECK(out.sha256 == domain::sigv4::sha256_hex("first-second"));
-  CHECK(store.backend->stat("t/blb_2/upl_2")->size == 12);
+  };
+  storage::expected_object whole{12, domain::sigv4::sha256_hex("first-second"), 2};
+  put_part(2, "second");
+  auto missing = store.backend->complete_multipart(key, id, whole);
+  CHECK(missing.kind == storage::finish_result::missing_parts);
+  CHECK(missing.missing == std::vector<int>{1});
+  put_part(1, "FIRST-");  // wrong bytes: the completion refuses and the upload stays
+  CHECK(store.backend->complete_multipart(key, id, whole).kind == storage::finish_result::checksum_mismatch);
+  CHECK_FALSE(store.backend->check_single(key, whole).kind == storage::finish_result::done);
+  CHECK(store.backend->list_parts(key, id).size() == 2);
+  put_part(1, "first--");  // one byte too many
+  auto longer = store.backend->complete_multipart(key, id, whole);
+  CHECK(longer.kind == storage::finish_result::size_mismatch);
+  CHECK(longer.size == 13);
+  put_part(1, "first-");  // the corrected part
+  auto done = store.backend->complete_multipart(key, id, whole);
+  REQUIRE(done.kind == storage::finish_result::done);
+  CHECK(done.object.sha256 == whole.sha256);
+  // Completing again (the first answer was lost) finds the object and answers the same.
+  CHECK(store.backend->complete_multipart(key, id, whole).kind == storage::finish_result::done);
 
   auto gone = store.backend->create_multipart("t/blb_3/upl_3", "image/png");
-  CHECK(store.backend->complete_multipart(gone, 4, out) == storage::complete_error::invalid_part);  // no parts yet
-  CHECK(store.backend->abort_multipart(gone));
-  CHECK(store.backend->complete_multipart(gone, 4, out) == storage::complete_error::no_such_upload);
-  CHECK_FALSE(store.backend->stat("t/none"));
+  CHECK(store.backend->complete_multipart("t/blb_3/upl_3", gone, {1, domain::sigv4::sha256_hex("x"), 1}).kind
+        == storage::finish_result::missing_parts);
+  store.backend->abort("t/blb_3/upl_3", gone);
+  CHECK(store.backend->complete_multipart("t/blb_3/upl_3", gone, {1, domain::sigv4::sha256_hex("x"), 1}).kind
+        == storage::finish_result::nothing_uploaded);
+  store.backend->abort("t/blb_1/upl_1", "");
+  CHECK(store.backend->check_single("t/blb_1/upl_1", single).kind == storage::finish_result::nothing_uploaded);
 }
 
 TEST_CASE("the embedded store closes connections past its cap at once", "[blobs][backend]") {

@@ -1,0 +1,349 @@
+// Plans of the blobs route group: uploads (start, fresh part URLs, complete, abort) and reads
+// (one blob's 302, a batch of locations). See actors/blob_plans.hpp for the reading rule.
+
+#include "actors/blob_plans.hpp"
+
+#include "actors/blob_broker.hpp"
+#include "actors/plan_support.hpp"
+#include "domain/access.hpp"
+#include "domain/layer3.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+#include <charconv>
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+namespace {
+
+using domain::error_id;
+
+blob_caller caller(const request_context& ctx) {
+  return blob_caller{ctx.who.tenant_id, ctx.who.subject, ctx.who.client_id};
+}
+
+/// A whole number >= 1 from a query parameter or a JSON member; nullopt when malformed.
+std::optional<std::int64_t> positive(std::string_view text) {
+  std::int64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || p != text.data() + text.size() || n < 1) return std::nullopt;
+  return n;
+}
+
+domain::api_reply invalid(const std::string& field, const std::string& why) {
+  return domain::api_reply::failure(error_id::invalid_argument, "The request is not valid: " + field + " " + why + ".",
+                                    {{field, why}});
+}
+
+/// What stops a caller from reading a blob.
+enum class verdict { allowed, no_grant, prohibited };
+
+/// Decides whether the caller may read the blob `f` describes: its uploader may; anyone else needs
+/// a Resource referencing it that they may read (layer 2) and whose rights allow `use` (layer 3).
+/// References are tried in id order until one allows.
+void authorize(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+               std::shared_ptr<const blob_found> f, domain::content_use use, std::function<void(verdict)> k,
+               reply_fn done) {
+  if (!f->uploader.empty() && f->uploader == ctx->who.subject) return k(verdict::allowed);
+  struct walk {
+    std::size_t next = 0;
+    bool some_grant = false;
+    std::function<void()> step;
+  };
+  auto w = std::make_shared<walk>();
+  // The step holds its walk weakly (no cycle); the pending continuations hold it strongly.
+  w->step = [self, ctx, f, use, k, done, weak = std::weak_ptr<walk>{w}] {
+    auto w = weak.lock();
+    if (!w) return;
+    if (w->next == f->referenced_by.size()) return k(w->some_grant ? verdict::prohibited : verdict::no_grant);
+    const auto& [resource, work] = f->referenced_by[w->next++];
+    with_role(
+      self, ctx, resource,
+      [self, ctx, work = work, use, k, done, w](domain::access_role held) {
+        if (held < domain::access_role::reader) return w->step();
+        w->some_grant = true;
+        with_rights(
+          self, ctx, work,
+          [use, k, w](const domain::resolved_rights& rights) {
+            if (!domain::refuse_content(rights, use, true)) return k(verdict::allowed);
+            w->step();
+          },
+          done);
+      },
+      done);
+  };
+  w->step();
+}
+
+json::object location_json(const blob_found& f) {
+  return json::object{{"id", f.version.blob_id},
+                      {"version", f.version.version},
+                      {"url", f.url},
+                      {"size", f.version.size},
+                      {"content_type", f.version.content_type},
+                      {"checksum", "sha256:" + f.version.sha256},
+                      {"expires_at", domain::format_utc(f.expires_at)}};
+}
+
+/// The SHA-256 a completion declares: 64 hex digits, answered in lower case.
+std::optional<std::string> declared_sha256(const json::object& body) {
+  auto* v = body.if_contains("sha256");
+  if (!v || !v->is_string() || v->as_string().size() != 64) return std::nullopt;
+  std::string hex{v->as_string()};
+  for (auto& c : hex) {
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return std::nullopt;
+  }
+  return hex;
+}
+
+}  // namespace
+
+void plan_start_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto parsed = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  ask(
+    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+    [self, ctx, done](blob_outcome& o) {
+      if (o.error) return done(domain::api_reply::from(std::move(*o.error)));
+      auto outcome = std::make_shared<write_outcome>();
+      storage::mutation m = [u = o.upload, body = o.body, outcome](storage::write_txn& tx) {
+        tx.blobs().put_upload(u);
+        outcome->reply = json_reply(201, body);
+        outcome->reply->headers.emplace_back("Cache-Control", "no-store");
+        return true;
+      };
+      write_then(self, ctx, std::move(m), outcome, "The upload", done);
+    },
+    upload_atom_v, caller(*ctx), ctx->request.body);
+}
+
+void plan_upload_parts(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  std::int64_t from = 1;
+  if (auto raw = query_param(ctx->request.query, "from"); !raw.empty()) {
+    auto n = positive(raw);
+    if (!n || *n > 10000) return done(invalid("from", "must be a part number, 1 to 10000"));
+    from = *n;
+  }
+  ask(
+    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+    [self, ctx, done](blob_outcome& o) {
+      if (o.error) return done(domain::api_reply::from(std::move(*o.error)));
+      // The fresh URLs live until the new expiry: the sweep must not abort the upload before.
+      auto outcome = std::make_shared<write_outcome>();
+      storage::mutation m = [u = o.upload, body = o.body, outcome](storage::write_txn& tx) {
+        auto stored = tx.blobs().upload(u.tenant, u.id);
+        if (!stored || stored->state != "IN_PROGRESS") {
+          outcome->refusal = domain::api_error{error_id::upload_not_in_progress, "The upload ended meanwhile.", {}};
+          return false;
+        }
+        if (stored->expires_at < u.expires_at) {
+          stored->expires_at = u.expires_at;
+          tx.blobs().put_upload(*stored);
+        }
+        outcome->reply = json_reply(200, body);
+        outcome->reply->headers.emplace_back("Cache-Control", "no-store");
+        return true;
+      };
+      write_then(self, ctx, std::move(m), outcome, "The upload", done);
+    },
+    parts_atom_v, caller(*ctx), ctx->param("uploadId"), static_cast<std::int32_t>(from));
+}
+
+void plan_complete_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto parsed = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  auto& body = std::get<json::object>(parsed);
+  if (auto r = unknown_members(body, {"sha256"})) return done(std::move(*r));
+  auto sha256 = declared_sha256(body);
+  if (!sha256) return done(invalid("/sha256", "must be the SHA-256 of the whole blob, 64 hexadecimal digits"));
+  ask(
+    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+    [self, ctx, done](blob_outcome& o) {
+      if (o.error) return done(domain::api_reply::from(std::move(*o.error)));
+      if (o.recorded) return done(json_reply(201, blob_version_json(o.version)));
+      auto outcome = std::make_shared<write_outcome>();
+      storage::mutation m = [u = o.upload, v = o.version, outcome](storage::write_txn& tx) {
+        auto stored = tx.blobs().upload(u.tenant, u.id);
+        if (!stored || stored->state == "ABORTED") {
+          outcome->refusal = domain::api_error{error_id::upload_not_in_progress, "The upload was aborted meanwhile.", {}};
+          return false;
+        }
+        if (stored->state == "COMPLETED") {  // a concurrent completion recorded it first
+          auto recorded = tx.blobs().version(u.tenant, u.blob_id, stored->version);
+          if (!recorded) return false;
+          outcome->reply = json_reply(201, blob_version_json(*recorded));
+          return true;
+        }
+        auto version = v;
+        auto latest = tx.blobs().version(u.tenant, u.blob_id, 0);
+        version.version = latest ? latest->version + 1 : 1;
+        tx.blobs().add_version(version);
+        stored->state = "COMPLETED";
+        stored->version = version.version;
+        tx.blobs().put_upload(*stored);
+        log_change(tx, u.tenant, storage::change_op::created, storage::change_kind::blob, u.blob_id);
+        outcome->reply = json_reply(201, blob_version_json(version));
+        return true;
+      };
+      write_then(self, ctx, std::move(m), outcome, "The blob version", done);
+    },
+    complete_atom_v, caller(*ctx), ctx->param("uploadId"), *sha256);
+}
+
+void plan_abort_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto outcome = std::make_shared<write_outcome>();
+  auto released = std::make_shared<std::optional<storage::upload_record>>();
+  storage::mutation m = [who = ctx->who, id = ctx->param("uploadId"), outcome, released](storage::write_txn& tx) {
+    released->reset();
+    auto u = tx.blobs().upload(who.tenant_id, id);
+    if (!u || u->uploader != who.subject) {
+      outcome->refusal =
+        domain::api_error{error_id::upload_not_found, "No upload with this id was started by the caller in this tenant.", {}};
+      return false;
+    }
+    if (u->state == "COMPLETED") {
+      outcome->refusal =
+        domain::api_error{error_id::upload_not_in_progress, "The upload is completed: its blob version is immutable.", {}};
+      return false;
+    }
+    if (u->state == "IN_PROGRESS") {
+      u->state = "ABORTED";
+      tx.blobs().put_upload(*u);
+      *released = *u;
+    }
+    domain::api_reply r;
+    r.status = 204;
+    r.content_type.clear();
+    outcome->reply = std::move(r);
+    return true;
+  };
+  // The record says aborted first; then the store releases the bytes. A completion racing with
+  // this one finds the upload aborted and records nothing.
+  write_then(self, ctx, std::move(m), outcome, "The upload", done, [ctx, released] {
+    if (auto broker = ctx->actors->get<blob_broker_actor>(); broker && *released)
+      caf::anon_send(broker, abort_atom_v, **released);
+  });
+}
+
+void plan_get_blob(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  std::int64_t version = 0;
+  if (auto raw = query_param(ctx->request.query, "version"); !raw.empty()) {
+    auto n = positive(raw);
+    if (!n) return done(invalid("version", "must be a version number, 1 or more"));
+    version = *n;
+  }
+  auto parsed = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(parsed);
+  ask(
+    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+    [self, ctx, done, use](std::vector<blob_found>& found) {
+      if (found.size() != 1) return done(backend_unavailable("blob broker"));
+      auto f = std::make_shared<const blob_found>(std::move(found.front()));
+      authorize(
+        self, ctx, f, use,
+        [ctx, done, f](verdict v) {
+          if (v == verdict::no_grant)
+            return done(domain::api_reply::failure(
+              error_id::access_denied,
+              "The caller did not upload this blob and may read no Resource that references it (or it does not exist)."));
+          if (v == verdict::prohibited)
+            return done(domain::api_reply::failure(
+              error_id::usage_prohibited,
+              "The rights of every Resource the caller may read that references this blob refuse this use of its content."));
+          if (!f->exists) return done(domain::api_reply::failure(error_id::blob_not_found));
+          domain::api_reply r;
+          r.status = 302;
+          r.content_type.clear();
+          r.headers.emplace_back("Location", f->url);
+          r.headers.emplace_back("Cache-Control", "private, no-store");
+          done(std::move(r));
+        },
+        done);
+    },
+    locate_atom_v, caller(*ctx), std::vector<blob_lookup>{{ctx->param("id"), version}});
+}
+
+void plan_blob_locations(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto parsed = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  auto& body = std::get<json::object>(parsed);
+  if (auto r = unknown_members(body, {"blobs"})) return done(std::move(*r));
+  auto* refs = body.if_contains("blobs");
+  if (!refs || !refs->is_array()) return done(invalid("/blobs", "must be an array of blob references"));
+  const auto& list = refs->as_array();
+  constexpr std::size_t max_refs = 100;
+  if (list.size() > max_refs)
+    return done(domain::api_reply::failure(error_id::limit_exceeded, "At most 100 blob references per request.",
+                                           {{"/blobs", "at most 100 entries"}}));
+  std::vector<blob_lookup> lookups;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    auto at = "/blobs/" + std::to_string(i);
+    if (!list[i].is_object()) return done(invalid(at, "must be an object {\"id\", \"version\"?}"));
+    const auto& ref = list[i].as_object();
+    if (auto r = unknown_members(ref, {"id", "version"})) return done(std::move(*r));
+    auto* id = ref.if_contains("id");
+    if (!id || !id->is_string() || id->as_string().empty() || id->as_string().size() > 128)
+      return done(invalid(at + "/id", "must be a blob id"));
+    blob_lookup l{std::string{id->as_string()}, 0};
+    if (auto* v = ref.if_contains("version")) {
+      if (!v->is_int64() || v->as_int64() < 1) return done(invalid(at + "/version", "must be a version number, 1 or more"));
+      l.version = v->as_int64();
+    }
+    lookups.push_back(std::move(l));
+  }
+  auto parsed_use = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed_use)) return done(std::move(*refusal));
+  auto use = std::get<domain::content_use>(parsed_use);
+  ask(
+    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+    [self, ctx, done, use](std::vector<blob_found>& found) {
+      // Each reference is authorised on its own (in parallel); the answer keeps the request's order.
+      struct join {
+        std::vector<std::shared_ptr<const blob_found>> found;
+        std::vector<bool> allowed;
+        std::size_t pending = 0;
+        bool answered = false;
+      };
+      auto j = std::make_shared<join>();
+      for (auto& f : found) j->found.push_back(std::make_shared<const blob_found>(std::move(f)));
+      j->allowed.assign(j->found.size(), false);
+      j->pending = j->found.size();
+      auto finish = [j, done] {
+        j->answered = true;
+        json::array out;
+        for (std::size_t i = 0; i < j->found.size(); ++i)
+          if (j->allowed[i] && j->found[i]->exists) out.push_back(location_json(*j->found[i]));
+        auto r = json_reply(200, json::serialize(json::object{{"locations", std::move(out)}}));
+        r.headers.emplace_back("Cache-Control", "private, no-store");
+        done(std::move(r));
+      };
+      if (j->pending == 0) return finish();
+      // A failure of a collaborator answers once (503); later answers are dropped.
+      reply_fn once = [j, done](domain::api_reply r) {
+        if (j->answered) return;
+        j->answered = true;
+        done(std::move(r));
+      };
+      for (std::size_t i = 0; i < j->found.size(); ++i) {
+        if (!j->found[i]->exists) {  // nothing to show whoever asks
+          if (--j->pending == 0 && !j->answered) finish();
+          continue;
+        }
+        authorize(
+          self, ctx, j->found[i], use,
+          [j, i, finish](verdict v) {
+            j->allowed[i] = v == verdict::allowed;
+            if (--j->pending == 0 && !j->answered) finish();
+          },
+          once);
+      }
+    },
+    locate_atom_v, caller(*ctx), std::move(lookups));
+}
+
+}  // namespace cl::actors

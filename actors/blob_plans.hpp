@@ -1,0 +1,32 @@
+#pragma once
+/// Plans of the blobs route group (spec 4.4, 3.2), registered in app/blobs_group.cpp. The broker
+/// (actors/blob_broker.hpp) talks to the object store; these plans check who may do what, write
+/// the records through the writer, and shape the answers.
+///
+/// Who may read a blob: its uploader, and any principal who may read (layer 2) a Resource whose
+/// content references it in an `image` block, when that Resource's rights allow the request's use
+/// (layer 3, `X-Usage-Purpose`). docs/api.md "Blobs" states the rule.
+
+#include "actors/coordinator.hpp"
+
+namespace cl::actors {
+
+/// POST /v0/content-lake/blobs/uploads
+void plan_start_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/blobs/uploads/{uploadId}/parts
+void plan_upload_parts(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// POST /v0/content-lake/blobs/uploads/{uploadId}/complete
+void plan_complete_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// DELETE /v0/content-lake/blobs/uploads/{uploadId}
+void plan_abort_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// GET /v0/content-lake/blobs/{id}
+void plan_get_blob(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// POST /v0/content-lake/blobs/locations
+void plan_blob_locations(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+}  // namespace cl::actors

@@ -1,0 +1,327 @@
+"""The blob routes (spec 4.4, 3.2) end to end, as a client uses them: `contentlake serve` with its
+embedded object store, the API over HTTP, and the bytes PUT to and GET from presigned URLs with a
+plain HTTP client (urllib: no AWS library, no extra header). Ends by grepping everything the
+service logged for presigned signatures and the store's secret.
+
+Usage: blobs_api.py CONTENTLAKE_BINARY SOURCE_DIR"""
+
+import hashlib
+import json
+import os
+import sys
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Service, fetch  # noqa: E402
+
+MIB = 1 << 20
+SETTINGS = {
+    # Small parts so that a multipart upload is a few MiB (the embedded store's test settings).
+    "CONTENTLAKE_BLOBS_MULTIPART_THRESHOLD_BYTES": str(2 * MIB),
+    "CONTENTLAKE_BLOBS_PART_SIZE_BYTES": str(MIB),
+    "CONTENTLAKE_BLOBS_MAX_BLOB_BYTES": str(64 * MIB),
+    "CONTENTLAKE_LOG_ACCESS": "true",  # the access logs must not show URLs' signatures either
+}
+failures = []
+
+
+def check(cond, what, detail=""):
+    if not cond:
+        failures.append(what + (": " + str(detail)[:400] if detail else ""))
+        print("FAIL", what, str(detail)[:400])
+
+
+def sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def body_of(answer):
+    return json.loads(answer[2]) if answer[2] else {}
+
+
+def reason(answer):
+    return body_of(answer).get("error", {}).get("reason")
+
+
+class Client:
+    def __init__(self, svc, sub="u_owner", tenant="t_blobs", scopes="content-lake.read content-lake.write contracts.read contracts.write"):
+        self.svc = svc
+        self.token = svc.token(sub=sub, tenant=tenant, scopes=scopes)
+
+    def call(self, method, path, body=None, headers=None):
+        return self.svc.request(method, "/v0/content-lake" + path, self.token, body, headers)
+
+    def start(self, size, content_type="application/octet-stream", blob_id=None):
+        req = {"size": size, "content_type": content_type}
+        if blob_id:
+            req["blob_id"] = blob_id
+        return self.call("POST", "/blobs/uploads", req)
+
+    def complete(self, upload_id, digest, headers=None):
+        return self.call("POST", "/blobs/uploads/%s/complete" % upload_id, {"sha256": digest}, headers)
+
+    def upload(self, data, content_type="application/octet-stream", blob_id=None):
+        """A whole upload; answers the blob version."""
+        started = self.start(len(data), content_type, blob_id)
+        assert started[0] == 201, started
+        up = body_of(started)
+        if up["method"] == "SINGLE":
+            put = fetch(up["url"], "PUT", data)
+            assert put[0] == 200, put
+        else:
+            for p in up["parts"]:
+                start = (p["part_number"] - 1) * up["part_size"]
+                put = fetch(p["url"], "PUT", data[start:start + p["size"]])
+                assert put[0] == 200, put
+        done = self.complete(up["upload_id"], sha(data))
+        assert done[0] == 201, done
+        return body_of(done)
+
+
+def single_upload_and_download(owner):
+    data = os.urandom(70000)
+    started = owner.start(len(data), "image/png")
+    check(started[0] == 201, "POST uploads answers 201", started)
+    up = body_of(started)
+    check(up["method"] == "SINGLE" and up["state"] == "IN_PROGRESS", "below the threshold: one presigned PUT", up)
+    check(up["upload_id"].startswith("upl_") and up["blob_id"].startswith("blb_"), "ids have their prefixes", up)
+    check("X-Amz-SignedHeaders=host" in up["url"], "the upload URL signs only host", up["url"])
+    early = owner.complete(up["upload_id"], sha(data))
+    check(early[0] == 400 and reason(early) == "UPLOAD_INCOMPLETE", "completing before the PUT: 400 UPLOAD_INCOMPLETE", early)
+    put = fetch(up["url"], "PUT", data)
+    check(put[0] == 200, "a plain HTTP PUT to the URL stores the bytes", put)
+    wrong = owner.complete(up["upload_id"], sha(b"other bytes"))
+    check(wrong[0] == 400 and reason(wrong) == "CHECKSUM_MISMATCH", "a wrong declared SHA-256: 400 CHECKSUM_MISMATCH", wrong)
+    done = owner.complete(up["upload_id"], sha(data).upper())  # hex in either case
+    check(done[0] == 201, "the corrected completion commits the version", done)
+    v = body_of(done)
+    check(v == {"id": up["blob_id"], "version": 1, "size": len(data), "content_type": "image/png",
+                "checksum": "sha256:" + sha(data), "created": v.get("created")}, "the blob version", v)
+    again = owner.complete(up["upload_id"], sha(data))
+    check(again[0] == 201 and body_of(again) == v, "completing twice answers the same version", again)
+
+    got = owner.call("GET", "/blobs/" + v["id"])
+    check(got[0] == 302, "GET blobs/{id}: 302", got)
+    location = got[1].get("Location", "")
+    check("X-Amz-Expires=900" in location, "the download URL lives exactly 15 minutes", location)
+    check(got[1].get("Cache-Control") == "private, no-store", "the redirect is not cached", got[1])
+    down = fetch(location)
+    check(down[0] == 200 and down[2] == data, "the presigned GET serves the bytes", down[0])
+    check(down[1].get("Content-Type") == "image/png", "served as the declared type", down[1])
+    ranged = fetch(location, headers={"Range": "bytes=100-199"})
+    check(ranged[0] == 206 and ranged[2] == data[100:200], "a ranged GET of the URL", ranged[0])
+
+    # The URL is good for GET only, and only as signed.
+    check(fetch(location, "PUT", b"x")[0] == 403, "the download URL refuses another method")
+    sig = location.rindex("X-Amz-Signature=") + len("X-Amz-Signature=")
+    tampered = location[:sig] + ("0" if location[sig] != "0" else "1") + location[sig + 1:]
+    bad = fetch(tampered)
+    check(bad[0] == 403 and b"SignatureDoesNotMatch" in bad[2], "a tampered signature is refused", bad)
+    return v, data
+
+
+def idempotent_completion(owner):
+    data = os.urandom(1000)
+    up = body_of(owner.start(len(data)))
+    fetch(up["url"], "PUT", data)
+    key = {"Idempotency-Key": "complete-" + up["upload_id"]}
+    first = owner.complete(up["upload_id"], sha(data), key)
+    second = owner.complete(up["upload_id"], sha(data), key)
+    check(first[0] == 201 and second[0] == 201 and first[2] == second[2], "Idempotency-Key replays a completion", second)
+    other = owner.complete(up["upload_id"], sha(b"different"), key)
+    check(other[0] == 422, "the same key with another body: 422", other)
+
+
+def multipart_with_resumed_part(owner):
+    data = os.urandom(2 * MIB + MIB // 2)
+    started = owner.start(len(data), "video/mp4")
+    up = body_of(started)
+    check(started[0] == 201 and up["method"] == "MULTIPART", "above the threshold: multipart", up)
+    check(up["part_size"] == MIB and up["part_count"] == 3 and [p["size"] for p in up["parts"]] == [MIB, MIB, MIB // 2],
+          "parts laid out by blobs.part_size_bytes", up)
+    parts = {p["part_number"]: p for p in up["parts"]}
+    for n in (1, 3):  # the client "crashes" before part 2
+        put = fetch(parts[n]["url"], "PUT", data[(n - 1) * MIB:(n - 1) * MIB + parts[n]["size"]])
+        check(put[0] == 200, "part %d stored" % n, put)
+    incomplete = owner.complete(up["upload_id"], sha(data))
+    check(incomplete[0] == 400 and reason(incomplete) == "UPLOAD_INCOMPLETE", "a missing part: 400 UPLOAD_INCOMPLETE",
+          incomplete)
+    check(any(d["field"] == "part 2" for d in body_of(incomplete)["error"]["details"]), "details name the missing part",
+          incomplete)
+    resumed = owner.call("GET", "/blobs/uploads/%s/parts?from=2" % up["upload_id"])
+    r = body_of(resumed)
+    check(resumed[0] == 200, "GET parts answers 200", resumed)
+    check([p["part_number"] for p in r["parts"]] == [2, 3], "fresh URLs from part 2", r)
+    check(r["stored_parts"] == [{"part_number": 1, "size": MIB}, {"part_number": 3, "size": MIB // 2}],
+          "which parts the store holds", r)
+    # A wrong part 2 first: the completion refuses and the upload stays; then the right one.
+    fetch(r["parts"][0]["url"], "PUT", os.urandom(MIB))
+    mismatch = owner.complete(up["upload_id"], sha(data))
+    check(mismatch[0] == 400 and reason(mismatch) == "CHECKSUM_MISMATCH", "wrong bytes in a part: CHECKSUM_MISMATCH",
+          mismatch)
+    fetch(r["parts"][0]["url"], "PUT", data[MIB:2 * MIB])
+    done = owner.complete(up["upload_id"], sha(data))
+    check(done[0] == 201 and body_of(done)["size"] == len(data), "the resumed multipart upload completes", done)
+    location = owner.call("GET", "/blobs/" + up["blob_id"])[1]["Location"]
+    check(fetch(location)[2] == data, "the assembled object is the bytes")
+    bad_from = owner.call("GET", "/blobs/uploads/%s/parts?from=0" % up["upload_id"])
+    check(bad_from[0] == 400, "from=0: 400", bad_from)
+    after = owner.call("GET", "/blobs/uploads/%s/parts" % up["upload_id"])
+    check(after[0] == 409 and reason(after) == "UPLOAD_NOT_IN_PROGRESS", "parts of a completed upload: 409", after)
+
+
+def abort(owner):
+    data = b"to be abandoned"
+    up = body_of(owner.start(len(data)))
+    fetch(up["url"], "PUT", data)
+    gone = owner.call("DELETE", "/blobs/uploads/" + up["upload_id"])
+    check(gone[0] == 204 and gone[2] == b"", "DELETE an upload: 204", gone)
+    check(owner.call("DELETE", "/blobs/uploads/" + up["upload_id"])[0] == 204, "DELETE again: 204")
+    late = owner.complete(up["upload_id"], sha(data))
+    check(late[0] == 409 and reason(late) == "UPLOAD_NOT_IN_PROGRESS", "complete after DELETE: 409", late)
+    never = owner.call("GET", "/blobs/" + up["blob_id"])
+    # No version: nothing tells its uploader (permission before existence, as for Resources).
+    check(never[0] == 403 and reason(never) == "ACCESS_DENIED", "an aborted upload made no blob version", never)
+    missing = owner.call("DELETE", "/blobs/uploads/upl_nosuchupload")
+    check(missing[0] == 404 and reason(missing) == "UPLOAD_NOT_FOUND", "DELETE of an unknown upload: 404", missing)
+
+
+def versions(owner, first):
+    v1, data1 = first
+    data2 = b"second version"
+    v2 = owner.upload(data2, "text/plain", blob_id=v1["id"])
+    check(v2["id"] == v1["id"] and v2["version"] == 2, "an upload with blob_id adds version 2", v2)
+    latest = owner.call("GET", "/blobs/" + v1["id"])
+    check(fetch(latest[1]["Location"])[2] == data2, "the latest version is the default")
+    pinned = owner.call("GET", "/blobs/%s?version=1" % v1["id"])
+    check(pinned[0] == 302 and fetch(pinned[1]["Location"])[2] == data1, "version=1 pins the first")
+    check(reason(owner.call("GET", "/blobs/%s?version=3" % v1["id"])) == "BLOB_NOT_FOUND", "an unknown version: 404")
+    check(owner.call("GET", "/blobs/%s?version=x" % v1["id"])[0] == 400, "a malformed version: 400")
+    unknown = owner.start(5, "text/plain", blob_id="blb_nosuchblob")
+    check(unknown[0] == 404 and reason(unknown) == "BLOB_NOT_FOUND", "a version of an unknown blob: 404", unknown)
+    return v2
+
+
+def who_may_read(svc, owner, blob):
+    reader = Client(svc, sub="u_reader")
+    stranger = Client(svc, sub="u_stranger")
+    other_tenant = Client(svc, sub="u_owner", tenant="t_elsewhere")
+    ref = [{"id": blob["id"]}]
+    for c, who in ((reader, "a principal without a grant"), (other_tenant, "another tenant")):
+        got = c.call("GET", "/blobs/" + blob["id"])
+        check(got[0] == 403 and reason(got) == "ACCESS_DENIED", who + ": GET blobs/{id} 403", got)
+        loc = c.call("POST", "/blobs/locations", {"blobs": ref})
+        check(loc[0] == 200 and body_of(loc)["locations"] == [], who + ": absent from locations", loc)
+    others = reader.call("GET", "/blobs/uploads/upl_x/parts")
+    check(others[0] == 404, "another's upload id: 404", others)
+
+    # A Resource whose content shows the blob, readable by u_reader: now they may read the blob.
+    content = {"format": "cl.content/1", "blocks": [{"type": "image", "key": "i1", "blob": blob["id"], "alt": "A chart"}]}
+    res = owner.call("POST", "/resources", {"title": "With a picture", "type": "ARTICLE", "language": "en",
+                                            "content": content})
+    check(res[0] == 201, "a Resource with an image block", res)
+    rid = body_of(res)["id"]
+    grant = owner.call("PUT", "/resources/%s/access/u_reader" % rid, {"role": "reader"})
+    check(grant[0] in (200, 201), "grant reader", grant)
+    got = reader.call("GET", "/blobs/" + blob["id"])
+    check(got[0] == 302, "a reader of a referencing Resource gets the 302", got)
+    loc = body_of(reader.call("POST", "/blobs/locations", {"blobs": [{"id": "blb_unknown"}, {"id": blob["id"], "version": 1}, {"id": blob["id"]}]}))
+    check([(l["id"], l["version"]) for l in loc["locations"]] == [(blob["id"], 1), (blob["id"], 2)],
+          "locations: unknown absent, order kept", loc)
+    first = loc["locations"][0] if loc["locations"] else {}
+    check(set(first) == {"id", "version", "url", "size", "content_type", "checksum", "expires_at"}, "a location's members", first)
+    check(stranger.call("GET", "/blobs/" + blob["id"])[0] == 403, "the grant is u_reader's only")
+    check(other_tenant.call("GET", "/blobs/" + blob["id"])[0] == 403, "another tenant still 403")
+
+    # A Resource of a Work whose contract prohibits reading content: its readers may not fetch the blob.
+    secret = owner.upload(b"prohibited picture", "image/jpeg")
+    work = body_of(owner.call("POST", "/works", {"title": "Closed"}))["id"]
+    ctr = owner.svc.request("POST", "/v0/contracts", owner.token, {
+        "title": "No access", "status": "ACTIVE", "valid_from": "2020-01-01T00:00:00Z", "work_ids": [work],
+        "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+        "usage_terms": [{"usage_type": "ACCESS", "status": "PROHIBITED"}, {"usage_type": "DISPLAY", "status": "PROHIBITED"}]})
+    check(ctr[0] == 201, "a prohibiting contract", ctr)
+    closed = owner.call("POST", "/resources", {"title": "Closed", "type": "ARTICLE", "language": "en", "work_id": work,
+                                               "content": {"format": "cl.content/1", "blocks": [
+                                                   {"type": "image", "key": "i1", "blob": secret["id"], "alt": "x"}]}})
+    cid = body_of(closed)["id"]
+    owner.call("PUT", "/resources/%s/access/u_reader" % cid, {"role": "reader"})
+    refused = reader.call("GET", "/blobs/" + secret["id"])
+    check(refused[0] == 403 and reason(refused) == "USAGE_PROHIBITED", "layer 3: the contract refuses the blob", refused)
+    loc = body_of(reader.call("POST", "/blobs/locations", {"blobs": [{"id": secret["id"]}]}))
+    check(loc["locations"] == [], "layer 3: absent from locations", loc)
+    check(owner.call("GET", "/blobs/" + secret["id"])[0] == 302, "its uploader still may")
+
+
+def hostile_requests(svc, owner):
+    too_big = owner.start(64 * MIB + 1)
+    check(too_big[0] == 400 and reason(too_big) == "LIMIT_EXCEEDED", "over blobs.max_blob_bytes: LIMIT_EXCEEDED", too_big)
+    check(owner.start(0)[0] == 400, "size 0: 400")
+    check(owner.call("POST", "/blobs/uploads", {"size": 5, "content_type": "not a type"})[0] == 400, "bad content type: 400")
+    check(owner.call("POST", "/blobs/uploads", {"size": 5, "content_type": "a/b", "x": 1})[0] == 400, "unknown member: 400")
+    check(owner.complete("upl_x", "abc")[0] == 400, "a malformed sha256: 400")
+    many = owner.call("POST", "/blobs/locations", {"blobs": [{"id": "blb_%d" % i} for i in range(101)]})
+    check(many[0] == 400 and reason(many) == "LIMIT_EXCEEDED", "101 references: LIMIT_EXCEEDED", many)
+    check(owner.call("POST", "/blobs/locations", {"blobs": [{"version": 1}]})[0] == 400, "a reference without id: 400")
+    read_only = Client(svc, sub="u_ro", scopes="content-lake.read")
+    denied = read_only.start(5)
+    check(denied[0] == 403 and reason(denied) == "SCOPE_MISSING", "uploads need content-lake.write", denied)
+    anon = svc.request("GET", "/v0/content-lake/blobs/blb_x")
+    check(anon[0] == 401, "no token: 401", anon)
+
+
+def expiry_and_sweep(binary, source):
+    """Upload URLs die after blobs.upload_url_ttl_seconds; the sweep then aborts the upload."""
+    with Service(binary, source, dict(SETTINGS, CONTENTLAKE_BLOBS_UPLOAD_URL_TTL_SECONDS="1")) as svc:
+        owner = Client(svc)
+        up = body_of(owner.start(10))
+        deadline = time.time() + 30
+        put = None
+        while time.time() < deadline:  # the URL's end: Unix seconds, so wait on the clock
+            put = fetch(up["url"], "PUT", b"0123456789")
+            if put[0] == 403:
+                break
+            time.sleep(0.2)
+        check(put and put[0] == 403 and b"Request has expired" in put[2], "an expired upload URL is refused", put)
+        # Past its expiry an upload cannot complete, even with every byte stored before.
+        late = owner.complete(up["upload_id"], sha(b"0123456789"))
+        check(late[0] == 409 and reason(late) == "UPLOAD_NOT_IN_PROGRESS", "an expired upload does not complete", late)
+        while time.time() < deadline and not any(up["upload_id"] + " expired" in line for line in svc.log):
+            time.sleep(0.2)
+        check(any(up["upload_id"] + " expired; aborted" in line for line in svc.log), "the sweep aborted the upload")
+        gone = owner.call("DELETE", "/blobs/uploads/" + up["upload_id"])
+        check(gone[0] == 204, "DELETE of a swept upload: 204 (already aborted)", gone)
+
+
+def main():
+    binary, source = sys.argv[1], sys.argv[2]
+    svc = Service(binary, source, SETTINGS)
+    try:
+        check(svc.blobs_port is not None, "the embedded store's port is in the log")
+        owner = Client(svc)
+        first = single_upload_and_download(owner)
+        idempotent_completion(owner)
+        multipart_with_resumed_part(owner)
+        abort(owner)
+        latest = versions(owner, first)
+        who_may_read(svc, owner, latest)
+        hostile_requests(svc, owner)
+        with open(os.path.join(svc.dir.name, "identity", "blobs-secret-access-key")) as f:
+            secret = f.read().strip()
+    finally:
+        svc.shutdown()
+    log = "".join(svc.log)
+    check("X-Amz-Signature" not in log and "X-Amz-Credential" not in log, "no presigned URL in the log")
+    check(secret and secret not in log, "the store's secret is not in the log")
+    check(" s3 PUT /contentlake/" in log, "the store's access log names the key path", log[-2000:])
+    svc.stop()
+    expiry_and_sweep(binary, source)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        sys.exit(1)
+    print("blobs API: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
