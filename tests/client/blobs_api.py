@@ -8,6 +8,7 @@ Usage: blobs_api.py CONTENTLAKE_BINARY SOURCE_DIR"""
 import hashlib
 import json
 import os
+import socket
 import sys
 import time
 import urllib.parse
@@ -294,6 +295,52 @@ def expiry_and_sweep(binary, source):
         check(gone[0] == 204, "DELETE of a swept upload: 204 (already aborted)", gone)
 
 
+def files_under(path):
+    return [os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs]
+
+
+def crash_during_multipart(binary, source):
+    """SIGKILL while a part is half received; after a restart the upload resumes and completes,
+    and nothing partial is ever stored or served."""
+    part = 4 * MIB  # parts larger than the store's 1 MiB reads, so a half part reaches its disk
+    svc = Service(binary, source, dict(SETTINGS, CONTENTLAKE_BLOBS_PART_SIZE_BYTES=str(part),
+                                       CONTENTLAKE_BLOBS_MULTIPART_THRESHOLD_BYTES=str(2 * part)))
+    try:
+        owner = Client(svc)
+        data = os.urandom(2 * part + MIB)
+        up = body_of(owner.start(len(data), "application/zip"))
+        check(fetch(up["parts"][0]["url"], "PUT", data[:part])[0] == 200, "part 1 stored before the crash")
+        # Part 2 is on the wire when the service dies: half of its bytes sent.
+        url = urllib.parse.urlsplit(up["parts"][1]["url"])
+        sock = socket.create_connection((url.hostname, url.port))
+        sock.sendall(("PUT %s?%s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n"
+                      % (url.path, url.query, url.netloc, part)).encode() + data[part:part + part // 2])
+        tmp = os.path.join(svc.dir.name, "blobs", "tmp")
+        deadline = time.time() + 30
+        while time.time() < deadline and not any(os.path.getsize(f) > 0 for f in files_under(tmp)):
+            time.sleep(0.05)
+        check(any(os.path.getsize(f) > 0 for f in files_under(tmp)), "the half part reached the store's temporary files")
+        svc.kill()
+        sock.close()
+        svc.restart()
+        check(files_under(tmp) == [], "the half-received part is gone after the restart", files_under(tmp))
+        check(owner.call("GET", "/blobs/" + up["blob_id"])[0] != 302, "nothing is served before completion")
+        resumed = owner.call("GET", "/blobs/uploads/%s/parts" % up["upload_id"])
+        r = body_of(resumed)
+        check(resumed[0] == 200 and r.get("stored_parts") == [{"part_number": 1, "size": part}],
+              "after the restart the upload holds part 1 only", resumed)
+        for p in r.get("parts", [])[1:]:
+            start = (p["part_number"] - 1) * part
+            fetch(p["url"], "PUT", data[start:start + p["size"]])
+        done = owner.complete(up["upload_id"], sha(data))
+        check(done[0] == 201 and body_of(done).get("checksum") == "sha256:" + sha(data),
+              "the resumed upload completes with the right checksum", done)
+        got = owner.call("GET", "/blobs/" + up["blob_id"])
+        check(got[0] == 302 and fetch(got[1]["Location"])[2] == data, "and serves exactly the bytes")
+    finally:
+        svc.stop()
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     svc = Service(binary, source, SETTINGS)
@@ -317,6 +364,7 @@ def main():
     check(" s3 PUT /contentlake/" in log, "the store's access log names the key path", log[-2000:])
     svc.stop()
     expiry_and_sweep(binary, source)
+    crash_during_multipart(binary, source)
     if failures:
         print("%d check(s) failed" % len(failures))
         sys.exit(1)

@@ -39,20 +39,24 @@ class Service:
     def __init__(self, binary, source_dir, settings=None):
         """`settings`: extra environment (CONTENTLAKE_... overrides)."""
         self.binary = binary
+        self.source_dir = source_dir
         self.dir = tempfile.TemporaryDirectory(prefix="contentlake-client-")
-        env = dict(os.environ)
+        self.env = dict(os.environ)
         # Tests send hundreds of requests at once; the quota is not what they test.
-        env["CONTENTLAKE_RATE_LIMIT_REQUESTS_PER_SECOND"] = "1000000"
-        env["CONTENTLAKE_RATE_LIMIT_BURST"] = "1000000"
-        env["CONTENTLAKE_LOG_ACCESS"] = "false"
-        env.update(settings or {})
+        self.env["CONTENTLAKE_RATE_LIMIT_REQUESTS_PER_SECOND"] = "1000000"
+        self.env["CONTENTLAKE_RATE_LIMIT_BURST"] = "1000000"
+        self.env["CONTENTLAKE_LOG_ACCESS"] = "false"
+        self.env.update(settings or {})
+        self.log = []  # every line the service logged, across restarts (tests grep it for secrets)
+        self._start()
+
+    def _start(self):
         self.proc = subprocess.Popen(
-            [binary, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen", "127.0.0.1:0",
-             "--data-dir", self.dir.name],
-            cwd=source_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [self.binary, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen",
+             "127.0.0.1:0", "--data-dir", self.dir.name],
+            cwd=self.source_dir, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.port = None
         self.blobs_port = None
-        self.log = []  # every line the service logged (tests grep it for secrets)
         for line in self.proc.stderr:
             self.log.append(line)
             m = re.search(r"embedded object store on 127\.0\.0\.1:(\d+)", line)
@@ -66,12 +70,23 @@ class Service:
             raise RuntimeError("the service did not start (exit %s)" % self.proc.wait())
         # Keep draining the log so the process never blocks on a full pipe.
         self.log_done = threading.Event()
+        proc, done = self.proc, self.log_done
 
         def drain():
-            for line in self.proc.stderr:
+            for line in proc.stderr:
                 self.log.append(line)
-            self.log_done.set()
+            done.set()
         threading.Thread(target=drain, daemon=True).start()
+
+    def kill(self):
+        """SIGKILL: no drain, no clean shutdown."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        self.log_done.wait(timeout=30)
+
+    def restart(self):
+        """Starts the service again on the same data dir (new ports)."""
+        self._start()
 
     def token(self, sub="u_client", tenant="t_client",
               scopes="content-lake.read content-lake.write contracts.read contracts.write", ttl=None):
