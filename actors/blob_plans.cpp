@@ -100,20 +100,38 @@ std::optional<std::string> declared_sha256(const json::object& body) {
   return hex;
 }
 
+/// Asks the broker about an upload; its refusal is the answer, otherwise `k` gets the outcome.
+template <class K, class... Args>
+void ask_broker(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const reply_fn& done,
+                K k, Args&&... args) {
+  ask(
+    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+    [done, k = std::move(k)](blob_outcome& o) {
+      if (o.error) return done(domain::api_reply::from(std::move(*o.error)));
+      k(o);
+    },
+    std::forward<Args>(args)...);
+}
+
+/// An answer holding presigned URLs: never stored by a cache.
+domain::api_reply uncacheable(int status, std::string body) {
+  auto r = json_reply(status, std::move(body));
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
 }  // namespace
 
 void plan_start_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   auto parsed = json_body(ctx->request);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
-  ask(
-    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+  ask_broker(
+    self, ctx, done,
     [self, ctx, done](blob_outcome& o) {
-      if (o.error) return done(domain::api_reply::from(std::move(*o.error)));
       auto outcome = std::make_shared<write_outcome>();
       storage::mutation m = [u = o.upload, body = o.body, outcome](storage::write_txn& tx) {
         tx.blobs().put_upload(u);
-        outcome->reply = json_reply(201, body);
-        outcome->reply->headers.emplace_back("Cache-Control", "no-store");
+        outcome->reply = uncacheable(201, body);
         return true;
       };
       write_then(self, ctx, std::move(m), outcome, "The upload", done);
@@ -128,10 +146,9 @@ void plan_upload_parts(caf::event_based_actor* self, std::shared_ptr<const reque
     if (!n || *n > 10000) return done(invalid("from", "must be a part number, 1 to 10000"));
     from = *n;
   }
-  ask(
-    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+  ask_broker(
+    self, ctx, done,
     [self, ctx, done](blob_outcome& o) {
-      if (o.error) return done(domain::api_reply::from(std::move(*o.error)));
       // The fresh URLs live until the new expiry: the sweep must not abort the upload before.
       auto outcome = std::make_shared<write_outcome>();
       storage::mutation m = [u = o.upload, body = o.body, outcome](storage::write_txn& tx) {
@@ -144,8 +161,7 @@ void plan_upload_parts(caf::event_based_actor* self, std::shared_ptr<const reque
           stored->expires_at = u.expires_at;
           tx.blobs().put_upload(*stored);
         }
-        outcome->reply = json_reply(200, body);
-        outcome->reply->headers.emplace_back("Cache-Control", "no-store");
+        outcome->reply = uncacheable(200, body);
         return true;
       };
       write_then(self, ctx, std::move(m), outcome, "The upload", done);
@@ -160,10 +176,9 @@ void plan_complete_upload(caf::event_based_actor* self, std::shared_ptr<const re
   if (auto r = unknown_members(body, {"sha256"})) return done(std::move(*r));
   auto sha256 = declared_sha256(body);
   if (!sha256) return done(invalid("/sha256", "must be the SHA-256 of the whole blob, 64 hexadecimal digits"));
-  ask(
-    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+  ask_broker(
+    self, ctx, done,
     [self, ctx, done](blob_outcome& o) {
-      if (o.error) return done(domain::api_reply::from(std::move(*o.error)));
       if (o.recorded) return done(json_reply(201, blob_version_json(o.version)));
       auto outcome = std::make_shared<write_outcome>();
       storage::mutation m = [u = o.upload, v = o.version, outcome](storage::write_txn& tx) {
