@@ -181,25 +181,36 @@ blob_outcome finish(const blob_broker_config& cfg, const storage::upload_record&
   storage::expected_object expect{u.size, sha256, static_cast<int>((u.size + u.part_size - 1) / u.part_size)};
   auto r = u.method == "SINGLE" ? cfg.backend->check_single(u.object_key, expect)
                                 : cfg.backend->complete_multipart(u.object_key, u.store_upload_id, expect);
-  switch (r.kind) {
-    case storage::finish_result::nothing_uploaded:
-      return failure(error_id::upload_incomplete, "The object store holds nothing for this upload yet.");
-    case storage::finish_result::missing_parts: {
-      std::vector<domain::error_detail> details;
-      for (int n : r.missing) details.push_back({"part " + std::to_string(n), "not uploaded yet"});
-      return failure(error_id::upload_incomplete, "Not every part of the upload is in the object store.",
-                     std::move(details));
+  auto refused = [&]() -> std::optional<blob_outcome> {
+    switch (r.kind) {
+      case storage::finish_result::nothing_uploaded:
+        return failure(error_id::upload_incomplete, "The object store holds nothing for this upload yet.");
+      case storage::finish_result::missing_parts: {
+        std::vector<domain::error_detail> details;
+        for (int n : r.missing) details.push_back({"part " + std::to_string(n), "not uploaded yet"});
+        return failure(error_id::upload_incomplete, "Not every part of the upload is in the object store.",
+                       std::move(details));
+      }
+      case storage::finish_result::size_mismatch:
+        return failure(error_id::size_mismatch,
+                       "The store holds " + std::to_string(r.size) + " bytes; " + std::to_string(u.size)
+                         + " were declared. The upload stays in progress.",
+                       {{"/size", "declared " + std::to_string(u.size)}});
+      case storage::finish_result::checksum_mismatch:
+        return failure(error_id::checksum_mismatch,
+                       "The SHA-256 of the uploaded bytes differs from the declared one. The upload stays in progress.",
+                       {{"/sha256", "does not match the uploaded bytes"}});
+      case storage::finish_result::done: break;
     }
-    case storage::finish_result::size_mismatch:
-      return failure(error_id::size_mismatch,
-                     "The store holds " + std::to_string(r.size) + " bytes; " + std::to_string(u.size)
-                       + " were declared. The upload stays in progress.",
-                     {{"/size", "declared " + std::to_string(u.size)}});
-    case storage::finish_result::checksum_mismatch:
-      return failure(error_id::checksum_mismatch,
-                     "The SHA-256 of the uploaded bytes differs from the declared one. The upload stays in progress.",
-                     {{"/sha256", "does not match the uploaded bytes"}});
-    case storage::finish_result::done: break;
+    return std::nullopt;
+  }();
+  if (refused) {
+    // The upload goes on under a new store upload id (an S3 service that had assembled it).
+    if (!r.store_upload_id.empty()) {
+      refused->upload = u;
+      refused->upload.store_upload_id = r.store_upload_id;
+    }
+    return *refused;
   }
   blob_outcome o;
   o.upload = u;

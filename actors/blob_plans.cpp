@@ -176,9 +176,24 @@ void plan_complete_upload(caf::event_based_actor* self, std::shared_ptr<const re
   if (auto r = unknown_members(body, {"sha256"})) return done(std::move(*r));
   auto sha256 = declared_sha256(body);
   if (!sha256) return done(invalid("/sha256", "must be the SHA-256 of the whole blob, 64 hexadecimal digits"));
-  ask_broker(
-    self, ctx, done,
+  ask(
+    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
     [self, ctx, done](blob_outcome& o) {
+      if (o.error && !o.upload.id.empty()) {
+        // Refused, and the store now keeps the upload under a new id: record it, then refuse.
+        auto outcome = std::make_shared<write_outcome>();
+        storage::mutation m = [u = o.upload, e = *o.error, outcome](storage::write_txn& tx) {
+          auto stored = tx.blobs().upload(u.tenant, u.id);
+          if (stored && stored->state == "IN_PROGRESS") {
+            stored->store_upload_id = u.store_upload_id;
+            tx.blobs().put_upload(*stored);
+          }
+          outcome->reply = domain::api_reply::from(e);
+          return true;
+        };
+        return write_then(self, ctx, std::move(m), outcome, "The upload", done);
+      }
+      if (o.error) return done(domain::api_reply::from(std::move(*o.error)));
       if (o.recorded) return done(json_reply(201, blob_version_json(o.version)));
       auto outcome = std::make_shared<write_outcome>();
       storage::mutation m = [u = o.upload, v = o.version, outcome](storage::write_txn& tx) {

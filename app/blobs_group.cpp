@@ -7,6 +7,7 @@
 #include "actors/blob_broker.hpp"
 #include "actors/blob_plans.hpp"
 #include "app/groups.hpp"
+#include "http/s3_client.hpp"
 #include "http/s3_server.hpp"
 #include "storage/identity.hpp"
 #include "storage/object_files.hpp"
@@ -16,7 +17,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <filesystem>
+#include <fstream>
 
 namespace cl::app {
 
@@ -82,10 +85,36 @@ std::optional<std::pair<std::string, std::string>> public_base(const std::string
   return std::pair{scheme + "://" + authority, authority};
 }
 
+/// blobs.backend = s3: the service named by blobs.s3.*.
+caf::expected<std::shared_ptr<storage::blob_backend>> make_s3(const blobs_settings& section) {
+  http::s3_backend_config c;
+  c.endpoint = section.s3_endpoint;
+  c.region = section.s3_region;
+  c.bucket = section.s3_bucket;
+  c.access_key_id = section.s3_access_key_id;
+  c.secret_access_key = section.s3_secret_access_key;
+  c.path_style = section.s3_path_style;
+  if (c.endpoint.empty() || c.bucket.empty() || c.access_key_id.empty())
+    return startup_failure("blobs.backend = s3 needs blobs.s3.endpoint, blobs.s3.bucket and blobs.s3.access_key_id");
+  if (c.secret_access_key.empty() && !section.s3_secret_access_key_file.empty()) {
+    std::ifstream in{section.s3_secret_access_key_file};
+    if (!in) return startup_failure("blobs.s3.secret_access_key_file " + section.s3_secret_access_key_file + " cannot be read");
+    std::getline(in, c.secret_access_key);
+    while (!c.secret_access_key.empty() && std::isspace(static_cast<unsigned char>(c.secret_access_key.back())))
+      c.secret_access_key.pop_back();
+  }
+  if (c.secret_access_key.empty())
+    return startup_failure("blobs.backend = s3 needs blobs.s3.secret_access_key or blobs.s3.secret_access_key_file");
+  try {
+    return std::shared_ptr<storage::blob_backend>{http::make_s3_backend(c)};
+  } catch (const std::exception& e) {
+    return startup_failure(e.what());
+  }
+}
+
 caf::expected<std::shared_ptr<storage::blob_backend>> make_backend(const startup& s) {
   auto section = s.settings.groups.get<blobs_settings>();
-  if (section.backend != "embedded")
-    return startup_failure("blobs.backend \"" + section.backend + "\" is not available in this build (use \"embedded\")");
+  if (section.backend == "s3") return make_s3(section);
   auto credentials = embedded_credentials(s);
   if (!credentials) return credentials.error();
   storage::embedded_backend_config b;
@@ -166,6 +195,18 @@ void register_blobs(registry& r) {
     {"blobs.embedded.public_url", "",
      "scheme://host[:port] clients reach the embedded store at (presigned URLs); empty: http:// + blobs.embedded.listen.",
      config::text_member(&blobs_settings::embedded_public_url)},
+    {"blobs.s3.endpoint", "", "blobs.backend = s3: the service's http(s)://host[:port] (AWS: https://s3.REGION.amazonaws.com).",
+     config::text_member(&blobs_settings::s3_endpoint)},
+    {"blobs.s3.region", "us-east-1", "The region requests are signed for.", config::text_member(&blobs_settings::s3_region)},
+    {"blobs.s3.bucket", "", "The bucket blobs are kept in (it must exist).",
+     config::text_member(&blobs_settings::s3_bucket)},
+    {"blobs.s3.access_key_id", "", "The S3 access key id.", config::text_member(&blobs_settings::s3_access_key_id)},
+    {"blobs.s3.secret_access_key", "", "Its secret (or blobs.s3.secret_access_key_file). Never logged.",
+     config::text_member(&blobs_settings::s3_secret_access_key)},
+    {"blobs.s3.secret_access_key_file", "", "A file holding the secret (first line), read at start.",
+     config::text_member(&blobs_settings::s3_secret_access_key_file)},
+    {"blobs.s3.path_style", "true", "Path-style URLs (/bucket/key); false: virtual-host style (bucket.host).",
+     config::boolean_member(&blobs_settings::s3_path_style)},
     {"blobs.embedded.listen", "127.0.0.1:8081",
      "The embedded S3-compatible object store's listener, HOST:PORT (port 0: ephemeral).",
      [](config::settings& s, const std::string& raw) -> std::optional<std::string> {

@@ -23,6 +23,14 @@ struct blobs_settings {
   std::string embedded_secret_access_key;
   /// scheme://host[:port] presigned URLs use; empty: http:// + the listen address (bound port).
   std::string embedded_public_url;
+  /// blobs.backend = s3: any S3-compatible service.
+  std::string s3_endpoint;
+  std::string s3_region = "us-east-1";
+  std::string s3_bucket;
+  std::string s3_access_key_id;
+  std::string s3_secret_access_key;
+  std::string s3_secret_access_key_file;
+  bool s3_path_style = true;
 };
 
 }  // namespace cl::app

@@ -268,6 +268,34 @@ std::string presign(const presign_request& r) {
   return out + "X-Amz-Signature=" + signature;
 }
 
+std::vector<std::pair<std::string, std::string>> sign_headers(const header_sign_request& r) {
+  auto when = amz_date(r.now);
+  credential_scope scope{when.substr(0, 8), r.region, "s3"};
+  request_parts parts;
+  parts.method = r.method;
+  parts.path = r.path;
+  parts.query = r.query;
+  parts.headers = r.headers;
+  parts.headers.emplace_back("host", r.host);
+  parts.headers.emplace_back("x-amz-content-sha256", r.payload_hash);
+  parts.headers.emplace_back("x-amz-date", when);
+  parts.payload_hash = r.payload_hash;
+  std::vector<std::string> names;
+  for (const auto& [k, v] : parts.headers) {
+    std::string lower;
+    for (char c : k) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    names.push_back(lower);
+  }
+  std::sort(names.begin(), names.end());
+  std::string signed_headers;
+  for (const auto& n : names) signed_headers += (signed_headers.empty() ? "" : ";") + n;
+  auto signature = sign(r.secret_access_key, when, scope, parts);
+  return {{"x-amz-date", when},
+          {"x-amz-content-sha256", r.payload_hash},
+          {"Authorization", std::string{algorithm} + " Credential=" + r.access_key_id + "/" + scope.text()
+                              + ", SignedHeaders=" + signed_headers + ", Signature=" + signature}};
+}
+
 verdict verify(const received_request& r, const secret_lookup& secrets, std::string_view region, std::int64_t now) {
   auto auth = r.header("authorization");
   bool in_query = query_value(r, "X-Amz-Signature").has_value() || query_value(r, "X-Amz-Algorithm").has_value();

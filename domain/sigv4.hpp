@@ -76,6 +76,23 @@ struct presign_request {
 /// signing only `host`; prefix it with the scheme and host.
 std::string presign(const presign_request& r);
 
+/// What a request signed in its `Authorization` header is made from (server-side calls to an S3
+/// service).
+struct header_sign_request {
+  std::string method;
+  std::string host;  ///< as sent in `Host`
+  std::string path;  ///< decoded: /bucket/key
+  std::vector<std::pair<std::string, std::string>> query;    ///< decoded
+  std::vector<std::pair<std::string, std::string>> headers;  ///< extra headers to sign (e.g. x-amz-copy-source)
+  std::string payload_hash;  ///< hex SHA-256 of the body
+  std::string access_key_id, secret_access_key, region;
+  std::int64_t now = 0;
+};
+
+/// The headers to add to the request: `x-amz-date`, `x-amz-content-sha256` and `Authorization`
+/// (signing `host`, those two and the extra headers).
+std::vector<std::pair<std::string, std::string>> sign_headers(const header_sign_request& r);
+
 /// Why a request was refused; the embedded store maps these to S3's XML error codes.
 enum class failure {
   none,

@@ -16,6 +16,8 @@ std::optional<std::string> param(const std::vector<std::pair<std::string, std::s
   return std::nullopt;
 }
 
+}  // namespace
+
 std::string escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -56,7 +58,7 @@ std::string unescape(std::string_view text) {
 
 /// The text of the first `<tag>...</tag>` in `xml` from `from`, and where it ends.
 std::optional<std::pair<std::string_view, std::size_t>> element(std::string_view xml, std::string_view tag,
-                                                                std::size_t from = 0) {
+                                                                std::size_t from) {
   auto open = "<" + std::string{tag} + ">";
   auto close = "</" + std::string{tag} + ">";
   auto start = xml.find(open, from);
@@ -66,6 +68,8 @@ std::optional<std::pair<std::string_view, std::size_t>> element(std::string_view
   if (end == std::string_view::npos) return std::nullopt;
   return std::pair{xml.substr(start, end - start), end + close.size()};
 }
+
+namespace {
 
 constexpr std::string_view xml_head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 constexpr std::string_view s3_ns = " xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"";

@@ -50,6 +50,15 @@ struct error {
 std::variant<request_target, error> classify(std::string_view method, std::string_view path,
                                              const std::vector<std::pair<std::string, std::string>>& query);
 
+/// XML text escaping (`&`, `<`, `>`, `"`, `'`) and its reverse.
+std::string escape(std::string_view text);
+std::string unescape(std::string_view text);
+
+/// The text of the first `<tag>...</tag>` in `xml` from `from`, and where it ends (no attributes,
+/// no nesting of the same tag: S3's documents).
+std::optional<std::pair<std::string_view, std::size_t>> element(std::string_view xml, std::string_view tag,
+                                                                std::size_t from = 0);
+
 /// `<Error><Code>..</Code><Message>..</Message><Resource>..</Resource><RequestId>..</RequestId></Error>`.
 std::string error_xml(const error& e, std::string_view resource, std::string_view request_id);
 

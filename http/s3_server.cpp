@@ -166,6 +166,10 @@ private:
     auto classified = s3::classify(method_, path_, split->second);
     if (auto* e = std::get_if<s3::error>(&classified)) return fail(*e, true);
     target_ = std::get<s3::request_target>(classified);
+    // Server-side copies (CopyObject, UploadPartCopy) are not implemented: refusing them keeps a
+    // copy from being stored as an empty body.
+    if (req.find("x-amz-copy-source") != req.end())
+      return fail({501, "NotImplemented", "A header you provided implies functionality that is not implemented (x-amz-copy-source)."}, true);
     domain::sigv4::received_request r;
     r.method = method_;
     r.path = path_;

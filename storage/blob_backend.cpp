@@ -32,28 +32,10 @@ public:
                                    const expected_object& expect) override {
     if (!cfg_.files->upload(upload_id)) return check_single(key, expect);
     auto stored = cfg_.files->parts(upload_id);
+    if (auto refused = check_parts(stored, expect)) return *refused;
     finish_result r;
-    std::uint64_t total = 0;
     std::vector<std::pair<int, std::string>> listed;
-    for (const auto& [n, info] : stored) {
-      total += info.size;
-      listed.emplace_back(n, info.etag);
-    }
-    auto next = stored.begin();
-    for (int n = 1; n <= expect.part_count; ++n) {
-      while (next != stored.end() && next->first < n) ++next;
-      if (next == stored.end() || next->first != n) r.missing.push_back(n);
-    }
-    if (!r.missing.empty()) {
-      if (r.missing.size() > 20) r.missing.resize(20);
-      r.kind = finish_result::missing_parts;
-      return r;
-    }
-    if (total != expect.size) {
-      r.kind = finish_result::size_mismatch;
-      r.size = total;
-      return r;
-    }
+    for (const auto& [n, info] : stored) listed.emplace_back(n, info.etag);
     // Parts are sized by the broker's layout; their total is what matters here.
     switch (cfg_.files->complete_upload(upload_id, listed, 0, r.object, expect.sha256)) {
       case complete_error::none: return r;
@@ -96,6 +78,29 @@ private:
 };
 
 }  // namespace
+
+std::optional<finish_result> check_parts(const std::vector<std::pair<int, object_info>>& stored,
+                                         const expected_object& expect) {
+  finish_result r;
+  std::uint64_t total = 0;
+  for (const auto& [n, info] : stored) total += info.size;
+  auto next = stored.begin();
+  for (int n = 1; n <= expect.part_count; ++n) {
+    while (next != stored.end() && next->first < n) ++next;
+    if (next == stored.end() || next->first != n) r.missing.push_back(n);
+  }
+  if (!r.missing.empty()) {
+    if (r.missing.size() > 20) r.missing.resize(20);
+    r.kind = finish_result::missing_parts;
+    return r;
+  }
+  if (total != expect.size) {
+    r.kind = finish_result::size_mismatch;
+    r.size = total;
+    return r;
+  }
+  return std::nullopt;
+}
 
 std::unique_ptr<blob_backend> make_embedded_backend(embedded_backend_config cfg) {
   return std::make_unique<embedded_backend>(std::move(cfg));

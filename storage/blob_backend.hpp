@@ -30,6 +30,7 @@ struct finish_result {
   object_info object;        ///< done: the stored object (store-computed size and SHA-256)
   std::vector<int> missing;  ///< missing_parts: which (ascending, at most 20 named)
   std::uint64_t size = 0;    ///< size_mismatch: the size the store holds
+  std::string store_upload_id;  ///< non-empty: the upload now continues under this store id
 };
 
 class blob_backend {
@@ -60,6 +61,14 @@ public:
   /// Releases an upload: its parts, or (`upload_id` empty) the object a single PUT stored.
   virtual void abort(const std::string& key, const std::string& upload_id) = 0;
 };
+
+/// finish_result::store_upload_id: set when a refused multipart completion left the upload under
+/// a new store upload id (an S3 service assembles before anyone can hash; see make_s3_backend).
+
+/// What every store checks before assembling parts: parts 1..part_count all stored and their sizes
+/// adding up to the declared size. Nullopt when they do; otherwise the finish to answer.
+std::optional<finish_result> check_parts(const std::vector<std::pair<int, object_info>>& stored,
+                                         const expected_object& expect);
 
 /// The embedded store: `files` for the server-side calls, URLs under `public_url` (e.g.
 /// http://127.0.0.1:8081) signed for `host` with the store's own credentials.

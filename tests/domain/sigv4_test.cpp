@@ -195,6 +195,34 @@ TEST_CASE("a request signed in its Authorization header verifies, with its decla
         == failure::signature_mismatch);
 }
 
+TEST_CASE("sign_headers makes what the verifier accepts, extra signed headers included", "[sigv4]") {
+  header_sign_request r;
+  r.method = "PUT";
+  r.host = "127.0.0.1:8081";
+  r.path = "/contentlake/t/blb_4/upl 1";
+  r.query = {{"partNumber", "2"}, {"uploadId", "mpu_x"}};
+  r.headers = {{"x-amz-copy-source", "/contentlake/t/blb_4/a"}};
+  r.payload_hash = sha256_hex("");
+  r.access_key_id = test_key;
+  r.secret_access_key = test_secret;
+  r.region = "us-east-1";
+  r.now = boto3_time;
+  std::map<std::string, std::string> headers{{"host", r.host}, {"x-amz-copy-source", "/contentlake/t/blb_4/a"}};
+  for (const auto& [k, v] : sign_headers(r)) {
+    std::string lower;
+    for (char c : k) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    headers[lower] = v;
+  }
+  CHECK(headers.at("authorization").find("SignedHeaders=host;x-amz-content-sha256;x-amz-copy-source;x-amz-date,")
+        != std::string::npos);
+  auto target = "/contentlake/t/blb_4/upl%201?partNumber=2&uploadId=mpu_x";
+  auto v = verify(parse("PUT", target, headers), keys(), "us-east-1", boto3_time + 5);
+  INFO(v.detail);
+  CHECK(v);
+  headers["x-amz-copy-source"] = "/contentlake/t/blb_4/b";  // a signed header changed on the way
+  CHECK(verify(parse("PUT", target, headers), keys(), "us-east-1", boto3_time + 5).why == failure::signature_mismatch);
+}
+
 TEST_CASE("uri_encode keeps only unreserved characters (and '/' in paths)", "[sigv4]") {
   CHECK(uri_encode("a b/c~d-e_f.g+h=i", true) == "a%20b/c~d-e_f.g%2Bh%3Di");
   CHECK(uri_encode("a/b", false) == "a%2Fb");
