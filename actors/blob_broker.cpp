@@ -60,7 +60,7 @@ json::array part_urls(const blob_broker_config& cfg, const storage::upload_recor
   for (const auto& p : layout.parts(from, cfg.limits.parts_per_answer))
     parts.push_back(json::object{{"part_number", p.number},
                                  {"size", p.size},
-                                 {"url", cfg.backend->presign_part(u.object_key, u.store_upload_id, p.number, now,
+                                 {"url", cfg.backend->presign_part(u.object_key, u.store_upload_id, p.number, p.size, now,
                                                                     u.expires_at - now)}});
   auto last = from + static_cast<int>(parts.size()) - 1;
   next = last < layout.part_count ? last + 1 : 0;
@@ -77,7 +77,7 @@ json::object upload_json(const blob_broker_config& cfg, const storage::upload_re
                  {"size", u.size},
                  {"content_type", u.content_type}};
   if (u.method == "SINGLE") {
-    o["url"] = cfg.backend->presign_put(u.object_key, now, u.expires_at - now);
+    o["url"] = cfg.backend->presign_put(u.object_key, u.size, now, u.expires_at - now);
     return o;
   }
   std::int64_t next = 0;

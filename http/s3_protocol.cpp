@@ -94,6 +94,13 @@ std::variant<request_target, error> classify(std::string_view method, std::strin
   bool uploads = param(query, "uploads").has_value();
   if (upload) t.upload_id = *upload;
   if (auto type = param(query, "response-content-type")) t.response_content_type = *type;
+  if (auto length = param(query, "X-Cl-Length")) {
+    std::uint64_t n = 0;
+    auto [p, ec] = std::from_chars(length->data(), length->data() + length->size(), n);
+    if (ec != std::errc{} || p != length->data() + length->size())
+      return error{400, "InvalidArgument", "X-Cl-Length must be a whole number of bytes."};
+    t.required_length = n;
+  }
   if (part) {
     int n = 0;
     auto [p, ec] = std::from_chars(part->data(), part->data() + part->size(), n);

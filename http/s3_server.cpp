@@ -226,8 +226,14 @@ private:
   }
 
   void start_body() {
+    if (auto required = target_.required_length) {
+      auto declared = header_->content_length();
+      if (declared && *declared != *required)
+        return fail({400, "InvalidRequest", "This URL takes a body of exactly " + std::to_string(*required) + " bytes."}, true);
+    }
     body_parser_.emplace(std::move(*header_));
-    body_parser_->body_limit(cfg().max_object_bytes);
+    body_parser_->body_limit(target_.required_length ? std::min(*target_.required_length, cfg().max_object_bytes)
+                                                     : cfg().max_object_bytes);
     auto files = cfg().files;
     on_disk([files] { return std::shared_ptr<storage::object_files::incoming>(files->receive().release()); },
             [self = shared_from_this()](std::shared_ptr<storage::object_files::incoming> in) {
@@ -277,6 +283,8 @@ private:
     std::string checksum = std::string{req["x-amz-checksum-sha256"]};
     std::string md5 = std::string{req[bhttp::field::content_md5]};
     auto sha = in->sha256();
+    if (target_.required_length && in->size() != *target_.required_length)
+      return fail({400, "IncompleteBody", "This URL takes a body of exactly " + std::to_string(*target_.required_length) + " bytes."}, false);
     if (!declared_sha.empty() && declared_sha != sha)
       return fail({400, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed."}, false);
     if (!checksum.empty() && hex_of_base64(checksum) != sha)

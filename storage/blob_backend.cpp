@@ -10,12 +10,15 @@ class embedded_backend final : public blob_backend {
 public:
   explicit embedded_backend(embedded_backend_config cfg) : cfg_(std::move(cfg)) {}
 
-  std::string presign_put(const std::string& key, std::int64_t now, std::int64_t seconds) const override {
-    return url("PUT", key, {}, now, seconds);
+  std::string presign_put(const std::string& key, std::uint64_t size, std::int64_t now,
+                          std::int64_t seconds) const override {
+    return url("PUT", key, {{"X-Cl-Length", std::to_string(size)}}, now, seconds);
   }
-  std::string presign_part(const std::string& key, const std::string& upload_id, int number, std::int64_t now,
-                           std::int64_t seconds) const override {
-    return url("PUT", key, {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}}, now, seconds);
+  std::string presign_part(const std::string& key, const std::string& upload_id, int number, std::uint64_t size,
+                           std::int64_t now, std::int64_t seconds) const override {
+    return url("PUT", key,
+               {{"X-Cl-Length", std::to_string(size)}, {"partNumber", std::to_string(number)}, {"uploadId", upload_id}},
+               now, seconds);
   }
   std::string presign_get(const std::string& key, const std::string& content_type, std::int64_t now,
                           std::int64_t seconds) const override {

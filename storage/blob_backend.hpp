@@ -36,11 +36,13 @@ struct finish_result {
 class blob_backend {
 public:
   virtual ~blob_backend() = default;
-  /// A URL a client PUTs the whole object to, valid `seconds` from `now`.
-  virtual std::string presign_put(const std::string& key, std::int64_t now, std::int64_t seconds) const = 0;
-  /// A URL a client PUTs part `number` of multipart upload `upload_id` to.
-  virtual std::string presign_part(const std::string& key, const std::string& upload_id, int number, std::int64_t now,
-                                   std::int64_t seconds) const = 0;
+  /// A URL a client PUTs the whole object (`size` bytes) to, valid `seconds` from `now`. A store
+  /// that can (the embedded one) refuses a body of another size.
+  virtual std::string presign_put(const std::string& key, std::uint64_t size, std::int64_t now,
+                                  std::int64_t seconds) const = 0;
+  /// A URL a client PUTs part `number` (`size` bytes) of multipart upload `upload_id` to.
+  virtual std::string presign_part(const std::string& key, const std::string& upload_id, int number, std::uint64_t size,
+                                   std::int64_t now, std::int64_t seconds) const = 0;
   /// A URL a client GETs the object from, served as `content_type`.
   virtual std::string presign_get(const std::string& key, const std::string& content_type, std::int64_t now,
                                   std::int64_t seconds) const = 0;

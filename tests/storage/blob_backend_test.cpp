@@ -67,10 +67,16 @@ TEST_CASE("URLs the broker presigns for the embedded store upload and download; 
   auto now = static_cast<std::int64_t>(std::time(nullptr));
   auto port = store.server->port();
 
-  auto put = testing::http_request(port, "PUT", running_store::target(store.backend->presign_put("t/blb_1/upl_1", now, 60)),
+  auto put = testing::http_request(port, "PUT", running_store::target(store.backend->presign_put("t/blb_1/upl_1", 11, now, 60)),
                                    {}, "single body");
   REQUIRE(put);
   CHECK(put->status == 200);
+  // The URL takes exactly the size it was made for (signed into it).
+  auto longer_body = testing::http_request(
+    port, "PUT", running_store::target(store.backend->presign_put("t/blb_1/upl_9", 11, now, 60)), {}, "single body!");
+  REQUIRE(longer_body);
+  CHECK(longer_body->status == 400);
+  CHECK(longer_body->body.find("exactly 11 bytes") != std::string::npos);
   storage::expected_object single{11, domain::sigv4::sha256_hex("single body"), 0};
   auto checked = store.backend->check_single("t/blb_1/upl_1", single);
   REQUIRE(checked.kind == storage::finish_result::done);
@@ -90,7 +96,7 @@ TEST_CASE("URLs the broker presigns for the embedded store upload and download; 
   const std::string key = "t/blb_2/upl_2";
   auto id = store.backend->create_multipart(key, "video/mp4");
   auto put_part = [&](int n, const std::string& body) {
-    auto r = testing::http_request(port, "PUT", running_store::target(store.backend->presign_part(key, id, n, now, 60)), {},
+    auto r = testing::http_request(port, "PUT", running_store::target(store.backend->presign_part(key, id, n, body.size(), now, 60)), {},
                                    body);
     REQUIRE(r);
     CHECK(r->status == 200);
