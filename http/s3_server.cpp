@@ -190,6 +190,11 @@ private:
       cfg().region, domain::now_seconds());
     if (!verdict) return fail(auth_error(verdict, in_query), true);
     payload_hash_ = verdict.payload_hash;
+    // aws-chunked bodies (chunk signatures, trailing checksums) are not decoded yet: refused, so
+    // their framing is never stored as an object's bytes.
+    if (payload_hash_.rfind("STREAMING-", 0) == 0
+        || beast::iequals(std::string{req[bhttp::field::content_encoding]}.substr(0, 11), "aws-chunked"))
+      return fail({501, "NotImplemented", "aws-chunked request bodies are not supported by this store; send the body as is (UNSIGNED-PAYLOAD or its SHA-256)."}, true);
     if (target_.bucket != cfg().bucket) return fail({404, "NoSuchBucket", "The specified bucket does not exist"}, true);
     content_type_ = std::string{req[bhttp::field::content_type]};
     if (content_type_.empty()) content_type_ = "binary/octet-stream";

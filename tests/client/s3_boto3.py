@@ -154,6 +154,14 @@ def run(s3, endpoint, cfg):
           == "BadDigest", "a wrong x-amz-checksum-sha256 is BadDigest and nothing is stored")
     check(error_code(lambda: s3.head_object(Bucket="contentlake", Key="t_demo/blb_5/x")) == "404",
           "nothing was stored after BadDigest")
+    # aws-chunked framing is not decoded: refused (501), never stored as the object's bytes.
+    chunked_url = s3.generate_presigned_url("put_object", Params={"Bucket": "contentlake", "Key": "t_demo/blb_6/x"},
+                                            ExpiresIn=60)
+    status, got = http("PUT", chunked_url, data=b"5\r\nhello\r\n0\r\n\r\n",
+                       headers={"Content-Encoding": "aws-chunked", "x-amz-decoded-content-length": "5"})
+    check(status == 501 and b"NotImplemented" in got, "an aws-chunked body is refused with NotImplemented")
+    check(error_code(lambda: s3.head_object(Bucket="contentlake", Key="t_demo/blb_6/x")) == "404",
+          "nothing was stored from the aws-chunked body")
     status, got = http("GET", f"{endpoint}/contentlake/t_demo/../../etc/passwd")
     check(status == 400, "path traversal in a key is refused")
     s3.delete_object(Bucket="contentlake", Key="t_demo/blb_1/upl_1")
