@@ -233,8 +233,15 @@ def who_may_read(svc, owner, blob):
         check(got[0] == 403 and reason(got) == "ACCESS_DENIED", who + ": GET blobs/{id} 403", got)
         loc = c.call("POST", "/blobs/locations", {"blobs": ref})
         check(loc[0] == 200 and body_of(loc)["locations"] == [], who + ": absent from locations", loc)
-    others = reader.call("GET", "/blobs/uploads/upl_x/parts")
-    check(others[0] == 404, "another's upload id: 404", others)
+    # Another principal's (or tenant's) real upload id reads as unknown, whatever they try.
+    theirs = body_of(owner.start(10))
+    for c, who in ((reader, "another principal"), (other_tenant, "another tenant")):
+        for method, path, body in (("GET", "/blobs/uploads/%s/parts" % theirs["upload_id"], None),
+                                   ("POST", "/blobs/uploads/%s/complete" % theirs["upload_id"], {"sha256": "0" * 64}),
+                                   ("DELETE", "/blobs/uploads/" + theirs["upload_id"], None)):
+            got = c.call(method, path, body)
+            check(got[0] == 404 and reason(got) == "UPLOAD_NOT_FOUND", "%s: %s of another's upload: 404" % (who, method), got)
+    check(owner.call("GET", "/blobs/uploads/%s/parts" % theirs["upload_id"])[0] == 200, "the upload is untouched")
 
     # A Resource whose content shows the blob, readable by u_reader: now they may read the blob.
     content = {"format": "cl.content/1", "blocks": [{"type": "image", "key": "i1", "blob": blob["id"], "alt": "A chart"}]}
