@@ -113,7 +113,8 @@ struct s3_server::impl : std::enable_shared_from_this<s3_server::impl> {
   net::io_context& ioc;
   tcp::acceptor acceptor;
   s3_server_config cfg;
-  net::thread_pool disk;  ///< file work: never on an I/O thread
+  net::thread_pool disk;      ///< (one thread) writes (bodies, commits, multipart): never on an I/O thread
+  net::thread_pool reads{2};  ///< reads (stat, open, pread): never queued behind a large upload's writes
   std::mutex sessions_mutex;
   std::vector<std::weak_ptr<closable>> sessions;  ///< closed by stop()
 };
@@ -137,7 +138,18 @@ private:
   /// Runs `work` on the disk thread, then `then(result)` back on this session's strand.
   template <class Work, class Then>
   void on_disk(Work work, Then then) {
-    net::post(server_->disk, [self = shared_from_this(), work = std::move(work), then = std::move(then)]() mutable {
+    run_on(server_->disk, std::move(work), std::move(then));
+  }
+
+  /// The same for reads, on their own threads.
+  template <class Work, class Then>
+  void on_read(Work work, Then then) {
+    run_on(server_->reads, std::move(work), std::move(then));
+  }
+
+  template <class Work, class Then>
+  void run_on(net::thread_pool& pool, Work work, Then then) {
+    net::post(pool, [self = shared_from_this(), work = std::move(work), then = std::move(then)]() mutable {
       auto result = std::make_shared<decltype(work())>(work());
       net::post(self->stream_.get_executor(), [self, result, then = std::move(then)]() mutable { then(std::move(*result)); });
     });
@@ -373,7 +385,7 @@ private:
   void list_parts() {
     auto files = cfg().files;
     auto t = target_;
-    on_disk(
+    on_read(
       [files, t]() -> std::optional<std::vector<s3::listed_part>> {
         if (!files->upload(t.upload_id)) return std::nullopt;
         std::vector<s3::listed_part> out;
@@ -408,7 +420,7 @@ private:
   void send_object() {
     auto files = cfg().files;
     auto t = target_;
-    on_disk(
+    on_read(
       [files, t]() -> std::optional<std::pair<storage::object_info, int>> {
         auto info = files->stat(t.bucket, t.key);
         auto path = files->data_path(t.bucket, t.key);
@@ -478,7 +490,7 @@ private:
     int fd = fd_;
     auto offset = offset_;
     auto buf = std::make_shared<std::string>(n, '\0');
-    on_disk([fd, offset, buf] { return ::pread(fd, buf->data(), buf->size(), static_cast<off_t>(offset)); },
+    on_read([fd, offset, buf] { return ::pread(fd, buf->data(), buf->size(), static_cast<off_t>(offset)); },
             [self = shared_from_this(), buf](ssize_t got) {
               if (got <= 0) return self->close();
               self->out_chunk_ = std::move(*buf);
@@ -621,6 +633,7 @@ s3_server::s3_server(net::io_context& ioc, s3_server_config cfg) : impl_(std::ma
 s3_server::~s3_server() {
   stop();
   impl_->disk.join();
+  impl_->reads.join();
 }
 
 void s3_server::run() {
