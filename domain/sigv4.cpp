@@ -268,6 +268,21 @@ std::string presign(const presign_request& r) {
   return out + "X-Amz-Signature=" + signature;
 }
 
+std::string presign(const credentials& who, std::string method, std::string host, std::string path,
+                    std::vector<std::pair<std::string, std::string>> query, std::int64_t now, std::int64_t seconds) {
+  presign_request r;
+  r.method = std::move(method);
+  r.host = std::move(host);
+  r.path = std::move(path);
+  r.query = std::move(query);
+  r.access_key_id = who.access_key_id;
+  r.secret_access_key = who.secret_access_key;
+  r.region = who.region;
+  r.now = now;
+  r.expires = seconds;
+  return presign(r);
+}
+
 std::vector<std::pair<std::string, std::string>> sign_headers(const header_sign_request& r) {
   auto when = amz_date(r.now);
   credential_scope scope{when.substr(0, 8), r.region, "s3"};

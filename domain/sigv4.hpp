@@ -76,6 +76,15 @@ struct presign_request {
 /// signing only `host`; prefix it with the scheme and host.
 std::string presign(const presign_request& r);
 
+/// Who signs, for what region: a store client's fixed part of every presigned URL.
+struct credentials {
+  std::string access_key_id, secret_access_key, region;
+};
+
+/// `presign` with `who`'s credentials: `method` on `path` (decoded) of `host`, valid `seconds` from `now`.
+std::string presign(const credentials& who, std::string method, std::string host, std::string path,
+                    std::vector<std::pair<std::string, std::string>> query, std::int64_t now, std::int64_t seconds);
+
 /// What a request signed in its `Authorization` header is made from (server-side calls to an S3
 /// service).
 struct header_sign_request {

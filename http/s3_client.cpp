@@ -226,17 +226,9 @@ private:
 
   std::string presigned(const std::string& method, const std::string& key, query_t query, std::int64_t now,
                         std::int64_t seconds) const {
-    sigv4::presign_request r;
-    r.method = method;
-    r.host = request_host();
-    r.path = object_path(key);
-    r.query = std::move(query);
-    r.access_key_id = cfg_.access_key_id;
-    r.secret_access_key = cfg_.secret_access_key;
-    r.region = cfg_.region;
-    r.now = now;
-    r.expires = seconds;
-    return scheme_ + "://" + request_host() + sigv4::presign(r);
+    return scheme_ + "://" + request_host()
+           + sigv4::presign({cfg_.access_key_id, cfg_.secret_access_key, cfg_.region}, method, request_host(),
+                            object_path(key), std::move(query), now, seconds);
   }
 
   static void expect_ok(const response& r, const char* op) {

@@ -64,17 +64,9 @@ public:
 private:
   std::string url(const std::string& method, const std::string& key,
                   std::vector<std::pair<std::string, std::string>> query, std::int64_t now, std::int64_t seconds) const {
-    domain::sigv4::presign_request r;
-    r.method = method;
-    r.host = cfg_.host;
-    r.path = "/" + cfg_.bucket + "/" + key;
-    r.query = std::move(query);
-    r.access_key_id = cfg_.access_key_id;
-    r.secret_access_key = cfg_.secret_access_key;
-    r.region = cfg_.region;
-    r.now = now;
-    r.expires = seconds;
-    return cfg_.public_url + domain::sigv4::presign(r);
+    return cfg_.public_url + domain::sigv4::presign({cfg_.access_key_id, cfg_.secret_access_key, cfg_.region}, method,
+                                                    cfg_.host, "/" + cfg_.bucket + "/" + key, std::move(query), now,
+                                                    seconds);
   }
 
   embedded_backend_config cfg_;
