@@ -122,6 +122,20 @@ def single_upload_and_download(owner):
     check(down[1].get("Content-Type") == "image/png", "served as the declared type", down[1])
     ranged = fetch(location, headers={"Range": "bytes=100-199"})
     check(ranged[0] == 206 and ranged[2] == data[100:200], "a ranged GET of the URL", ranged[0])
+    if STORE == "embedded":
+        # The same object through boto3 with the store's own credentials: what the broker made is an
+        # ordinary S3 object (key <tenant>/<blob>/<upload>).
+        import boto3
+        import botocore.config
+        ident = os.path.join(owner.svc.dir.name, "identity")
+        s3 = boto3.client("s3", region_name="us-east-1", endpoint_url="http://127.0.0.1:%d" % owner.svc.blobs_port,
+                          aws_access_key_id=open(os.path.join(ident, "blobs-access-key-id")).read().strip(),
+                          aws_secret_access_key=open(os.path.join(ident, "blobs-secret-access-key")).read().strip(),
+                          config=botocore.config.Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+        key = "t_blobs/%s/%s" % (v["id"], up["upload_id"])
+        check(s3.head_object(Bucket="contentlake", Key=key)["ContentLength"] == len(data), "boto3 sees the object")
+        part = s3.get_object(Bucket="contentlake", Key=key, Range="bytes=0-9")["Body"].read()
+        check(part == data[:10], "boto3 ranged GET of the blob's object")
 
     # The URL is good for GET only, and only as signed (s3rver 3.7.1 does not verify SigV4
     # signatures at all: "Signature version 4 calculation is unimplemented" in its source).
