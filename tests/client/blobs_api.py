@@ -319,8 +319,10 @@ def expiry_and_sweep(binary, source, settings):
         up = body_of(owner.start(10))
         deadline = time.time() + 30
         put = None
+        stored = False  # the first PUT, at once, lands before the URL's end
         while time.time() < deadline:  # the URL's end: Unix seconds, so wait on the clock
             put = fetch(up["url"], "PUT", b"0123456789")
+            stored = stored or put[0] == 200
             if put[0] == 403:
                 break
             time.sleep(0.2)
@@ -331,6 +333,14 @@ def expiry_and_sweep(binary, source, settings):
         while time.time() < deadline and not any(up["upload_id"] + " expired" in line for line in svc.log):
             time.sleep(0.2)
         check(any(up["upload_id"] + " expired; aborted" in line for line in svc.log), "the sweep aborted the upload")
+        check(stored, "a PUT before the URL's end stored the bytes")
+        if STORE == "embedded":  # and the store released the bytes PUT before the expiry
+            key = "t_blobs/%s/%s" % (up["blob_id"], up["upload_id"])
+            gone = lambda: not any(os.path.exists(os.path.join(d, "data")) and key in open(os.path.join(d, "meta"), errors="replace").read()
+                                   for d, _, _ in os.walk(os.path.join(svc.dir.name, "blobs", "objects")))
+            while time.time() < deadline and not gone():
+                time.sleep(0.1)
+            check(gone(), "the swept upload's object is gone from the store")
         gone = owner.call("DELETE", "/blobs/uploads/" + up["upload_id"])
         check(gone[0] == 204, "DELETE of a swept upload: 204 (already aborted)", gone)
 
