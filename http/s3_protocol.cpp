@@ -1,6 +1,7 @@
 #include "http/s3_protocol.hpp"
 
 #include "domain/contract.hpp"
+#include "domain/sigv4.hpp"
 #include "storage/object_files.hpp"
 
 #include <charconv>
@@ -163,6 +164,22 @@ std::string list_parts_xml(std::string_view bucket, std::string_view key, std::s
            + "</LastModified><ETag>&quot;" + escape(p.etag) + "&quot;</ETag><Size>" + std::to_string(p.size)
            + "</Size></Part>";
   return out + "</ListPartsResult>";
+}
+
+std::string copy_part_xml(std::string_view etag, std::int64_t modified) {
+  return std::string{xml_head} + "<CopyPartResult" + std::string{s3_ns} + "><LastModified>" + iso_time(modified)
+         + "</LastModified><ETag>&quot;" + escape(etag) + "&quot;</ETag></CopyPartResult>";
+}
+
+std::optional<std::pair<std::string, std::string>> parse_copy_source(std::string_view value) {
+  if (value.find('?') != std::string_view::npos) return std::nullopt;  // ?versionId=: no versions here
+  auto decoded = domain::sigv4::uri_decode(value);
+  if (!decoded) return std::nullopt;
+  std::string_view v{*decoded};
+  if (!v.empty() && v.front() == '/') v.remove_prefix(1);
+  auto slash = v.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == v.size()) return std::nullopt;
+  return std::pair{std::string{v.substr(0, slash)}, std::string{v.substr(slash + 1)}};
 }
 
 std::optional<std::vector<std::pair<int, std::string>>> parse_complete_body(std::string_view xml) {

@@ -67,6 +67,13 @@ std::optional<std::pair<std::string_view, std::size_t>> element(std::string_view
 std::string error_xml(const error& e, std::string_view resource, std::string_view request_id);
 
 std::string initiate_multipart_xml(std::string_view bucket, std::string_view key, std::string_view upload_id);
+/// `<CopyPartResult><LastModified>..</LastModified><ETag>"..."</ETag></CopyPartResult>`.
+std::string copy_part_xml(std::string_view etag, std::int64_t modified);
+
+/// The bucket and key of an `x-amz-copy-source` value (`[/]bucket/key`, percent-encoded), or
+/// nullopt when malformed or naming a version.
+std::optional<std::pair<std::string, std::string>> parse_copy_source(std::string_view value);
+
 std::string complete_multipart_xml(std::string_view location, std::string_view bucket, std::string_view key,
                                    std::string_view etag);
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <mutex>
 #include <optional>
 
@@ -178,9 +179,10 @@ private:
     auto classified = s3::classify(method_, path_, split->second);
     if (auto* e = std::get_if<s3::error>(&classified)) return fail(*e, true);
     target_ = std::get<s3::request_target>(classified);
-    // Server-side copies (CopyObject, UploadPartCopy) are not implemented: refusing them keeps a
-    // copy from being stored as an empty body.
-    if (req.find("x-amz-copy-source") != req.end())
+    // UploadPartCopy is served; CopyObject is not: refusing it keeps a copy from being stored as an
+    // empty body.
+    copy_source_ = req.find("x-amz-copy-source") != req.end();
+    if (copy_source_ && target_.op != s3::operation::upload_part)
       return fail({501, "NotImplemented", "A header you provided implies functionality that is not implemented (x-amz-copy-source)."}, true);
     domain::sigv4::received_request r;
     r.method = method_;
@@ -212,7 +214,7 @@ private:
     if (content_type_.empty()) content_type_ = "binary/octet-stream";
     switch (target_.op) {
       case s3::operation::put_object:
-      case s3::operation::upload_part: return receive_body();
+      case s3::operation::upload_part: return copy_source_ ? copy_part() : receive_body();
       case s3::operation::complete_multipart_upload: return read_small_body();
       case s3::operation::get_object:
       case s3::operation::head_object: return send_object();
@@ -236,6 +238,60 @@ private:
       if (ec) return self->close();
       next();
     });
+  }
+
+  /// UploadPartCopy: a range of an object of this bucket becomes the part (on the write thread).
+  void copy_part() {
+    const auto& req = header_->get();
+    if (req.has_content_length() && req[bhttp::field::content_length] != "0")
+      return fail({400, "InvalidRequest", "An UploadPartCopy request carries no body."}, true);
+    auto source = s3::parse_copy_source(std::string{req["x-amz-copy-source"]});
+    if (!source || !storage::object_files::valid_key(source->second))
+      return fail({400, "InvalidArgument", "x-amz-copy-source must be bucket/key."}, false);
+    if (source->first != cfg().bucket) return fail({403, "AccessDenied", "The copy source is not in this bucket."}, false);
+    auto files = cfg().files;
+    auto t = target_;
+    auto range = std::string{req["x-amz-copy-source-range"]};
+    struct copied {
+      std::optional<storage::object_info> info;
+      std::optional<s3::error> refusal;
+    };
+    on_disk(
+      [files, t, source = *source, range]() -> copied {
+        auto info = files->stat(source.first, source.second);
+        auto path = files->data_path(source.first, source.second);
+        if (!info || !path) return {std::nullopt, s3::error{404, "NoSuchKey", "The specified key does not exist."}};
+        std::uint64_t first = 0, last = info->size == 0 ? 0 : info->size - 1;
+        if (!range.empty()) {
+          auto r = s3::parse_range(range, info->size);
+          if (!r || r->unsatisfiable) return {std::nullopt, s3::error{400, "InvalidArgument", "The x-amz-copy-source-range is not valid for the source."}};
+          first = r->first;
+          last = r->last;
+        }
+        std::shared_ptr<storage::object_files::incoming> body{files->receive().release()};
+        std::ifstream in{*path, std::ios::binary};
+        in.seekg(static_cast<std::streamoff>(first));
+        std::string buffer(chunk_size, '\0');
+        auto left = info->size == 0 ? 0 : last - first + 1;
+        while (left > 0 && in) {
+          in.read(buffer.data(), static_cast<std::streamsize>(std::min<std::uint64_t>(left, buffer.size())));
+          auto got = static_cast<std::uint64_t>(in.gcount());
+          if (got == 0) break;
+          body->append(std::string_view{buffer.data(), got});
+          left -= got;
+        }
+        if (left > 0) return {std::nullopt, s3::error{500, "InternalError", "The copy source could not be read."}};
+        auto part = files->commit_part(body, t.upload_id, t.part_number);
+        if (!part) return {std::nullopt, no_such_upload};
+        return {part, std::nullopt};
+      },
+      [self = shared_from_this()](copied c) {
+        if (c.refusal) return self->fail(*c.refusal, false);
+        auto res = self->reply(200);
+        res->set(bhttp::field::content_type, "application/xml");
+        res->body() = s3::copy_part_xml(c.info->etag, c.info->modified);
+        self->send(res);
+      });
   }
 
   void receive_body() {
@@ -596,6 +652,7 @@ private:
   static constexpr int max_queued = 4;  ///< body chunks waiting for the disk thread at most
   int queued_ = 0;
   bool body_done_ = false;
+  bool copy_source_ = false;  ///< the request names an x-amz-copy-source
   bool reading_paused_ = false;
   bool close_after_ = false;
   bool keep_alive_ = false;  ///< the request's, read before its parser is moved into a body parser

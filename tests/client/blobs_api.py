@@ -191,6 +191,9 @@ def multipart_with_resumed_part(owner):
     # keeps the parts under a new upload: copied back where it can, or none where it cannot).
     again = body_of(owner.call("GET", "/blobs/uploads/%s/parts" % up["upload_id"]))
     held = {p["part_number"] for p in again["stored_parts"]}
+    # Both stores here keep the parts: the embedded one checks before assembling; against an S3
+    # service the broker copied them back (UploadPartCopy) under a new store upload.
+    check(held == {1, 2, 3}, "the parts are still held after the refusal", again)
     for p in again["parts"]:
         if p["part_number"] == 2 or p["part_number"] not in held:
             start = (p["part_number"] - 1) * PART

@@ -154,6 +154,29 @@ def run(s3, endpoint, cfg):
           == "BadDigest", "a wrong x-amz-checksum-sha256 is BadDigest and nothing is stored")
     check(error_code(lambda: s3.head_object(Bucket="contentlake", Key="t_demo/blb_5/x")) == "404",
           "nothing was stored after BadDigest")
+    # UploadPartCopy: ranges of a stored object become parts (what the broker's S3 client does to
+    # restore parts after a refused completion); CopyObject stays unimplemented.
+    source = os.urandom(MIN_PART + 6144)
+    s3.put_object(Bucket="contentlake", Key="t_demo/blb_7/src", Body=source)
+    mpu = s3.create_multipart_upload(Bucket="contentlake", Key="t_demo/blb_7/copy")["UploadId"]
+    etags = []
+    for n, rng in ((1, "bytes=0-%d" % (MIN_PART - 1)), (2, "bytes=%d-%d" % (MIN_PART, MIN_PART + 6143))):
+        r = s3.upload_part_copy(Bucket="contentlake", Key="t_demo/blb_7/copy", UploadId=mpu, PartNumber=n,
+                                CopySource={"Bucket": "contentlake", "Key": "t_demo/blb_7/src"}, CopySourceRange=rng)
+        etags.append(r["CopyPartResult"]["ETag"])
+    parts = s3.list_parts(Bucket="contentlake", Key="t_demo/blb_7/copy", UploadId=mpu)["Parts"]
+    check([(p["PartNumber"], p["Size"]) for p in parts] == [(1, MIN_PART), (2, 6144)], "UploadPartCopy stores the ranges")
+    s3.complete_multipart_upload(Bucket="contentlake", Key="t_demo/blb_7/copy", UploadId=mpu, MultipartUpload={
+        "Parts": [{"PartNumber": n + 1, "ETag": e} for n, e in enumerate(etags)]})
+    check(s3.get_object(Bucket="contentlake", Key="t_demo/blb_7/copy")["Body"].read() == source,
+          "the parts copied from ranges make the source again")
+    check(error_code(lambda: s3.upload_part_copy(Bucket="contentlake", Key="t_demo/blb_7/c2", UploadId=mpu, PartNumber=1,
+                                                 CopySource={"Bucket": "otherbucket", "Key": "x"})) == "AccessDenied",
+          "a copy from another bucket is refused")
+    check(error_code(lambda: s3.copy_object(Bucket="contentlake", Key="t_demo/blb_7/c3",
+                                            CopySource={"Bucket": "contentlake", "Key": "t_demo/blb_7/src"}))
+          == "NotImplemented", "CopyObject is not implemented (501)")
+
     # aws-chunked framing is not decoded: refused (501), never stored as the object's bytes.
     chunked_url = s3.generate_presigned_url("put_object", Params={"Bucket": "contentlake", "Key": "t_demo/blb_6/x"},
                                             ExpiresIn=60)
