@@ -166,10 +166,14 @@ blob_outcome fresh_parts(const blob_broker_config& cfg, storage::upload_record u
                          ? json::value(nullptr)
                          : json::value(stored.kind == storage::finish_result::size_mismatch ? stored.size : u.size);
   } else {
-    json::array stored;
-    for (const auto& [n, info] : cfg.backend->list_parts(u.object_key, u.store_upload_id))
-      stored.push_back(json::object{{"part_number", n}, {"size", info.size}});
-    o["stored_parts"] = std::move(stored);
+    // null: the store cannot tell (an S3-compatible service without ListParts).
+    if (auto listed = cfg.backend->list_parts(u.object_key, u.store_upload_id)) {
+      json::array stored;
+      for (const auto& [n, info] : *listed) stored.push_back(json::object{{"part_number", n}, {"size", info.size}});
+      o["stored_parts"] = std::move(stored);
+    } else {
+      o["stored_parts"] = nullptr;
+    }
   }
   blob_outcome out;
   out.upload = std::move(u);
@@ -178,7 +182,8 @@ blob_outcome fresh_parts(const blob_broker_config& cfg, storage::upload_record u
 }
 
 blob_outcome finish(const blob_broker_config& cfg, const storage::upload_record& u, const std::string& sha256) {
-  storage::expected_object expect{u.size, sha256, static_cast<int>((u.size + u.part_size - 1) / u.part_size)};
+  storage::expected_object expect{u.size, sha256, static_cast<int>((u.size + u.part_size - 1) / u.part_size),
+                                  u.part_size};
   auto r = u.method == "SINGLE" ? cfg.backend->check_single(u.object_key, expect)
                                 : cfg.backend->complete_multipart(u.object_key, u.store_upload_id, expect);
   auto refused = [&]() -> std::optional<blob_outcome> {
@@ -188,7 +193,9 @@ blob_outcome finish(const blob_broker_config& cfg, const storage::upload_record&
       case storage::finish_result::missing_parts: {
         std::vector<domain::error_detail> details;
         for (int n : r.missing) details.push_back({"part " + std::to_string(n), "not uploaded yet"});
-        return failure(error_id::upload_incomplete, "Not every part of the upload is in the object store.",
+        return failure(error_id::upload_incomplete,
+                       details.empty() ? "Not every part of the upload is in the object store (it cannot say which)."
+                                       : "Not every part of the upload is in the object store.",
                        std::move(details));
       }
       case storage::finish_result::size_mismatch:

@@ -28,7 +28,8 @@ public:
   std::string create_multipart(const std::string& key, const std::string& content_type) override {
     return cfg_.files->create_upload(cfg_.bucket, key, content_type);
   }
-  std::vector<std::pair<int, object_info>> list_parts(const std::string&, const std::string& upload_id) const override {
+  std::optional<std::vector<std::pair<int, object_info>>> list_parts(const std::string&,
+                                                                     const std::string& upload_id) const override {
     return cfg_.files->parts(upload_id);
   }
   finish_result complete_multipart(const std::string& key, const std::string& upload_id,

@@ -21,6 +21,7 @@ struct expected_object {
   std::uint64_t size = 0;
   std::string sha256;  ///< lower-case hex
   int part_count = 0;  ///< multipart only
+  std::uint64_t part_size = 0;  ///< multipart only: every part but the last
 };
 
 /// How a completion went. On any error the upload is as it was: a client may re-upload a part or
@@ -49,9 +50,10 @@ public:
 
   /// Starts a multipart upload of `key`; answers the store's upload id.
   virtual std::string create_multipart(const std::string& key, const std::string& content_type) = 0;
-  /// The parts stored so far: (number, info), ascending.
-  virtual std::vector<std::pair<int, object_info>> list_parts(const std::string& key,
-                                                              const std::string& upload_id) const = 0;
+  /// The parts stored so far: (number, info), ascending; nullopt when the store cannot list them
+  /// (an S3-compatible service without ListParts, such as s3rver).
+  virtual std::optional<std::vector<std::pair<int, object_info>>> list_parts(const std::string& key,
+                                                                             const std::string& upload_id) const = 0;
   /// Makes the object `key` of the parts 1..part_count of `upload_id` if and only if together
   /// they are `expect` (size and SHA-256 computed by the store, never taken from the client).
   /// When the store upload is gone but `key` holds the object (a completion that was cut off

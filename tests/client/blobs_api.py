@@ -168,6 +168,18 @@ def multipart_with_resumed_part(owner):
     check(up["part_size"] == PART and up["part_count"] == 3 and [p["size"] for p in up["parts"]] == [PART, PART, PART // 2],
           "parts laid out by blobs.part_size_bytes", up)
     parts = {p["part_number"]: p for p in up["parts"]}
+    if STORE == "s3rver":
+        # s3rver has no ListParts (stored_parts is null) and its process exits on a completion that
+        # names a missing part: only the whole-upload path runs against it.
+        for n, p in parts.items():
+            fetch(p["url"], "PUT", data[(n - 1) * PART:(n - 1) * PART + p["size"]])
+        fresh = body_of(owner.call("GET", "/blobs/uploads/%s/parts" % up["upload_id"]))
+        check(fresh.get("stored_parts", "absent") is None, "a store without ListParts: stored_parts null", fresh)
+        done = owner.complete(up["upload_id"], sha(data))
+        check(done[0] == 201 and body_of(done)["size"] == len(data), "the multipart upload completes", done)
+        location = owner.call("GET", "/blobs/" + up["blob_id"])[1].get("Location", "")
+        check(fetch(location)[2] == data, "the assembled object is the bytes")
+        return
     for n in (1, 3):  # the client "crashes" before part 2
         put = fetch(parts[n]["url"], "PUT", data[(n - 1) * PART:(n - 1) * PART + parts[n]["size"]])
         check(put[0] == 200, "part %d stored" % n, put)
@@ -191,8 +203,8 @@ def multipart_with_resumed_part(owner):
     # keeps the parts under a new upload: copied back where it can, or none where it cannot).
     again = body_of(owner.call("GET", "/blobs/uploads/%s/parts" % up["upload_id"]))
     held = {p["part_number"] for p in again["stored_parts"]}
-    # Both stores here keep the parts: the embedded one checks before assembling; against an S3
-    # service the broker copied them back (UploadPartCopy) under a new store upload.
+    # The embedded store checks before assembling; against an S3 service the broker copied the
+    # parts back (UploadPartCopy) under a new store upload.
     check(held == {1, 2, 3}, "the parts are still held after the refusal", again)
     for p in again["parts"]:
         if p["part_number"] == 2 or p["part_number"] not in held:
@@ -466,8 +478,7 @@ def run_all(binary, source, settings, external):
         owner = Client(svc)
         first = single_upload_and_download(owner)
         idempotent_completion(owner)
-        if STORE != "s3rver":  # s3rver 3.7.1 has no ListParts: the broker cannot complete multipart uploads there
-            multipart_with_resumed_part(owner)
+        multipart_with_resumed_part(owner)
         abort(owner)
         latest = versions(owner, first)
         who_may_read(svc, owner, latest)

@@ -109,7 +109,7 @@ TEST_CASE("URLs the broker presigns for the embedded store upload and download; 
   put_part(1, "FIRST-");  // wrong bytes: the completion refuses and the upload stays
   CHECK(store.backend->complete_multipart(key, id, whole).kind == storage::finish_result::checksum_mismatch);
   CHECK_FALSE(store.backend->check_single(key, whole).kind == storage::finish_result::done);
-  CHECK(store.backend->list_parts(key, id).size() == 2);
+  CHECK(store.backend->list_parts(key, id)->size() == 2);
   put_part(1, "first--");  // one byte too many
   auto longer = store.backend->complete_multipart(key, id, whole);
   CHECK(longer.kind == storage::finish_result::size_mismatch);
