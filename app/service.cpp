@@ -233,6 +233,10 @@ std::uint16_t service::admin_port() const {
   return impl_->admin_listener->port();
 }
 
+const storage::record_store& service::store() const {
+  return *impl_->store;
+}
+
 std::optional<std::uint16_t> service::listener_port(const std::string& name) const {
   return impl_->make_startup().listener_port(name);
 }

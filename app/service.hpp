@@ -18,6 +18,10 @@ namespace cl::actors {
 class actor_directory;
 }
 
+namespace cl::storage {
+class record_store;
+}
+
 namespace cl::app {
 
 class service {
@@ -45,9 +49,10 @@ public:
   /// Asks for a graceful stop; callable from any thread.
   void stop();
 
-  /// For tests: the actor system and the directory of concern actors.
+  /// For tests: the actor system, the directory of concern actors, and the record store.
   caf::actor_system& system();
   actors::actor_directory& directory();
+  const storage::record_store& store() const;
 
 private:
   struct impl;

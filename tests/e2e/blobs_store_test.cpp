@@ -2,10 +2,15 @@
 // credentials are created once in the data dir (mode 0600), requests signed with them are
 // served, others refused, and a graceful stop closes its idle connections.
 
+#include "app/blobs_group.hpp"
 #include "domain/clock.hpp"
 #include "domain/sigv4.hpp"
+#include "storage/change_log.hpp"
+#include "storage/record_store.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/json_response.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_keys.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -87,4 +92,41 @@ TEST_CASE("the generated credentials survive a restart", "[blobs][s3]") {
   }
   test_service again{[&](cl::config::settings& s) { s.data_dir = dir.path; }};
   CHECK(file_text(dir.path + "/identity/blobs-access-key-id") == first_id);
+}
+
+TEST_CASE("a committed blob version appends a change-log entry; an upload that only started does not",
+          "[blobs][changes]") {
+  // URLs for Host 127.0.0.1 (what the test client sends) on the store's ephemeral port.
+  test_service svc([](cl::config::settings& s) {
+    s.groups.get<cl::app::blobs_settings>().embedded_public_url = "http://127.0.0.1";
+  });
+  auto token = token_with("content-lake.read content-lake.write");
+  auto start = [&] {
+    auto r = post_json(svc.port(), "/v0/content-lake/blobs/uploads", token, R"({"size":10,"content_type":"text/plain"})");
+    REQUIRE(r);
+    REQUIRE(r->status == 201);
+    return json_object_of(r);
+  };
+  auto blob_changes = [&] {
+    std::vector<std::string> ids;
+    for (const auto& e : svc.service().store().read_from(0, 100000))
+      if (e.kind == cl::storage::change_kind::blob) {
+        CHECK(e.op == cl::storage::change_op::created);
+        ids.push_back(e.id);
+      }
+    return ids;
+  };
+  auto up = start();
+  start();  // started, never completed: no entry
+  std::string url{up.at("url").as_string()};
+  auto put = http_request(*svc.service().listener_port("blobs"), "PUT", url.substr(std::string{"http://127.0.0.1"}.size()), {},
+                          "tide table");
+  REQUIRE(put);
+  REQUIRE(put->status == 200);
+  CHECK(blob_changes().empty());
+  auto done = post_json(svc.port(), "/v0/content-lake/blobs/uploads/" + std::string{up.at("upload_id").as_string()} + "/complete",
+                        token, R"({"sha256":")" + cl::domain::sigv4::sha256_hex("tide table") + R"("})");
+  REQUIRE(done);
+  REQUIRE(done->status == 201);
+  CHECK(blob_changes() == std::vector<std::string>{std::string{up.at("blob_id").as_string()}});
 }
