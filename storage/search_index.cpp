@@ -1,0 +1,174 @@
+#include "storage/search_index.hpp"
+
+#include <xapian.h>
+
+#include <mutex>
+#include <stdexcept>
+
+namespace cl::storage {
+
+namespace {
+
+constexpr Xapian::valueno id_slot = 0;
+constexpr const char* applied_key = "applied";
+
+std::string unique_term(const std::string& tenant, const std::string& id) {
+  return "Q" + tenant + std::string(1, '\0') + id;
+}
+
+/// Xapian's stemmer for a language code; none (no stemming) for an unknown or absent language.
+Xapian::Stem stemmer_for(const std::string& language) {
+  if (language.empty()) return Xapian::Stem{};
+  try {
+    return Xapian::Stem{language.substr(0, language.find('-'))};
+  } catch (const Xapian::Error&) {
+    return Xapian::Stem{};
+  }
+}
+
+/// Document data: id, title, type, language, work id, text, NUL-separated.
+std::string encode(const indexed_resource& r) {
+  std::string out;
+  for (const auto* f : {&r.id, &r.title, &r.type, &r.language, &r.work_id, &r.text}) {
+    out += *f;
+    out.push_back('\0');
+  }
+  return out;
+}
+
+std::vector<std::string> decode(const std::string& data) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  for (auto nul = data.find('\0'); nul != std::string::npos; nul = data.find('\0', start)) {
+    fields.push_back(data.substr(start, nul - start));
+    start = nul + 1;
+  }
+  fields.resize(6);
+  return fields;
+}
+
+/// Rejects the documents a session has already answered.
+class skip_answered final : public Xapian::MatchDecider {
+public:
+  explicit skip_answered(const std::unordered_set<std::string>& ids) : ids_(ids) {}
+  bool operator()(const Xapian::Document& doc) const override { return ids_.count(doc.get_value(id_slot)) == 0; }
+
+private:
+  const std::unordered_set<std::string>& ids_;
+};
+
+Xapian::Query any_of(const std::string& prefix, const std::vector<std::string>& values) {
+  std::vector<Xapian::Query> terms;
+  for (const auto& v : values) terms.emplace_back(prefix + v);
+  return Xapian::Query(Xapian::Query::OP_OR, terms.begin(), terms.end());
+}
+
+}  // namespace
+
+struct search_index::impl {
+  explicit impl(const std::filesystem::path& dir) : db(dir.string(), Xapian::DB_CREATE_OR_OPEN) {}
+  mutable std::mutex mutex;  ///< Xapian objects are not thread-safe: one user at a time
+  mutable Xapian::WritableDatabase db;
+};
+
+search_index::search_index(std::filesystem::path dir) {
+  try {
+    std::filesystem::create_directories(dir);
+    impl_ = std::make_unique<impl>(dir);
+  } catch (const Xapian::Error& e) {
+    throw std::runtime_error("search index " + dir.string() + ": " + e.get_description());
+  }
+}
+
+search_index::~search_index() = default;
+
+std::uint64_t search_index::applied() const {
+  std::lock_guard lock{impl_->mutex};
+  auto v = impl_->db.get_metadata(applied_key);
+  return v.empty() ? 0 : std::stoull(v);
+}
+
+std::uint64_t search_index::documents() const {
+  std::lock_guard lock{impl_->mutex};
+  return impl_->db.get_doccount();
+}
+
+void search_index::apply(const std::vector<indexed_resource>& upserts,
+                         const std::vector<std::pair<std::string, std::string>>& removed, std::uint64_t applied_seq) {
+  std::lock_guard lock{impl_->mutex};
+  auto& db = impl_->db;
+  Xapian::TermGenerator terms;
+  for (const auto& r : upserts) {
+    Xapian::Document doc;
+    terms.set_document(doc);
+    terms.set_stemmer(stemmer_for(r.language));
+    terms.set_stemming_strategy(Xapian::TermGenerator::STEM_SOME);
+    terms.index_text(r.title, 1, "S");
+    terms.index_text(r.title);
+    terms.increase_termpos();
+    terms.index_text(r.text);
+    auto unique = unique_term(r.tenant, r.id);
+    doc.add_boolean_term(unique);
+    doc.add_boolean_term("XT" + r.tenant);
+    if (!r.type.empty()) doc.add_boolean_term("XY" + r.type);
+    if (!r.language.empty()) doc.add_boolean_term("XL" + r.language);
+    doc.add_boolean_term(r.work_id.empty() ? "XS1" : "XS0");
+    if (!r.work_id.empty()) doc.add_boolean_term("XW" + r.work_id);
+    for (const auto& p : r.readers) doc.add_boolean_term("XR" + p);
+    doc.add_value(id_slot, r.id);
+    doc.set_data(encode(r));
+    db.replace_document(unique, doc);
+  }
+  for (const auto& [tenant, id] : removed) db.delete_document(unique_term(tenant, id));
+  db.set_metadata(applied_key, std::to_string(applied_seq));
+  db.commit();
+}
+
+search_page search_index::search(const search_query& q) const {
+  std::lock_guard lock{impl_->mutex};
+  auto& db = impl_->db;
+  auto language = q.languages.size() == 1 ? q.languages.front() : std::string{"en"};
+  Xapian::QueryParser parser;
+  parser.set_database(db);
+  parser.set_default_op(Xapian::Query::OP_AND);
+  parser.add_prefix("title", "S");
+  const unsigned flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
+                         Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_BOOLEAN_ANY_CASE;
+  Xapian::Query text;
+  auto stem = stemmer_for(language);
+  try {
+    // Stemmed for the query's language, or exactly as written (documents of a language without a
+    // stemmer hold only the words as written).
+    parser.set_stemmer(stem);
+    parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
+    auto stemmed = parser.parse_query(q.text, flags);
+    parser.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
+    auto exact = parser.parse_query(q.text, flags);
+    text = Xapian::Query(Xapian::Query::OP_OR, stemmed, exact);
+  } catch (const Xapian::QueryParserError& e) {
+    throw query_syntax_error{e.get_msg()};
+  }
+  std::vector<Xapian::Query> filters{Xapian::Query("XT" + q.tenant)};
+  if (!q.types.empty()) filters.push_back(any_of("XY", q.types));
+  if (!q.languages.empty()) filters.push_back(any_of("XL", q.languages));
+  if (!q.work_id.empty()) filters.emplace_back("XW" + q.work_id);
+  filters.push_back(any_of("XR", q.principals));  // layer 2: only what the caller may read
+  Xapian::Query filter(Xapian::Query::OP_AND, filters.begin(), filters.end());
+  Xapian::Enquire enquire{db};
+  enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, text, filter));
+  std::unordered_set<std::string> none;
+  skip_answered decider{q.skip ? *q.skip : none};
+  auto mset = enquire.get_mset(0, static_cast<Xapian::doccount>(q.page_size + 1), nullptr, &decider);
+  search_page page;
+  page.total_estimate = mset.get_matches_estimated();
+  for (auto it = mset.begin(); it != mset.end() && page.hits.size() < q.page_size; ++it) {
+    auto f = decode(it.get_document().get_data());
+    search_hit h{f[0], f[1], f[2], f[3], f[4], it.get_weight(), {}};
+    h.snippet = mset.snippet(f[5], 200, stemmer_for(f[3]), Xapian::MSet::SNIPPET_EXHAUSTIVE, "\u00ab", "\u00bb", "\u2026");
+    page.hits.push_back(std::move(h));
+  }
+  page.exhausted = mset.size() <= q.page_size;
+  return page;
+}
+
+}  // namespace cl::storage

@@ -1,0 +1,86 @@
+#pragma once
+/// The search index (issue 14): a Xapian database under the data dir, derived from LMDB and fed
+/// only from the change log. It never holds rights (they are resolved when a search answers) and it
+/// is never the truth: `contentlake reindex` rebuilds it from the record store.
+///
+/// One document per Resource: unique term `Q<tenant>\0<id>`; boolean filter terms `XT<tenant>`,
+/// `XY<type>`, `XL<language>`, `XW<work id>`, `XS1`/`XS0` (staged or attached) and `XR<principal>`
+/// for every principal holding a grant (layer 2 is part of the query, so pages never come back
+/// short); free text stemmed by the Resource's language (title also under prefix `S`, for
+/// `title:`). The document data keeps what a hit shows. The last applied change-log sequence is
+/// the database's metadata `applied`, committed with the documents it covers.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace cl::storage {
+
+/// What the index keeps of a Resource.
+struct indexed_resource {
+  std::string tenant, id, title, type, language, work_id;
+  std::string text;                    ///< all block text, table cells, image alt and captions
+  std::vector<std::string> readers;    ///< principals with a grant on it (subjects and groups)
+};
+
+/// A search: the query text and its filters, for a caller whose grants count through `principals`.
+struct search_query {
+  std::string tenant;
+  std::string text;
+  std::vector<std::string> types, languages;
+  std::string work_id;
+  std::vector<std::string> principals;           ///< the caller's subject and groups
+  const std::unordered_set<std::string>* skip = nullptr;  ///< ids already answered (never again)
+  std::size_t page_size = 20;
+};
+
+struct search_hit {
+  std::string id, title, type, language, work_id;
+  double score = 0;
+  std::string snippet;  ///< matched terms between U+00AB and U+00BB; empty when nothing to show
+};
+
+struct search_page {
+  std::vector<search_hit> hits;
+  std::uint64_t total_estimate = 0;
+  bool exhausted = false;  ///< nothing ranked after the last hit
+};
+
+/// A query Xapian cannot parse (the caller answers 400 with it).
+struct query_syntax_error {
+  std::string message;
+};
+
+class search_index {
+public:
+  /// Opens (creating) the index at `dir`; throws std::runtime_error when it is unreadable (the
+  /// caller rebuilds it).
+  explicit search_index(std::filesystem::path dir);
+  ~search_index();
+  search_index(const search_index&) = delete;
+  search_index& operator=(const search_index&) = delete;
+
+  /// The last change-log sequence whose effects the index holds (0: none).
+  std::uint64_t applied() const;
+
+  /// Replaces or adds `upserts`, removes `removed` ((tenant, id)), and records `applied_seq`, in one
+  /// commit.
+  void apply(const std::vector<indexed_resource>& upserts, const std::vector<std::pair<std::string, std::string>>& removed,
+             std::uint64_t applied_seq);
+
+  /// The next page of `q`, ranked, skipping `q.skip`; throws query_syntax_error.
+  search_page search(const search_query& q) const;
+
+  /// How many documents the index holds.
+  std::uint64_t documents() const;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace cl::storage
