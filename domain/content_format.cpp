@@ -335,6 +335,32 @@ std::vector<std::string> referenced_blobs(const json::value& content) {
   return out;
 }
 
+namespace {
+
+void collect_text(const json::value& v, std::string& out) {
+  if (const auto* o = v.if_object()) {
+    for (const auto& m : *o) {
+      if ((m.key() == "text" || m.key() == "alt" || m.key() == "caption") && m.value().is_string()) {
+        if (!out.empty()) out.push_back('\n');
+        out.append(m.value().as_string().data(), m.value().as_string().size());
+      } else {
+        collect_text(m.value(), out);
+      }
+    }
+  } else if (const auto* a = v.if_array()) {
+    for (const auto& e : *a) collect_text(e, out);
+  }
+}
+
+}  // namespace
+
+std::string search_text(const json::value& content) {
+  std::string out;
+  if (const auto* doc = content.if_object())
+    if (const auto* blocks = doc->if_contains("blocks")) collect_text(*blocks, out);
+  return out;
+}
+
 std::vector<std::string> referenced_blobs_in(std::string_view content_json) {
   if (content_json.find("\"image\"") == std::string_view::npos) return {};
   return referenced_blobs(json::parse(content_json));

@@ -52,6 +52,11 @@ std::vector<std::string> referenced_blobs(const boost::json::value& content);
 /// The same from a canonical content document's text (parsed only when it has an image block).
 std::vector<std::string> referenced_blobs_in(std::string_view content_json);
 
+/// The words of a content document a search indexes: every `text` (spans, code), `alt` and
+/// `caption` anywhere in it (paragraphs, headings, quotes, list items, table cells, images), in
+/// document order, separated by newlines.
+std::string search_text(const boost::json::value& content);
+
 /// One entity annotation found in the content.
 struct entity_mention {
   std::string entity_id;

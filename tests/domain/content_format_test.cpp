@@ -246,3 +246,16 @@ TEST_CASE("the blobs a content document's images reference, each once, sorted", 
   CHECK(cl::domain::referenced_blobs_in(boost::json::serialize(doc)) == std::vector<std::string>{"blb_1", "blb_2"});
   CHECK(cl::domain::referenced_blobs_in(R"({"format":"cl.content/1","blocks":[]})").empty());
 }
+
+TEST_CASE("the text a search indexes: spans, code, list items, table cells, image alt and caption", "[content][search]") {
+  auto doc = json::parse(R"json({"format":"cl.content/1","blocks":[
+    {"type":"heading","key":"h","level":1,"children":[{"type":"span","text":"Spring tides"}]},
+    {"type":"paragraph","key":"p","mark_defs":[{"key":"m","type":"link","href":"https://secret.example"}],
+     "children":[{"type":"span","text":"Seven metres","marks":["m"]}]},
+    {"type":"list","key":"l","ordered":false,"items":[{"children":[{"type":"span","text":"neap"}]}]},
+    {"type":"table","key":"t","rows":[[{"children":[{"type":"span","text":"Brest"}]}]]},
+    {"type":"code","key":"c","text":"tide()"},
+    {"type":"image","key":"i","blob":"blb_1","alt":"a chart","caption":"Figure one"}]})json");
+  CHECK(search_text(doc) == "Spring tides\nSeven metres\nneap\nBrest\ntide()\na chart\nFigure one");
+  CHECK(search_text(json::parse(R"({"format":"cl.content/1","blocks":[]})")).empty());
+}
