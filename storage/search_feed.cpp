@@ -1,0 +1,63 @@
+#include "storage/search_feed.hpp"
+
+#include "domain/content_format.hpp"
+#include "storage/record_store.hpp"
+
+#include <boost/json.hpp>
+
+#include <map>
+
+namespace cl::storage {
+
+namespace json = boost::json;
+
+std::optional<indexed_resource> index_entry(const read_view& view, const std::string& tenant, const std::string& id) {
+  auto record = view.resources().get(tenant, id);
+  auto header = view.resources().header(tenant, id);
+  if (!record || !header) return std::nullopt;
+  indexed_resource r;
+  r.tenant = tenant;
+  r.id = id;
+  r.type = header->type;
+  r.language = header->language;
+  r.work_id = header->work_id;
+  auto doc = json::parse(*record);
+  if (const auto* o = doc.if_object()) {
+    if (const auto* title = o->if_contains("title"); title && title->is_string()) r.title = std::string{title->as_string()};
+    if (const auto* content = o->if_contains("content")) r.text = domain::search_text(*content);
+  }
+  grant_query q;
+  q.tenant = tenant;
+  q.resource_id = id;
+  q.limit = 1000;
+  for (;;) {
+    auto page = view.grants().on_resource(q);
+    for (const auto& [principal, grant] : page.entries) r.readers.push_back(principal);
+    if (page.entries.size() < q.limit) break;
+    q.after = page.entries.back().first;
+  }
+  return r;
+}
+
+catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes) {
+  catch_up_result result;
+  result.applied = index.applied();
+  auto changes = store.read_from(result.applied, max_changes);
+  if (changes.empty()) return result;
+  std::map<std::pair<std::string, std::string>, bool> touched;  // (tenant, id), once per batch
+  for (const auto& c : changes)
+    if (c.kind == change_kind::resource) touched[{c.tenant, c.id}] = true;
+  std::vector<indexed_resource> upserts;
+  std::vector<std::pair<std::string, std::string>> removed;
+  for (const auto& [key, _] : touched) {
+    if (auto entry = index_entry(store, key.first, key.second)) upserts.push_back(std::move(*entry));
+    else removed.push_back(key);
+  }
+  result.changes = changes.size();
+  result.documents = upserts.size() + removed.size();
+  result.applied = changes.back().seq;
+  index.apply(upserts, removed, result.applied);
+  return result;
+}
+
+}  // namespace cl::storage

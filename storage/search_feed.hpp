@@ -1,0 +1,35 @@
+#pragma once
+/// Keeps the search index in step with the record store (issue 14), fed only from the change log:
+/// every change to a Resource (create, replace, patch, promotion, snapshot, grant, revoke) makes its
+/// document be rebuilt from the store as it is now (or removed when the Resource is gone). Contract
+/// changes alter no document (rights are resolved when a search answers). The indexer actor calls
+/// `catch_up` in batches; a crash loses nothing: the index's applied sequence is committed with the
+/// documents, and the next start resumes after it.
+
+#include "storage/search_index.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cl::storage {
+
+class read_view;
+class record_store;
+
+/// The document of Resource `id` of `tenant` as `view` sees it, or nullopt when it does not exist.
+std::optional<indexed_resource> index_entry(const read_view& view, const std::string& tenant, const std::string& id);
+
+/// What one catch-up did.
+struct catch_up_result {
+  std::size_t changes = 0;    ///< change-log entries read
+  std::size_t documents = 0;  ///< documents rebuilt or removed
+  std::uint64_t applied = 0;  ///< the index's applied sequence after it
+};
+
+/// Applies up to `max_changes` change-log entries after the index's applied sequence, as one
+/// commit (a Resource changed several times in the batch is rebuilt once).
+catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes);
+
+}  // namespace cl::storage
