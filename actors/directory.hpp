@@ -136,6 +136,8 @@ struct service_health {
   std::atomic<bool> keys_loaded{false};
   std::atomic<bool> draining{false};
   std::atomic<int> children_down{0};
+  /// The search index has applied every change committed since start (reported by /readyz).
+  std::atomic<bool> search_caught_up{false};
 };
 
 }  // namespace cl::actors

@@ -121,6 +121,11 @@ using blob_broker_actor = caf::typed_actor<
   // Internal: aborts uploads whose URLs expired (sent to itself periodically).
   caf::reacts_to<sweep_atom>>;
 
+/// Search indexer (the search route group): applies the change log to the Xapian index.
+using indexer_actor = caf::typed_actor<
+  // Internal: applies what the change log holds beyond the index (sent to itself periodically).
+  caf::reacts_to<index_atom>>;
+
 /// A detached worker of the blob broker: runs one blocking store call, answers, and quits.
 using blob_worker_actor = caf::typed_actor<caf::replies_to<run_atom, blob_job>::with<blob_outcome>>;
 
@@ -132,6 +137,6 @@ namespace cl::actors {
 /// reaches them as `concern_handles::get<X_actor>()`). A new route group's actor adds its
 /// interface above and its type here.
 using mailboxes = std::tuple<auth_actor, rate_limiter_actor, reader_actor, writer_actor, rights_actor,
-                             contracts_actor, access_actor, ledger_actor, blob_broker_actor>;
+                             contracts_actor, access_actor, ledger_actor, blob_broker_actor, indexer_actor>;
 
 }  // namespace cl::actors

@@ -89,6 +89,24 @@ struct metrics::impl {
       .Help("Records in the idempotency ledger (pruned after idempotency.retention_seconds).")
       .Register(*registry)
       .Add({});
+  prometheus::Gauge& search_lag_changes =
+    prometheus::BuildGauge()
+      .Name("contentlake_search_index_lag_changes")
+      .Help("Change-log entries committed but not yet applied to the search index.")
+      .Register(*registry)
+      .Add({});
+  prometheus::Gauge& search_lag_seconds =
+    prometheus::BuildGauge()
+      .Name("contentlake_search_index_lag_seconds")
+      .Help("Age of the oldest change-log entry not yet applied to the search index (0 when caught up).")
+      .Register(*registry)
+      .Add({});
+  prometheus::Gauge& search_documents =
+    prometheus::BuildGauge()
+      .Name("contentlake_search_index_documents")
+      .Help("Resources in the search index.")
+      .Register(*registry)
+      .Add({});
   std::shared_ptr<write_counters> writes;
 };
 
@@ -126,6 +144,15 @@ void metrics::count_backend_error(std::string_view concern, std::string_view kin
 
 void metrics::set_ledger_entries(std::size_t n) {
   impl_->ledger_entries.Set(static_cast<double>(n));
+}
+
+void metrics::set_search_index_lag(std::uint64_t changes, double seconds) {
+  impl_->search_lag_changes.Set(static_cast<double>(changes));
+  impl_->search_lag_seconds.Set(seconds);
+}
+
+void metrics::set_search_index_documents(std::uint64_t n) {
+  impl_->search_documents.Set(static_cast<double>(n));
 }
 
 void metrics::add_connections(int delta) {

@@ -44,6 +44,11 @@ public:
   /// Records currently in the idempotency ledger.
   void set_ledger_entries(std::size_t n);
 
+  /// How far the search index is behind the change log, in changes and in seconds.
+  void set_search_index_lag(std::uint64_t changes, double seconds);
+  /// Documents (Resources) the search index holds.
+  void set_search_index_documents(std::uint64_t n);
+
   /// Open public connections changed by `delta`.
   void add_connections(int delta);
 

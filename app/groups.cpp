@@ -12,6 +12,7 @@ const registry& groups() {
     register_catalog(r);
     register_contracts(r);
     register_blobs(r);
+    register_search(r);
     return r;
   }();
   return all;

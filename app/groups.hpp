@@ -20,6 +20,7 @@ void register_catalog(registry& r);
 void register_contracts(registry& r);
 /// Blobs: the embedded S3-compatible object store (the broker and its routes come next).
 void register_blobs(registry& r);
+void register_search(registry& r);
 
 /// Every group registered, built once; pure (nothing starts), so tests read its routes and options.
 const registry& groups();

@@ -107,7 +107,8 @@ public:
       r.status = ready ? 200 : 503;
       r.body = std::string{R"({"status":")"} + (ready ? "ready" : "not_ready") + R"(","signing_keys_loaded":)"
                + (keys ? "true" : "false") + R"(,"draining":)" + (draining ? "true" : "false")
-               + R"(,"actors_down":)" + (down ? "true" : "false") + "}";
+               + R"(,"actors_down":)" + (down ? "true" : "false") + R"(,"search_index_caught_up":)"
+               + (health_->search_caught_up ? "true" : "false") + "}";
     } else {
       r = domain::api_reply::failure(domain::error_id::route_not_found, "The admin listener has /metrics, /healthz and /readyz.");
       r.route = {};

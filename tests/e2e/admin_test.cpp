@@ -1,5 +1,6 @@
 // The operations listener: /metrics, /healthz, /readyz; not part of the public API.
 
+#include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
 
@@ -41,6 +42,28 @@ TEST_CASE("metrics count durable commits and the writes they carried", "[admin]"
   CHECK(mutations == 3);  // one per create: each is acknowledged only after its commit
   CHECK(commits >= 1);
   CHECK(commits <= 3);
+}
+
+TEST_CASE("the search index's lag is on /metrics and /readyz says when it has caught up", "[admin][search]") {
+  test_service svc;
+  auto token = read_token("content-lake.read content-lake.write");
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(post_json(svc.port(), "/v0/content-lake/resources", token,
+                      R"({"title":"Tides","type":"ARTICLE","language":"en","content":{"format":"cl.content/1","blocks":[]}})")
+              ->status == 201);
+  auto gauge = [&](const std::string& name) {
+    auto m = http_request(svc.admin_port(), "GET", "/metrics");
+    auto at = m ? m->body.find("\n" + name + " ") : std::string::npos;
+    return at == std::string::npos ? -1.0 : std::stod(m->body.substr(at + name.size() + 2));
+  };
+  // The three Resources reach the index (the indexer runs: the gauge starts at 0).
+  CHECK(eventually([&] { return gauge("contentlake_search_index_documents") == 3.0; }));
+  CHECK(gauge("contentlake_search_index_lag_changes") == 0.0);
+  auto ready = http_request(svc.admin_port(), "GET", "/readyz");
+  REQUIRE(ready);
+  CHECK(ready->body.find(R"("search_index_caught_up":true)") != std::string::npos);
+  CHECK(http_request(svc.admin_port(), "GET", "/metrics")->body.find("contentlake_search_index_lag_seconds 0") !=
+        std::string::npos);
 }
 
 TEST_CASE("healthz and readyz answer on the admin listener only", "[admin]") {

@@ -1,0 +1,47 @@
+#pragma once
+/// The search indexer (issue 14): keeps the Xapian index in step with LMDB, fed only from the
+/// change log (storage/search_feed.hpp). Detached (Xapian commits fsync). It looks for new change-log
+/// entries every `interval` and applies at most `batch` of them per commit, so a burst of writes
+/// costs one index commit per interval, not one per write. It is a registered change-log consumer
+/// (entries it has not applied are kept), publishes its lag as metrics and whether it has caught up
+/// since start in the service health (/readyz).
+
+#include "actors/directory.hpp"
+#include "actors/interfaces.hpp"
+#include "actors/metrics.hpp"
+#include "storage/record_store.hpp"
+#include "storage/search_index.hpp"
+
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <memory>
+
+namespace cl::actors {
+
+struct indexer_config {
+  std::shared_ptr<storage::record_store> store;
+  std::shared_ptr<storage::search_index> index;
+  std::shared_ptr<actor_directory> directory;  ///< where the writer is found (consumer position)
+  std::shared_ptr<metrics> stats;              ///< may be null
+  std::shared_ptr<service_health> health;      ///< may be null
+  std::size_t batch = 500;
+  std::chrono::milliseconds interval{100};
+  /// How often the consumer position is written (a write of its own; the log keeps at most this
+  /// much more than the index needs).
+  std::chrono::milliseconds acknowledge_every{60000};
+};
+
+struct indexer_state {
+  static constexpr const char* name = "indexer";
+  std::uint64_t acknowledged = 0;  ///< the consumer position last written
+  std::chrono::steady_clock::time_point acknowledged_at = std::chrono::steady_clock::now();
+};
+
+/// The change-log consumer name the indexer registers under.
+inline constexpr const char* search_consumer = "search-index";
+
+indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_state> self,
+                                     std::shared_ptr<const indexer_config> cfg);
+
+}  // namespace cl::actors

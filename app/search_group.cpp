@@ -1,0 +1,81 @@
+// Route group: search (issue 14, in progress). So far: the indexer, which keeps the Xapian index
+// under <data_dir>/search in step with the change log. The search session actor and
+// POST /v0/content-lake/search come next.
+
+#include "actors/indexer.hpp"
+#include "app/groups.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+namespace cl::app {
+
+namespace {
+
+struct search_settings {
+  std::int64_t batch_max_changes = 500;
+  std::int64_t batch_interval_ms = 100;
+};
+
+/// The index under the data dir; an unreadable one is removed and rebuilt from the change log.
+std::shared_ptr<storage::search_index> open_index(const std::string& data_dir) {
+  auto dir = std::filesystem::path{data_dir} / "search";
+  try {
+    return std::make_shared<storage::search_index>(dir);
+  } catch (const std::exception& e) {
+    spdlog::warn("search index: {}; rebuilding it from the record store", e.what());
+    std::filesystem::remove_all(dir);
+    return std::make_shared<storage::search_index>(dir);
+  }
+}
+
+caf::expected<std::vector<actors::child_spec>> spawn_indexer(const startup& s) {
+  if (!s.store) return startup_failure("the indexer needs the record store");
+  auto section = s.settings.groups.get<search_settings>();
+  auto cfg = std::make_shared<actors::indexer_config>();
+  cfg->store = s.store;
+  try {
+    cfg->index = open_index(s.settings.data_dir);
+  } catch (const std::exception& e) {
+    return startup_failure(std::string{"search index: "} + e.what());
+  }
+  cfg->directory = s.directory;
+  cfg->stats = s.stats;
+  cfg->health = s.health;
+  cfg->batch = static_cast<std::size_t>(section.batch_max_changes);
+  cfg->interval = std::chrono::milliseconds{section.batch_interval_ms};
+  if (cfg->index->applied() > s.store->last_change()) {
+    // An index ahead of the store (a data dir restored from an older backup): start it afresh.
+    spdlog::warn("search index: ahead of the record store ({} > {}); rebuilding it", cfg->index->applied(),
+                 s.store->last_change());
+    cfg->index.reset();
+    std::filesystem::remove_all(std::filesystem::path{s.settings.data_dir} / "search");
+    cfg->index = open_index(s.settings.data_dir);
+  }
+  // Registered as a change-log consumer before anything is served (retention then keeps what the
+  // index has not applied); later positions are written by the indexer through the writer.
+  bool registered = false;
+  for (const auto& [name, seq] : s.store->consumers()) registered = registered || name == actors::search_consumer;
+  if (!registered) s.store->apply({storage::acknowledge_changes(actors::search_consumer, cfg->index->applied())});
+  std::shared_ptr<const actors::indexer_config> shared = cfg;
+  return std::vector<actors::child_spec>{actors::supervised<actors::indexer_actor>(
+    "indexer", [shared](caf::actor_system& sys) { return sys.spawn<caf::detached>(actors::indexer, shared); })};
+}
+
+}  // namespace
+
+void register_search(registry& r) {
+  r.add_options({
+    {"search.batch_max_changes", "500", "Change-log entries the indexer applies per index commit at most.",
+     config::integer_member(&search_settings::batch_max_changes, 1, 100000)},
+    {"search.batch_interval_ms", "100",
+     "How often the indexer looks for new changes: a write is searchable within about this (plus one commit).",
+     config::integer_member(&search_settings::batch_interval_ms, 1, 60000)},
+  });
+  r.add_actors("search", &spawn_indexer);
+}
+
+}  // namespace cl::app
