@@ -6,6 +6,8 @@
 #include "app/groups.hpp"
 #include "app/service.hpp"
 #include "storage/identity.hpp"
+#include "storage/record_store.hpp"
+#include "storage/search_feed.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -13,6 +15,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -122,6 +125,20 @@ int token(const std::string& data_dir, const std::string& tenant, const std::str
   }
 }
 
+/// `contentlake reindex`: rebuilds the search index from the record store (the service may be
+/// stopped or running on another data dir; not on this one: LMDB and Xapian allow one writer).
+int reindex(const std::string& data_dir, std::size_t map_size_mib) {
+  try {
+    auto store = cl::storage::open_lmdb_store(data_dir, map_size_mib);
+    auto done = cl::storage::rebuild_index(std::filesystem::path{data_dir} / "search", *store);
+    std::cout << "search index rebuilt: " << done.documents << " Resources, from change " << done.applied << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "contentlake reindex: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,7 +167,19 @@ int main(int argc, char** argv) {
   token_cmd->add_option("--ttl", ttl, "Lifetime in seconds, at most 3600")->check(CLI::Range(1, 3600));
   token_cmd->add_option("--data-dir", token_dir, "Data directory holding the development key (default ./var)");
 
+  auto* reindex_cmd = app.add_subcommand("reindex", "Rebuild the search index from the record store (service stopped)");
+  std::string reindex_dir;
+  reindex_cmd->add_option("--data-dir", reindex_dir, "Data directory (default ./var, or CONTENTLAKE_DATA_DIR)");
+
   CLI11_PARSE(app, argc, argv);
+
+  if (*reindex_cmd) {
+    if (reindex_dir.empty()) {
+      const char* env_dir = std::getenv("CONTENTLAKE_DATA_DIR");
+      reindex_dir = env_dir ? env_dir : "./var";
+    }
+    return reindex(reindex_dir, cl::config::settings{}.storage.map_size_mib);
+  }
 
   if (*serve_cmd) {
     std::vector<std::pair<std::string, std::string>> overrides;

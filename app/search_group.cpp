@@ -1,9 +1,10 @@
 // Route group: search (issue 14, in progress). So far: the indexer, which keeps the Xapian index
-// under <data_dir>/search in step with the change log. The search session actor and
+// under <data_dir>/search in step with the change log (`contentlake reindex` rebuilds it). The search session actor and
 // POST /v0/content-lake/search come next.
 
 #include "actors/indexer.hpp"
 #include "app/groups.hpp"
+#include "storage/search_feed.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -20,14 +21,15 @@ struct search_settings {
   std::int64_t batch_interval_ms = 100;
 };
 
-/// The index under the data dir; an unreadable one is removed and rebuilt from the change log.
-std::shared_ptr<storage::search_index> open_index(const std::string& data_dir) {
+/// The index under the data dir; an unreadable one is rebuilt from the record store.
+std::shared_ptr<storage::search_index> open_index(const std::string& data_dir, const storage::record_store& store) {
   auto dir = std::filesystem::path{data_dir} / "search";
   try {
     return std::make_shared<storage::search_index>(dir);
   } catch (const std::exception& e) {
     spdlog::warn("search index: {}; rebuilding it from the record store", e.what());
-    std::filesystem::remove_all(dir);
+    auto done = storage::rebuild_index(dir, store);
+    spdlog::info("search index: rebuilt with {} Resources", done.documents);
     return std::make_shared<storage::search_index>(dir);
   }
 }
@@ -38,7 +40,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_indexer(const startup& s) {
   auto cfg = std::make_shared<actors::indexer_config>();
   cfg->store = s.store;
   try {
-    cfg->index = open_index(s.settings.data_dir);
+    cfg->index = open_index(s.settings.data_dir, *s.store);
   } catch (const std::exception& e) {
     return startup_failure(std::string{"search index: "} + e.what());
   }
@@ -52,8 +54,8 @@ caf::expected<std::vector<actors::child_spec>> spawn_indexer(const startup& s) {
     spdlog::warn("search index: ahead of the record store ({} > {}); rebuilding it", cfg->index->applied(),
                  s.store->last_change());
     cfg->index.reset();
-    std::filesystem::remove_all(std::filesystem::path{s.settings.data_dir} / "search");
-    cfg->index = open_index(s.settings.data_dir);
+    storage::rebuild_index(std::filesystem::path{s.settings.data_dir} / "search", *s.store);
+    cfg->index = open_index(s.settings.data_dir, *s.store);
   }
   // Registered as a change-log consumer before anything is served (retention then keeps what the
   // index has not applied); later positions are written by the indexer through the writer.

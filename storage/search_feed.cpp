@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include <map>
+#include <stdexcept>
 
 namespace cl::storage {
 
@@ -37,6 +38,37 @@ std::optional<indexed_resource> index_entry(const read_view& view, const std::st
     q.after = page.entries.back().first;
   }
   return r;
+}
+
+rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page) {
+  if (search_index::in_use(dir))
+    throw std::runtime_error("the search index " + dir.string() + " is in use (is the service running on this data dir?)");
+  rebuild_result result;
+  result.applied = store.last_change();
+  auto fresh = dir;
+  fresh += ".rebuild";
+  std::filesystem::remove_all(fresh);
+  {
+    search_index index{fresh};
+    std::string after;
+    for (;;) {
+      auto rows = store.scan(table::resources, "", after, page);
+      std::vector<indexed_resource> docs;
+      for (const auto& [key, value] : rows) {
+        auto nul = key.find('\0');
+        if (nul == std::string::npos) continue;
+        if (auto entry = index_entry(store, key.substr(0, nul), key.substr(nul + 1))) docs.push_back(std::move(*entry));
+      }
+      result.documents += docs.size();
+      bool last = rows.size() < page;
+      index.apply(docs, {}, last ? result.applied : 0);
+      if (last) break;
+      after = rows.back().first;
+    }
+  }
+  std::filesystem::remove_all(dir);
+  std::filesystem::rename(fresh, dir);
+  return result;
 }
 
 catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes) {

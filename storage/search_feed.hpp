@@ -28,6 +28,18 @@ struct catch_up_result {
   std::uint64_t applied = 0;  ///< the index's applied sequence after it
 };
 
+/// What a rebuild did.
+struct rebuild_result {
+  std::uint64_t documents = 0;
+  std::uint64_t applied = 0;  ///< the change-log sequence the rebuilt index starts from
+};
+
+/// Rebuilds the index at `dir` from the record store's Resources (not from the change log, which
+/// retention may have shortened): into `<dir>.rebuild`, then one rename replaces `dir`. The index
+/// starts from the last change committed before the scan; the indexer applies what came after
+/// (rebuilding a document twice is harmless).
+rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page = 1000);
+
 /// Applies up to `max_changes` change-log entries after the index's applied sequence, as one
 /// commit (a Resource changed several times in the batch is rebuilt once).
 catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes);

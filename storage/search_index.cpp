@@ -82,6 +82,18 @@ search_index::search_index(std::filesystem::path dir) {
 
 search_index::~search_index() = default;
 
+bool search_index::in_use(const std::filesystem::path& dir) {
+  if (!std::filesystem::exists(dir)) return false;
+  try {
+    Xapian::WritableDatabase probe(dir.string(), Xapian::DB_OPEN);
+    return false;
+  } catch (const Xapian::DatabaseLockError&) {
+    return true;
+  } catch (const Xapian::Error&) {
+    return false;  // unreadable: not in use, to be rebuilt
+  }
+}
+
 std::uint64_t search_index::applied() const {
   std::lock_guard lock{impl_->mutex};
   auto v = impl_->db.get_metadata(applied_key);

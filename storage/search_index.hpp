@@ -75,6 +75,9 @@ public:
   /// The next page of `q`, ranked, skipping `q.skip`; throws query_syntax_error.
   search_page search(const search_query& q) const;
 
+  /// True when another writer (a running service) holds the index at `dir`.
+  static bool in_use(const std::filesystem::path& dir);
+
   /// How many documents the index holds.
   std::uint64_t documents() const;
 

@@ -109,3 +109,22 @@ TEST_CASE("an unknown configuration key stops start-up naming the key", "[cli]")
   CHECK(bad_value.wait_exit(20000) == 2);
   CHECK(bad_value.err.find("listen") != std::string::npos);
 }
+
+TEST_CASE("reindex rebuilds the search index of a stopped service and refuses a running one", "[cli][search]") {
+  temp_dir dir;  // outlives the service: reindex runs on it after the service is gone
+  auto data_dir = dir.path + "/data";
+  {
+    test_service svc([&](cl::config::settings& s) { s.data_dir = data_dir; });
+    auto token = read_token("content-lake.read content-lake.write");
+    for (int i = 0; i < 2; ++i)
+      REQUIRE(post_json(svc.port(), "/v0/content-lake/resources", token,
+                        R"({"title":"T","type":"ARTICLE","language":"en","content":{"format":"cl.content/1","blocks":[]}})")
+                ->status == 201);
+    child running{{"reindex", "--data-dir", data_dir}};
+    CHECK(running.wait_exit(20000) == 1);
+    CHECK(running.err.find("in use") != std::string::npos);
+  }
+  child stopped{{"reindex", "--data-dir", data_dir}};
+  CHECK(stopped.wait_exit(20000) == 0);
+  CHECK(stopped.out.find("search index rebuilt: 2 Resources") != std::string::npos);
+}

@@ -79,3 +79,21 @@ TEST_CASE("the change log feeds the index: writes, grants, removals, resumption"
   CHECK(index.documents() == 2);
   CHECK(index.applied() == store->last_change());
 }
+
+TEST_CASE("a rebuild takes every Resource from the store, starts after the last change, and replaces the index",
+          "[search][feed]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  store->apply({write_resource("res_1", "Tides", "spring tide", "u_a"), write_resource("res_2", "Winds", "mistral", "u_a")});
+  {
+    search_index stale{dir.path + "/search"};
+    stale.apply({indexed_resource{"t1", "res_9", "Gone", "ARTICLE", "en", "", "spring", {"u_a"}}}, {}, 1);
+  }
+  auto done = rebuild_index(dir.path + "/search", *store, 1);  // one Resource per page
+  CHECK(done.documents == 2);
+  CHECK(done.applied == store->last_change());
+  search_index index{dir.path + "/search"};
+  CHECK(index.applied() == store->last_change());
+  CHECK(hits(index, "spring", "u_a") == std::vector<std::string>{"res_1"});  // the stale document is gone
+  CHECK(catch_up(index, *store, 1000).changes == 0);
+}
