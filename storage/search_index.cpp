@@ -2,6 +2,7 @@
 
 #include <xapian.h>
 
+#include <atomic>
 #include <mutex>
 #include <stdexcept>
 
@@ -66,9 +67,42 @@ Xapian::Query any_of(const std::string& prefix, const std::vector<std::string>& 
 }  // namespace
 
 struct search_index::impl {
-  explicit impl(const std::filesystem::path& dir) : db(dir.string(), Xapian::DB_CREATE_OR_OPEN) {}
-  mutable std::mutex mutex;  ///< Xapian objects are not thread-safe: one user at a time
+  explicit impl(const std::filesystem::path& dir) : path(dir.string()), db(path, Xapian::DB_CREATE_OR_OPEN) {}
+
+  /// A read-only view for one search at a time, current as of the last commit.
+  struct reader {
+    std::unique_ptr<Xapian::Database> db;
+    std::uint64_t generation = 0;
+  };
+
+  /// Takes an idle reader (or opens one) and brings it to the last commit.
+  reader checkout() const {
+    reader r;
+    {
+      std::lock_guard lock{pool_mutex};
+      if (!idle.empty()) {
+        r = std::move(idle.back());
+        idle.pop_back();
+      }
+    }
+    auto now = generation.load();
+    if (!r.db) r.db = std::make_unique<Xapian::Database>(path);
+    else if (r.generation != now) r.db->reopen();
+    r.generation = now;
+    return r;
+  }
+  void give_back(reader r) const {
+    std::lock_guard lock{pool_mutex};
+    if (idle.size() < 16) idle.push_back(std::move(r));
+  }
+
+  std::string path;
+  mutable std::mutex mutex;  ///< the writer: Xapian objects are not thread-safe, one user at a time
   mutable Xapian::WritableDatabase db;
+  /// Readers: searches run in parallel, each on its own Database, reopened after commits.
+  std::atomic<std::uint64_t> generation{0};
+  mutable std::mutex pool_mutex;
+  mutable std::vector<reader> idle;
 };
 
 search_index::search_index(std::filesystem::path dir) {
@@ -134,11 +168,29 @@ void search_index::apply(const std::vector<indexed_resource>& upserts,
   for (const auto& [tenant, id] : removed) db.delete_document(unique_term(tenant, id));
   db.set_metadata(applied_key, std::to_string(applied_seq));
   db.commit();
+  ++impl_->generation;
 }
 
 search_page search_index::search(const search_query& q) const {
+  // A reader whose revision the writer has since overwritten throws DatabaseModifiedError: reopen
+  // and run again (Xapian's documented way).
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    try {
+      auto r = impl_->checkout();  // opening or reopening may meet a discarded revision too
+      auto page = run(*r.db, q);
+      impl_->give_back(std::move(r));
+      return page;
+    } catch (const Xapian::DatabaseModifiedError&) {
+      // That reader is dropped; the next attempt takes (or opens) another at the last commit.
+    }
+  }
+  // Commits keep overtaking this search: run it on the writer's database, which cannot change
+  // while its lock is held.
   std::lock_guard lock{impl_->mutex};
-  auto& db = impl_->db;
+  return run(impl_->db, q);
+}
+
+search_page search_index::run(const Xapian::Database& db, const search_query& q) const {
   auto language = q.languages.size() == 1 ? q.languages.front() : std::string{"en"};
   Xapian::QueryParser parser;
   parser.set_database(db);

@@ -18,6 +18,10 @@
 #include <unordered_set>
 #include <vector>
 
+namespace Xapian {
+class Database;
+}
+
 namespace cl::storage {
 
 /// What the index keeps of a Resource.
@@ -82,6 +86,8 @@ public:
   std::uint64_t documents() const;
 
 private:
+  search_page run(const Xapian::Database& db, const search_query& q) const;
+
   struct impl;
   std::unique_ptr<impl> impl_;
 };

@@ -2,9 +2,14 @@
 // query, skipping answered hits, the applied sequence surviving a reopen, and query syntax errors.
 
 #include "storage/search_index.hpp"
+
+#include <xapian.h>
 #include "tests/support/service_fixture.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
 
 using namespace cl::storage;
 
@@ -94,4 +99,48 @@ TEST_CASE("removals and the applied sequence survive a reopen; a malformed query
   CHECK(again.documents() == 1);
   CHECK(ids(again.search(ask("tide"))) == std::vector<std::string>{"res_2"});
   CHECK_THROWS_AS(again.search(ask("tide AND (")), query_syntax_error);
+}
+
+TEST_CASE("searches run in parallel with commits and see each commit once it is made", "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  std::atomic<bool> writing{true};
+  std::atomic<int> failures{0};
+  std::thread writer{[&] {
+    for (int batch = 0; batch < 40; ++batch) {
+      std::vector<indexed_resource> docs;
+      for (int i = 0; i < 5; ++i) docs.push_back(doc("res_" + std::to_string(batch * 5 + i), "Tide", "tide table"));
+      index.apply(docs, {}, static_cast<std::uint64_t>(batch + 1));
+    }
+    writing = false;
+  }};
+  auto reader = [&] {
+    std::size_t last = 0;
+    while (writing) {
+      try {
+        auto q = ask("tide");
+        q.page_size = 1000;
+        auto seen = index.search(q).hits.size();
+        if (seen < last) {  // never goes back in time
+          WARN("went back from " << last << " to " << seen);
+          ++failures;
+        }
+        last = seen;
+      } catch (const std::exception& e) {
+        WARN(e.what());
+        ++failures;
+      } catch (const Xapian::Error& e) {
+        WARN(e.get_description());
+        ++failures;
+      }
+    }
+  };
+  std::thread a{reader}, b{reader};
+  writer.join();
+  a.join();
+  b.join();
+  CHECK(failures == 0);
+  auto all = ask("tide");
+  all.page_size = 1000;
+  CHECK(index.search(all).hits.size() == 200);
 }
