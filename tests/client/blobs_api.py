@@ -100,6 +100,10 @@ def single_upload_and_download(owner):
     if STORE == "embedded":  # the embedded store enforces the declared size as the bytes arrive
         longer = fetch(up["url"], "PUT", data + b"x")
         check(longer[0] == 400, "a body longer than declared is refused by the store", longer)
+    else:  # an S3 service takes it; the completion refuses it and the upload stays in progress
+        check(fetch(up["url"], "PUT", data + b"x")[0] == 200, "the S3 service takes a longer body")
+        longer = owner.complete(up["upload_id"], sha(data + b"x"))
+        check(longer[0] == 400 and reason(longer) == "SIZE_MISMATCH", "a body longer than declared: SIZE_MISMATCH", longer)
     put = fetch(up["url"], "PUT", data)
     check(put[0] == 200, "a plain HTTP PUT to the URL stores the bytes", put)
     wrong = owner.complete(up["upload_id"], sha(b"other bytes"))
