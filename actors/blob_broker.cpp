@@ -111,6 +111,8 @@ blob_outcome guarded(F f) {
   }
 }
 
+/// The upload a request asks for, validated and laid out; the store is not called yet (a
+/// MULTIPART upload still needs `open_at_store`).
 blob_outcome start_upload(const blob_broker_config& cfg, const blob_caller& who, const std::string& body) {
   json::object parsed;
   try {
@@ -151,8 +153,15 @@ blob_outcome start_upload(const blob_broker_config& cfg, const blob_caller& who,
   u.size = r.size;
   u.part_size = layout.part_size;
   u.expires_at = now + cfg.upload_url_ttl_seconds;
-  if (layout.multipart) u.store_upload_id = cfg.backend->create_multipart(u.object_key, u.content_type);
-  o.body = json::serialize(upload_json(cfg, u, 1, now));
+  if (!layout.multipart) o.body = json::serialize(upload_json(cfg, u, 1, now));
+  return o;
+}
+
+/// A MULTIPART upload's store side (blocking: on a worker), then its answer.
+blob_outcome open_at_store(const blob_broker_config& cfg, blob_outcome o) {
+  auto& u = o.upload;
+  u.store_upload_id = cfg.backend->create_multipart(u.object_key, u.content_type);
+  o.body = json::serialize(upload_json(cfg, u, 1, domain::now_seconds()));
   return o;
 }
 
@@ -305,10 +314,14 @@ blob_broker_actor::behavior_type blob_broker(blob_broker_actor::stateful_pointer
   self->delayed_send(self, cfg->sweep_interval, sweep_atom_v);
   return {
     [self, cfg](upload_atom, const blob_caller& who, const std::string& body) -> caf::result<blob_outcome> {
+      // Validation, the blob lookup and a SINGLE upload's presigned URL are quick: here. Only a
+      // MULTIPART upload calls the store (disk or HTTP): on a worker.
+      auto o = guarded([&] { return start_upload(*cfg, who, body); });
+      if (o.error || o.upload.method != "MULTIPART") return o;
       auto rp = self->make_response_promise<blob_outcome>();
       on_worker(
-        self, [cfg, who, body] { return guarded([&] { return start_upload(*cfg, who, body); }); },
-        [rp](blob_outcome o) mutable { rp.deliver(std::move(o)); });
+        self, [cfg, o] { return guarded([&] { return open_at_store(*cfg, o); }); },
+        [rp](blob_outcome done) mutable { rp.deliver(std::move(done)); });
       return rp;
     },
     [self, cfg](parts_atom, const blob_caller& who, const std::string& id, std::int32_t from) -> caf::result<blob_outcome> {
