@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <stdexcept>
 #include <sys/socket.h>
@@ -40,6 +41,7 @@ using body_sink = std::function<void(std::string_view)>;
 struct response {
   int status = 0;
   std::string body;  ///< unless a sink took it (a 200 with a sink)
+  std::optional<std::uint64_t> content_length;  ///< as the header says (a HEAD's is the object's size)
 };
 
 /// Streaming SHA-256.
@@ -206,6 +208,17 @@ public:
       return r;
     }
     expect_ok(head, "HeadObject");
+    // Only the size asked for (GET .../parts of a SINGLE upload): the HEAD tells it; no read-back.
+    if (expect.sha256.empty() && head.content_length) {
+      if (*head.content_length != expect.size) {
+        r.kind = storage::finish_result::size_mismatch;
+        r.size = *head.content_length;
+      } else {
+        r.object.key = key;
+        r.object.size = *head.content_length;
+      }
+      return r;
+    }
     sha256_stream sha;
     std::uint64_t size = 0;
     auto got = call("GET", key, {}, {}, {}, [&](std::string_view bytes) {
@@ -325,6 +338,11 @@ private:
     bhttp::read_header(stream, buffer, parser);
     response r;
     r.status = static_cast<int>(parser.get().result_int());
+    if (auto length = parser.get()[bhttp::field::content_length]; !length.empty()) {
+      std::uint64_t n = 0;
+      auto [p, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
+      if (ec == std::errc{} && p == length.data() + length.size()) r.content_length = n;
+    }
     bool streamed = sink && r.status == 200;
     std::string chunk(1 << 20, '\0');
     while (!parser.is_done()) {

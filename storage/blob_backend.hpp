@@ -60,7 +60,8 @@ public:
   /// before it was recorded), that object is checked the same way.
   virtual finish_result complete_multipart(const std::string& key, const std::string& upload_id,
                                            const expected_object& expect) = 0;
-  /// Checks the object a single PUT stored at `key` against `expect`.
+  /// Checks the object a single PUT stored at `key` against `expect` (with an empty `expect.sha256`
+  /// only its size: no read-back).
   virtual finish_result check_single(const std::string& key, const expected_object& expect) const = 0;
   /// Releases an upload: its parts, or (`upload_id` empty) the object a single PUT stored.
   virtual void abort(const std::string& key, const std::string& upload_id) = 0;

@@ -95,6 +95,8 @@ def single_upload_and_download(owner):
     check(up["method"] == "SINGLE" and up["state"] == "IN_PROGRESS", "below the threshold: one presigned PUT", up)
     check(up["upload_id"].startswith("upl_") and up["blob_id"].startswith("blb_"), "ids have their prefixes", up)
     check("X-Amz-SignedHeaders=host" in up["url"], "the upload URL signs only host", up["url"])
+    before = body_of(owner.call("GET", "/blobs/uploads/%s/parts" % up["upload_id"]))
+    check(before.get("stored_size", "absent") is None and "url" in before, "SINGLE: nothing stored yet, a fresh URL", before)
     early = owner.complete(up["upload_id"], sha(data))
     check(early[0] == 400 and reason(early) == "UPLOAD_INCOMPLETE", "completing before the PUT: 400 UPLOAD_INCOMPLETE", early)
     if STORE == "embedded":  # the embedded store enforces the declared size as the bytes arrive
@@ -106,6 +108,8 @@ def single_upload_and_download(owner):
         check(longer[0] == 400 and reason(longer) == "SIZE_MISMATCH", "a body longer than declared: SIZE_MISMATCH", longer)
     put = fetch(up["url"], "PUT", data)
     check(put[0] == 200, "a plain HTTP PUT to the URL stores the bytes", put)
+    stored = body_of(owner.call("GET", "/blobs/uploads/%s/parts" % up["upload_id"]))
+    check(stored.get("stored_size") == len(data), "SINGLE: the store holds the declared size", stored)
     wrong = owner.complete(up["upload_id"], sha(b"other bytes"))
     check(wrong[0] == 400 and reason(wrong) == "CHECKSUM_MISMATCH", "a wrong declared SHA-256: 400 CHECKSUM_MISMATCH", wrong)
     done = owner.complete(up["upload_id"], sha(data).upper())  # hex in either case
