@@ -113,6 +113,19 @@ void ask_broker(caf::event_based_actor* self, const std::shared_ptr<const reques
     std::forward<Args>(args)...);
 }
 
+/// Asks the broker what exists of `lookups` for a read, with the request's declared use (layer 3);
+/// a malformed `X-Usage-Purpose` is answered here.
+void locate(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const reply_fn& done,
+            std::vector<blob_lookup> lookups,
+            std::function<void(std::vector<blob_found>&, const domain::content_use&)> k) {
+  auto parsed = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  ask(
+    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+    [k = std::move(k), use = std::get<domain::content_use>(parsed)](std::vector<blob_found>& found) { k(found, use); },
+    locate_atom_v, caller(*ctx), std::move(lookups));
+}
+
 /// An answer holding presigned URLs: never stored by a cache.
 domain::api_reply uncacheable(int status, std::string body) {
   auto r = json_reply(status, std::move(body));
@@ -266,12 +279,9 @@ void plan_get_blob(caf::event_based_actor* self, std::shared_ptr<const request_c
     if (!n) return done(invalid("version", "must be a version number, 1 or more"));
     version = *n;
   }
-  auto parsed = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
-  auto use = std::get<domain::content_use>(parsed);
-  ask(
-    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
-    [self, ctx, done, use](std::vector<blob_found>& found) {
+  locate(
+    self, ctx, done, {{ctx->param("id"), version}},
+    [self, ctx, done](std::vector<blob_found>& found, const domain::content_use& use) {
       if (found.size() != 1) return done(backend_unavailable("blob broker"));
       auto f = std::make_shared<const blob_found>(std::move(found.front()));
       authorize(
@@ -294,8 +304,7 @@ void plan_get_blob(caf::event_based_actor* self, std::shared_ptr<const request_c
           done(std::move(r));
         },
         done);
-    },
-    locate_atom_v, caller(*ctx), std::vector<blob_lookup>{{ctx->param("id"), version}});
+    });
 }
 
 void plan_blob_locations(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
@@ -326,12 +335,9 @@ void plan_blob_locations(caf::event_based_actor* self, std::shared_ptr<const req
     }
     lookups.push_back(std::move(l));
   }
-  auto parsed_use = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed_use)) return done(std::move(*refusal));
-  auto use = std::get<domain::content_use>(parsed_use);
-  ask(
-    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
-    [self, ctx, done, use](std::vector<blob_found>& found) {
+  locate(
+    self, ctx, done, std::move(lookups),
+    [self, ctx, done](std::vector<blob_found>& found, const domain::content_use& use) {
       // Each reference is authorised on its own (in parallel); the answer keeps the request's order.
       struct join {
         std::vector<std::shared_ptr<const blob_found>> found;
@@ -372,8 +378,7 @@ void plan_blob_locations(caf::event_based_actor* self, std::shared_ptr<const req
           },
           once);
       }
-    },
-    locate_atom_v, caller(*ctx), std::move(lookups));
+    });
 }
 
 }  // namespace cl::actors

@@ -5,7 +5,7 @@
 
 #include <boost/json.hpp>
 
-#include <map>
+#include <set>
 #include <stdexcept>
 
 namespace cl::storage {
@@ -76,12 +76,12 @@ catch_up_result catch_up(search_index& index, const record_store& store, std::si
   result.applied = index.applied();
   auto changes = store.read_from(result.applied, max_changes);
   if (changes.empty()) return result;
-  std::map<std::pair<std::string, std::string>, bool> touched;  // (tenant, id), once per batch
+  std::set<std::pair<std::string, std::string>> touched;  // (tenant, id), once per batch
   for (const auto& c : changes)
-    if (c.kind == change_kind::resource) touched[{c.tenant, c.id}] = true;
+    if (c.kind == change_kind::resource) touched.emplace(c.tenant, c.id);
   std::vector<indexed_resource> upserts;
   std::vector<std::pair<std::string, std::string>> removed;
-  for (const auto& [key, _] : touched) {
+  for (const auto& key : touched) {
     if (auto entry = index_entry(store, key.first, key.second)) upserts.push_back(std::move(*entry));
     else removed.push_back(key);
   }
