@@ -245,13 +245,30 @@ std::string sign(std::string_view secret, std::string_view when, const credentia
   return hex_encode(mac);
 }
 
-std::string presign(const presign_request& r) {
-  auto when = amz_date(r.now);
-  credential_scope scope{when.substr(0, 8), r.region, "s3"};
+namespace {
+
+/// What every signature starts from: the time, its credential scope and the request's line.
+struct signing {
+  std::string when;
+  credential_scope scope;
   request_parts parts;
-  parts.method = r.method;
-  parts.path = r.path;
-  parts.query = r.query;
+};
+
+signing start_signing(std::int64_t now, const std::string& region, const std::string& method, const std::string& path,
+                      const std::vector<std::pair<std::string, std::string>>& query) {
+  signing s;
+  s.when = amz_date(now);
+  s.scope = credential_scope{s.when.substr(0, 8), region, "s3"};
+  s.parts.method = method;
+  s.parts.path = path;
+  s.parts.query = query;
+  return s;
+}
+
+}  // namespace
+
+std::string presign(const presign_request& r) {
+  auto [when, scope, parts] = start_signing(r.now, r.region, r.method, r.path, r.query);
   parts.query.emplace_back("X-Amz-Algorithm", std::string{algorithm});
   parts.query.emplace_back("X-Amz-Credential", r.access_key_id + "/" + scope.text());
   parts.query.emplace_back("X-Amz-Date", when);
@@ -284,12 +301,7 @@ std::string presign(const credentials& who, std::string method, std::string host
 }
 
 std::vector<std::pair<std::string, std::string>> sign_headers(const header_sign_request& r) {
-  auto when = amz_date(r.now);
-  credential_scope scope{when.substr(0, 8), r.region, "s3"};
-  request_parts parts;
-  parts.method = r.method;
-  parts.path = r.path;
-  parts.query = r.query;
+  auto [when, scope, parts] = start_signing(r.now, r.region, r.method, r.path, r.query);
   parts.headers = r.headers;
   parts.headers.emplace_back("host", r.host);
   parts.headers.emplace_back("x-amz-content-sha256", r.payload_hash);
