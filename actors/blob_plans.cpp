@@ -33,11 +33,6 @@ std::optional<std::int64_t> positive(std::string_view text) {
   return n;
 }
 
-domain::api_reply invalid(const std::string& field, const std::string& why) {
-  return domain::api_reply::failure(error_id::invalid_argument, "The request is not valid: " + field + " " + why + ".",
-                                    {{field, why}});
-}
-
 /// What stops a caller from reading a blob.
 enum class verdict { allowed, no_grant, prohibited };
 
@@ -156,7 +151,7 @@ void plan_upload_parts(caf::event_based_actor* self, std::shared_ptr<const reque
   std::int64_t from = 1;
   if (auto raw = query_param(ctx->request.query, "from"); !raw.empty()) {
     auto n = positive(raw);
-    if (!n || *n > 10000) return done(invalid("from", "must be a part number, 1 to 10000"));
+    if (!n || *n > 10000) return done(invalid_field("from", "must be a part number, 1 to 10000"));
     from = *n;
   }
   ask_broker(
@@ -188,7 +183,7 @@ void plan_complete_upload(caf::event_based_actor* self, std::shared_ptr<const re
   auto& body = std::get<json::object>(parsed);
   if (auto r = unknown_members(body, {"sha256"})) return done(std::move(*r));
   auto sha256 = declared_sha256(body);
-  if (!sha256) return done(invalid("/sha256", "must be the SHA-256 of the whole blob, 64 hexadecimal digits"));
+  if (!sha256) return done(invalid_field("/sha256", "must be the SHA-256 of the whole blob, 64 hexadecimal digits"));
   ask(
     self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
     [self, ctx, done](blob_outcome& o) {
@@ -276,7 +271,7 @@ void plan_get_blob(caf::event_based_actor* self, std::shared_ptr<const request_c
   std::int64_t version = 0;
   if (auto raw = query_param(ctx->request.query, "version"); !raw.empty()) {
     auto n = positive(raw);
-    if (!n) return done(invalid("version", "must be a version number, 1 or more"));
+    if (!n) return done(invalid_field("version", "must be a version number, 1 or more"));
     version = *n;
   }
   locate(
@@ -313,7 +308,7 @@ void plan_blob_locations(caf::event_based_actor* self, std::shared_ptr<const req
   auto& body = std::get<json::object>(parsed);
   if (auto r = unknown_members(body, {"blobs"})) return done(std::move(*r));
   auto* refs = body.if_contains("blobs");
-  if (!refs || !refs->is_array()) return done(invalid("/blobs", "must be an array of blob references"));
+  if (!refs || !refs->is_array()) return done(invalid_field("/blobs", "must be an array of blob references"));
   const auto& list = refs->as_array();
   constexpr std::size_t max_refs = 100;
   if (list.size() > max_refs)
@@ -322,15 +317,15 @@ void plan_blob_locations(caf::event_based_actor* self, std::shared_ptr<const req
   std::vector<blob_lookup> lookups;
   for (std::size_t i = 0; i < list.size(); ++i) {
     auto at = "/blobs/" + std::to_string(i);
-    if (!list[i].is_object()) return done(invalid(at, "must be an object {\"id\", \"version\"?}"));
+    if (!list[i].is_object()) return done(invalid_field(at, "must be an object {\"id\", \"version\"?}"));
     const auto& ref = list[i].as_object();
     if (auto r = unknown_members(ref, {"id", "version"})) return done(std::move(*r));
     auto* id = ref.if_contains("id");
     if (!id || !id->is_string() || id->as_string().empty() || id->as_string().size() > 128)
-      return done(invalid(at + "/id", "must be a blob id"));
+      return done(invalid_field(at + "/id", "must be a blob id"));
     blob_lookup l{std::string{id->as_string()}, 0};
     if (auto* v = ref.if_contains("version")) {
-      if (!v->is_int64() || v->as_int64() < 1) return done(invalid(at + "/version", "must be a version number, 1 or more"));
+      if (!v->is_int64() || v->as_int64() < 1) return done(invalid_field(at + "/version", "must be a version number, 1 or more"));
       l.version = v->as_int64();
     }
     lookups.push_back(std::move(l));

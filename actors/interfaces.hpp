@@ -126,6 +126,17 @@ using indexer_actor = caf::typed_actor<
   // Internal: applies what the change log holds beyond the index (sent to itself periodically).
   caf::reacts_to<index_atom>>;
 
+/// Search sessions (the search route group, spec 4.5.3): holds the sessions (whose, which hits
+/// they answered, when they expire) and runs their queries on the Xapian index. Detached: a
+/// query's CPU and disk reads never hold a scheduler thread.
+using search_session_actor = caf::typed_actor<
+  // A page of candidates for a new or continued search, ranked past what the session answered.
+  caf::replies_to<search_atom, search_call>::with<search_outcome>,
+  // (owner, search id, hit ids the answer shows) -> those not answered before (recorded now; a
+  // concurrent page of the same session may have taken the others).
+  caf::replies_to<answered_atom, domain::session_owner, std::string, std::vector<std::string>>::with<
+    std::vector<std::string>>>;
+
 /// A detached worker of the blob broker: runs one blocking store call, answers, and quits.
 using blob_worker_actor = caf::typed_actor<caf::replies_to<run_atom, blob_job>::with<blob_outcome>>;
 
@@ -137,6 +148,7 @@ namespace cl::actors {
 /// reaches them as `concern_handles::get<X_actor>()`). A new route group's actor adds its
 /// interface above and its type here.
 using mailboxes = std::tuple<auth_actor, rate_limiter_actor, reader_actor, writer_actor, rights_actor,
-                             contracts_actor, access_actor, ledger_actor, blob_broker_actor, indexer_actor>;
+                             contracts_actor, access_actor, ledger_actor, blob_broker_actor, indexer_actor,
+                             search_session_actor>;
 
 }  // namespace cl::actors

@@ -55,6 +55,11 @@ std::optional<domain::api_reply> unknown_members(const json::object& body, std::
                                     std::move(details));
 }
 
+domain::api_reply invalid_field(const std::string& field, const std::string& why) {
+  return domain::api_reply::failure(domain::error_id::invalid_argument,
+                                    "The request is not valid: " + field + " " + why + ".", {{field, why}});
+}
+
 std::string query_param(std::string_view query, std::string_view name) {
   std::size_t start = 0;
   while (start <= query.size()) {
@@ -300,6 +305,35 @@ void with_rights(caf::event_based_actor* self, const std::shared_ptr<const reque
   }
   ask(self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver",
       [k](const domain::resolved_rights& rights) { k(rights); }, resolve_atom_v, ctx->who.tenant_id, work_id);
+}
+
+void with_rights_of(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                    std::vector<std::string> work_ids, std::function<void(const std::vector<domain::resolved_rights>&)> k,
+                    reply_fn done) {
+  auto found = std::make_shared<std::vector<domain::resolved_rights>>(work_ids.size());
+  std::vector<std::size_t> missing_at;
+  std::vector<std::string> missing;
+  auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
+  auto now = domain::now_seconds();
+  for (std::size_t i = 0; i < work_ids.size(); ++i) {
+    auto hit = ctx->actors->rights_cache
+                 ? ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_ids[i], epoch), now)
+                 : std::nullopt;
+    if (hit) {
+      (*found)[i] = **hit;
+      continue;
+    }
+    missing_at.push_back(i);
+    missing.push_back(work_ids[i]);
+  }
+  if (missing.empty()) return k(*found);
+  ask(
+    self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver",
+    [found, missing_at, k](std::vector<domain::resolved_rights>& resolved) {
+      for (std::size_t j = 0; j < missing_at.size() && j < resolved.size(); ++j) (*found)[missing_at[j]] = std::move(resolved[j]);
+      k(*found);
+    },
+    resolve_atom_v, ctx->who.tenant_id, std::move(missing));
 }
 
 std::variant<domain::content_use, domain::api_reply> request_use(const request_context& ctx) {

@@ -29,6 +29,9 @@ std::variant<boost::json::object, domain::api_reply> json_body(const domain::api
 std::optional<domain::api_reply> unknown_members(const boost::json::object& body,
                                                  std::initializer_list<std::string_view> allowed);
 
+/// 400 INVALID_ARGUMENT: "The request is not valid: <field> <why>.", with a detail naming `field`.
+domain::api_reply invalid_field(const std::string& field, const std::string& why);
+
 /// The decoded value of query parameter `name` (`+` as space, %XX decoded); empty when absent.
 std::string query_param(std::string_view query, std::string_view name);
 
@@ -166,6 +169,12 @@ page_fetch query_pages(caf::event_based_actor* self, const std::shared_ptr<const
 /// that fails or is gone answers 503 through `done` instead.
 void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                  const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done);
+
+/// Calls `k` with the rights of each of `work_ids` (empty: staged) in the caller's tenant, in
+/// order: from the shared rights cache where it holds them, the rest in one ask of the resolver.
+void with_rights_of(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                    std::vector<std::string> work_ids, std::function<void(const std::vector<domain::resolved_rights>&)> k,
+                    reply_fn done);
 
 /// Layer 3 for a read of content of a Resource of `work_id`: resolves its rights and calls `k`
 /// when the request's use (a plain read, or `X-Usage-Purpose`) is allowed; otherwise answers

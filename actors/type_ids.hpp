@@ -7,8 +7,10 @@
 #include "domain/idempotency.hpp"
 #include "domain/principal.hpp"
 #include "domain/rights.hpp"
+#include "domain/search_session.hpp"
 #include "storage/blob_store.hpp"
 #include "storage/record_store.hpp"
+#include "storage/search_index.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
@@ -95,6 +97,28 @@ struct blob_job {
   std::function<blob_outcome()> run;
 };
 
+/// One page asked of the search session actor: a new search (`search_id` empty) or the next page
+/// of one, for a caller whose grants count through `principals`. `exclude` holds ids this answer
+/// has already taken or refused (layer 3): the actor ranks past them.
+struct search_call {
+  domain::session_owner owner;
+  std::string search_id;
+  domain::search_request request;  ///< a new search only
+  std::vector<std::string> principals;
+  std::vector<std::string> exclude;
+  std::size_t candidates = 20;
+};
+/// The search session actor's answer: the error to answer with (unknown or expired session, a
+/// query Xapian cannot parse), or the session, its request and the next ranked candidates.
+struct search_outcome {
+  std::optional<domain::api_error> error;
+  std::string search_id;
+  domain::search_request request;
+  std::vector<storage::search_hit> hits;
+  std::uint64_t total_estimate = 0;  ///< matches not yet answered by the session (Xapian's estimate)
+  std::size_t answered_before = 0;   ///< hits the session answered before this page
+  bool exhausted = false;            ///< nothing ranked after the last candidate
+};
 /// A JWKS document fetched from the issuer, or why it could not be.
 struct jwks_document {
   bool ok = false;
@@ -114,6 +138,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::mutation)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::blob_caller)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::blob_outcome)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::blob_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::search_call)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::search_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::session_owner)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::blob_lookup)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cl::actors::blob_lookup>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cl::actors::blob_found>)
@@ -157,4 +184,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(contentlake, caf::first_custom_type_id)
   CAF_ADD_ATOM(contentlake, cl::actors, sweep_atom, "sweep")
   CAF_ADD_ATOM(contentlake, cl::actors, run_atom, "run")
   CAF_ADD_ATOM(contentlake, cl::actors, index_atom, "index")
+  CAF_ADD_ATOM(contentlake, cl::actors, search_atom, "search")
+  CAF_ADD_ATOM(contentlake, cl::actors, answered_atom, "answered")
 CAF_END_TYPE_ID_BLOCK(contentlake)

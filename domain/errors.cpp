@@ -45,6 +45,9 @@ const std::vector<error_entry>& catalogue() {
      "The uploaded bytes are not the size declared when the upload started; the upload stays in progress."},
     {error_id::upload_incomplete, 400, "FAILED_PRECONDITION", "UPLOAD_INCOMPLETE", contentlake_domain,
      "The object store holds nothing for this upload yet, or not every part; details name the missing parts."},
+    {error_id::query_syntax, 400, "INVALID_ARGUMENT", "QUERY_SYNTAX", contentlake_domain,
+     "The search query cannot be parsed (an unbalanced bracket or quote, a dangling operator, a query of NOT terms "
+     "only); the message says where."},
     {error_id::page_token_invalid, 400, "INVALID_ARGUMENT", "PAGE_TOKEN_INVALID", contentlake_domain,
      "The page_token is malformed or was altered."},
     {error_id::page_token_mismatch, 400, "INVALID_ARGUMENT", "PAGE_TOKEN_MISMATCH", contentlake_domain,
@@ -96,6 +99,11 @@ const std::vector<error_entry>& catalogue() {
      "No upload with this id was started by the caller in the token's tenant (uploads are their uploader's)."},
     {error_id::blob_not_found, 404, "NOT_FOUND", "BLOB_NOT_FOUND", contentlake_domain,
      "The blob has no committed version (yet), or not the version asked for."},
+    {error_id::search_session_not_found, 404, "NOT_FOUND", "SEARCH_SESSION_NOT_FOUND", contentlake_domain,
+     "No search session with this search_id belongs to the caller (sessions are their principal's and client's; "
+     "they do not survive a restart or an eviction): start a new search."},
+    {error_id::search_session_expired, 404, "NOT_FOUND", "SEARCH_SESSION_EXPIRED", contentlake_domain,
+     "The search session was idle longer than search.session_ttl_seconds and is gone: start a new search."},
     {error_id::token_mismatch, 409, "ABORTED", "TOKEN_MISMATCH", contentlake_domain,
      "The update_token is stale: the Resource or contract changed since it was read; read it again and retry."},
     {error_id::idempotency_key_in_use, 409, "ABORTED", "IDEMPOTENCY_KEY_IN_USE", contentlake_domain,

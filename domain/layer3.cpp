@@ -9,7 +9,7 @@ namespace cl::domain {
 namespace json = boost::json;
 
 const std::vector<std::string_view>& content_derived_members() {
-  static const std::vector<std::string_view> members = {"content", "entities"};
+  static const std::vector<std::string_view> members = {"content", "entities", "snippet"};
   return members;
 }
 

@@ -17,8 +17,8 @@
 namespace cl::domain {
 
 /// Members of a Resource representation that hold its content or text derived from it:
-/// `content` and the stitched entity overlay `entities`. A new derived member (a search
-/// snippet, a summary) is added here and every path withholds it.
+/// `content`, the stitched entity overlay `entities` and a search hit's `snippet`. A new derived
+/// member (a summary) is added here and every path withholds it.
 const std::vector<std::string_view>& content_derived_members();
 
 /// True when a JSON read with `mask` shows a content-derived member; `mask` null is the default

@@ -16,6 +16,7 @@ void memory_session_store::drop(const std::string& id, bool expired) {
   auto key = owner_key(it->second.session.owner);
   if (expired) expired_[id] = {key, it->second.session.last_used_ms + 2 * limits_.ttl_ms};
   if (--per_owner_[key] == 0) per_owner_.erase(key);
+  held_hits_ -= it->second.session.returned.size();
   lru_.erase(it->second.lru);
   sessions_.erase(it);
 }
@@ -75,10 +76,16 @@ std::pair<search_session*, std::optional<session_miss>> memory_session_store::fi
   return {&e.session, std::nullopt};
 }
 
-void memory_session_store::answered(const std::string& id, const std::vector<std::string>& hit_ids) {
+std::vector<std::string> memory_session_store::answered(const std::string& id, const std::vector<std::string>& hit_ids) {
   auto it = sessions_.find(id);
-  if (it == sessions_.end()) return;
-  for (const auto& h : hit_ids) it->second.session.returned.insert(h);
+  if (it == sessions_.end()) return hit_ids;  // evicted meanwhile: nothing left to repeat them
+  std::vector<std::string> fresh;
+  for (const auto& h : hit_ids)
+    if (it->second.session.returned.insert(h).second) fresh.push_back(h);
+  held_hits_ += fresh.size();
+  // The memory bound: other sessions go, least recently used first (never the one answering).
+  while (limits_.max_held_hits > 0 && held_hits_ > limits_.max_held_hits && lru_.front() != id) drop(lru_.front(), false);
+  return fresh;
 }
 
 }  // namespace cl::domain

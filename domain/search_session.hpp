@@ -47,6 +47,9 @@ struct session_limits {
   std::size_t max_sessions = 10000;      ///< in all; past it the least recently used goes
   std::size_t max_per_principal = 100;   ///< per owner; past it that owner's least recently used goes
   std::size_t max_returned = 10000;      ///< hits one session may answer (then it is exhausted)
+  /// Answered hits held over all sessions (the memory bound: ~100 bytes each); past it the least
+  /// recently used other sessions go.
+  std::size_t max_held_hits = 1000000;
 };
 
 /// Why a lookup found no session: never there (or another's), or there and idle past its TTL.
@@ -60,8 +63,9 @@ public:
   /// The session `id` of `owner`, touched (its idle time restarts); or why not.
   virtual std::pair<search_session*, std::optional<session_miss>> find(const std::string& id, const session_owner& owner,
                                                                        std::int64_t now_ms) = 0;
-  /// Records hits as answered by session `id` (found just before).
-  virtual void answered(const std::string& id, const std::vector<std::string>& hit_ids) = 0;
+  /// Records hits as answered by session `id` (found just before); answers those it had not
+  /// answered before, in order. May evict other sessions (limits).
+  virtual std::vector<std::string> answered(const std::string& id, const std::vector<std::string>& hit_ids) = 0;
   virtual std::size_t size() const = 0;
 };
 
@@ -73,8 +77,10 @@ public:
   std::string open(const session_owner& owner, search_request request, std::int64_t now_ms) override;
   std::pair<search_session*, std::optional<session_miss>> find(const std::string& id, const session_owner& owner,
                                                                std::int64_t now_ms) override;
-  void answered(const std::string& id, const std::vector<std::string>& hit_ids) override;
+  std::vector<std::string> answered(const std::string& id, const std::vector<std::string>& hit_ids) override;
   std::size_t size() const override { return sessions_.size(); }
+  /// Answered hits held over all sessions.
+  std::size_t held_hits() const { return held_hits_; }
 
 private:
   using lru_list = std::list<std::string>;  ///< ids, least recently used first
@@ -90,6 +96,7 @@ private:
   std::unordered_map<std::string, entry> sessions_;
   lru_list lru_;
   std::unordered_map<std::string, std::size_t> per_owner_;
+  std::size_t held_hits_ = 0;
   struct gone {
     std::string owner;       ///< owner_key
     std::int64_t forget_at;  ///< after this, the id reads as unknown

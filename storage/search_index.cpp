@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <string_view>
 #include <stdexcept>
 
 namespace cl::storage {
@@ -48,14 +49,34 @@ std::vector<std::string> decode(const std::string& data) {
   return fields;
 }
 
-/// Rejects the documents a session has already answered.
+/// Xapian escapes snippets for HTML; ours are plain text (the API is not a web page).
+std::string unescape_html(const std::string& s) {
+  static const std::pair<std::string_view, char> entities[] = {{"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}, {"&#39;", '\''}};
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    bool replaced = false;
+    if (s[i] == '&')
+      for (const auto& [entity, c] : entities)
+        if (s.compare(i, entity.size(), entity) == 0) {
+          out.push_back(c);
+          i += entity.size();
+          replaced = true;
+          break;
+        }
+    if (!replaced) out.push_back(s[i++]);
+  }
+  return out;
+}
+
+/// Rejects the documents a session has already answered (and those the answer refused).
 class skip_answered final : public Xapian::MatchDecider {
 public:
-  explicit skip_answered(const std::unordered_set<std::string>& ids) : ids_(ids) {}
-  bool operator()(const Xapian::Document& doc) const override { return ids_.count(doc.get_value(id_slot)) == 0; }
+  explicit skip_answered(const std::function<bool(const std::string&)>& skip) : skip_(skip) {}
+  bool operator()(const Xapian::Document& doc) const override { return !skip_(doc.get_value(id_slot)); }
 
 private:
-  const std::unordered_set<std::string>& ids_;
+  const std::function<bool(const std::string&)>& skip_;
 };
 
 Xapian::Query any_of(const std::string& prefix, const std::vector<std::string>& values) {
@@ -190,28 +211,37 @@ search_page search_index::search(const search_query& q) const {
   return run(impl_->db, q);
 }
 
-search_page search_index::run(const Xapian::Database& db, const search_query& q) const {
-  auto language = q.languages.size() == 1 ? q.languages.front() : std::string{"en"};
+namespace {
+
+constexpr unsigned parse_flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
+                                 Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_BOOLEAN_ANY_CASE;
+
+/// `text` parsed for `db`: stemmed for `language` or exactly as written (documents of a language
+/// without a stemmer hold only the words as written). `title_only`: unprefixed words match titles
+/// only (the metadata a refused caller may match on).
+Xapian::Query parse(const Xapian::Database& db, const std::string& text, const std::string& language, bool title_only) {
   Xapian::QueryParser parser;
   parser.set_database(db);
   parser.set_default_op(Xapian::Query::OP_AND);
   parser.add_prefix("title", "S");
-  const unsigned flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
-                         Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_BOOLEAN_ANY_CASE;
-  Xapian::Query text;
-  auto stem = stemmer_for(language);
+  if (title_only) parser.add_prefix("", "S");
   try {
-    // Stemmed for the query's language, or exactly as written (documents of a language without a
-    // stemmer hold only the words as written).
-    parser.set_stemmer(stem);
+    parser.set_stemmer(stemmer_for(language));
     parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
-    auto stemmed = parser.parse_query(q.text, flags);
+    auto stemmed = parser.parse_query(text, parse_flags);
     parser.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
-    auto exact = parser.parse_query(q.text, flags);
-    text = Xapian::Query(Xapian::Query::OP_OR, stemmed, exact);
+    auto exact = parser.parse_query(text, parse_flags);
+    return Xapian::Query(Xapian::Query::OP_OR, stemmed, exact);
   } catch (const Xapian::QueryParserError& e) {
     throw query_syntax_error{e.get_msg()};
   }
+}
+
+}  // namespace
+
+search_page search_index::run(const Xapian::Database& db, const search_query& q) const {
+  auto language = q.languages.size() == 1 ? q.languages.front() : std::string{"en"};
+  auto text = parse(db, q.text, language, false);
   std::vector<Xapian::Query> filters{Xapian::Query("XT" + q.tenant)};
   if (!q.types.empty()) filters.push_back(any_of("XY", q.types));
   if (!q.languages.empty()) filters.push_back(any_of("XL", q.languages));
@@ -220,18 +250,35 @@ search_page search_index::run(const Xapian::Database& db, const search_query& q)
   Xapian::Query filter(Xapian::Query::OP_AND, filters.begin(), filters.end());
   Xapian::Enquire enquire{db};
   enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, text, filter));
-  std::unordered_set<std::string> none;
-  skip_answered decider{q.skip ? *q.skip : none};
+  std::function<bool(const std::string&)> none = [](const std::string&) { return false; };
+  skip_answered decider{q.skip ? q.skip : none};
   auto mset = enquire.get_mset(0, static_cast<Xapian::doccount>(q.page_size + 1), nullptr, &decider);
   search_page page;
   page.total_estimate = mset.get_matches_estimated();
+  std::vector<Xapian::Query> unique;
   for (auto it = mset.begin(); it != mset.end() && page.hits.size() < q.page_size; ++it) {
     auto f = decode(it.get_document().get_data());
     search_hit h{f[0], f[1], f[2], f[3], f[4], it.get_weight(), {}};
-    h.snippet = mset.snippet(f[5], 200, stemmer_for(f[3]), Xapian::MSet::SNIPPET_EXHAUSTIVE, "\u00ab", "\u00bb", "\u2026");
+    h.snippet = unescape_html(
+      mset.snippet(f[5], 200, stemmer_for(f[3]), Xapian::MSet::SNIPPET_EXHAUSTIVE, "\u00ab", "\u00bb", "\u2026"));
     page.hits.push_back(std::move(h));
+    unique.emplace_back(unique_term(q.tenant, f[0]));
   }
   page.exhausted = mset.size() <= q.page_size;
+  if (page.hits.empty()) return page;
+  // Which of these hits the query finds by their metadata alone: one more query, bounded by the page.
+  Xapian::Enquire metadata{db};
+  metadata.set_query(Xapian::Query(Xapian::Query::OP_FILTER, parse(db, q.text, language, true),
+                                   Xapian::Query(Xapian::Query::OP_OR, unique.begin(), unique.end())));
+  auto found = metadata.get_mset(0, static_cast<Xapian::doccount>(page.hits.size()));
+  for (auto it = found.begin(); it != found.end(); ++it) {
+    auto id = it.get_document().get_value(id_slot);
+    for (auto& h : page.hits)
+      if (h.id == id) {
+        h.metadata_match = true;
+        h.metadata_score = it.get_weight();
+      }
+  }
   return page;
 }
 

@@ -12,10 +12,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 namespace Xapian {
@@ -38,7 +38,8 @@ struct search_query {
   std::vector<std::string> types, languages;
   std::string work_id;
   std::vector<std::string> principals;           ///< the caller's subject and groups
-  const std::unordered_set<std::string>* skip = nullptr;  ///< ids already answered (never again)
+  /// Ids not to rank (a session's answered hits, hits this answer refused); may be empty.
+  std::function<bool(const std::string& id)> skip;
   std::size_t page_size = 20;
 };
 
@@ -46,6 +47,10 @@ struct search_hit {
   std::string id, title, type, language, work_id;
   double score = 0;
   std::string snippet;  ///< matched terms between U+00AB and U+00BB; empty when nothing to show
+  /// Whether the query matches the Resource's metadata (its title) alone, and with what weight:
+  /// a caller whose rights refuse the content may find it only through these (layer 3).
+  bool metadata_match = false;
+  double metadata_score = 0;
 };
 
 struct search_page {

@@ -89,8 +89,10 @@ class Service:
         self._start()
 
     def token(self, sub="u_client", tenant="t_client",
-              scopes="content-lake.read content-lake.write contracts.read contracts.write", ttl=None):
+              scopes="content-lake.read content-lake.write contracts.read contracts.write", ttl=None, client_id=None):
         args = [self.binary, "token", "--data-dir", self.dir.name, "--tenant", tenant, "--sub", sub, "--scopes", scopes]
+        if client_id:
+            args += ["--client-id", client_id]
         if ttl:
             args += ["--ttl", str(ttl)]
         out = subprocess.run(args, check=True, capture_output=True, text=True)

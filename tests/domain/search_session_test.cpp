@@ -85,3 +85,21 @@ TEST_CASE("a session remembers the hits it answered", "[search]") {
   REQUIRE(s);
   CHECK(s->returned == std::unordered_set<std::string>{"res_1", "res_2", "res_3"});
 }
+
+TEST_CASE("answering a hit twice records it once, and held hits are bounded over all sessions", "[search]") {
+  auto limits = small(10, 10);
+  limits.max_held_hits = 4;
+  memory_session_store store{limits};
+  auto old = store.open(alice, {"tides", {}, {}, {}, false}, 0);
+  CHECK(store.answered(old, {"res_1", "res_2"}) == std::vector<std::string>{"res_1", "res_2"});
+  // A concurrent page that took res_2 too learns that only res_3 is its own.
+  CHECK(store.answered(old, {"res_2", "res_3"}) == std::vector<std::string>{"res_3"});
+  CHECK(store.held_hits() == 3);
+  auto recent = store.open(alice, {"waves", {}, {}, {}, false}, 1);
+  REQUIRE(store.find(recent, alice, 2).first);
+  // Two more hits pass the bound: the least recently used other session goes, this one stays.
+  store.answered(recent, {"res_7", "res_8"});
+  CHECK(store.find(old, alice, 3).second == session_miss::unknown);
+  CHECK(store.find(recent, alice, 3).first);
+  CHECK(store.held_hits() == 2);
+}

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <thread>
+#include <unordered_set>
 
 using namespace cl::storage;
 
@@ -74,7 +75,7 @@ TEST_CASE("pages skip what a session answered, and say when nothing is left", "[
   std::unordered_set<std::string> answered;
   auto q = ask("tide");
   q.page_size = 2;
-  q.skip = &answered;
+  q.skip = [&answered](const std::string& id) { return answered.count(id) > 0; };
   std::vector<std::string> seen;
   for (int page = 0; page < 3; ++page) {
     auto p = index.search(q);
@@ -85,6 +86,33 @@ TEST_CASE("pages skip what a session answered, and say when nothing is left", "[
     CHECK(p.exhausted == (page == 2));
   }
   CHECK(seen.size() == 5);
+}
+
+TEST_CASE("each hit says whether its title alone matches the query", "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  index.apply({doc("res_1", "Tide tables", "when the sea comes in"), doc("res_2", "Harbour", "tide tables for the harbour")},
+              {}, 1);
+  auto p = index.search(ask("tide"));
+  REQUIRE(p.hits.size() == 2);
+  for (const auto& h : p.hits) {
+    CHECK(h.metadata_match == (h.id == "res_1"));
+    CHECK((h.metadata_score > 0) == h.metadata_match);
+  }
+  // Both words in the title; a phrase that only the text holds matches no title.
+  auto phrase = index.search(ask("\"tables for the harbour\""));
+  REQUIRE(phrase.hits.size() == 1);
+  CHECK_FALSE(phrase.hits[0].metadata_match);
+  CHECK(index.search(ask("title:harbour")).hits.at(0).metadata_match);
+}
+
+TEST_CASE("snippets are plain text: markup characters of the text come back as written", "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  index.apply({doc("res_1", "Markup", "compare <b>salinity</b> & density; a &lt; entity")}, {}, 1);
+  auto p = index.search(ask("salinity"));
+  REQUIRE(p.hits.size() == 1);
+  CHECK(p.hits[0].snippet == "compare <b>\u00absalinity\u00bb</b> & density; a &lt; entity");
 }
 
 TEST_CASE("removals and the applied sequence survive a reopen; a malformed query is a syntax error", "[search][index]") {

@@ -1,0 +1,221 @@
+// Plans of the search route group: one route, POST /v0/content-lake/search, for a new search and
+// for the next page of a session. See actors/search_plans.hpp for the layer-3 rule of hits.
+
+#include "actors/search_plans.hpp"
+
+#include "actors/plan_support.hpp"
+#include "domain/layer3.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+#include <set>
+#include <unordered_set>
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+namespace {
+
+using domain::error_id;
+
+constexpr std::size_t max_query_chars = 1000;  ///< code points
+constexpr std::size_t max_page_size = 100;
+constexpr std::size_t default_page_size = 20;
+/// Index queries one answer makes at most to fill its page past hits that layer 3 refuses.
+constexpr int max_rounds = 4;
+
+std::size_t code_points(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+/// An array of non-empty strings (at most 100), or the reply refusing it.
+std::variant<std::vector<std::string>, domain::api_reply> strings(const json::value& v, const std::string& field) {
+  if (!v.is_array() || v.as_array().size() > 100)
+    return invalid_field(field, "must be an array of at most 100 strings");
+  std::vector<std::string> out;
+  for (const auto& e : v.as_array()) {
+    if (!e.is_string() || e.as_string().empty()) return invalid_field(field, "must hold non-empty strings");
+    out.emplace_back(e.as_string());
+  }
+  return out;
+}
+
+/// The search a new-search body asks for, or the reply refusing the body.
+std::variant<domain::search_request, domain::api_reply> parse_request(const json::object& body) {
+  domain::search_request r;
+  auto* query = body.if_contains("query");
+  if (!query || !query->is_string()) return invalid_field("/query", "is required (a string), or search_id to continue");
+  r.query = std::string{query->as_string()};
+  if (r.query.find_first_not_of(" \t\r\n") == std::string::npos) return invalid_field("/query", "must not be empty");
+  if (code_points(r.query) > max_query_chars)
+    return domain::api_reply::failure(error_id::limit_exceeded, "The query is longer than 1000 characters.",
+                                      {{"/query", "at most 1000 characters"}});
+  if (auto* f = body.if_contains("filter")) {
+    if (!f->is_object()) return invalid_field("/filter", "must be an object");
+    const auto& filter = f->as_object();
+    if (auto refusal = unknown_members(filter, {"type", "language", "work_id", "usable"})) return std::move(*refusal);
+    if (auto* v = filter.if_contains("type")) {
+      auto types = strings(*v, "/filter/type");
+      if (auto* e = std::get_if<domain::api_reply>(&types)) return std::move(*e);
+      r.types = std::get<std::vector<std::string>>(std::move(types));
+    }
+    if (auto* v = filter.if_contains("language")) {
+      auto languages = strings(*v, "/filter/language");
+      if (auto* e = std::get_if<domain::api_reply>(&languages)) return std::move(*e);
+      r.languages = std::get<std::vector<std::string>>(std::move(languages));
+    }
+    if (auto* v = filter.if_contains("work_id")) {
+      if (!v->is_string() || v->as_string().empty()) return invalid_field("/filter/work_id", "must be a Work id");
+      r.work_id = std::string{v->as_string()};
+    }
+    if (auto* v = filter.if_contains("usable")) {
+      if (!v->is_bool()) return invalid_field("/filter/usable", "must be true or false");
+      r.usable_only = v->as_bool();
+    }
+  }
+  return r;
+}
+
+/// What one answer has gathered so far over its rounds.
+struct gathered {
+  search_call call;
+  std::size_t page_size = default_page_size;
+  domain::content_use use;
+  std::vector<std::string> ids;
+  json::array hits;
+  std::uint64_t total_estimate = 0;
+  bool exhausted = false;
+  int rounds = 0;
+  std::function<void()> next;
+};
+
+/// A hit as the caller sees it: rights resolved now; without its snippet (and scored on its
+/// metadata alone) when those rights refuse the request's use.
+json::object hit_json(const storage::search_hit& h, const domain::resolved_rights& rights, bool content_allowed) {
+  json::object o{{"id", h.id},
+                 {"title", h.title},
+                 {"type", h.type},
+                 {"language", h.language.empty() ? json::value{} : json::value(h.language)},
+                 {"work_id", h.work_id.empty() ? json::value{} : json::value(h.work_id)},
+                 {"score", content_allowed ? h.score : h.metadata_score},
+                 {"snippet", h.snippet},
+                 {"rights", json::parse(rights.json)}};
+  if (!content_allowed)
+    for (auto member : domain::content_derived_members()) o.erase(member);
+  return o;
+}
+
+void answer(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+            const std::shared_ptr<gathered>& g, const reply_fn& done) {
+  ask(
+    self, *ctx, done, ctx->actors->get<search_session_actor>(), "search sessions",
+    [g, done](std::vector<std::string>& fresh) {
+      // A concurrent page of the same session may have answered some of these: never twice.
+      std::unordered_set<std::string> mine(fresh.begin(), fresh.end());
+      json::array hits;
+      for (auto& h : g->hits)
+        if (mine.count(std::string{h.as_object().at("id").as_string()})) hits.push_back(std::move(h));
+      json::object body{{"search_id", g->call.search_id},
+                        {"hits", std::move(hits)},
+                        {"total_estimate", g->total_estimate},
+                        {"exhausted", g->exhausted}};
+      auto r = json_reply(200, json::serialize(body));
+      r.headers.emplace_back("Cache-Control", "no-store");
+      done(std::move(r));
+    },
+    answered_atom_v, g->call.owner, g->call.search_id, g->ids);
+}
+
+/// One round: the next candidates from the session actor, their rights, layer 3 per hit; another
+/// round while the page is short, more is ranked, and the rounds last.
+void round(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+           const std::shared_ptr<gathered>& g, const reply_fn& done) {
+  ask(
+    self, *ctx, done, ctx->actors->get<search_session_actor>(), "search sessions",
+    [self, ctx, g, done](search_outcome& o) {
+      if (o.error) {
+        if (o.error->id == error_id::backend_unavailable) return done(backend_unavailable("search index"));
+        return done(domain::api_reply::from(std::move(*o.error)));
+      }
+      if (g->call.search_id.empty()) {
+        g->call.search_id = o.search_id;
+        g->call.request = o.request;
+      }
+      if (g->rounds == 0) g->total_estimate = o.answered_before + o.total_estimate;
+      ++g->rounds;
+      std::vector<std::string> works;
+      for (const auto& h : o.hits) works.push_back(h.work_id);
+      auto shared = std::make_shared<search_outcome>(std::move(o));
+      with_rights_of(
+        self, ctx, std::move(works),
+        [self, ctx, g, done, shared](const std::vector<domain::resolved_rights>& rights) {
+          const auto& request = shared->request;
+          std::size_t taken = 0;
+          for (std::size_t i = 0; i < shared->hits.size() && g->ids.size() < g->page_size; ++i, ++taken) {
+            const auto& h = shared->hits[i];
+            g->call.exclude.push_back(h.id);  // ranked past in later rounds, whatever happens to it
+            bool allowed = !domain::check_content_use(rights[i], g->use);
+            bool usable = allowed && (!g->use.usage.empty() || rights[i].usable);
+            if (request.usable_only && !usable) continue;
+            if (!allowed && !h.metadata_match) continue;  // matched only through content it may not use
+            g->ids.push_back(h.id);
+            g->hits.push_back(hit_json(h, rights[i], allowed));
+          }
+          bool more_ranked = !shared->exhausted || taken < shared->hits.size();
+          auto short_by = g->page_size - g->ids.size();
+          if (short_by > 0 && !shared->exhausted && g->rounds < max_rounds) {
+            // Refused hits left the page short: rank further, twice as many as missing.
+            g->call.candidates = std::min(max_page_size, 2 * short_by);
+            return round(self, ctx, g, done);
+          }
+          g->exhausted = !more_ranked;
+          if (g->exhausted) g->total_estimate = shared->answered_before + g->ids.size();
+          answer(self, ctx, g, done);
+        },
+        done);
+    },
+    search_atom_v, g->call);
+}
+
+}  // namespace
+
+void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  auto use = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&use)) return done(std::move(*refusal));
+  auto parsed = json_body(ctx->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  const auto& body = std::get<json::object>(parsed);
+  if (auto refusal = unknown_members(body, {"query", "filter", "page_size", "search_id"})) return done(std::move(*refusal));
+  auto g = std::make_shared<gathered>();
+  g->use = std::get<domain::content_use>(use);
+  g->call.owner = domain::session_owner{ctx->who.tenant_id, ctx->who.subject, ctx->who.client_id};
+  if (auto* v = body.if_contains("page_size")) {
+    if (!v->is_int64() || v->as_int64() < 1 || v->as_int64() > static_cast<std::int64_t>(max_page_size))
+      return done(invalid_field("/page_size", "must be a whole number from 1 to 100"));
+    g->page_size = static_cast<std::size_t>(v->as_int64());
+  }
+  if (auto* v = body.if_contains("search_id")) {
+    if (!v->is_string() || v->as_string().empty()) return done(invalid_field("/search_id", "must be a srch_ id"));
+    if (body.contains("query") || body.contains("filter"))
+      return done(invalid_field("/search_id", "continues a search: send it without query and filter"));
+    g->call.search_id = std::string{v->as_string()};
+  } else {
+    auto request = parse_request(body);
+    if (auto* refusal = std::get_if<domain::api_reply>(&request)) return done(std::move(*refusal));
+    g->call.request = std::get<domain::search_request>(std::move(request));
+  }
+  g->call.candidates = g->page_size;
+  with_principals(
+    self, ctx,
+    [self, ctx, g, done](std::vector<std::string> principals) {
+      g->call.principals = std::move(principals);
+      round(self, ctx, g, done);
+    },
+    done);
+}
+
+}  // namespace cl::actors
