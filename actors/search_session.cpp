@@ -5,6 +5,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <mutex>
 #include <unordered_set>
 
 namespace cl::actors {
@@ -33,39 +34,38 @@ storage::search_query index_query(const domain::session_owner& owner, const doma
 
 }  // namespace
 
-search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state> self,
+search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state>,
                                                    std::shared_ptr<const search_session_config> cfg) {
-  self->state.sessions = std::make_unique<domain::memory_session_store>(cfg->limits);
   return {
-    [self, cfg](search_atom, search_call& call) -> search_outcome {
-      auto& sessions = *self->state.sessions;
+    [cfg](search_atom, search_call& call) -> search_outcome {
+      auto& shared = *cfg->sessions;
       auto now = domain::now_ms();
       search_outcome out;
-      const domain::search_session* session = nullptr;
-      if (!call.search_id.empty()) {
-        auto [found, miss] = sessions.find(call.search_id, call.owner, now);
+      // What the session answered so far, copied under the lock (bounded by max_returned); the
+      // query then runs without it, in parallel with other sessions' queries.
+      std::unordered_set<std::string> skip(call.exclude.begin(), call.exclude.end());
+      bool continued = !call.search_id.empty();
+      if (continued) {
+        std::lock_guard lock{shared.mutex};
+        auto [found, miss] = shared.store->find(call.search_id, call.owner, now);
         if (!found) {
           out.error = session_missing(miss.value_or(domain::session_miss::unknown));
           return out;
         }
-        session = found;
         out.search_id = call.search_id;
         out.request = found->request;
+        out.answered_before = found->returned.size();
+        skip.insert(found->returned.begin(), found->returned.end());
       } else {
         out.request = std::move(call.request);
       }
-      std::unordered_set<std::string> exclude(call.exclude.begin(), call.exclude.end());
-      std::size_t before = session ? session->returned.size() : 0;
-      out.answered_before = before;
-      if (before >= cfg->limits.max_returned) {  // a session answers a bounded number of hits
+      if (out.answered_before >= cfg->limits.max_returned) {  // a session answers a bounded number of hits
         out.exhausted = true;
         return out;
       }
       auto q = index_query(call.owner, out.request, call);
-      q.page_size = std::min(call.candidates, cfg->limits.max_returned - before);
-      q.skip = [session, &exclude](const std::string& id) {
-        return exclude.count(id) > 0 || (session && session->returned.count(id) > 0);
-      };
+      q.page_size = std::min(call.candidates, cfg->limits.max_returned - out.answered_before);
+      q.skip = [&skip](const std::string& id) { return skip.count(id) > 0; };
       try {
         auto page = cfg->index->search(q);
         out.hits = std::move(page.hits);
@@ -83,14 +83,18 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
         return out;
       }
       // A new search becomes a session once its query has been accepted.
-      if (!session) out.search_id = sessions.open(call.owner, out.request, now);
+      if (!continued) {
+        std::lock_guard lock{shared.mutex};
+        out.search_id = shared.store->open(call.owner, out.request, now);
+      }
       return out;
     },
-    [self](answered_atom, const domain::session_owner& owner, const std::string& id,
-           std::vector<std::string>& hits) -> std::vector<std::string> {
-      auto& sessions = *self->state.sessions;
-      if (!sessions.find(id, owner, domain::now_ms()).first) return hits;
-      return sessions.answered(id, hits);
+    [cfg](answered_atom, const domain::session_owner& owner, const std::string& id,
+          std::vector<std::string>& hits) -> std::vector<std::string> {
+      std::lock_guard lock{cfg->sessions->mutex};
+      auto& store = *cfg->sessions->store;
+      if (!store.find(id, owner, domain::now_ms()).first) return hits;
+      return store.answered(id, hits);
     },
   };
 }

@@ -1,5 +1,5 @@
 #pragma once
-/// The search session actor (the search route group, spec 4.5.3): holds the search sessions
+/// The search session actors (the search route group, spec 4.5.3): hold the search sessions
 /// (domain/search_session.hpp: whose, which hits they answered, when they expire) and runs their
 /// queries on the Xapian index the indexer keeps (storage/search_index.hpp). Layer 2 is part of
 /// every query (the caller's principals), so candidates are only what the caller may read; rights
@@ -12,17 +12,26 @@
 #include <caf/stateful_actor.hpp>
 
 #include <memory>
+#include <mutex>
 
 namespace cl::actors {
+
+/// The sessions every search session actor shares (several run, one per directory view, so that
+/// queries run in parallel): a session store behind one lock, held only for bookkeeping, never
+/// while a query runs. It outlives a restart of any one actor.
+struct shared_sessions {
+  std::mutex mutex;
+  std::unique_ptr<domain::session_store> store;
+};
 
 struct search_session_config {
   std::shared_ptr<storage::search_index> index;
   domain::session_limits limits;
+  std::shared_ptr<shared_sessions> sessions;
 };
 
 struct search_session_state {
   static constexpr const char* name = "search-session";
-  std::unique_ptr<domain::session_store> sessions;
 };
 
 search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state> self,

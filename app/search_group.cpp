@@ -76,15 +76,20 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   sessions->limits.max_per_principal = static_cast<std::size_t>(section.max_sessions_per_principal);
   sessions->limits.max_returned = static_cast<std::size_t>(section.max_session_hits);
   sessions->limits.max_held_hits = static_cast<std::size_t>(section.max_held_hits);
+  sessions->sessions = std::make_shared<actors::shared_sessions>();
+  sessions->sessions->store = std::make_unique<domain::memory_session_store>(sessions->limits);
   std::shared_ptr<const actors::indexer_config> shared = cfg;
   std::shared_ptr<const actors::search_session_config> session_cfg = sessions;
-  return std::vector<actors::child_spec>{
-    actors::supervised<actors::indexer_actor>(
-      "indexer", [shared](caf::actor_system& sys) { return sys.spawn<caf::detached>(actors::indexer, shared); }),
-    // Sessions live in this actor's memory: a restart (or the service's) forgets them (404).
-    actors::supervised<actors::search_session_actor>("search-session", [session_cfg](caf::actor_system& sys) {
-      return sys.spawn<caf::detached>(actors::search_session, session_cfg);
-    })};
+  std::vector<actors::child_spec> children{actors::supervised<actors::indexer_actor>(
+    "indexer", [shared](caf::actor_system& sys) { return sys.spawn<caf::detached>(actors::indexer, shared); })};
+  // One session actor per directory view (as many as readers): queries run in parallel on the
+  // scheduler's threads (CPU work, like the readers' LMDB reads). The sessions they share live in
+  // memory: they survive the restart of an actor, not the service's (then 404).
+  for (std::size_t i = 0; i < s.directory->readers(); ++i)
+    children.push_back(actors::supervised<actors::search_session_actor>(
+      "search-session",
+      [session_cfg](caf::actor_system& sys) { return sys.spawn(actors::search_session, session_cfg); }, i));
+  return children;
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <mutex>
+#include <set>
 #include <string_view>
+#include <unordered_set>
 #include <stdexcept>
 
 namespace cl::storage {
@@ -28,6 +30,18 @@ Xapian::Stem stemmer_for(const std::string& language) {
   }
 }
 
+/// Which stemmer a document's words went through: its language's (`en` for `en-GB`), or `none`.
+/// Documents carry it as the boolean term `XK<key>`; a query is parsed once per key, each parse
+/// matched only against documents stemmed the same way.
+std::string stem_key(const std::string& language) {
+  if (stemmer_for(language).is_none()) return "none";
+  return language.substr(0, language.find('-'));
+}
+
+/// The index format: documents without what a search relies on (the `XK` terms) are rebuilt.
+constexpr const char* format_key = "format";
+constexpr const char* format_version = "2";
+
 /// Document data: id, title, type, language, work id, text, NUL-separated.
 std::string encode(const indexed_resource& r) {
   std::string out;
@@ -49,23 +63,102 @@ std::vector<std::string> decode(const std::string& data) {
   return fields;
 }
 
-/// Xapian escapes snippets for HTML; ours are plain text (the API is not a web page).
-std::string unescape_html(const std::string& s) {
-  static const std::pair<std::string_view, char> entities[] = {{"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}, {"&#39;", '\''}};
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    bool replaced = false;
-    if (s[i] == '&')
-      for (const auto& [entity, c] : entities)
-        if (s.compare(i, entity.size(), entity) == 0) {
-          out.push_back(c);
-          i += entity.size();
-          replaced = true;
-          break;
-        }
-    if (!replaced) out.push_back(s[i++]);
+/// The words a query looks for, to mark in snippets: as written (lower case) and stemmed (the
+/// query's `Z` terms). Title-only (`S`) and filter (`X`) terms are not marked in the text.
+struct marked_terms {
+  std::unordered_set<std::string> raw, stems;
+  std::string stem_starts;  ///< first letters of the stems: words starting otherwise are never stemmed
+};
+
+marked_terms terms_of(const Xapian::Query& q) {
+  marked_terms m;
+  for (auto t = q.get_unique_terms_begin(); t != q.get_unique_terms_end(); ++t) {
+    const std::string& term = *t;
+    if (term.empty()) continue;
+    if (term[0] == 'Z' && term.size() > 1 && !(term[1] >= 'A' && term[1] <= 'Z')) {
+      m.stems.insert(term.substr(1));
+      if (m.stem_starts.find(term[1]) == std::string::npos) m.stem_starts.push_back(term[1]);
+    } else if (!(term[0] >= 'A' && term[0] <= 'Z')) {
+      m.raw.insert(term);
+    }
   }
+  return m;
+}
+
+bool word_byte(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
+}
+
+/// Whether `word` (as it stands in the text) is one the query looks for.
+bool marked(std::string_view word, const marked_terms& m, const Xapian::Stem& stem) {
+  std::string lower{word};
+  bool ascii = true;
+  for (auto& c : lower) {
+    if (static_cast<unsigned char>(c) >= 0x80) ascii = false;
+    else if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  if (!ascii) lower = Xapian::Unicode::tolower(lower);
+  if (m.raw.count(lower)) return true;
+  // Stemming costs: only words whose first letter starts some stem of the query.
+  if (m.stems.empty() || m.stem_starts.find(lower[0]) == std::string::npos) return false;
+  return m.stems.count(stem(lower)) > 0;
+}
+
+/// Up to about `length` bytes of `text` around its first marked word, plain text (no HTML), each
+/// marked word between U+00AB and U+00BB, cuts shown as U+2026. The cost is a scan up to the end of
+/// the window, a few stems: not the whole document's analysis.
+std::string snippet_of(const std::string& text, const marked_terms& m, const Xapian::Stem& stem, std::size_t length) {
+  struct span {
+    std::size_t begin, end;
+  };
+  std::vector<span> marks;
+  std::size_t start = 0, stop = std::min(text.size(), length);
+  bool anchored = false;
+  for (std::size_t i = 0; i < text.size();) {
+    if (!word_byte(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    auto j = i;
+    while (j < text.size() && word_byte(static_cast<unsigned char>(text[j]))) ++j;
+    if (anchored && j > stop) break;
+    if (marked(std::string_view{text}.substr(i, j - i), m, stem)) {
+      if (!anchored) {
+        // The window opens a little before the first marked word, at a word's start.
+        anchored = true;
+        start = i > length / 4 ? i - length / 4 : 0;
+        while (start > 0 && start < i && word_byte(static_cast<unsigned char>(text[start - 1]))) ++start;
+        stop = std::min(text.size(), start + length);
+      }
+      marks.push_back({i, j});
+    }
+    i = j;
+  }
+  // Cut at a word's end, never inside a UTF-8 sequence.
+  if (stop < text.size()) {
+    auto cut = stop;
+    while (cut > start && word_byte(static_cast<unsigned char>(text[cut - 1])) && word_byte(static_cast<unsigned char>(text[cut])))
+      --cut;
+    if (cut == start) {
+      cut = stop;
+      while (cut > start && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    }
+    stop = cut;
+  }
+  std::string out;
+  if (start > 0) out += "\u2026";
+  auto at = start;
+  for (const auto& mk : marks) {
+    if (mk.begin < start || mk.end > stop) continue;
+    out.append(text, at, mk.begin - at);
+    out += "\u00ab";
+    out.append(text, mk.begin, mk.end - mk.begin);
+    out += "\u00bb";
+    at = mk.end;
+  }
+  out.append(text, at, stop - at);
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  if (stop < text.size()) out += "\u2026";
   return out;
 }
 
@@ -130,6 +223,12 @@ search_index::search_index(std::filesystem::path dir) {
   try {
     std::filesystem::create_directories(dir);
     impl_ = std::make_unique<impl>(dir);
+    auto format = impl_->db.get_metadata(format_key);
+    if (impl_->db.get_doccount() > 0 && format != format_version) {
+      impl_.reset();  // releases the write lock: the caller rebuilds the index
+      throw std::runtime_error("search index " + dir.string() + " has format " + (format.empty() ? "1" : format) +
+                               ", this version reads " + format_version);
+    }
   } catch (const Xapian::Error& e) {
     throw std::runtime_error("search index " + dir.string() + ": " + e.get_description());
   }
@@ -179,6 +278,7 @@ void search_index::apply(const std::vector<indexed_resource>& upserts,
     doc.add_boolean_term("XT" + r.tenant);
     if (!r.type.empty()) doc.add_boolean_term("XY" + r.type);
     if (!r.language.empty()) doc.add_boolean_term("XL" + r.language);
+    doc.add_boolean_term("XK" + stem_key(r.language));
     doc.add_boolean_term(r.work_id.empty() ? "XS1" : "XS0");
     if (!r.work_id.empty()) doc.add_boolean_term("XW" + r.work_id);
     for (const auto& p : r.readers) doc.add_boolean_term("XR" + p);
@@ -188,6 +288,7 @@ void search_index::apply(const std::vector<indexed_resource>& upserts,
   }
   for (const auto& [tenant, id] : removed) db.delete_document(unique_term(tenant, id));
   db.set_metadata(applied_key, std::to_string(applied_seq));
+  db.set_metadata(format_key, format_version);
   db.commit();
   ++impl_->generation;
 }
@@ -216,32 +317,51 @@ namespace {
 constexpr unsigned parse_flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
                                  Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_BOOLEAN_ANY_CASE;
 
-/// `text` parsed for `db`: stemmed for `language` or exactly as written (documents of a language
-/// without a stemmer hold only the words as written). `title_only`: unprefixed words match titles
-/// only (the metadata a refused caller may match on).
-Xapian::Query parse(const Xapian::Database& db, const std::string& text, const std::string& language, bool title_only) {
-  Xapian::QueryParser parser;
-  parser.set_database(db);
-  parser.set_default_op(Xapian::Query::OP_AND);
-  parser.add_prefix("title", "S");
-  if (title_only) parser.add_prefix("", "S");
+/// `text` parsed for `db` once per stemmer its documents went through (`keys`), each parse
+/// limited to those documents: words are stemmed as the documents' were (`tide` finds `tides` in
+/// English and `marée` finds `marées` in French, in one search), or taken as written where no
+/// stemmer applies. `title_only`: unprefixed words match titles only (the metadata a refused
+/// caller may match on).
+Xapian::Query parse(const Xapian::Database& db, const std::string& text, const std::vector<std::string>& keys,
+                    bool title_only) {
+  std::vector<Xapian::Query> branches;
   try {
-    parser.set_stemmer(stemmer_for(language));
-    parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
-    auto stemmed = parser.parse_query(text, parse_flags);
-    parser.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
-    auto exact = parser.parse_query(text, parse_flags);
-    return Xapian::Query(Xapian::Query::OP_OR, stemmed, exact);
+    for (const auto& key : keys) {
+      Xapian::QueryParser parser;
+      parser.set_database(db);
+      parser.set_default_op(Xapian::Query::OP_AND);
+      parser.add_prefix("title", "S");
+      if (title_only) parser.add_prefix("", "S");
+      if (key != "none") {
+        parser.set_stemmer(Xapian::Stem{key});
+        parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
+      }
+      auto q = parser.parse_query(text, parse_flags);
+      branches.push_back(keys.size() == 1 ? q : Xapian::Query(Xapian::Query::OP_FILTER, q, Xapian::Query("XK" + key)));
+    }
   } catch (const Xapian::QueryParserError& e) {
     throw query_syntax_error{e.get_msg()};
   }
+  return Xapian::Query(Xapian::Query::OP_OR, branches.begin(), branches.end());
+}
+
+/// The stemmer keys a search needs: those of the languages it filters on, else every key the
+/// index holds (a handful of boolean terms).
+std::vector<std::string> stem_keys(const Xapian::Database& db, const std::vector<std::string>& languages) {
+  std::set<std::string> keys;
+  for (const auto& l : languages) keys.insert(stem_key(l));
+  if (languages.empty())
+    for (auto t = db.allterms_begin("XK"); t != db.allterms_end("XK"); ++t) keys.insert((*t).substr(2));
+  if (keys.empty()) keys.insert("none");
+  return {keys.begin(), keys.end()};
 }
 
 }  // namespace
 
 search_page search_index::run(const Xapian::Database& db, const search_query& q) const {
-  auto language = q.languages.size() == 1 ? q.languages.front() : std::string{"en"};
-  auto text = parse(db, q.text, language, false);
+  auto keys = stem_keys(db, q.languages);
+  auto text = parse(db, q.text, keys, false);
+  auto marks = terms_of(text);
   std::vector<Xapian::Query> filters{Xapian::Query("XT" + q.tenant)};
   if (!q.types.empty()) filters.push_back(any_of("XY", q.types));
   if (!q.languages.empty()) filters.push_back(any_of("XL", q.languages));
@@ -259,8 +379,7 @@ search_page search_index::run(const Xapian::Database& db, const search_query& q)
   for (auto it = mset.begin(); it != mset.end() && page.hits.size() < q.page_size; ++it) {
     auto f = decode(it.get_document().get_data());
     search_hit h{f[0], f[1], f[2], f[3], f[4], it.get_weight(), {}};
-    h.snippet = unescape_html(
-      mset.snippet(f[5], 200, stemmer_for(f[3]), Xapian::MSet::SNIPPET_EXHAUSTIVE, "\u00ab", "\u00bb", "\u2026"));
+    h.snippet = snippet_of(f[5], marks, stemmer_for(f[3]), 200);
     page.hits.push_back(std::move(h));
     unique.emplace_back(unique_term(q.tenant, f[0]));
   }
@@ -268,7 +387,7 @@ search_page search_index::run(const Xapian::Database& db, const search_query& q)
   if (page.hits.empty()) return page;
   // Which of these hits the query finds by their metadata alone: one more query, bounded by the page.
   Xapian::Enquire metadata{db};
-  metadata.set_query(Xapian::Query(Xapian::Query::OP_FILTER, parse(db, q.text, language, true),
+  metadata.set_query(Xapian::Query(Xapian::Query::OP_FILTER, parse(db, q.text, keys, true),
                                    Xapian::Query(Xapian::Query::OP_OR, unique.begin(), unique.end())));
   auto found = metadata.get_mset(0, static_cast<Xapian::doccount>(page.hits.size()));
   for (auto it = found.begin(); it != found.end(); ++it) {

@@ -65,6 +65,8 @@ class Service:
             m = re.search(r"listening public=127\.0\.0\.1:(\d+)", line)
             if m:
                 self.port = int(m.group(1))
+                admin = re.search(r"admin=127\.0\.0\.1:(\d+)", line)
+                self.admin_port = int(admin.group(1)) if admin else None
                 break
         if self.port is None:
             raise RuntimeError("the service did not start (exit %s)" % self.proc.wait())

@@ -7,6 +7,7 @@ openapi_responses.py BINARY SOURCE_DIR"""
 import json
 import pathlib
 import sys
+import time
 
 import jsonschema
 
@@ -57,6 +58,18 @@ def main():
         call("POST", "/v0/content-lake/resources/{id}/versions", path + "/versions", expect=200)
         call("GET", "/v0/content-lake/resources/{id}/versions", path + "/versions", expect=200)
         call("GET", "/v0/content-lake/resources", "/v0/content-lake/resources", expect=200)
+        search = "/v0/content-lake/search"
+        deadline = time.monotonic() + 15  # the index lag: poll until the Resource is searchable
+        while not json.loads(svc.request("POST", search, token, {"query": "metres"})[2])["hits"]:
+            if time.monotonic() > deadline:
+                failures.append("the Resource never became searchable")
+                break
+            time.sleep(0.02)
+        page = call("POST", search, search, {"query": "metres", "page_size": 1}, 200)
+        call("POST", search, search, {"search_id": page["search_id"]}, 200)
+        call("POST", search, search, {"search_id": "srch_unknown"}, 404)
+        call("POST", search, search, {"query": "tides AND ("}, 400)
+        call("POST", search, search, {"query": "x" * 1001}, 400)
         # A contract that prohibits reading: answers without content must still validate.
         call("POST", "/v0/contracts", "/v0/contracts",
              {"title": "Closed", "status": "ACTIVE", "valid_from": "2020-01-01T00:00:00Z", "work_ids": [work],
@@ -65,6 +78,7 @@ def main():
         call("GET", "/v0/content-lake/resources", "/v0/content-lake/resources", expect=200)
         call("GET", one, path + "?fields=title,rights", expect=200)
         call("GET", one, path, expect=403)
+        call("POST", search, search, {"query": "spring"}, 200)  # a title match without its snippet
         current = call("GET", one, path + "?fields=update_token", expect=200)
         call("PATCH", one, path, {"title": "Neap tides", "update_token": current["update_token"]}, 200)
         call("GET", one, path + "?fields=nonsense", expect=400)

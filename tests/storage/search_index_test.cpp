@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <unordered_set>
@@ -60,6 +61,9 @@ TEST_CASE("the index ranks a phrase above its words apart, stems English, and fi
   auto french = ask("marées");
   french.languages = {"fr"};
   CHECK(ids(index.search(french)) == std::vector<std::string>{"res_3"});
+  // Without a language filter each document's words are matched as its language stems them.
+  CHECK(ids(index.search(ask("marée"))) == std::vector<std::string>{"res_3"});
+  CHECK(ids(index.search(ask("printemps tides"))).empty());
   auto title = index.search(ask("title:coast"));
   CHECK(title.hits.size() == 2);
   CHECK(title.hits[0].snippet.empty() == false);
@@ -113,6 +117,32 @@ TEST_CASE("snippets are plain text: markup characters of the text come back as w
   auto p = index.search(ask("salinity"));
   REQUIRE(p.hits.size() == 1);
   CHECK(p.hits[0].snippet == "compare <b>\u00absalinity\u00bb</b> & density; a &lt; entity");
+}
+
+TEST_CASE("an index of an older format is refused (the service rebuilds it)", "[search][index]") {
+  cl::testing::temp_dir dir;
+  {
+    Xapian::WritableDatabase old{dir.path + "/search", Xapian::DB_CREATE_OR_OPEN};
+    Xapian::Document d;
+    d.add_boolean_term("XTt_a");
+    old.add_document(d);
+    old.set_metadata("applied", "5");
+    old.commit();
+  }
+  CHECK_THROWS_AS(search_index{dir.path + "/search"}, std::runtime_error);
+  search_index empty{dir.path + "/fresh"};  // a new, empty index is fine
+  CHECK(empty.documents() == 0);
+}
+
+TEST_CASE("documents in a language without a stemmer match words as written", "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  index.apply({doc("res_1", "Kuu", "kuutamo tides", "xx"), doc("res_2", "Moon", "tides of the moon", "en")}, {}, 1);
+  CHECK(ids(index.search(ask("kuutamo"))) == std::vector<std::string>{"res_1"});
+  auto both = ids(index.search(ask("tides")));
+  std::sort(both.begin(), both.end());
+  CHECK(both == std::vector<std::string>{"res_1", "res_2"});
+  CHECK(ids(index.search(ask("tide"))) == std::vector<std::string>{"res_2"});  // stems only where a stemmer applies
 }
 
 TEST_CASE("removals and the applied sequence survive a reopen; a malformed query is a syntax error", "[search][index]") {
