@@ -40,7 +40,7 @@ std::string stem_key(const std::string& language) {
 
 /// The index format: documents without what a search relies on (the `XK` terms) are rebuilt.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "2";
+constexpr const char* format_version = "3";
 
 /// Document data: id, title, type, language, work id, text, NUL-separated.
 std::string encode(const indexed_resource& r) {
@@ -267,8 +267,10 @@ void search_index::apply(const std::vector<indexed_resource>& upserts,
   for (const auto& r : upserts) {
     Xapian::Document doc;
     terms.set_document(doc);
-    terms.set_stemmer(stemmer_for(r.language));
-    terms.set_stemming_strategy(Xapian::TermGenerator::STEM_SOME);
+    auto stemmer = stemmer_for(r.language);
+    terms.set_stemmer(stemmer);
+    // Stems only where a stemmer applies; words as written otherwise (what a `none` parse looks for).
+    terms.set_stemming_strategy(stemmer.is_none() ? Xapian::TermGenerator::STEM_NONE : Xapian::TermGenerator::STEM_ALL_Z);
     terms.index_text(r.title, 1, "S");
     terms.index_text(r.title);
     terms.increase_termpos();
@@ -334,7 +336,7 @@ Xapian::Query parse(const Xapian::Database& db, const std::string& text, const s
       if (title_only) parser.add_prefix("", "S");
       if (key != "none") {
         parser.set_stemmer(Xapian::Stem{key});
-        parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
+        parser.set_stemming_strategy(Xapian::QueryParser::STEM_ALL_Z);
       }
       auto q = parser.parse_query(text, parse_flags);
       branches.push_back(keys.size() == 1 ? q : Xapian::Query(Xapian::Query::OP_FILTER, q, Xapian::Query("XK" + key)));

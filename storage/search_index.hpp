@@ -6,9 +6,11 @@
 /// One document per Resource: unique term `Q<tenant>\0<id>`; boolean filter terms `XT<tenant>`,
 /// `XY<type>`, `XL<language>`, `XW<work id>`, `XS1`/`XS0` (staged or attached) and `XR<principal>`
 /// for every principal holding a grant (layer 2 is part of the query, so pages never come back
-/// short); free text stemmed by the Resource's language (title also under prefix `S`, for
+/// short); free text as `Z` stems of the Resource's language, with positions (words as written
+/// where no stemmer applies), and `XK<stemmer>` saying which (title also under prefix `S`, for
 /// `title:`). The document data keeps what a hit shows. The last applied change-log sequence is
-/// the database's metadata `applied`, committed with the documents it covers.
+/// the database's metadata `applied`, committed with the documents it covers; `format` names the
+/// layout (another one is rebuilt).
 
 #include <cstdint>
 #include <filesystem>
