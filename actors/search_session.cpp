@@ -65,7 +65,7 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
       }
       auto q = index_query(call.owner, out.request, call);
       q.page_size = std::min(call.candidates, cfg->limits.max_returned - out.answered_before);
-      q.skip = [&skip](const std::string& id) { return skip.count(id) > 0; };
+      q.skip = &skip;
       try {
         auto page = cfg->index->search(q);
         out.hits = std::move(page.hits);

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_set>
@@ -162,15 +163,20 @@ std::string snippet_of(const std::string& text, const marked_terms& m, const Xap
   return out;
 }
 
-/// Rejects the documents a session has already answered (and those the answer refused).
+/// Rejects the documents a session has already answered (and those the answer refused), for
+/// sessions past `skip_by_query` ids. Xapian asks it for every candidate it ranks (a value read
+/// each), so fewer ids are excluded in the query itself instead.
 class skip_answered final : public Xapian::MatchDecider {
 public:
-  explicit skip_answered(const std::function<bool(const std::string&)>& skip) : skip_(skip) {}
-  bool operator()(const Xapian::Document& doc) const override { return !skip_(doc.get_value(id_slot)); }
+  explicit skip_answered(const std::unordered_set<std::string>& ids) : ids_(ids) {}
+  bool operator()(const Xapian::Document& doc) const override { return ids_.count(doc.get_value(id_slot)) == 0; }
 
 private:
-  const std::function<bool(const std::string&)>& skip_;
+  const std::unordered_set<std::string>& ids_;
 };
+
+/// Up to this many skipped ids go into the query as `AND_NOT` of their unique terms.
+constexpr std::size_t skip_by_query = 512;
 
 Xapian::Query any_of(const std::string& prefix, const std::vector<std::string>& values) {
   std::vector<Xapian::Query> terms;
@@ -371,10 +377,19 @@ search_page search_index::run(const Xapian::Database& db, const search_query& q)
   filters.push_back(any_of("XR", q.principals));  // layer 2: only what the caller may read
   Xapian::Query filter(Xapian::Query::OP_AND, filters.begin(), filters.end());
   Xapian::Enquire enquire{db};
-  enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, text, filter));
-  std::function<bool(const std::string&)> none = [](const std::string&) { return false; };
-  skip_answered decider{q.skip ? q.skip : none};
-  auto mset = enquire.get_mset(0, static_cast<Xapian::doccount>(q.page_size + 1), nullptr, &decider);
+  Xapian::Query ranked(Xapian::Query::OP_FILTER, text, filter);
+  std::size_t skipping = q.skip ? q.skip->size() : 0;
+  if (skipping > 0 && skipping <= skip_by_query) {
+    std::vector<Xapian::Query> answered;
+    for (const auto& id : *q.skip) answered.emplace_back(unique_term(q.tenant, id));
+    ranked = Xapian::Query(Xapian::Query::OP_AND_NOT, ranked,
+                           Xapian::Query(Xapian::Query::OP_OR, answered.begin(), answered.end()));
+  }
+  enquire.set_query(ranked);
+  std::optional<skip_answered> decider;
+  if (skipping > skip_by_query) decider.emplace(*q.skip);
+  auto mset = enquire.get_mset(0, static_cast<Xapian::doccount>(q.page_size + 1), nullptr,
+                               decider ? &*decider : nullptr);
   search_page page;
   page.total_estimate = mset.get_matches_estimated();
   std::vector<Xapian::Query> unique;

@@ -14,10 +14,10 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace Xapian {
@@ -40,8 +40,8 @@ struct search_query {
   std::vector<std::string> types, languages;
   std::string work_id;
   std::vector<std::string> principals;           ///< the caller's subject and groups
-  /// Ids not to rank (a session's answered hits, hits this answer refused); may be empty.
-  std::function<bool(const std::string& id)> skip;
+  /// Ids not to rank (a session's answered hits, hits this answer refused); may be null.
+  const std::unordered_set<std::string>* skip = nullptr;
   std::size_t page_size = 20;
 };
 

@@ -79,7 +79,7 @@ TEST_CASE("pages skip what a session answered, and say when nothing is left", "[
   std::unordered_set<std::string> answered;
   auto q = ask("tide");
   q.page_size = 2;
-  q.skip = [&answered](const std::string& id) { return answered.count(id) > 0; };
+  q.skip = &answered;
   std::vector<std::string> seen;
   for (int page = 0; page < 3; ++page) {
     auto p = index.search(q);
@@ -90,6 +90,23 @@ TEST_CASE("pages skip what a session answered, and say when nothing is left", "[
     CHECK(p.exhausted == (page == 2));
   }
   CHECK(seen.size() == 5);
+}
+
+TEST_CASE("a long skip list (past the ids excluded in the query) skips the same way", "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  std::vector<indexed_resource> docs;
+  for (int i = 0; i < 700; ++i) docs.push_back(doc("res_" + std::to_string(i), "Tide", "tide table"));
+  index.apply(docs, {}, 1);
+  std::unordered_set<std::string> answered;
+  for (int i = 0; i < 690; ++i) answered.insert("res_" + std::to_string(i));
+  auto q = ask("tide");
+  q.page_size = 20;
+  q.skip = &answered;
+  auto p = index.search(q);
+  REQUIRE(p.hits.size() == 10);
+  for (const auto& h : p.hits) CHECK(answered.count(h.id) == 0);
+  CHECK(p.exhausted);
 }
 
 TEST_CASE("each hit says whether its title alone matches the query", "[search][index]") {
