@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <future>
+#include <set>
 #include <thread>
 
 using namespace cl::testing;
@@ -300,4 +301,53 @@ TEST_CASE("the ledger actor comes back after a kill; stored answers survive it",
   auto m = http_request(svc.admin_port(), "GET", "/metrics");
   REQUIRE(m);
   CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="ledger"} 1)") != std::string::npos);
+}
+
+TEST_CASE("search session actors come back after a kill; sessions survive it and never repeat a hit", "[fault][search]") {
+  test_service svc{[](cl::config::settings& s) { s.rate_limit.burst = 100000; }};
+  auto port = svc.port();
+  auto token = token_with("content-lake.read content-lake.write");
+  for (int i = 0; i < 3; ++i) {
+    auto r = post_json(port, "/v0/content-lake/resources", token,
+                       R"({"title":"Kelp )" + std::to_string(i) + R"(","type":"CHAPTER","language":"en","content":{"format":"cl.content/1",)"
+                       R"("blocks":[{"type":"paragraph","key":"p1","children":[{"type":"span","text":"kelp forest"}]}]}})");
+    REQUIRE(r);
+    REQUIRE(r->status == 201);
+  }
+  auto search = [&](const std::string& body) { return post_json(port, "/v0/content-lake/search", token, body); };
+  REQUIRE(eventually([&] {
+    auto r = search(R"({"query":"kelp","page_size":100})");
+    return r && r->status == 200 && json::parse(r->body).at("hits").as_array().size() == 3;
+  }));
+  auto first = search(R"({"query":"kelp","page_size":1})");
+  REQUIRE(first);
+  REQUIRE(first->status == 200);
+  auto page = json::parse(first->body).as_object();
+  std::string sid{page.at("search_id").as_string()};
+  std::set<std::string> seen{std::string{page.at("hits").as_array().at(0).at("id").as_string()}};
+  // Every instance (one per directory view) is killed.
+  std::set<caf::actor_addr> killed;
+  for (std::size_t i = 0; i < 8; ++i) {
+    auto h = svc.service().directory().snapshot()->get<cl::actors::search_session_actor>();
+    REQUIRE(h);
+    if (killed.insert(h.address()).second) caf::anon_send_exit(h, caf::exit_reason::kill);
+  }
+  REQUIRE(eventually([&] {
+    for (std::size_t i = 0; i < 8; ++i) {
+      auto h = svc.service().directory().snapshot()->get<cl::actors::search_session_actor>();
+      if (!h || killed.count(h.address())) return false;
+    }
+    return true;
+  }));
+  for (int i = 0; i < 2; ++i) {
+    auto next = search(R"({"search_id":")" + sid + R"(","page_size":1})");
+    REQUIRE(next);
+    REQUIRE(next->status == 200);
+    auto hits = json::parse(next->body).at("hits").as_array();
+    REQUIRE(hits.size() == 1);
+    CHECK(seen.insert(std::string{hits.at(0).at("id").as_string()}).second);  // the session kept what it answered
+  }
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="search-session"})") != std::string::npos);
 }
