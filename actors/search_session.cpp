@@ -32,6 +32,18 @@ storage::search_query index_query(const domain::session_owner& owner, const doma
   return q;
 }
 
+/// Index queries one answer makes at most to replace candidates whose grant no longer holds.
+constexpr int max_grant_rounds = 4;
+
+/// Layer 2 against the record store: one of `principals` (the caller and its groups) holds a grant
+/// on the Resource now (any role reads). Point reads, one per principal.
+bool readable(const storage::record_store& store, const std::string& tenant, const std::vector<std::string>& principals,
+              const std::string& id) {
+  for (const auto& p : principals)
+    if (store.grants().role(tenant, p, id)) return true;
+  return false;
+}
+
 }  // namespace
 
 search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state>,
@@ -67,10 +79,21 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
       q.page_size = std::min(call.candidates, cfg->limits.max_returned - out.answered_before);
       q.skip = &skip;
       try {
-        auto page = cfg->index->search(q);
-        out.hits = std::move(page.hits);
-        out.total_estimate = page.total_estimate;
-        out.exhausted = page.exhausted;
+        // The index may lag the grants (a revoked grant, a burst of writes ahead of it): every
+        // candidate's grant is read again from the record store, and one that no longer holds is
+        // ranked past, so a page is the truth of now, not of the index.
+        auto wanted = q.page_size;
+        for (int round = 0; round < max_grant_rounds; ++round) {
+          q.page_size = wanted - out.hits.size();
+          auto page = cfg->index->search(q);
+          if (round == 0) out.total_estimate = page.total_estimate;
+          out.exhausted = page.exhausted;
+          for (auto& h : page.hits) {
+            skip.insert(h.id);  // taken or refused: a further round ranks past it
+            if (readable(*cfg->store, call.owner.tenant, call.principals, h.id)) out.hits.push_back(std::move(h));
+          }
+          if (out.hits.size() >= wanted || page.exhausted) break;
+        }
       } catch (const storage::query_syntax_error& e) {
         out.error = domain::api_error{domain::error_id::query_syntax, "The query cannot be parsed: " + e.message,
                                       {{"/query", e.message}}};

@@ -7,6 +7,7 @@
 
 #include "actors/interfaces.hpp"
 #include "domain/search_session.hpp"
+#include "storage/record_store.hpp"
 #include "storage/search_index.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -26,6 +27,7 @@ struct shared_sessions {
 
 struct search_session_config {
   std::shared_ptr<storage::search_index> index;
+  std::shared_ptr<storage::record_store> store;  ///< grants read again for every candidate
   domain::session_limits limits;
   std::shared_ptr<shared_sessions> sessions;
 };

@@ -71,6 +71,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   if (!registered) s.store->apply({storage::acknowledge_changes(actors::search_consumer, cfg->index->applied())});
   auto sessions = std::make_shared<actors::search_session_config>();
   sessions->index = cfg->index;
+  sessions->store = s.store;
   sessions->limits.ttl_ms = section.session_ttl_seconds * 1000;
   sessions->limits.max_sessions = static_cast<std::size_t>(section.max_sessions);
   sessions->limits.max_per_principal = static_cast<std::size_t>(section.max_sessions_per_principal);
