@@ -9,7 +9,6 @@
 #include <boost/json.hpp>
 #include <caf/all.hpp>
 
-#include <set>
 #include <unordered_set>
 
 namespace cl::actors {
@@ -90,7 +89,6 @@ struct gathered {
   std::uint64_t total_estimate = 0;
   bool exhausted = false;
   int rounds = 0;
-  std::function<void()> next;
 };
 
 /// A hit as the caller sees it: rights resolved now; without its snippet (and scored on its
