@@ -28,7 +28,6 @@ storage::search_query index_query(const domain::session_owner& owner, const doma
   q.languages = request.languages;
   q.work_id = request.work_id;
   q.principals = call.principals;
-  q.page_size = call.candidates;
   return q;
 }
 
