@@ -3,6 +3,8 @@
 #include <xapian.h>
 
 #include <atomic>
+#include <exception>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -41,7 +43,7 @@ std::string stem_key(const std::string& language) {
 
 /// The index format: documents without what a search relies on (the `XK` terms) are rebuilt.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "3";
+constexpr const char* format_version = "4";
 
 /// Document data: id, title, type, language, work id, text, NUL-separated.
 std::string encode(const indexed_resource& r) {
@@ -184,12 +186,76 @@ Xapian::Query any_of(const std::string& prefix, const std::vector<std::string>& 
   return Xapian::Query(Xapian::Query::OP_OR, terms.begin(), terms.end());
 }
 
+/// Which shard holds a Resource: FNV-1a of (tenant, id), stable across builds and machines (the
+/// shard a document went to must be the one a later replace or removal finds it in).
+std::size_t shard_of(const std::string& tenant, const std::string& id, std::size_t shards) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](unsigned char c) { h = (h ^ c) * 1099511628211ull; };
+  for (unsigned char c : tenant) mix(c);
+  mix(0);
+  for (unsigned char c : id) mix(c);
+  return static_cast<std::size_t>(h % shards);
+}
+
+std::filesystem::path shard_path(const std::filesystem::path& dir, std::size_t k) {
+  return dir / ("shard-" + std::to_string(k));
+}
+
+/// The shard directories present under `dir`.
+std::size_t shard_dirs(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("shard-", 0) == 0) ++n;
+  return n;
+}
+
+/// Builds and writes one shard's part of a batch, and commits it with the applied sequence.
+void write_shard(Xapian::WritableDatabase& db, const std::vector<const indexed_resource*>& upserts,
+                 const std::vector<const std::pair<std::string, std::string>*>& removed, std::uint64_t applied_seq) {
+  Xapian::TermGenerator terms;
+  for (const auto* r : upserts) {
+    Xapian::Document doc;
+    terms.set_document(doc);
+    auto stemmer = stemmer_for(r->language);
+    terms.set_stemmer(stemmer);
+    // Stems only where a stemmer applies; words as written otherwise (what a `none` parse looks for).
+    terms.set_stemming_strategy(stemmer.is_none() ? Xapian::TermGenerator::STEM_NONE : Xapian::TermGenerator::STEM_ALL_Z);
+    terms.index_text(r->title, 1, "S");
+    terms.index_text(r->title);
+    terms.increase_termpos();
+    terms.index_text(r->text);
+    auto unique = unique_term(r->tenant, r->id);
+    doc.add_boolean_term(unique);
+    doc.add_boolean_term("XT" + r->tenant);
+    if (!r->type.empty()) doc.add_boolean_term("XY" + r->type);
+    if (!r->language.empty()) doc.add_boolean_term("XL" + r->language);
+    doc.add_boolean_term("XK" + stem_key(r->language));
+    doc.add_boolean_term(r->work_id.empty() ? "XS1" : "XS0");
+    if (!r->work_id.empty()) doc.add_boolean_term("XW" + r->work_id);
+    for (const auto& p : r->readers) doc.add_boolean_term("XR" + p);
+    doc.add_value(id_slot, r->id);
+    doc.set_data(encode(*r));
+    db.replace_document(unique, doc);
+  }
+  for (const auto* key : removed) db.delete_document(unique_term(key->first, key->second));
+  db.set_metadata(applied_key, std::to_string(applied_seq));
+  db.set_metadata(format_key, format_version);
+  db.commit();
+}
+
 }  // namespace
 
 struct search_index::impl {
-  explicit impl(const std::filesystem::path& dir) : path(dir.string()), db(path, Xapian::DB_CREATE_OR_OPEN) {}
+  /// One Xapian database of the index: its own writer, lock and commits, so shards index in
+  /// parallel (a Xapian writer is single-threaded: one database was the index's ceiling).
+  struct shard {
+    explicit shard(const std::filesystem::path& p) : path(p.string()), db(path, Xapian::DB_CREATE_OR_OPEN) {}
+    std::string path;
+    std::mutex mutex;  ///< Xapian objects are not thread-safe: one user at a time
+    Xapian::WritableDatabase db;
+  };
 
-  /// A read-only view for one search at a time, current as of the last commit.
+  /// A read-only view of every shard for one search at a time, current as of the last commit.
   struct reader {
     std::unique_ptr<Xapian::Database> db;
     std::uint64_t generation = 0;
@@ -206,8 +272,12 @@ struct search_index::impl {
       }
     }
     auto now = generation.load();
-    if (!r.db) r.db = std::make_unique<Xapian::Database>(path);
-    else if (r.generation != now) r.db->reopen();
+    if (!r.db) {
+      r.db = std::make_unique<Xapian::Database>();
+      for (const auto& s : shards) r.db->add_database(Xapian::Database(s->path));
+    } else if (r.generation != now) {
+      r.db->reopen();
+    }
     r.generation = now;
     return r;
   }
@@ -216,25 +286,33 @@ struct search_index::impl {
     if (idle.size() < 16) idle.push_back(std::move(r));
   }
 
-  std::string path;
-  mutable std::mutex mutex;  ///< the writer: Xapian objects are not thread-safe, one user at a time
-  mutable Xapian::WritableDatabase db;
+  std::vector<std::unique_ptr<shard>> shards;
   /// Readers: searches run in parallel, each on its own Database, reopened after commits.
   std::atomic<std::uint64_t> generation{0};
   mutable std::mutex pool_mutex;
   mutable std::vector<reader> idle;
 };
 
-search_index::search_index(std::filesystem::path dir) {
+search_index::search_index(std::filesystem::path dir, std::size_t shards) {
+  if (shards == 0) throw std::invalid_argument("a search index needs at least one shard");
   try {
     std::filesystem::create_directories(dir);
-    impl_ = std::make_unique<impl>(dir);
-    auto format = impl_->db.get_metadata(format_key);
-    if (impl_->db.get_doccount() > 0 && format != format_version) {
-      impl_.reset();  // releases the write lock: the caller rebuilds the index
-      throw std::runtime_error("search index " + dir.string() + " has format " + (format.empty() ? "1" : format) +
-                               ", this version reads " + format_version);
+    if (std::filesystem::exists(dir / "iamglass"))
+      throw std::runtime_error("search index " + dir.string() + " has the single-database layout of format 3, this version reads " +
+                               format_version);
+    if (auto found = shard_dirs(dir); found != 0 && found != shards)
+      throw std::runtime_error("search index " + dir.string() + " has " + std::to_string(found) + " shards, this service uses " +
+                               std::to_string(shards));
+    auto opened = std::make_unique<impl>();
+    for (std::size_t k = 0; k < shards; ++k) {
+      opened->shards.push_back(std::make_unique<impl::shard>(shard_path(dir, k)));
+      auto& db = opened->shards.back()->db;
+      auto format = db.get_metadata(format_key);
+      if (db.get_doccount() > 0 && format != format_version)  // the write locks go with `opened`
+        throw std::runtime_error("search index " + dir.string() + " has format " + (format.empty() ? "1" : format) +
+                                 ", this version reads " + format_version);
     }
+    impl_ = std::move(opened);
   } catch (const Xapian::Error& e) {
     throw std::runtime_error("search index " + dir.string() + ": " + e.get_description());
   }
@@ -244,61 +322,71 @@ search_index::~search_index() = default;
 
 bool search_index::in_use(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(dir)) return false;
-  try {
-    Xapian::WritableDatabase probe(dir.string(), Xapian::DB_OPEN);
-    return false;
-  } catch (const Xapian::DatabaseLockError&) {
-    return true;
-  } catch (const Xapian::Error&) {
-    return false;  // unreadable: not in use, to be rebuilt
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (!e.is_directory()) continue;
+    try {
+      Xapian::WritableDatabase probe(e.path().string(), Xapian::DB_OPEN);
+    } catch (const Xapian::DatabaseLockError&) {
+      return true;
+    } catch (const Xapian::Error&) {
+      // unreadable: not in use, to be rebuilt
+    }
   }
+  return false;
 }
 
 std::uint64_t search_index::applied() const {
-  std::lock_guard lock{impl_->mutex};
-  auto v = impl_->db.get_metadata(applied_key);
-  return v.empty() ? 0 : std::stoull(v);
+  // Shards commit side by side: a crash between two commits leaves some ahead, and the index
+  // resumes from the one behind (applying a change again rebuilds the same document).
+  std::optional<std::uint64_t> least;
+  for (const auto& s : impl_->shards) {
+    std::lock_guard lock{s->mutex};
+    auto v = s->db.get_metadata(applied_key);
+    std::uint64_t at = v.empty() ? 0 : std::stoull(v);
+    least = least ? std::min(*least, at) : at;
+  }
+  return least.value_or(0);
 }
 
 std::uint64_t search_index::documents() const {
-  std::lock_guard lock{impl_->mutex};
-  return impl_->db.get_doccount();
+  std::uint64_t n = 0;
+  for (const auto& s : impl_->shards) {
+    std::lock_guard lock{s->mutex};
+    n += s->db.get_doccount();
+  }
+  return n;
 }
 
 void search_index::apply(const std::vector<indexed_resource>& upserts,
                          const std::vector<std::pair<std::string, std::string>>& removed, std::uint64_t applied_seq) {
-  std::lock_guard lock{impl_->mutex};
-  auto& db = impl_->db;
-  Xapian::TermGenerator terms;
-  for (const auto& r : upserts) {
-    Xapian::Document doc;
-    terms.set_document(doc);
-    auto stemmer = stemmer_for(r.language);
-    terms.set_stemmer(stemmer);
-    // Stems only where a stemmer applies; words as written otherwise (what a `none` parse looks for).
-    terms.set_stemming_strategy(stemmer.is_none() ? Xapian::TermGenerator::STEM_NONE : Xapian::TermGenerator::STEM_ALL_Z);
-    terms.index_text(r.title, 1, "S");
-    terms.index_text(r.title);
-    terms.increase_termpos();
-    terms.index_text(r.text);
-    auto unique = unique_term(r.tenant, r.id);
-    doc.add_boolean_term(unique);
-    doc.add_boolean_term("XT" + r.tenant);
-    if (!r.type.empty()) doc.add_boolean_term("XY" + r.type);
-    if (!r.language.empty()) doc.add_boolean_term("XL" + r.language);
-    doc.add_boolean_term("XK" + stem_key(r.language));
-    doc.add_boolean_term(r.work_id.empty() ? "XS1" : "XS0");
-    if (!r.work_id.empty()) doc.add_boolean_term("XW" + r.work_id);
-    for (const auto& p : r.readers) doc.add_boolean_term("XR" + p);
-    doc.add_value(id_slot, r.id);
-    doc.set_data(encode(r));
-    db.replace_document(unique, doc);
+  auto& shards = impl_->shards;
+  std::vector<std::vector<const indexed_resource*>> ups(shards.size());
+  std::vector<std::vector<const std::pair<std::string, std::string>*>> gone(shards.size());
+  for (const auto& r : upserts) ups[shard_of(r.tenant, r.id, shards.size())].push_back(&r);
+  for (const auto& key : removed) gone[shard_of(key.first, key.second, shards.size())].push_back(&key);
+  // Every shard commits (its applied sequence moves even when the batch has nothing for it), the
+  // others on threads of their own: documents are prepared and written in parallel.
+  auto work = [&](std::size_t k) {
+    std::lock_guard lock{shards[k]->mutex};
+    write_shard(shards[k]->db, ups[k], gone[k], applied_seq);
+  };
+  std::vector<std::future<void>> others;
+  for (std::size_t k = 1; k < shards.size(); ++k) others.push_back(std::async(std::launch::async, work, k));
+  std::exception_ptr failed;
+  try {
+    work(0);
+  } catch (...) {
+    failed = std::current_exception();
   }
-  for (const auto& [tenant, id] : removed) db.delete_document(unique_term(tenant, id));
-  db.set_metadata(applied_key, std::to_string(applied_seq));
-  db.set_metadata(format_key, format_version);
-  db.commit();
+  for (auto& f : others) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
   ++impl_->generation;
+  if (failed) std::rethrow_exception(failed);
 }
 
 search_page search_index::search(const search_query& q) const {
@@ -314,10 +402,15 @@ search_page search_index::search(const search_query& q) const {
       // That reader is dropped; the next attempt takes (or opens) another at the last commit.
     }
   }
-  // Commits keep overtaking this search: run it on the writer's database, which cannot change
-  // while its lock is held.
-  std::lock_guard lock{impl_->mutex};
-  return run(impl_->db, q);
+  // Commits keep overtaking this search: run it on the writers' databases, which cannot change
+  // while their locks are held.
+  std::vector<std::unique_lock<std::mutex>> locks;
+  Xapian::Database all;
+  for (const auto& s : impl_->shards) {
+    locks.emplace_back(s->mutex);
+    all.add_database(s->db);
+  }
+  return run(all, q);
 }
 
 namespace {

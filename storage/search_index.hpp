@@ -9,8 +9,12 @@
 /// short); free text as `Z` stems of the Resource's language, with positions (words as written
 /// where no stemmer applies), and `XK<stemmer>` saying which (title also under prefix `S`, for
 /// `title:`). The document data keeps what a hit shows. The last applied change-log sequence is
-/// the database's metadata `applied`, committed with the documents it covers; `format` names the
+/// each shard's metadata `applied`, committed with the documents it covers; `format` names the
 /// layout (another one is rebuilt).
+///
+/// The index is split into shards (`<dir>/shard-<k>`, a Resource's shard chosen by a stable hash of
+/// its tenant and id), each a Xapian database with its own writer: a batch is written to all shards
+/// in parallel, and a search reads them as one database.
 
 #include <cstdint>
 #include <filesystem>
@@ -68,9 +72,12 @@ struct query_syntax_error {
 
 class search_index {
 public:
-  /// Opens (creating) the index at `dir`; throws std::runtime_error when it is unreadable (the
-  /// caller rebuilds it).
-  explicit search_index(std::filesystem::path dir);
+  /// Two writers: what this 2-core box indexes fastest with while it also serves writes.
+  static constexpr std::size_t default_shards = 2;
+
+  /// Opens (creating) the index at `dir` with `shards` shards; throws std::runtime_error when it is
+  /// unreadable, of another format or another number of shards (the caller rebuilds it).
+  explicit search_index(std::filesystem::path dir, std::size_t shards = default_shards);
   ~search_index();
   search_index(const search_index&) = delete;
   search_index& operator=(const search_index&) = delete;

@@ -11,6 +11,7 @@ Usage: search_api.py CONTENTLAKE_BINARY SOURCE_DIR"""
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -404,6 +405,25 @@ def crash_during_write_burst(binary, source):
         check(set(acknowledged) <= set(ids), "every acknowledged write is searchable", len(set(acknowledged) - set(ids)))
         print("crash test: %d acknowledged, %d stored, %d found" % (len(acknowledged), len(listed), len(ids)))
         del found
+
+        # A damaged index (a shard's version file overwritten), then a missing one: each is rebuilt
+        # from the record store at start, with a log line, and answers every stored Resource again.
+        for damage, line in (("damaged", "rebuilding it from the record store"), ("missing", "is missing; rebuilding it")):
+            svc.shutdown()
+            index_dir = os.path.join(svc.dir.name, "search")
+            if damage == "damaged":
+                with open(os.path.join(index_dir, "shard-1", "iamglass"), "wb") as f:
+                    f.write(b"not a xapian database")
+            else:
+                shutil.rmtree(index_dir)
+            logged = len(svc.log)
+            svc.restart()
+            owner = Client(svc)
+            check(any(line in entry for entry in svc.log[logged:]), "a %s index is rebuilt at start, and says so" % damage)
+            ids = eventually(lambda: (lambda found: found if len(found) >= len(listed) else None)(all_found()),
+                             "the %s index answers again" % damage, timeout=30) or []
+            check(sorted(ids) == sorted(listed), "the rebuilt (%s) index holds exactly the stored Resources" % damage,
+                  (len(ids), len(listed)))
     finally:
         svc.stop()
 

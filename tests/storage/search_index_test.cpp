@@ -219,3 +219,51 @@ TEST_CASE("searches run in parallel with commits and see each commit once it is 
   all.page_size = 1000;
   CHECK(index.search(all).hits.size() == 200);
 }
+
+TEST_CASE("documents spread over the shards are searched as one index, replaced and removed in theirs",
+          "[search][index][shards]") {
+  cl::testing::temp_dir dir;
+  std::vector<indexed_resource> docs;
+  for (int i = 0; i < 40; ++i) docs.push_back(doc("res_" + std::to_string(i), "Doc " + std::to_string(i), "harbour tide log"));
+  {
+    search_index index{dir.path + "/search", 3};
+    index.apply(docs, {}, 9);
+    // Every shard received some documents (a stable hash of tenant and id picks the shard).
+    for (int k = 0; k < 3; ++k) {
+      Xapian::Database shard{dir.path + "/search/shard-" + std::to_string(k)};
+      CHECK(shard.get_doccount() > 0);
+    }
+    auto q = ask("harbour");
+    q.page_size = 100;
+    CHECK(index.search(q).hits.size() == 40);
+    // A replace lands in the document's own shard (no duplicate), a removal finds it there.
+    index.apply({doc("res_7", "Doc 7", "harbour tide log, revised")}, {{"t_a", "res_8"}}, 10);
+    auto after = index.search(q);
+    CHECK(after.hits.size() == 39);
+    CHECK(index.documents() == 39);
+    CHECK(ids(index.search(ask("revised"))) == std::vector<std::string>{"res_7"});
+  }
+  // Reopened with the same number of shards: nothing to rebuild.
+  search_index again{dir.path + "/search", 3};
+  CHECK(again.applied() == 10);
+  CHECK(again.documents() == 39);
+}
+
+TEST_CASE("an index resumes from its least advanced shard; another shard count is rebuilt", "[search][index][shards]") {
+  cl::testing::temp_dir dir;
+  {
+    search_index index{dir.path + "/search", 2};
+    index.apply({doc("res_1", "A", "tide"), doc("res_2", "B", "tide"), doc("res_3", "C", "tide")}, {}, 12);
+  }
+  {
+    // As after a crash between the two shards' commits: shard 1 still at an earlier change.
+    Xapian::WritableDatabase shard{dir.path + "/search/shard-1", Xapian::DB_OPEN};
+    shard.set_metadata("applied", "8");
+    shard.commit();
+  }
+  {
+    search_index index{dir.path + "/search", 2};
+    CHECK(index.applied() == 8);
+  }
+  CHECK_THROWS_AS(search_index(dir.path + "/search", 3), std::runtime_error);
+}
