@@ -8,7 +8,7 @@
 /// for every principal holding a grant (layer 2 is part of the query, so pages never come back
 /// short); free text as `Z` stems of the Resource's language, with positions (words as written
 /// where no stemmer applies), and `XK<stemmer>` saying which (title also under prefix `S`, for
-/// `title:`). The document data keeps what a hit shows. The last applied change-log sequence is
+/// `title:`). A value slot keeps what a hit shows. The last applied change-log sequence is
 /// each shard's metadata `applied`, committed with the documents it covers; `format` names the
 /// layout (another one is rebuilt).
 ///
@@ -100,7 +100,9 @@ public:
   std::uint64_t documents() const;
 
 private:
-  search_page run(const Xapian::Database& db, const search_query& q) const;
+  /// `db` is every shard as one, `shards` each alone (in order).
+  search_page run(const Xapian::Database& db, const std::vector<Xapian::Database>& shards,
+                  const std::vector<std::string>& index_keys, const search_query& q) const;
 
   struct impl;
   std::unique_ptr<impl> impl_;

@@ -97,7 +97,8 @@ class Client:
 
 def relevance_stemming_filters(owner):
     together = owner.create("Coast notes", "The spring tide came in over the rocks at dawn.")
-    apart = owner.create("Coast diary", "Spring was late this year; the tide was low and the wind high.")
+    # BM25 alone ranks this one first (tide twice); the proximity bonus puts the words together first.
+    apart = owner.create("Coast diary", "Spring was late this year; the tide was low, the tide was slow.")
     plural = owner.create("Almanac", "Tides of the northern harbour, tabled by month.")
     french = owner.create("Marées", "La marée de printemps monte vite.", language="fr")
     report = owner.create("Harbour report", "Dredging of the northern harbour.", type_="DATASET")

@@ -43,7 +43,7 @@ TEST_CASE("the index ranks a phrase above its words apart, stems English, and fi
   cl::testing::temp_dir dir;
   search_index index{dir.path + "/search"};
   index.apply({doc("res_1", "Coast", "the spring tide came in over the rocks"),
-               doc("res_2", "Coast", "spring was late; the tide was low and the wind high"),
+               doc("res_2", "Coast", "spring was late; the tide was low, the tide slow"),
                doc("res_3", "Marées", "la marée de printemps", "fr"),
                doc("res_4", "Hidden", "spring tide notes", "en", {"u_bob"}),
                {"t_b", "res_5", "Other tenant", "ARTICLE", "en", "", "spring tide", {"u_alice"}}},
@@ -53,7 +53,9 @@ TEST_CASE("the index ranks a phrase above its words apart, stems English, and fi
   CHECK(ids(phrase) == std::vector<std::string>{"res_1"});
   auto words = index.search(ask("spring tide"));
   REQUIRE(ids(words).size() == 2);
-  CHECK(ids(words)[0] == "res_1");  // the words together rank first
+  // The words together rank first, though BM25 alone prefers res_2 (tide twice): the proximity bonus.
+  CHECK(ids(words)[0] == "res_1");
+  CHECK(words.hits[0].score > words.hits[1].score);
   CHECK(index.search(ask("tides")).hits.size() == 2);  // English stemming: tides finds tide
   // Layer 2 inside the query: u_bob's document only for u_bob; the other tenant never.
   CHECK(ids(index.search(ask("notes"))).empty());
@@ -235,7 +237,21 @@ TEST_CASE("documents spread over the shards are searched as one index, replaced 
     }
     auto q = ask("harbour");
     q.page_size = 100;
-    CHECK(index.search(q).hits.size() == 40);
+    auto content = index.search(q);
+    CHECK(content.hits.size() == 40);
+    // Metadata matches are found in every shard: the titles hold "doc", not "harbour".
+    CHECK(std::none_of(content.hits.begin(), content.hits.end(), [](const search_hit& h) { return h.metadata_match; }));
+    auto titles = ask("doc harbour");
+    titles.page_size = 100;
+    auto both = index.search(titles);
+    CHECK(both.hits.size() == 40);
+    CHECK(std::none_of(both.hits.begin(), both.hits.end(), [](const search_hit& h) { return h.metadata_match; }));
+    auto title_word = ask("doc");
+    title_word.page_size = 100;
+    auto by_title = index.search(title_word);
+    CHECK(by_title.hits.size() == 40);
+    CHECK(std::all_of(by_title.hits.begin(), by_title.hits.end(),
+                      [](const search_hit& h) { return h.metadata_match && h.metadata_score > 0; }));
     // A replace lands in the document's own shard (no duplicate), a removal finds it there.
     index.apply({doc("res_7", "Doc 7", "harbour tide log, revised")}, {{"t_a", "res_8"}}, 10);
     auto after = index.search(q);
@@ -266,4 +282,19 @@ TEST_CASE("an index resumes from its least advanced shard; another shard count i
     CHECK(index.applied() == 8);
   }
   CHECK_THROWS_AS(search_index(dir.path + "/search", 3), std::runtime_error);
+}
+
+TEST_CASE("ranking is BM25 with length normalisation and saturating term frequency", "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  std::string filler;
+  for (int i = 0; i < 3000; ++i) filler += " word" + std::to_string(i % 97);
+  index.apply({doc("res_long", "Log", "tide" + filler), doc("res_short", "Log", "tide and a few words"),
+               doc("res_often", "Log", "tide tide tide tide and a few words")},
+              {}, 1);
+  auto page = index.search(ask("tide"));
+  // The word more often ranks first; once in a short text above once in a text of 3,000 words.
+  CHECK(ids(page) == std::vector<std::string>{"res_often", "res_short", "res_long"});
+  REQUIRE(page.hits.size() == 3);
+  CHECK(page.hits[0].score < 2 * page.hits[1].score);  // four times the word is not four times the score
 }
