@@ -592,8 +592,11 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
   auto keys = stem_keys(index_keys, q.languages);
   std::vector<std::vector<std::string>> sequences;
   auto text = parse(db, q.text, keys, false, &sequences);
+  // The proximity bonus applies to queries of several words without a phrase: a phrase already
+  // keeps its words together (every hit would gain alike, for a position read each).
   std::size_t longest = 0;
-  for (const auto& w : sequences) longest = std::max(longest, w.size());
+  if (q.text.find('"') == std::string::npos)
+    for (const auto& w : sequences) longest = std::max(longest, w.size());
   auto marks = terms_of(text);
   std::vector<Xapian::Query> filters{Xapian::Query("XT" + q.tenant)};
   if (!q.types.empty()) filters.push_back(any_of("XY", q.types));
