@@ -464,6 +464,9 @@ void search_index::apply(const std::vector<indexed_resource>& upserts,
   // back in time: two readers are never one batch apart the wrong way).
   std::vector<std::unique_lock<std::mutex>> held;
   for (auto& shard : shards) held.emplace_back(shard->mutex);
+  // A failure leaves nothing committed; what other shards wrote of the batch is pending and goes
+  // with the next commit, which is this batch again (the indexer retries it from the same change):
+  // the same documents, rebuilt alike.
   on_every_shard(shards.size(), [&](std::size_t k) { write_shard(shards[k]->db, ups[k], gone[k], applied_seq); });
   std::unique_lock commits{impl_->commit_mutex};
   on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->db.commit(); });
