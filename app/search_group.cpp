@@ -31,7 +31,8 @@ struct search_settings {
 /// The index under the data dir; an unreadable one is rebuilt from the record store.
 std::shared_ptr<storage::search_index> open_index(const std::string& data_dir, const storage::record_store& store) {
   auto dir = std::filesystem::path{data_dir} / "search";
-  if (!std::filesystem::exists(dir / "shard-0") && store.last_change() > 0) {
+  bool missing = !std::filesystem::exists(dir) || std::filesystem::is_empty(dir);
+  if (missing && store.last_change() > 0) {
     // Catching up from the change log would miss what retention has trimmed: rebuild from the store.
     spdlog::warn("search index: {} is missing; rebuilding it from the record store", dir.string());
     auto done = storage::rebuild_index(dir, store);

@@ -392,7 +392,7 @@ search_index::search_index(std::filesystem::path dir, std::size_t shards) {
   try {
     std::filesystem::create_directories(dir);
     if (std::filesystem::exists(dir / "iamglass"))
-      throw std::runtime_error("search index " + dir.string() + " has the single-database layout of format 3, this version reads " +
+      throw std::runtime_error("search index " + dir.string() + " has the single-database layout of an older format, this version reads " +
                                format_version);
     if (auto found = shard_dirs(dir); found != 0 && found != shards)
       throw std::runtime_error("search index " + dir.string() + " has " + std::to_string(found) + " shards, this service uses " +
