@@ -10,7 +10,7 @@
 #include "domain/search_session.hpp"
 #include "storage/blob_store.hpp"
 #include "storage/record_store.hpp"
-#include "storage/search_index.hpp"
+#include "storage/search_types.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>

@@ -16,12 +16,12 @@
 /// its tenant and id), each a Xapian database with its own writer: a batch is written to all shards
 /// in parallel, and a search reads them as one database.
 
+#include "storage/search_types.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 namespace Xapian {
@@ -29,46 +29,6 @@ class Database;
 }
 
 namespace cl::storage {
-
-/// What the index keeps of a Resource.
-struct indexed_resource {
-  std::string tenant, id, title, type, language, work_id;
-  std::string text;                    ///< all block text, table cells, image alt and captions
-  std::vector<std::string> readers;    ///< principals with a grant on it (subjects and groups)
-};
-
-/// A search: the query text and its filters, for a caller whose grants count through `principals`.
-struct search_query {
-  std::string tenant;
-  std::string text;
-  std::vector<std::string> types, languages;
-  std::string work_id;
-  std::vector<std::string> principals;           ///< the caller's subject and groups
-  /// Ids not to rank (a session's answered hits, hits this answer refused); may be null.
-  const std::unordered_set<std::string>* skip = nullptr;
-  std::size_t page_size = 20;
-};
-
-struct search_hit {
-  std::string id, title, type, language, work_id;
-  double score = 0;
-  std::string snippet;  ///< matched terms between U+00AB and U+00BB; empty when nothing to show
-  /// Whether the query matches the Resource's metadata (its title) alone, and with what weight:
-  /// a caller whose rights refuse the content may find it only through these (layer 3).
-  bool metadata_match = false;
-  double metadata_score = 0;
-};
-
-struct search_page {
-  std::vector<search_hit> hits;
-  std::uint64_t total_estimate = 0;
-  bool exhausted = false;  ///< nothing ranked after the last hit
-};
-
-/// A query Xapian cannot parse (the caller answers 400 with it).
-struct query_syntax_error {
-  std::string message;
-};
 
 class search_index {
 public:
