@@ -35,6 +35,14 @@ indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_sta
   return {
     [self, cfg](index_atom) {
       try {
+        if (cfg->index->is_rebuilding()) {
+          // A rebuild from the record store (started at start-up): one page per message, then the
+          // next at once; searches wait for it (503), writes do not.
+          auto step = storage::rebuild_step(*cfg->index, *cfg->store, cfg->batch);
+          publish_lag(*cfg, cfg->index->applied());
+          if (step.done) spdlog::info("search index: rebuilt with {} Resources", cfg->index->documents());
+          return self->send(self, index_atom_v);
+        }
         auto done = storage::catch_up(*cfg->index, *cfg->store, cfg->batch);
         if (done.changes > 0)
           spdlog::debug("search index: applied {} changes ({} documents) up to {}", done.changes, done.documents,

@@ -137,6 +137,11 @@ void round(caf::event_based_actor* self, const std::shared_ptr<const request_con
     [self, ctx, g, done](search_outcome& o) {
       if (o.error) {
         if (o.error->id == error_id::backend_unavailable) return done(backend_unavailable("search index"));
+        if (o.error->id == error_id::search_index_rebuilding) {
+          auto r = domain::api_reply::from(std::move(*o.error));
+          r.retry_after_seconds = 5;
+          return done(std::move(r));
+        }
         return done(domain::api_reply::from(std::move(*o.error)));
       }
       if (g->call.search_id.empty()) {

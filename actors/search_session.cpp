@@ -52,6 +52,12 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
       auto& shared = *cfg->sessions;
       auto now = domain::now_ms();
       search_outcome out;
+      if (cfg->index->is_rebuilding()) {
+        // Pages of a half-built index would miss Resources it has not reached: none until it is done.
+        out.error = domain::api_error{domain::error_id::search_index_rebuilding,
+                                      "The search index is being rebuilt from the stored Resources; retry shortly.", {}};
+        return out;
+      }
       // What the session answered so far, copied under the lock (bounded by max_returned); the
       // query then runs without it, in parallel with other sessions' queries.
       std::unordered_set<std::string> skip(call.exclude.begin(), call.exclude.end());

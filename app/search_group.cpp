@@ -28,24 +28,43 @@ struct search_settings {
   std::int64_t max_held_hits = 1000000;
 };
 
-/// The index under the data dir; an unreadable one is rebuilt from the record store.
+/// Starts rebuilding the index at `dir` from the record store: an empty index the indexer fills
+/// page by page while the service serves (search answers 503 SEARCH_INDEX_REBUILDING until it is
+/// done). The index's own copy of what it replaces is removed first: it is derived data.
+std::shared_ptr<storage::search_index> start_rebuild(const std::filesystem::path& dir, const storage::record_store& store,
+                                                     const std::string& why) {
+  spdlog::warn("search index: {}; rebuilding it from the record store in the background (search answers 503 "
+               "SEARCH_INDEX_REBUILDING until it is done)",
+               why);
+  std::filesystem::remove_all(dir);
+  auto index = std::make_shared<storage::search_index>(dir);
+  index->begin_rebuild(store.last_change());
+  return index;
+}
+
+/// The index under the data dir. A missing, unreadable or older one is rebuilt from the record
+/// store, in the background; so is one ahead of the store (a data dir restored from an older
+/// backup). A rebuild a stop interrupted goes on where it was.
 std::shared_ptr<storage::search_index> open_index(const std::string& data_dir, const storage::record_store& store) {
   auto dir = std::filesystem::path{data_dir} / "search";
   bool missing = !std::filesystem::exists(dir) || std::filesystem::is_empty(dir);
-  if (missing && store.last_change() > 0) {
-    // Catching up from the change log would miss what retention has trimmed: rebuild from the store.
-    spdlog::warn("search index: {} is missing; rebuilding it from the record store", dir.string());
-    auto done = storage::rebuild_index(dir, store);
-    spdlog::info("search index: rebuilt with {} Resources", done.documents);
-  }
+  // Catching up from the change log would miss what retention has trimmed: rebuild from the store.
+  if (missing && store.last_change() > 0) return start_rebuild(dir, store, dir.string() + " is missing");
+  std::shared_ptr<storage::search_index> index;
   try {
-    return std::make_shared<storage::search_index>(dir);
+    index = std::make_shared<storage::search_index>(dir);
   } catch (const std::exception& e) {
-    spdlog::warn("search index: {}; rebuilding it from the record store", e.what());
-    auto done = storage::rebuild_index(dir, store);
-    spdlog::info("search index: rebuilt with {} Resources", done.documents);
-    return std::make_shared<storage::search_index>(dir);
+    return start_rebuild(dir, store, e.what());
   }
+  if (index->applied() > store.last_change()) {
+    auto why = "ahead of the record store (" + std::to_string(index->applied()) + " > " + std::to_string(store.last_change()) + ")";
+    index.reset();  // its write locks go before its files
+    return start_rebuild(dir, store, why);
+  }
+  if (index->is_rebuilding())
+    spdlog::warn("search index: resuming its rebuild from the record store (search answers 503 SEARCH_INDEX_REBUILDING "
+                 "until it is done)");
+  return index;
 }
 
 caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
@@ -63,14 +82,6 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   cfg->health = s.health;
   cfg->batch = static_cast<std::size_t>(section.batch_max_changes);
   cfg->interval = std::chrono::milliseconds{section.batch_interval_ms};
-  if (cfg->index->applied() > s.store->last_change()) {
-    // An index ahead of the store (a data dir restored from an older backup): start it afresh.
-    spdlog::warn("search index: ahead of the record store ({} > {}); rebuilding it", cfg->index->applied(),
-                 s.store->last_change());
-    cfg->index.reset();
-    storage::rebuild_index(std::filesystem::path{s.settings.data_dir} / "search", *s.store);
-    cfg->index = open_index(s.settings.data_dir, *s.store);
-  }
   // Registered as a change-log consumer before anything is served (retention then keeps what the
   // index has not applied); later positions are written by the indexer through the writer.
   bool registered = false;

@@ -124,6 +124,9 @@ const std::vector<error_entry>& catalogue() {
      "The token's `client_id` is over its request quota; wait `Retry-After` seconds."},
     {error_id::backend_unavailable, 503, "UNAVAILABLE", "BACKEND_UNAVAILABLE", contentlake_domain,
      "An internal service did not answer in time or is restarting; retry after `Retry-After`."},
+    {error_id::search_index_rebuilding, 503, "UNAVAILABLE", "SEARCH_INDEX_REBUILDING", contentlake_domain,
+     "The search index is being rebuilt from the stored Resources (after it was found missing, damaged or of an older "
+     "format at start); everything else is served. Retry after `Retry-After`; `/readyz` says when search has caught up."},
     {error_id::server_overloaded, 503, "UNAVAILABLE", "SERVER_OVERLOADED", contentlake_domain,
      "The connection limit is reached or the server is shutting down; retry after `Retry-After`."},
     {error_id::transfer_encoding_unsupported, 501, "UNIMPLEMENTED", "TRANSFER_ENCODING_UNSUPPORTED",

@@ -56,6 +56,7 @@ enum class error_id : std::uint8_t {
   unsupported_media_type,
   rate_limited,
   backend_unavailable,
+  search_index_rebuilding,
   server_overloaded,
   transfer_encoding_unsupported,
   internal,

@@ -40,6 +40,23 @@ std::optional<indexed_resource> index_entry(const read_view& view, const std::st
   return r;
 }
 
+rebuild_step_result rebuild_step(search_index& index, const record_store& store, std::size_t page) {
+  auto progress = index.rebuilding();
+  if (!progress) return {0, true};
+  auto rows = store.scan(table::resources, "", progress->after, page);
+  std::vector<indexed_resource> docs;
+  for (const auto& [key, value] : rows) {
+    auto nul = key.find('\0');
+    if (nul == std::string::npos) continue;
+    if (auto entry = index_entry(store, key.substr(0, nul), key.substr(nul + 1))) docs.push_back(std::move(*entry));
+  }
+  rebuild_step_result result;
+  result.documents = docs.size();
+  result.done = rows.size() < page;
+  index.apply_rebuild(docs, rows.empty() ? progress->after : rows.back().first, result.done);
+  return result;
+}
+
 rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page) {
   if (search_index::in_use(dir))
     throw std::runtime_error("the search index " + dir.string() + " is in use (is the service running on this data dir?)");
@@ -50,20 +67,11 @@ rebuild_result rebuild_index(const std::filesystem::path& dir, const record_stor
   std::filesystem::remove_all(fresh);
   {
     search_index index{fresh};
-    std::string after;
+    index.begin_rebuild(result.applied);
     for (;;) {
-      auto rows = store.scan(table::resources, "", after, page);
-      std::vector<indexed_resource> docs;
-      for (const auto& [key, value] : rows) {
-        auto nul = key.find('\0');
-        if (nul == std::string::npos) continue;
-        if (auto entry = index_entry(store, key.substr(0, nul), key.substr(nul + 1))) docs.push_back(std::move(*entry));
-      }
-      result.documents += docs.size();
-      bool last = rows.size() < page;
-      index.apply(docs, {}, last ? result.applied : 0);
-      if (last) break;
-      after = rows.back().first;
+      auto step = rebuild_step(index, store, page);
+      result.documents += step.documents;
+      if (step.done) break;
     }
   }
   std::filesystem::remove_all(dir);

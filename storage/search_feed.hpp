@@ -40,6 +40,17 @@ struct rebuild_result {
 /// (rebuilding a document twice is harmless).
 rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page = 1000);
 
+/// What one page of a rebuild did.
+struct rebuild_step_result {
+  std::size_t documents = 0;  ///< Resources indexed by this page
+  bool done = false;          ///< the rebuild completed (the index catches up from the change log now)
+};
+
+/// One page of the rebuild in progress on `index` (search_index::begin_rebuild): up to `page`
+/// Resources after the last one it indexed, in record-store key order, as one commit. The
+/// indexer runs it while the service serves; `rebuild_index` runs it to the end.
+rebuild_step_result rebuild_step(search_index& index, const record_store& store, std::size_t page);
+
 /// Applies up to `max_changes` change-log entries after the index's applied sequence, as one
 /// commit (a Resource changed several times in the batch is rebuilt once).
 catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes);

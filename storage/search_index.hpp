@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,22 @@ public:
   /// commit.
   void apply(const std::vector<indexed_resource>& upserts, const std::vector<std::pair<std::string, std::string>>& removed,
              std::uint64_t applied_seq);
+
+  /// A rebuild from the record store, done page by page while the service serves (and resumed
+  /// after a restart): the change-log sequence it completes at, the last record-store key indexed.
+  struct rebuild_progress {
+    std::uint64_t target = 0;
+    std::string after;
+  };
+  /// Starts a rebuild of this (empty) index towards `target`, recorded in the index.
+  void begin_rebuild(std::uint64_t target);
+  /// One page of the rebuild: `docs`, up to record-store key `after`; `last` completes it (the
+  /// index then holds everything up to the target and catches up from the change log).
+  void apply_rebuild(const std::vector<indexed_resource>& docs, const std::string& after, bool last);
+  /// The rebuild in progress, if any (reads the index).
+  std::optional<rebuild_progress> rebuilding() const;
+  /// Whether a rebuild is in progress (no read: for every search).
+  bool is_rebuilding() const noexcept;
 
   /// The next page of `q`, ranked, skipping `q.skip`; throws query_syntax_error.
   search_page search(const search_query& q) const;

@@ -18,7 +18,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Service  # noqa: E402
+from harness import Service, fetch  # noqa: E402
 
 failures = []
 TENANT = "t_search"
@@ -408,8 +408,13 @@ def crash_during_write_burst(binary, source):
         del found
 
         # A damaged index (a shard's version file overwritten), then a missing one: each is rebuilt
-        # from the record store at start, with a log line, and answers every stored Resource again.
-        for damage, line in (("damaged", "rebuilding it from the record store"), ("missing", "is missing; rebuilding it")):
+        # from the record store in the background, with a log line; meanwhile the rest of the API is
+        # served and search answers 503 SEARCH_INDEX_REBUILDING (with Retry-After) and /readyz says
+        # search has not caught up; then search answers every stored Resource again. One Resource
+        # per rebuild page (one commit each) keeps the rebuild going for a while after start.
+        svc.env["CONTENTLAKE_SEARCH_BATCH_MAX_CHANGES"] = "1"
+        for damage, line in (("damaged", "rebuilding it from the record store in the background"),
+                             ("missing", "is missing; rebuilding it")):
             svc.shutdown()
             index_dir = os.path.join(svc.dir.name, "search")
             if damage == "damaged":
@@ -421,8 +426,29 @@ def crash_during_write_burst(binary, source):
             svc.restart()
             owner = Client(svc)
             check(any(line in entry for entry in svc.log[logged:]), "a %s index is rebuilt at start, and says so" % damage)
-            ids = eventually(lambda: (lambda found: found if len(found) >= len(listed) else None)(all_found()),
-                             "the %s index answers again" % damage, timeout=30) or []
+            refused = []
+
+            def rebuilt():
+                r = owner.search("zephyrburst", page_size=100)
+                if r[0] == 503:
+                    ready = json.loads(fetch("http://127.0.0.1:%d/readyz" % svc.admin_port)[2])
+                    refused.append((reason(r), r[1].get("retry-after") or r[1].get("Retry-After"),
+                                    ready["search_index_caught_up"]))
+                    return None
+                check(r[0] == 200, "search during a rebuild answers 200 or 503", r[:2])
+                return True
+            listing = owner.call("GET", "/resources?page_size=10")
+            check(listing[0] == 200, "the rest of the API is served during the rebuild (%s)" % damage, listing[:2])
+            eventually(rebuilt, "the %s index is rebuilt" % damage, timeout=60)
+            # ~170 one-Resource commits: the first search, sent as the service starts listening,
+            # lands long before the rebuild's end.
+            check(refused, "a search early in the rebuild is refused, not answered from a partial index (%s)" % damage)
+            check(all(x[:2] == ("SEARCH_INDEX_REBUILDING", "5") for x in refused),
+                  "searches during the rebuild are 503 SEARCH_INDEX_REBUILDING with Retry-After: 5", refused[:3])
+            # /readyz is read just after each refusal: only the last may see the rebuild done since.
+            check(not any(x[2] for x in refused[:-1]), "/readyz says search has not caught up during the rebuild", refused)
+            print("rebuild (%s): %d searches answered 503 SEARCH_INDEX_REBUILDING before it completed" % (damage, len(refused)))
+            ids = all_found()
             check(sorted(ids) == sorted(listed), "the rebuilt (%s) index holds exactly the stored Resources" % damage,
                   (len(ids), len(listed)))
     finally:

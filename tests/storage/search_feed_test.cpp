@@ -7,6 +7,7 @@
 #include "storage/search_feed.hpp"
 #include "tests/support/service_fixture.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 using namespace cl::storage;
@@ -96,4 +97,45 @@ TEST_CASE("a rebuild takes every Resource from the store, starts after the last 
   CHECK(index.applied() == store->last_change());
   CHECK(hits(index, "spring", "u_a") == std::vector<std::string>{"res_1"});  // the stale document is gone
   CHECK(catch_up(index, *store, 1000).changes == 0);
+}
+
+TEST_CASE("a rebuild in the background goes page by page, survives a restart, and misses nothing written meanwhile",
+          "[search][feed]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  store->apply({write_resource("res_1", "Tides", "spring tide", "u_a"), write_resource("res_2", "Winds", "spring mistral", "u_a"),
+                write_resource("res_3", "Rain", "spring rain", "u_a")});
+  auto target = store->last_change();
+  {
+    search_index index{dir.path + "/search"};
+    CHECK_FALSE(index.is_rebuilding());
+    index.begin_rebuild(target);
+    CHECK(index.is_rebuilding());
+    auto first = rebuild_step(index, *store, 1);
+    CHECK(first.documents == 1);
+    CHECK_FALSE(first.done);
+    CHECK(index.applied() == 0);  // nothing of the change log counts as applied until the rebuild is done
+  }
+  // A stop in the middle: the index says it is rebuilding, and where it was.
+  search_index index{dir.path + "/search"};
+  REQUIRE(index.is_rebuilding());
+  auto progress = index.rebuilding();
+  REQUIRE(progress);
+  CHECK(progress->target == target);
+  CHECK_FALSE(progress->after.empty());
+  // A Resource written meanwhile comes through the change log after the target.
+  store->apply({write_resource("res_4", "Snow", "spring snow", "u_a")});
+  std::size_t pages = 0;
+  for (;;) {
+    ++pages;
+    if (rebuild_step(index, *store, 1).done) break;
+  }
+  CHECK(pages == 4);  // res_2, res_3, res_4 (scanned: it is in the store), then an empty page that completes it
+  CHECK_FALSE(index.is_rebuilding());
+  CHECK(index.applied() == target);
+  CHECK(catch_up(index, *store, 1000).changes == 1);  // res_4 again: rebuilt alike, not twice
+  auto found = hits(index, "spring", "u_a");
+  std::sort(found.begin(), found.end());
+  CHECK(found == std::vector<std::string>{"res_1", "res_2", "res_3", "res_4"});
+  CHECK(rebuild_step(index, *store, 1).done);  // nothing in progress: nothing to do
 }
