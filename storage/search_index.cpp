@@ -19,10 +19,11 @@ namespace cl::storage {
 
 namespace {
 
-constexpr Xapian::valueno id_slot = 0;
 /// What a hit shows (`encode`), in a value slot rather than the document data: values are stored
 /// as they are, the data zlib-compressed (inflating a page's 20 texts of 2 KB cost more than reading
-/// them: 0.44 vs 0.27 ms measured, and indexing was 15% faster without the compression).
+/// them: 0.44 vs 0.27 ms measured, and indexing was 15% faster without the compression). Slot 1:
+/// slot 0 held the id alone for a decider that left answered hits out (no longer written; indexes
+/// that still have it read alike).
 constexpr Xapian::valueno record_slot = 1;
 constexpr const char* applied_key = "applied";
 /// A rebuild in progress: the sequence it completes at, and the last record-store key it indexed.
@@ -334,7 +335,6 @@ void write_shard(Xapian::WritableDatabase& db, const std::vector<const indexed_r
     doc.add_boolean_term(r->work_id.empty() ? "XS1" : "XS0");
     if (!r->work_id.empty()) doc.add_boolean_term("XW" + r->work_id);
     for (const auto& p : r->readers) doc.add_boolean_term("XR" + p);
-    doc.add_value(id_slot, r->id);
     doc.add_value(record_slot, encode(*r));
     db.replace_document(unique, doc);
   }
@@ -397,7 +397,7 @@ struct search_index::impl {
         idle.pop_back();
       }
     }
-    std::shared_lock opening{commit_mutex};  // not while shards commit (see apply)
+    std::shared_lock opening{commit_mutex};  // not while shards commit (see write)
     auto now = generation.load();
     if (!r.db) {
       r.db = std::make_unique<Xapian::Database>();
