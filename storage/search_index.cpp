@@ -12,6 +12,7 @@
 #include <set>
 #include <shared_mutex>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <stdexcept>
 
@@ -54,7 +55,140 @@ std::string stem_key(const std::string& language) {
 
 /// The index format: documents without what a search relies on (the `XK` terms) are rebuilt.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "5";
+constexpr const char* format_version = "6";
+
+/// Word pairs, for phrases of common words. A phrase of two words found in most documents cost a
+/// check of positions for most of them (14 ms p95 in process at 100,000 documents, 20 ms for the
+/// worst); the pair's own posting list costs what a one-word query does. Only pairs of two common
+/// words are indexed: a phrase with a rarer word is driven by that word's short posting list.
+/// The common words are chosen once, from the index's own statistics when it first holds
+/// `pairs_from_documents` documents (text terms in at least `common_share` of them, at most
+/// `max_common_terms`), kept in every shard's metadata `common_terms`, and the documents already
+/// held are given their pairs in the same commit; from then on every document gets its pairs as
+/// it is indexed. A word that becomes common later is not added (its phrases are checked by
+/// position, as before); a rebuild (`contentlake reindex`) chooses again.
+constexpr const char* common_terms_key = "common_terms";
+constexpr Xapian::doccount pairs_from_documents = 1000;
+constexpr double common_share = 0.10;
+constexpr std::size_t max_common_terms = 256;
+using term_set = std::unordered_set<std::string>;
+
+/// The term of two words (text terms) standing next to each other, in that order.
+std::string pair_term(const std::string& first, const std::string& second) {
+  return "XP" + first + " " + second;
+}
+
+/// A term of the text: a `Z` stem or a word as written (prefixed terms are titles only or filters).
+bool text_term(const std::string& term) {
+  if (term.empty()) return false;
+  if (term[0] == 'Z') return term.size() > 1 && !(term[1] >= 'A' && term[1] <= 'Z');
+  return !(term[0] >= 'A' && term[0] <= 'Z');
+}
+
+std::string join_terms(const term_set& terms) {
+  std::vector<std::string> sorted(terms.begin(), terms.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  for (const auto& t : sorted) {
+    if (!out.empty()) out.push_back('\n');
+    out += t;
+  }
+  return out;
+}
+
+term_set split_terms(const std::string& joined) {
+  term_set terms;
+  std::size_t start = 0;
+  while (start < joined.size()) {
+    auto end = joined.find('\n', start);
+    if (end == std::string::npos) end = joined.size();
+    if (end > start) terms.insert(joined.substr(start, end - start));
+    start = end + 1;
+  }
+  return terms;
+}
+
+/// Adds to `doc` a pair term for every two neighbouring positions holding words of `common`,
+/// weighted per occurrence as the document's words are (their wdf over their positions).
+void add_pairs(Xapian::Document& doc, const term_set& common) {
+  std::vector<std::pair<Xapian::termpos, const std::string*>> at;
+  Xapian::termcount inc = 0;
+  for (auto t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
+    auto found = common.find(*t);
+    if (found == common.end()) continue;
+    Xapian::termcount occurrences = 0;
+    for (auto p = t.positionlist_begin(); p != t.positionlist_end(); ++p, ++occurrences) at.emplace_back(*p, &*found);
+    if (inc == 0 && occurrences > 0) inc = std::max<Xapian::termcount>(1, t.get_wdf() / occurrences);
+  }
+  std::sort(at.begin(), at.end());
+  for (std::size_t i = 0; i + 1 < at.size(); ++i)
+    if (at[i + 1].first == at[i].first + 1) doc.add_term(pair_term(*at[i].second, *at[i + 1].second), inc);
+}
+
+/// The common words of `shards` (as they stand before commit): text terms in at least
+/// `common_share` of their `documents`, the most frequent first, at most `max_common_terms`.
+template <class Shards>
+term_set choose_common(const Shards& shards, Xapian::doccount documents) {
+  std::unordered_map<std::string, Xapian::doccount> df;
+  for (const auto& s : shards)
+    for (auto t = s->db.allterms_begin(); t != s->db.allterms_end(); ++t)
+      if (text_term(*t)) df[*t] += t.get_termfreq();
+  std::vector<std::pair<Xapian::doccount, std::string>> frequent;
+  for (auto& [term, n] : df)
+    if (static_cast<double>(n) >= common_share * documents) frequent.emplace_back(n, term);
+  std::sort(frequent.begin(), frequent.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  if (frequent.size() > max_common_terms) frequent.resize(max_common_terms);
+  term_set common;
+  for (auto& f : frequent) common.insert(std::move(f.second));
+  return common;
+}
+
+/// Gives every document of `db` its pairs of `common` words (once, when they are chosen).
+void pair_existing(Xapian::WritableDatabase& db, const term_set& common) {
+  std::vector<Xapian::docid> ids;
+  for (auto p = db.postlist_begin(""); p != db.postlist_end(""); ++p) ids.push_back(*p);
+  for (auto did : ids) {
+    auto doc = db.get_document(did);
+    auto first = doc.termlist_begin();
+    first.skip_to("XP");
+    if (first != doc.termlist_end() && (*first).rfind("XP", 0) == 0) continue;  // indexed with them already
+    add_pairs(doc, common);
+    db.replace_document(did, doc);
+  }
+}
+
+/// `q` with every exact phrase of two common words (`"a b"`, also `a ADJ/1 b` and `a-b`) as their
+/// pair term: the same documents (a pair is indexed wherever the two words stand together in a
+/// text), ranked by the pair's own BM25 weight. Other phrases (three words and more, a window,
+/// titles) and operators it cannot rebuild as they were are left as they are.
+Xapian::Query with_pairs(const Xapian::Query& q, const term_set& common) {
+  using Q = Xapian::Query;
+  auto n = q.get_num_subqueries();
+  if (n == 0 || common.empty()) return q;
+  switch (q.get_type()) {
+    case Q::OP_PHRASE: {
+      if (n != 2 || q.get_description().find(" PHRASE 2 ") == std::string::npos) return q;
+      auto a = q.get_subquery(0), b = q.get_subquery(1);
+      if (a.get_type() != Q::LEAF_TERM || b.get_type() != Q::LEAF_TERM) return q;
+      std::string first = *a.get_terms_begin(), second = *b.get_terms_begin();
+      if (!common.count(first) || !common.count(second)) return q;
+      return Q(pair_term(first, second));
+    }
+    case Q::OP_AND:
+    case Q::OP_OR:
+    case Q::OP_AND_NOT:
+    case Q::OP_XOR:
+    case Q::OP_AND_MAYBE:
+    case Q::OP_FILTER:
+    case Q::OP_MAX: {
+      std::vector<Q> subs;
+      for (std::size_t i = 0; i < n; ++i) subs.push_back(with_pairs(q.get_subquery(i), common));
+      return Q(q.get_type(), subs.begin(), subs.end());
+    }
+    default:
+      return q;
+  }
+}
 
 /// Ranking: BM25 with its length normalisation applied when a document is indexed, not when a
 /// query runs. Xapian's BM25 reads every candidate's length from a chunked list it decodes from
@@ -211,19 +345,22 @@ std::string snippet_of(const std::string& text, const marked_terms& m, const Xap
   return out;
 }
 
-/// The documents a search passes over (a session's answered hits, hits this answer refused), as a
-/// posting list for `AND_NOT`: each shard's own document ids, sorted. Xapian gives a search of
+/// Listed documents as a posting list: under `AND_NOT`, those a search passes over (a session's
+/// answered hits, hits this answer refused); under `FILTER`, those a query is kept to (a page's
+/// hits, for their metadata match: Xapian then reads the query's lists only at these documents,
+/// where a decider saw every document the query matched: 12 ms for a title phrase of two common
+/// words at 100,000 documents). Each shard's own document ids, sorted. Xapian gives a search of
 /// several shards a copy per shard (`clone`), each told its shard in `init`; the copy finds its
 /// list by the shard's UUID. A deep page then costs the first page's price plus one lookup per id
 /// (its unique term, in its own shard; 3.1 ms at page 25 of a session at 100,000 documents): an
 /// `OR` of the ids' unique terms cost a statistics lookup and a posting list per term and
 /// shard (12 ms at page 25 of a session, against 1 ms for page 1), and a decider a value read per
 /// ranked candidate (4.5 ms from page 2 on).
-class excluded_documents final : public Xapian::PostingSource {
+class document_list final : public Xapian::PostingSource {
 public:
   /// Per shard: its UUID and its sorted document ids to pass over.
   using lists = std::vector<std::pair<std::string, std::vector<Xapian::docid>>>;
-  explicit excluded_documents(std::shared_ptr<const lists> by_shard) : by_shard_(std::move(by_shard)) {}
+  explicit document_list(std::shared_ptr<const lists> by_shard) : by_shard_(std::move(by_shard)) {}
 
   void init(const Xapian::Database& db) override {
     ids_ = nullptr;
@@ -248,7 +385,7 @@ public:
     at_ = static_cast<std::size_t>(std::lower_bound(ids_->begin() + static_cast<std::ptrdiff_t>(at_), ids_->end(), did) -
                                    ids_->begin());
   }
-  Xapian::PostingSource* clone() const override { return new excluded_documents(by_shard_); }
+  Xapian::PostingSource* clone() const override { return new document_list(by_shard_); }
 
 private:
   Xapian::doccount size() const { return ids_ ? static_cast<Xapian::doccount>(ids_->size()) : 0; }
@@ -256,18 +393,6 @@ private:
   const std::vector<Xapian::docid>* ids_ = nullptr;
   std::size_t at_ = 0;
   bool started_ = false;
-};
-
-/// Accepts the documents of a page (by document id: no read).
-class among final : public Xapian::MatchDecider {
-public:
-  explicit among(std::vector<Xapian::docid> ids) : ids_(std::move(ids)) { std::sort(ids_.begin(), ids_.end()); }
-  bool operator()(const Xapian::Document& doc) const override {
-    return std::binary_search(ids_.begin(), ids_.end(), doc.get_docid());
-  }
-
-private:
-  std::vector<Xapian::docid> ids_;
 };
 
 Xapian::Query any_of(const std::string& prefix, const std::vector<std::string>& values) {
@@ -312,7 +437,7 @@ using metadata_list = std::vector<std::pair<std::string, std::string>>;
 /// committed yet).
 void write_shard(Xapian::WritableDatabase& db, const std::vector<const indexed_resource*>& upserts,
                  const std::vector<const std::pair<std::string, std::string>*>& removed, std::uint64_t applied_seq,
-                 const metadata_list& metadata) {
+                 const metadata_list& metadata, const term_set& common) {
   Xapian::TermGenerator terms;
   for (const auto* r : upserts) {
     Xapian::Document doc;
@@ -326,6 +451,7 @@ void write_shard(Xapian::WritableDatabase& db, const std::vector<const indexed_r
     terms.index_text(r->title, inc);
     terms.increase_termpos();
     terms.index_text(r->text, inc);
+    if (!common.empty()) add_pairs(doc, common);
     auto unique = unique_term(r->tenant, r->id);
     doc.add_boolean_term(unique);
     doc.add_boolean_term("XT" + r->tenant);
@@ -376,6 +502,7 @@ struct search_index::impl {
     std::string path;
     std::mutex mutex;  ///< Xapian objects are not thread-safe: one user at a time
     Xapian::WritableDatabase db;
+    bool paired = false;  ///< its documents have their pairs of the common words (committed)
   };
 
   /// A read-only view of every shard for one search at a time, current as of the last commit.
@@ -385,6 +512,8 @@ struct search_index::impl {
     std::uint64_t generation = 0;
     /// The stemmer keys (`XK`) the index holds at this generation: listing them reads ~50 blocks.
     std::vector<std::string> keys;
+    /// The common words whose pairs every shard holds at this generation (empty: none yet).
+    term_set common;
   };
 
   /// Takes an idle reader (or opens one) and brings it to the last commit.
@@ -406,9 +535,11 @@ struct search_index::impl {
         r.db->add_database(r.shards.back());
       }
       r.keys = index_keys_of(*r.db);
+      r.common = common_of(r.shards);
     } else if (r.generation != now) {
       r.db->reopen();
       r.keys = index_keys_of(*r.db);
+      r.common = common_of(r.shards);
     }
     r.generation = now;
     return r;
@@ -429,10 +560,38 @@ struct search_index::impl {
     // A failure leaves nothing committed; what other shards wrote of the batch is pending and goes
     // with the next commit, which is this batch again (the indexer retries it from the same
     // change): the same documents, rebuilt alike.
-    on_every_shard(shards.size(), [&](std::size_t k) { write_shard(shards[k]->db, ups[k], gone[k], applied_seq, metadata); });
+    on_every_shard(shards.size(), [&](std::size_t k) { write_shard(shards[k]->db, ups[k], gone[k], applied_seq, metadata, common); });
+    // The common words, once there are enough documents to tell them; then (or after a crash
+    // between two shards' commits) the documents of every shard without them get their pairs, in
+    // this batch's commit.
+    if (common.empty()) {
+      Xapian::doccount held = 0;
+      for (const auto& shard : shards) held += shard->db.get_doccount();
+      if (held >= pairs_from_documents) common = choose_common(shards, held);
+    }
+    std::vector<bool> pairing(shards.size(), false);
+    for (std::size_t k = 0; k < shards.size(); ++k) pairing[k] = !common.empty() && !shards[k]->paired;
+    on_every_shard(shards.size(), [&](std::size_t k) {
+      if (!pairing[k]) return;
+      pair_existing(shards[k]->db, common);
+      shards[k]->db.set_metadata(common_terms_key, join_terms(common));
+    });
     std::unique_lock commits{commit_mutex};
     on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->db.commit(); });
+    for (std::size_t k = 0; k < shards.size(); ++k)
+      if (pairing[k]) shards[k]->paired = true;
     ++generation;
+  }
+
+  /// The common words whose pairs every one of `dbs` holds (empty unless all agree).
+  static term_set common_of(const std::vector<Xapian::Database>& dbs) {
+    std::optional<std::string> agreed;
+    for (const auto& db : dbs) {
+      auto joined = db.get_metadata(common_terms_key);
+      if (joined.empty() || (agreed && *agreed != joined)) return {};
+      agreed = joined;
+    }
+    return agreed ? split_terms(*agreed) : term_set{};
   }
 
   void give_back(reader r) const {
@@ -449,6 +608,8 @@ struct search_index::impl {
   mutable std::vector<reader> idle;
   /// A rebuild is in progress (searches are refused until it completes).
   std::atomic<bool> rebuilding{false};
+  /// The common words documents are given pairs of (the writer's, under every shard's lock).
+  term_set common;
 };
 
 search_index::search_index(std::filesystem::path dir, std::size_t shards) {
@@ -471,6 +632,11 @@ search_index::search_index(std::filesystem::path dir, std::size_t shards) {
                                  ", this version reads " + format_version);
     }
     opened->rebuilding = !opened->shards.front()->db.get_metadata(rebuild_target_key).empty();
+    for (auto& shard : opened->shards) {
+      auto joined = shard->db.get_metadata(common_terms_key);
+      shard->paired = !joined.empty();
+      if (shard->paired && opened->common.empty()) opened->common = split_terms(joined);
+    }
     impl_ = std::move(opened);
   } catch (const Xapian::Error& e) {
     throw std::runtime_error("search index " + dir.string() + ": " + e.get_description());
@@ -555,7 +721,7 @@ search_page search_index::search(const search_query& q) const {
   for (int attempt = 0; attempt < 3; ++attempt) {
     try {
       auto r = impl_->checkout();  // opening or reopening may meet a discarded revision too
-      auto page = run(*r.db, r.shards, r.keys, q);
+      auto page = run(*r.db, r.shards, r.keys, r.common, q);
       impl_->give_back(std::move(r));
       return page;
     } catch (const Xapian::DatabaseModifiedError&) {
@@ -572,17 +738,10 @@ search_page search_index::search(const search_query& q) const {
     all.add_database(s->db);
     each.push_back(s->db);
   }
-  return run(all, each, index_keys_of(all), q);
+  return run(all, each, index_keys_of(all), impl::common_of(each), q);
 }
 
 namespace {
-
-/// A term of the text: a `Z` stem or a word as written (prefixed terms are titles only or filters).
-bool text_term(const std::string& term) {
-  if (term.empty()) return false;
-  if (term[0] == 'Z') return term.size() > 1 && !(term[1] >= 'A' && term[1] <= 'Z');
-  return !(term[0] >= 'A' && term[0] <= 'Z');
-}
 
 /// How many neighbouring pairs of `words` stand next to each other, in that order, in document
 /// `did` (0 when it holds them apart). Reads one position list per word: bounded by the window.
@@ -667,7 +826,8 @@ std::vector<std::string> stem_keys(const std::vector<std::string>& index_keys, c
 }  // namespace
 
 search_page search_index::run(const Xapian::Database& db, const std::vector<Xapian::Database>& shards,
-                              const std::vector<std::string>& index_keys, const search_query& q) const {
+                              const std::vector<std::string>& index_keys, const std::unordered_set<std::string>& common,
+                              const search_query& q) const {
   auto keys = stem_keys(index_keys, q.languages);
   std::vector<std::vector<std::string>> sequences;
   auto text = parse(db, q.text, keys, false, &sequences);
@@ -677,6 +837,7 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
   if (q.text.find('"') == std::string::npos)
     for (const auto& w : sequences) longest = std::max(longest, w.size());
   auto marks = terms_of(text);
+  text = with_pairs(text, common);
   std::vector<Xapian::Query> filters{Xapian::Query("XT" + q.tenant)};
   if (!q.types.empty()) filters.push_back(any_of("XY", q.types));
   if (!q.languages.empty()) filters.push_back(any_of("XL", q.languages));
@@ -687,7 +848,7 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
   Xapian::Query ranked(Xapian::Query::OP_FILTER, text, filter);
   if (q.skip && !q.skip->empty()) {
     // Each skipped id's document id in its own shard (one lookup of its unique term there).
-    auto by_shard = std::make_shared<excluded_documents::lists>();
+    auto by_shard = std::make_shared<document_list::lists>();
     for (const auto& shard : shards) by_shard->emplace_back(shard.get_uuid(), std::vector<Xapian::docid>{});
     for (const auto& id : *q.skip) {
       auto k = shard_of(q.tenant, id, shards.size());
@@ -696,7 +857,7 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
       if (found != shards[k].postlist_end(term)) (*by_shard)[k].second.push_back(*found);
     }
     for (auto& [uuid, ids] : *by_shard) std::sort(ids.begin(), ids.end());
-    excluded_documents answered{std::move(by_shard)};
+    document_list answered{std::move(by_shard)};
     ranked = Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, Xapian::Query(answered.clone()->release()));
   }
   enquire.set_query(ranked);
@@ -734,9 +895,9 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
   page.exhausted = mset.size() <= q.page_size;
   if (page.hits.empty()) return page;
   // Which of these hits the query finds by their metadata alone: the title-only query on each
-  // shard holding some, kept to them by their document ids (a decider sees a shard's own ids; a
+  // shard holding some, kept to them by their document ids (a list of that shard's own ids; a
   // filter of the page's unique terms cost a statistics lookup per term and shard, as much as the
-  // search itself). Titles' posting lists are short. The weights use that shard's statistics.
+  // search itself). The weights use that shard's statistics.
   auto n = shards.size();
   for (std::size_t k = 0; k < n; ++k) {
     std::vector<Xapian::docid> local;  // ids in shard k of page.hits (Xapian numbers documents across
@@ -749,9 +910,14 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
     if (local.empty()) continue;
     Xapian::Enquire metadata{shards[k]};
     metadata.set_weighting_scheme(ranking());
-    metadata.set_query(parse(shards[k], q.text, keys, true));
-    among page_documents{local};
-    auto found = metadata.get_mset(0, static_cast<Xapian::doccount>(local.size()), nullptr, &page_documents);
+    auto sorted = local;
+    std::sort(sorted.begin(), sorted.end());
+    auto listed = std::make_shared<document_list::lists>();
+    listed->emplace_back(shards[k].get_uuid(), std::move(sorted));
+    document_list page_documents{std::move(listed)};
+    metadata.set_query(Xapian::Query(Xapian::Query::OP_FILTER, parse(shards[k], q.text, keys, true),
+                                     Xapian::Query(page_documents.clone()->release())));
+    auto found = metadata.get_mset(0, static_cast<Xapian::doccount>(local.size()));
     for (auto it = found.begin(); it != found.end(); ++it)
       for (std::size_t j = 0; j < local.size(); ++j)
         if (local[j] == *it) {

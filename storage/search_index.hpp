@@ -77,9 +77,11 @@ public:
   std::uint64_t documents() const;
 
 private:
-  /// `db` is every shard as one, `shards` each alone (in order).
+  /// `db` is every shard as one, `shards` each alone (in order); `common`: the words whose pairs
+  /// they hold.
   search_page run(const Xapian::Database& db, const std::vector<Xapian::Database>& shards,
-                  const std::vector<std::string>& index_keys, const search_query& q) const;
+                  const std::vector<std::string>& index_keys, const std::unordered_set<std::string>& common,
+                  const search_query& q) const;
 
   struct impl;
   std::unique_ptr<impl> impl_;

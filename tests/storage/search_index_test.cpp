@@ -9,6 +9,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <random>
+#include <set>
+#include <sstream>
 #include <atomic>
 #include <thread>
 #include <unordered_set>
@@ -304,4 +307,108 @@ TEST_CASE("ranking is BM25 with length normalisation and saturating term frequen
   CHECK(ids(page) == std::vector<std::string>{"res_often", "res_short", "res_long"});
   REQUIRE(page.hits.size() == 3);
   CHECK(page.hits[0].score < 2 * page.hits[1].score);  // four times the word is not four times the score
+}
+
+namespace {
+
+/// Every hit of `text` for u_alice, page after page.
+std::set<std::string> all_hits(const search_index& index, const std::string& text) {
+  std::unordered_set<std::string> answered;
+  auto q = ask(text);
+  q.page_size = 100;
+  q.skip = &answered;
+  std::set<std::string> out;
+  for (;;) {
+    auto p = index.search(q);
+    for (const auto& h : p.hits) {
+      answered.insert(h.id);
+      out.insert(h.id);
+    }
+    if (p.exhausted || p.hits.empty()) return out;
+  }
+}
+
+/// The documents whose title or text holds `words` one after the other (the texts are plain
+/// words that English leaves as they are).
+std::set<std::string> holding(const std::vector<indexed_resource>& docs, const std::vector<std::string>& words) {
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::istringstream in{s};
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+  };
+  std::set<std::string> out;
+  for (const auto& d : docs)
+    for (const auto* field : {&d.title, &d.text}) {
+      auto w = split(*field);
+      for (std::size_t i = 0; i + words.size() <= w.size(); ++i)
+        if (std::equal(words.begin(), words.end(), w.begin() + static_cast<std::ptrdiff_t>(i))) out.insert(d.id);
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("phrases of common words are answered from word pairs, exactly as positions answer them", "[search][index][pairs]") {
+  cl::testing::temp_dir dir;
+  std::mt19937 random{14};
+  const std::vector<std::string> common{"sea", "wave", "rock", "sand"};
+  auto text = [&](std::size_t words) {
+    std::string out;
+    for (std::size_t i = 0; i < words; ++i) {
+      if (!out.empty()) out += ' ';
+      auto pick = random() % 10;
+      out += pick < 8 ? common[pick % common.size()] : "rare" + std::to_string(random() % 50);
+    }
+    return out;
+  };
+  std::vector<indexed_resource> docs;
+  // A title ending in `sea` over a text starting with `wave`: not the phrase `sea wave`.
+  for (int i = 0; i < 1300; ++i) docs.push_back(doc("res_" + std::to_string(i), "Note sea", "wave " + text(12)));
+  const std::vector<std::vector<std::string>> phrases{{"sea", "wave"}, {"wave", "sea"}, {"rock", "rock"},
+                                                      {"sand", "rock", "sea"}, {"sea", "rare7"}};
+  auto check_all = [&](const search_index& index, std::size_t held) {
+    std::vector<indexed_resource> present(docs.begin(), docs.begin() + static_cast<std::ptrdiff_t>(held));
+    for (const auto& words : phrases) {
+      std::string quoted = "\"";
+      for (const auto& w : words) quoted += (quoted.size() > 1 ? " " : "") + w;
+      quoted += "\"";
+      INFO(quoted);
+      auto expected = holding(present, words);
+      CHECK(!expected.empty());
+      CHECK(all_hits(index, quoted) == expected);
+    }
+    CHECK(all_hits(index, "sea ADJ/1 wave") == holding(present, {"sea", "wave"}));
+    CHECK(all_hits(index, "\"sea wave\" -rock") == [&] {
+      auto out = holding(present, {"sea", "wave"});
+      for (const auto& id : holding(present, {"rock"})) out.erase(id);
+      return out;
+    }());
+  };
+  auto pairs_of = [&](const std::string& pair) {
+    Xapian::doccount n = 0;
+    for (int k = 0; k < 2; ++k) n += Xapian::Database{dir.path + "/search/shard-" + std::to_string(k)}.get_termfreq(pair);
+    return n;
+  };
+  {
+    search_index index{dir.path + "/search"};
+    // Below the documents the common words are chosen from: phrases are checked by position.
+    index.apply({docs.begin(), docs.begin() + 600}, {}, 1);
+    check_all(index, 600);
+    CHECK(pairs_of("XPZsea Zwave") == 0);
+    // Enough documents: the common words are chosen, and the documents already held get their
+    // pairs in the same commit as the batch.
+    index.apply({docs.begin() + 600, docs.begin() + 1200}, {}, 2);
+    CHECK(pairs_of("XPZsea Zwave") == holding({docs.begin(), docs.begin() + 1200}, {"sea", "wave"}).size());
+    CHECK(pairs_of("XPZrare7 Zsea") == 0);  // rare words have no pairs
+    check_all(index, 1200);
+    // Documents indexed from then on have theirs; a replaced one has its new text's.
+    docs[5].text = "rock sand sea wave rock rock";
+    index.apply({docs.begin() + 1200, docs.end()}, {}, 3);
+    index.apply({docs[5]}, {}, 4);
+    check_all(index, docs.size());
+  }
+  search_index reopened{dir.path + "/search"};
+  check_all(reopened, docs.size());
+  CHECK(pairs_of("XPZsea Zwave") == holding(docs, {"sea", "wave"}).size());
 }
