@@ -8,7 +8,9 @@
 /// for every principal holding a grant (layer 2 is part of the query, so pages never come back
 /// short); free text as `Z` stems of the Resource's language, with positions (words as written
 /// where no stemmer applies), and `XK<stemmer>` saying which (title also under prefix `S`, for
-/// `title:`). A value slot keeps what a hit shows. The last applied change-log sequence is
+/// `title:`). Pairs of neighbouring common words as `XP<term> <term>` (no positions), for phrases
+/// of such words; the common words chosen once, in metadata `common_terms`. A value slot keeps
+/// what a hit shows. The last applied change-log sequence is
 /// each shard's metadata `applied`, committed with the documents it covers; `format` names the
 /// layout (another one is rebuilt).
 ///
