@@ -88,20 +88,20 @@ bool text_term(const std::string& term) {
   return !(term[0] >= 'A' && term[0] <= 'Z');
 }
 
+/// The common words as metadata: their number, then each on a line of its own ("0" when none
+/// qualified: chosen all the same, so that the choice is not made again every batch).
 std::string join_terms(const term_set& terms) {
   std::vector<std::string> sorted(terms.begin(), terms.end());
   std::sort(sorted.begin(), sorted.end());
-  std::string out;
-  for (const auto& t : sorted) {
-    if (!out.empty()) out.push_back('\n');
-    out += t;
-  }
+  std::string out = std::to_string(sorted.size());
+  for (const auto& t : sorted) out += "\n" + t;
   return out;
 }
 
 term_set split_terms(const std::string& joined) {
   term_set terms;
-  std::size_t start = 0;
+  std::size_t start = joined.find('\n');
+  start = start == std::string::npos ? joined.size() : start + 1;
   while (start < joined.size()) {
     auto end = joined.find('\n', start);
     if (end == std::string::npos) end = joined.size();
@@ -571,21 +571,23 @@ struct search_index::impl {
     // A failure leaves nothing committed; what other shards wrote of the batch is pending and goes
     // with the next commit, which is this batch again (the indexer retries it from the same
     // change): the same documents, rebuilt alike.
-    on_every_shard(shards.size(), [&](std::size_t k) { write_shard(shards[k]->db, ups[k], gone[k], applied_seq, metadata, common); });
+    static const term_set none;
+    const auto& pairs = common ? *common : none;
+    on_every_shard(shards.size(), [&](std::size_t k) { write_shard(shards[k]->db, ups[k], gone[k], applied_seq, metadata, pairs); });
     // The common words, once there are enough documents to tell them; then (or after a crash
     // between two shards' commits) the documents of every shard without them get their pairs, in
     // this batch's commit.
-    if (common.empty()) {
+    if (!common) {
       Xapian::doccount held = 0;
       for (const auto& shard : shards) held += shard->db.get_doccount();
       if (held >= pairs_from_documents) common = choose_common(shards, held);
     }
     std::vector<bool> pairing(shards.size(), false);
-    for (std::size_t k = 0; k < shards.size(); ++k) pairing[k] = !common.empty() && !shards[k]->paired;
+    for (std::size_t k = 0; k < shards.size(); ++k) pairing[k] = common && !shards[k]->paired;
     on_every_shard(shards.size(), [&](std::size_t k) {
       if (!pairing[k]) return;
-      pair_existing(shards[k]->db, common);
-      shards[k]->db.set_metadata(common_terms_key, join_terms(common));
+      if (!common->empty()) pair_existing(shards[k]->db, *common);
+      shards[k]->db.set_metadata(common_terms_key, join_terms(*common));
     });
     std::unique_lock commits{commit_mutex};
     on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->db.commit(); });
@@ -619,8 +621,9 @@ struct search_index::impl {
   mutable std::vector<reader> idle;
   /// A rebuild is in progress (searches are refused until it completes).
   std::atomic<bool> rebuilding{false};
-  /// The common words documents are given pairs of (the writer's, under every shard's lock).
-  term_set common;
+  /// The common words documents are given pairs of, once chosen (the writer's, under every shard's
+  /// lock).
+  std::optional<term_set> common;
 };
 
 search_index::search_index(std::filesystem::path dir, std::size_t shards) {
@@ -646,7 +649,7 @@ search_index::search_index(std::filesystem::path dir, std::size_t shards) {
     for (auto& shard : opened->shards) {
       auto joined = shard->db.get_metadata(common_terms_key);
       shard->paired = !joined.empty();
-      if (shard->paired && opened->common.empty()) opened->common = split_terms(joined);
+      if (shard->paired && !opened->common) opened->common = split_terms(joined);
     }
     impl_ = std::move(opened);
   } catch (const Xapian::Error& e) {

@@ -412,3 +412,20 @@ TEST_CASE("phrases of common words are answered from word pairs, exactly as posi
   check_all(reopened, docs.size());
   CHECK(pairs_of("XPZsea Zwave") == holding(docs, {"sea", "wave"}).size());
 }
+
+TEST_CASE("an index whose words are all rare chooses no common words, once", "[search][index][pairs]") {
+  cl::testing::temp_dir dir;
+  std::vector<indexed_resource> docs;
+  for (int i = 0; i < 1100; ++i)
+    docs.push_back(doc("res_" + std::to_string(i), "n" + std::to_string(i), "w" + std::to_string(i) + " v" + std::to_string(i)));
+  {
+    search_index index{dir.path + "/search"};
+    index.apply(docs, {}, 1);
+    CHECK(all_hits(index, "\"w7 v7\"") == std::set<std::string>{"res_7"});
+  }
+  // The choice is recorded (none qualified), so later batches do not look again.
+  for (int k = 0; k < 2; ++k)
+    CHECK(Xapian::Database{dir.path + "/search/shard-" + std::to_string(k)}.get_metadata("common_terms") == "0");
+  search_index reopened{dir.path + "/search"};
+  CHECK(all_hits(reopened, "\"w8 v8\"") == std::set<std::string>{"res_8"});
+}
