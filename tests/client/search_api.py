@@ -11,6 +11,7 @@ Usage: search_api.py CONTENTLAKE_BINARY SOURCE_DIR"""
 
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -455,6 +456,68 @@ def crash_during_write_burst(binary, source):
         svc.stop()
 
 
+def common_word_phrases(binary, source):
+    """Past 1,000 Resources the index chooses its common words and answers their two-word phrases
+    from word pairs: the same Resources as positions would give (the words together, never across
+    the title and the text), ranked by how often the phrase stands in each, for their owner only."""
+    svc = Service(binary, source, SETTINGS)
+    try:
+        owner = Client(svc)
+        rng = random.Random(14)
+        common = ["sea", "wave", "rock", "sand"]
+
+        def text():
+            return " ".join(common[rng.randrange(4)] if rng.random() < 0.8 else "rare%d" % rng.randrange(50)
+                            for _ in range(12))
+        # A title ending in "sea" over a text starting with "wave": not the phrase "sea wave".
+        bodies = [("Note sea", "wave " + text()) for _ in range(1100)]
+        bodies.append(("Thrice", "sea wave sea wave sea wave rare1 rare2 rare3 rare4 rare5 rare6 rare7"))
+        bodies.append(("Once", "sea wave rare1 rare2 rare3 rare4 rare5 rare6 rare7 rare8 rare9 rare10 rare11"))
+        ids = [None] * len(bodies)
+
+        def writer(n):
+            for i in range(n, len(bodies), 8):
+                ids[i] = owner.create(bodies[i][0], bodies[i][1])
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+        def holding(words):
+            out = set()
+            for rid, (title, body) in zip(ids, bodies):
+                for field in (title.lower().split(), body.split()):
+                    if any(field[i:i + len(words)] == words for i in range(len(field))):
+                        out.add(rid)
+            return out
+
+        def all_hits(client, query):
+            found, sid = [], None
+            while True:
+                r = client.search(search_id=sid, page_size=100) if sid else client.search(query, page_size=100)
+                check(r[0] == 200, "a phrase search answers 200", r[:2])
+                page = body_of(r)
+                sid = page["search_id"]
+                found += [h["id"] for h in page["hits"]]
+                if page["exhausted"]:
+                    return found
+        eventually(lambda: len(all_hits(owner, "sea")) == len(ids), "every Resource is indexed",
+                   timeout=60)
+        for phrase in (["sea", "wave"], ["wave", "sea"], ["rock", "rock"], ["sand", "rock", "sea"], ["sea", "rare7"]):
+            found = all_hits(owner, '"%s"' % " ".join(phrase))
+            check(len(found) == len(set(found)), "no hit twice for %s" % phrase)
+            check(set(found) == holding(phrase), "the phrase %s finds exactly the Resources holding it" % phrase,
+                  (len(found), len(holding(phrase))))
+        ranked = all_hits(owner, '"sea wave"')
+        check(ranked.index(ids[-2]) < ranked.index(ids[-1]), "a phrase three times ranks above it once, at equal length")
+        stranger = Client(svc, sub="u_stranger")
+        check(all_hits(stranger, '"sea wave"') == [], "a principal without a grant finds none of them")
+        print("common-word phrases: %d Resources, \"sea wave\" in %d" % (len(ids), len(holding(["sea", "wave"]))))
+    finally:
+        svc.stop()
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
@@ -475,6 +538,7 @@ def main():
         svc.stop()
         os.unlink(directory)
     expiry_and_eviction(binary, source)
+    common_word_phrases(binary, source)
     crash_during_write_burst(binary, source)
     if failures:
         print("%d check(s) failed" % len(failures))
