@@ -362,11 +362,11 @@ std::string snippet_of(const std::string& text, const marked_terms& m, const Xap
 /// where a decider saw every document the query matched: 12 ms for a title phrase of two common
 /// words at 100,000 documents). Each shard's own document ids, sorted. Xapian gives a search of
 /// several shards a copy per shard (`clone`), each told its shard in `init`; the copy finds its
-/// list by the shard's UUID. A deep page then costs the first page's price plus one lookup per id
-/// (its unique term, in its own shard; 3.1 ms at page 25 of a session at 100,000 documents): an
-/// `OR` of the ids' unique terms cost a statistics lookup and a posting list per term and
-/// shard (12 ms at page 25 of a session, against 1 ms for page 1), and a decider a value read per
-/// ranked candidate (4.5 ms from page 2 on).
+/// list by the shard's UUID. A deep page then costs about the first page's price (the ids are
+/// remembered from the answers: `impl::known`; looking each up again cost 3.6 ms at page 25 of a
+/// session at 100,000 documents): an `OR` of the ids' unique terms cost a statistics lookup and a
+/// posting list per term and shard (12 ms at page 25, against 1 ms for page 1), and a decider a
+/// value read per ranked candidate (4.5 ms from page 2 on).
 class document_list final : public Xapian::PostingSource {
 public:
   /// Per shard: its UUID and its sorted document ids to pass over.
@@ -621,6 +621,18 @@ struct search_index::impl {
   mutable std::vector<reader> idle;
   /// A rebuild is in progress (searches are refused until it completes).
   std::atomic<bool> rebuilding{false};
+  /// Document ids of Resources searches answered or passed over (unique term -> id across shards):
+  /// a session's next page passes over its answered hits without a lookup each (~5 us: 2.4 ms for
+  /// page 25 of 20 hits). Stale after a Resource is removed and indexed again (search runs again).
+  mutable std::mutex known_mutex;
+  mutable std::unordered_map<std::string, Xapian::docid> known;
+  static constexpr std::size_t max_known = 200000;  ///< then forgotten at once (~20 MB)
+  void learn(const std::string& term, Xapian::docid did) const {
+    std::lock_guard lock{known_mutex};
+    if (known.size() >= max_known) known.clear();
+    known[term] = did;
+  }
+
   /// The common words documents are given pairs of, once chosen (the writer's, under every shard's
   /// lock).
   std::optional<term_set> common;
@@ -860,59 +872,90 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
   Xapian::Query filter(Xapian::Query::OP_AND, filters.begin(), filters.end());
   Xapian::Enquire enquire{db};
   Xapian::Query ranked(Xapian::Query::OP_FILTER, text, filter);
-  if (q.skip && !q.skip->empty()) {
-    // Each skipped id's document id in its own shard (one lookup of its unique term there).
+  auto n = shards.size();
+  // The skipped ids' document ids, each in its own shard, as Xapian numbers them across shards
+  // ((local - 1) * n + k + 1): known from an earlier answer, else one lookup of the unique term in
+  // its shard (`exact`: all of them looked up).
+  auto passed_over = [&](bool exact) {
     auto by_shard = std::make_shared<document_list::lists>();
     for (const auto& shard : shards) by_shard->emplace_back(shard.get_uuid(), std::vector<Xapian::docid>{});
-    for (const auto& id : *q.skip) {
-      auto k = shard_of(q.tenant, id, shards.size());
-      auto term = unique_term(q.tenant, id);
+    std::vector<const std::string*> unknown;
+    {
+      std::lock_guard lock{impl_->known_mutex};
+      for (const auto& id : *q.skip) {
+        auto known = exact ? impl_->known.end() : impl_->known.find(unique_term(q.tenant, id));
+        if (known == impl_->known.end()) {
+          unknown.push_back(&id);
+          continue;
+        }
+        (*by_shard)[(known->second - 1) % n].second.push_back((known->second - 1) / n + 1);
+      }
+    }
+    for (const auto* id : unknown) {
+      auto k = shard_of(q.tenant, *id, n);
+      auto term = unique_term(q.tenant, *id);
       auto found = shards[k].postlist_begin(term);
-      if (found != shards[k].postlist_end(term)) (*by_shard)[k].second.push_back(*found);
+      if (found == shards[k].postlist_end(term)) continue;
+      (*by_shard)[k].second.push_back(*found);
+      impl_->learn(term, static_cast<Xapian::docid>((*found - 1) * n + k + 1));
     }
     for (auto& [uuid, ids] : *by_shard) std::sort(ids.begin(), ids.end());
-    document_list answered{std::move(by_shard)};
-    ranked = Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, Xapian::Query(answered.clone()->release()));
-  }
-  enquire.set_query(ranked);
+    document_list listed{std::move(by_shard)};
+    return Xapian::Query(listed.clone()->release());
+  };
   enquire.set_weighting_scheme(ranking());
   // Several words: rank a window of two pages by BM25, then reorder it with the proximity bonus.
   auto window = longest > 1 ? 2 * q.page_size + 1 : q.page_size + 1;
-  auto mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window));
   search_page page;
-  page.total_estimate = mset.get_matches_estimated();
+  std::vector<Xapian::docid> docids;  // of page.hits, in order
+  Xapian::MSet mset;
   struct candidate {
     Xapian::MSetIterator it;
     double score;
   };
   std::vector<candidate> order;
-  for (auto it = mset.begin(); it != mset.end(); ++it) {
-    double score = it.get_weight();
-    if (longest > 1) {
-      double best = 0;
-      for (const auto& words : sequences)
-        if (words.size() > 1)
-          best = std::max(best, static_cast<double>(adjacent_pairs(db, *it, words)) / static_cast<double>(words.size() - 1));
-      score *= 1 + proximity_boost * best;
+  // A known document id is stale when its Resource was removed and indexed again (another id): a
+  // hit the query should have passed over then comes back. Its id is learnt and the query runs
+  // again (the last attempt looks every id up).
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    bool skipping = q.skip && !q.skip->empty();
+    enquire.set_query(skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, passed_over(attempt == 2)) : ranked);
+    mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window));
+    page = search_page{};
+    docids.clear();
+    order.clear();
+    page.total_estimate = mset.get_matches_estimated();
+    for (auto it = mset.begin(); it != mset.end(); ++it) {
+      double score = it.get_weight();
+      if (longest > 1) {
+        double best = 0;
+        for (const auto& words : sequences)
+          if (words.size() > 1)
+            best = std::max(best, static_cast<double>(adjacent_pairs(db, *it, words)) / static_cast<double>(words.size() - 1));
+        score *= 1 + proximity_boost * best;
+      }
+      order.push_back({it, score});
     }
-    order.push_back({it, score});
+    std::stable_sort(order.begin(), order.end(), [](const candidate& a, const candidate& b) { return a.score > b.score; });
+    bool stale = false;
+    for (std::size_t i = 0; i < order.size() && page.hits.size() < q.page_size; ++i) {
+      auto f = decode(order[i].it.get_document().get_value(record_slot));
+      search_hit h{f[0], f[1], f[2], f[3], f[4], order[i].score, {}};
+      // Answered hits are known by document id on the session's next page.
+      impl_->learn(unique_term(q.tenant, h.id), *order[i].it);
+      if (skipping && q.skip->count(h.id)) stale = true;
+      h.snippet = snippet_of(f[5], marks, stemmer_for(f[3]), 200);
+      page.hits.push_back(std::move(h));
+      docids.push_back(*order[i].it);
+    }
+    page.exhausted = mset.size() <= q.page_size;
+    if (!stale) break;
   }
-  std::stable_sort(order.begin(), order.end(), [](const candidate& a, const candidate& b) { return a.score > b.score; });
-  std::vector<Xapian::docid> docids;  // of page.hits, in order
-  for (std::size_t i = 0; i < order.size() && page.hits.size() < q.page_size; ++i) {
-    auto f = decode(order[i].it.get_document().get_value(record_slot));
-    search_hit h{f[0], f[1], f[2], f[3], f[4], order[i].score, {}};
-    h.snippet = snippet_of(f[5], marks, stemmer_for(f[3]), 200);
-    page.hits.push_back(std::move(h));
-    docids.push_back(*order[i].it);
-  }
-  page.exhausted = mset.size() <= q.page_size;
   if (page.hits.empty()) return page;
   // Which of these hits the query finds by their metadata alone: the title-only query on each
   // shard holding some, kept to them by their document ids (a list of that shard's own ids; a
   // filter of the page's unique terms cost a statistics lookup per term and shard, as much as the
   // search itself). The weights use that shard's statistics.
-  auto n = shards.size();
   for (std::size_t k = 0; k < n; ++k) {
     std::vector<Xapian::docid> local;  // ids in shard k of page.hits (Xapian numbers documents across
     std::vector<std::size_t> which;    // shards as (local - 1) * n + k + 1)

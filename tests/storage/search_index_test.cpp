@@ -429,3 +429,33 @@ TEST_CASE("an index whose words are all rare chooses no common words, once", "[s
   search_index reopened{dir.path + "/search"};
   CHECK(all_hits(reopened, "\"w8 v8\"") == std::set<std::string>{"res_8"});
 }
+
+TEST_CASE("a session's answered hits are passed over by the ids they were answered with, also once indexed again",
+          "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  std::vector<indexed_resource> docs;
+  for (int i = 0; i < 50; ++i) docs.push_back(doc("res_" + std::to_string(i), "Tide", "tide table"));
+  index.apply(docs, {}, 1);
+  std::unordered_set<std::string> answered;
+  auto q = ask("tide");
+  q.page_size = 10;
+  q.skip = &answered;
+  auto first = index.search(q);
+  REQUIRE(first.hits.size() == 10);
+  for (const auto& h : first.hits) answered.insert(h.id);
+  // An answered Resource removed and indexed again (another Xapian document), now ranking first.
+  auto again = first.hits[3].id;
+  index.apply({}, {{"t_a", again}}, 2);
+  index.apply({doc(again, "Tide", "tide tide tide table")}, {}, 3);
+  std::size_t pages = 1;
+  for (;;) {
+    auto p = index.search(q);
+    ++pages;
+    CHECK(p.hits.size() == 10);  // never short
+    for (const auto& h : p.hits) CHECK(answered.insert(h.id).second);  // never twice
+    if (p.exhausted) break;
+  }
+  CHECK(answered.size() == 50);
+  CHECK(pages == 5);
+}
