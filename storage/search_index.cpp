@@ -257,11 +257,11 @@ marked_terms terms_of(const Xapian::Query& q) {
   marked_terms m;
   for (auto t = q.get_unique_terms_begin(); t != q.get_unique_terms_end(); ++t) {
     const std::string& term = *t;
-    if (term.empty()) continue;
-    if (term[0] == 'Z' && term.size() > 1 && !(term[1] >= 'A' && term[1] <= 'Z')) {
+    if (!text_term(term)) continue;
+    if (term[0] == 'Z') {
       m.stems.insert(term.substr(1));
       if (m.stem_starts.find(term[1]) == std::string::npos) m.stem_starts.push_back(term[1]);
-    } else if (!(term[0] >= 'A' && term[0] <= 'Z')) {
+    } else {
       m.raw.insert(term);
     }
   }
