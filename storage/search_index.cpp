@@ -539,19 +539,18 @@ struct search_index::impl {
     }
     std::shared_lock opening{commit_mutex};  // not while shards commit (see write)
     auto now = generation.load();
+    if (r.db && r.generation == now) return r;
     if (!r.db) {
       r.db = std::make_unique<Xapian::Database>();
       for (const auto& s : shards) {
         r.shards.emplace_back(s->path);
         r.db->add_database(r.shards.back());
       }
-      r.keys = index_keys_of(*r.db);
-      r.common = common_of(r.shards);
-    } else if (r.generation != now) {
+    } else {
       r.db->reopen();
-      r.keys = index_keys_of(*r.db);
-      r.common = common_of(r.shards);
     }
+    r.keys = index_keys_of(*r.db);
+    r.common = common_of(r.shards);
     r.generation = now;
     return r;
   }
@@ -627,10 +626,14 @@ struct search_index::impl {
   mutable std::mutex known_mutex;
   mutable std::unordered_map<std::string, Xapian::docid> known;
   static constexpr std::size_t max_known = 200000;  ///< then forgotten at once (~20 MB)
-  void learn(const std::string& term, Xapian::docid did) const {
+  using learnt = std::vector<std::pair<std::string, Xapian::docid>>;
+  void learn(learnt& found) const {
+    if (found.empty()) return;
     std::lock_guard lock{known_mutex};
-    if (known.size() >= max_known) known.clear();
-    known[term] = did;
+    for (auto& [term, did] : found) {
+      if (known.size() >= max_known) known.clear();
+      known[std::move(term)] = did;
+    }
   }
 
   /// The common words documents are given pairs of, once chosen (the writer's, under every shard's
@@ -891,14 +894,16 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
         (*by_shard)[(known->second - 1) % n].second.push_back((known->second - 1) / n + 1);
       }
     }
+    impl::learnt looked_up;
     for (const auto* id : unknown) {
       auto k = shard_of(q.tenant, *id, n);
       auto term = unique_term(q.tenant, *id);
       auto found = shards[k].postlist_begin(term);
       if (found == shards[k].postlist_end(term)) continue;
       (*by_shard)[k].second.push_back(*found);
-      impl_->learn(term, static_cast<Xapian::docid>((*found - 1) * n + k + 1));
+      looked_up.emplace_back(std::move(term), static_cast<Xapian::docid>((*found - 1) * n + k + 1));
     }
+    impl_->learn(looked_up);
     for (auto& [uuid, ids] : *by_shard) std::sort(ids.begin(), ids.end());
     document_list listed{std::move(by_shard)};
     return Xapian::Query(listed.clone()->release());
@@ -938,17 +943,18 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
     }
     std::stable_sort(order.begin(), order.end(), [](const candidate& a, const candidate& b) { return a.score > b.score; });
     bool stale = false;
+    impl::learnt answered;  // answered hits are known by document id on the session's next page
     for (std::size_t i = 0; i < order.size() && page.hits.size() < q.page_size; ++i) {
       auto f = decode(order[i].it.get_document().get_value(record_slot));
       search_hit h{f[0], f[1], f[2], f[3], f[4], order[i].score, {}};
-      // Answered hits are known by document id on the session's next page.
-      impl_->learn(unique_term(q.tenant, h.id), *order[i].it);
+      answered.emplace_back(unique_term(q.tenant, h.id), *order[i].it);
       if (skipping && q.skip->count(h.id)) stale = true;
       h.snippet = snippet_of(f[5], marks, stemmer_for(f[3]), 200);
       page.hits.push_back(std::move(h));
       docids.push_back(*order[i].it);
     }
     page.exhausted = mset.size() <= q.page_size;
+    impl_->learn(answered);
     if (!stale) break;
   }
   if (page.hits.empty()) return page;
