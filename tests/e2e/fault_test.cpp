@@ -325,16 +325,22 @@ TEST_CASE("search session actors come back after a kill; sessions survive it and
   auto page = json::parse(first->body).as_object();
   std::string sid{page.at("search_id").as_string()};
   std::set<std::string> seen{std::string{page.at("hits").as_array().at(0).at("id").as_string()}};
-  // Every instance (one per directory view) is killed.
+  // Every instance (one per directory view) is killed, once: the instances are collected before the
+  // first kill, so a replacement the supervisor publishes meanwhile is never killed again (that would
+  // spend its restart intensity and stop the service).
+  auto& directory = svc.service().directory();
+  std::vector<cl::actors::search_session_actor> instances;
   std::set<caf::actor_addr> killed;
-  for (std::size_t i = 0; i < 8; ++i) {
-    auto h = svc.service().directory().snapshot()->get<cl::actors::search_session_actor>();
+  for (std::size_t i = 0; i < 64 && instances.size() < directory.readers(); ++i) {
+    auto h = directory.snapshot()->get<cl::actors::search_session_actor>();
     REQUIRE(h);
-    if (killed.insert(h.address()).second) caf::anon_send_exit(h, caf::exit_reason::kill);
+    if (killed.insert(h.address()).second) instances.push_back(h);
   }
+  REQUIRE(instances.size() == directory.readers());
+  for (auto& h : instances) caf::anon_send_exit(h, caf::exit_reason::kill);
   REQUIRE(eventually([&] {
-    for (std::size_t i = 0; i < 8; ++i) {
-      auto h = svc.service().directory().snapshot()->get<cl::actors::search_session_actor>();
+    for (std::size_t i = 0; i < directory.readers(); ++i) {
+      auto h = directory.snapshot()->get<cl::actors::search_session_actor>();
       if (!h || killed.count(h.address())) return false;
     }
     return true;
