@@ -38,12 +38,12 @@ indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_sta
         if (cfg->index->is_rebuilding()) {
           // A rebuild from the record store (started at start-up): one page per message, then the
           // next at once; searches wait for it (503), writes do not.
-          auto step = storage::rebuild_step(*cfg->index, *cfg->store, cfg->batch);
+          auto step = storage::rebuild_step(*cfg->index, *cfg->store, cfg->batch, cfg->batch_text_bytes);
           publish_lag(*cfg, cfg->index->applied());
           if (step.done) spdlog::info("search index: rebuilt with {} Resources", cfg->index->documents());
           return self->send(self, index_atom_v);
         }
-        auto done = storage::catch_up(*cfg->index, *cfg->store, cfg->batch);
+        auto done = storage::catch_up(*cfg->index, *cfg->store, cfg->batch, cfg->batch_text_bytes);
         if (done.changes > 0)
           spdlog::debug("search index: applied {} changes ({} documents) up to {}", done.changes, done.documents,
                         done.applied);
@@ -58,8 +58,8 @@ indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_sta
                         storage::acknowledge_changes(search_consumer, done.applied))
             .then([](bool) {}, [](caf::error&) {});
         }
-        // A full batch: more is waiting, go again at once; otherwise look again after the interval.
-        if (done.changes == cfg->batch) return self->send(self, index_atom_v);
+        // Stopped at a bound: more is waiting, go again at once; otherwise look again after the interval.
+        if (done.more) return self->send(self, index_atom_v);
       } catch (const std::exception& e) {
         spdlog::error("search index: applying changes failed: {}", e.what());
       }

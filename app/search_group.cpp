@@ -19,7 +19,8 @@ namespace cl::app {
 namespace {
 
 struct search_settings {
-  std::int64_t batch_max_changes = 500;
+  std::int64_t batch_max_changes = 2000;
+  std::int64_t batch_max_bytes = storage::default_batch_text_bytes;
   std::int64_t batch_interval_ms = 100;
   std::int64_t session_ttl_seconds = 600;
   std::int64_t max_sessions = 10000;
@@ -81,6 +82,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   cfg->stats = s.stats;
   cfg->health = s.health;
   cfg->batch = static_cast<std::size_t>(section.batch_max_changes);
+  cfg->batch_text_bytes = static_cast<std::size_t>(section.batch_max_bytes);
   cfg->interval = std::chrono::milliseconds{section.batch_interval_ms};
   // Registered as a change-log consumer before anything is served (retention then keeps what the
   // index has not applied); later positions are written by the indexer through the writer.
@@ -118,8 +120,11 @@ void register_search(registry& r) {
     {"POST", "/v0/content-lake/search", "content-lake.read", &actors::plan_search, nullptr},
   });
   r.add_options({
-    {"search.batch_max_changes", "500", "Change-log entries the indexer applies per index commit at most.",
+    {"search.batch_max_changes", "2000", "Change-log entries the indexer applies per index commit at most.",
      config::integer_member(&search_settings::batch_max_changes, 1, 100000)},
+    {"search.batch_max_bytes", "67108864",
+     "Text (titles and texts) the indexer holds per index commit at most, unless one Resource alone is larger.",
+     config::integer_member(&search_settings::batch_max_bytes, 1, std::int64_t{1} << 40)},
     {"search.batch_interval_ms", "100",
      "How often the indexer looks for new changes: a write is searchable within about this (plus one commit).",
      config::integer_member(&search_settings::batch_interval_ms, 1, 60000)},

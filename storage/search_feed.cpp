@@ -12,6 +12,12 @@ namespace cl::storage {
 
 namespace json = boost::json;
 
+namespace {
+
+std::size_t text_bytes(const indexed_resource& r) { return r.title.size() + r.text.size(); }
+
+}  // namespace
+
 std::optional<indexed_resource> index_entry(const read_view& view, const std::string& tenant, const std::string& id) {
   auto record = view.resources().get(tenant, id);
   auto header = view.resources().header(tenant, id);
@@ -40,24 +46,32 @@ std::optional<indexed_resource> index_entry(const read_view& view, const std::st
   return r;
 }
 
-rebuild_step_result rebuild_step(search_index& index, const record_store& store, std::size_t page) {
+rebuild_step_result rebuild_step(search_index& index, const record_store& store, std::size_t page,
+                                 std::size_t max_text_bytes) {
   auto progress = index.rebuilding();
   if (!progress) return {0, true};
   auto rows = store.scan(table::resources, "", progress->after, page);
   std::vector<indexed_resource> docs;
-  for (const auto& [key, value] : rows) {
+  std::size_t taken = 0;
+  std::size_t bytes = 0;
+  while (taken < rows.size() && bytes < max_text_bytes) {
+    const auto& key = rows[taken++].first;
     auto nul = key.find('\0');
     if (nul == std::string::npos) continue;
-    if (auto entry = index_entry(store, key.substr(0, nul), key.substr(nul + 1))) docs.push_back(std::move(*entry));
+    if (auto entry = index_entry(store, key.substr(0, nul), key.substr(nul + 1))) {
+      bytes += text_bytes(*entry);
+      docs.push_back(std::move(*entry));
+    }
   }
   rebuild_step_result result;
   result.documents = docs.size();
-  result.done = rows.size() < page;
-  index.apply_rebuild(docs, rows.empty() ? progress->after : rows.back().first, result.done);
+  result.done = taken == rows.size() && rows.size() < page;
+  index.apply_rebuild(docs, taken == 0 ? progress->after : rows[taken - 1].first, result.done);
   return result;
 }
 
-rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page) {
+rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page,
+                             std::size_t max_text_bytes) {
   if (search_index::in_use(dir))
     throw std::runtime_error("the search index " + dir.string() + " is in use (is the service running on this data dir?)");
   rebuild_result result;
@@ -69,7 +83,7 @@ rebuild_result rebuild_index(const std::filesystem::path& dir, const record_stor
     search_index index{fresh};
     index.begin_rebuild(result.applied);
     for (;;) {
-      auto step = rebuild_step(index, store, page);
+      auto step = rebuild_step(index, store, page, max_text_bytes);
       result.documents += step.documents;
       if (step.done) break;
     }
@@ -79,23 +93,31 @@ rebuild_result rebuild_index(const std::filesystem::path& dir, const record_stor
   return result;
 }
 
-catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes) {
+catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes,
+                         std::size_t max_text_bytes) {
   catch_up_result result;
   result.applied = index.applied();
   auto changes = store.read_from(result.applied, max_changes);
   if (changes.empty()) return result;
   std::set<std::pair<std::string, std::string>> touched;  // (tenant, id), once per batch
-  for (const auto& c : changes)
-    if (c.kind == change_kind::resource) touched.emplace(c.tenant, c.id);
   std::vector<indexed_resource> upserts;
   std::vector<std::pair<std::string, std::string>> removed;
-  for (const auto& key : touched) {
-    if (auto entry = index_entry(store, key.first, key.second)) upserts.push_back(std::move(*entry));
-    else removed.push_back(key);
+  std::size_t taken = 0;
+  std::size_t bytes = 0;
+  while (taken < changes.size() && bytes < max_text_bytes) {
+    const auto& c = changes[taken++];
+    if (c.kind != change_kind::resource || !touched.emplace(c.tenant, c.id).second) continue;
+    if (auto entry = index_entry(store, c.tenant, c.id)) {
+      bytes += text_bytes(*entry);
+      upserts.push_back(std::move(*entry));
+    } else {
+      removed.emplace_back(c.tenant, c.id);
+    }
   }
-  result.changes = changes.size();
+  result.changes = taken;
   result.documents = upserts.size() + removed.size();
-  result.applied = changes.back().seq;
+  result.applied = changes[taken - 1].seq;
+  result.more = taken < changes.size() || changes.size() == max_changes;
   index.apply(upserts, removed, result.applied);
   return result;
 }

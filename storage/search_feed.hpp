@@ -23,10 +23,15 @@ std::optional<indexed_resource> index_entry(const read_view& view, const std::st
 
 /// What one catch-up did.
 struct catch_up_result {
-  std::size_t changes = 0;    ///< change-log entries read
+  std::size_t changes = 0;    ///< change-log entries applied
   std::size_t documents = 0;  ///< documents rebuilt or removed
   std::uint64_t applied = 0;  ///< the index's applied sequence after it
+  bool more = false;          ///< stopped at a bound: more changes may be waiting
 };
+
+/// Text (titles and texts) one index commit holds at most, unless its first document alone is
+/// larger: bounds the indexer's memory whatever the batch size and the Resources' sizes.
+inline constexpr std::size_t default_batch_text_bytes = std::size_t{64} << 20;
 
 /// What a rebuild did.
 struct rebuild_result {
@@ -38,7 +43,8 @@ struct rebuild_result {
 /// retention may have shortened): into `<dir>.rebuild`, then one rename replaces `dir`. The index
 /// starts from the last change committed before the scan; the indexer applies what came after
 /// (rebuilding a document twice is harmless).
-rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page = 1000);
+rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page = 2000,
+                             std::size_t max_text_bytes = default_batch_text_bytes);
 
 /// What one page of a rebuild did.
 struct rebuild_step_result {
@@ -47,12 +53,16 @@ struct rebuild_step_result {
 };
 
 /// One page of the rebuild in progress on `index` (search_index::begin_rebuild): up to `page`
-/// Resources after the last one it indexed, in record-store key order, as one commit. The
-/// indexer runs it while the service serves; `rebuild_index` runs it to the end.
-rebuild_step_result rebuild_step(search_index& index, const record_store& store, std::size_t page);
+/// Resources after the last one it indexed, in record-store key order, as one commit, and no more
+/// than `max_text_bytes` of text past the first. The indexer runs it while the service serves;
+/// `rebuild_index` runs it to the end.
+rebuild_step_result rebuild_step(search_index& index, const record_store& store, std::size_t page,
+                                 std::size_t max_text_bytes = default_batch_text_bytes);
 
 /// Applies up to `max_changes` change-log entries after the index's applied sequence, as one
-/// commit (a Resource changed several times in the batch is rebuilt once).
-catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes);
+/// commit (a Resource changed several times in the batch is rebuilt once), and stops after the
+/// change whose document takes the batch's text to `max_text_bytes`.
+catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes,
+                         std::size_t max_text_bytes = default_batch_text_bytes);
 
 }  // namespace cl::storage
