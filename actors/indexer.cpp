@@ -7,6 +7,8 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <pthread.h>
+
 namespace cl::actors {
 
 namespace {
@@ -31,6 +33,8 @@ void publish_lag(const indexer_config& cfg, std::uint64_t applied) {
 
 indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_state> self,
                                      std::shared_ptr<const indexer_config> cfg) {
+  // Detached: this thread is the indexer's alone; named so that `top -H` and /proc show it.
+  pthread_setname_np(pthread_self(), "cl-indexer");
   self->send(self, index_atom_v);
   return {
     [self, cfg](index_atom) {

@@ -6,6 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 using namespace cl::testing;
 
 TEST_CASE("metrics count requests by route template and status", "[admin]") {
@@ -64,6 +67,15 @@ TEST_CASE("the search index's lag is on /metrics and /readyz says when it has ca
   CHECK(ready->body.find(R"("search_index_caught_up":true)") != std::string::npos);
   CHECK(http_request(svc.admin_port(), "GET", "/metrics")->body.find("contentlake_search_index_lag_seconds 0") !=
         std::string::npos);
+  // Operators find the indexer's thread by name (top -H, /proc/PID/task/*/comm).
+  bool named = false;
+  for (const auto& task : std::filesystem::directory_iterator{"/proc/self/task"}) {
+    std::ifstream comm{task.path() / "comm"};
+    std::string name;
+    std::getline(comm, name);
+    named = named || name == "cl-indexer";
+  }
+  CHECK(named);
 }
 
 TEST_CASE("healthz and readyz answer on the admin listener only", "[admin]") {
