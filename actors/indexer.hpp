@@ -2,8 +2,7 @@
 /// The search indexer (issue 14): keeps the Xapian index in step with LMDB, fed only from the
 /// change log (storage/search_feed.hpp). Detached (Xapian commits fsync). It looks for new change-log
 /// entries every `interval` and applies at most `batch` of them (and `batch_text_bytes` of text) per
-/// commit, so a burst of writes
-/// costs one index commit per interval, not one per write. It is a registered change-log consumer
+/// commit, so a burst of writes costs one index commit per interval, not one per write. It is a registered change-log consumer
 /// (entries it has not applied are kept), publishes its lag as metrics and whether it has caught up
 /// since start in the service health (/readyz).
 
@@ -27,7 +26,7 @@ struct indexer_config {
   std::shared_ptr<actor_directory> directory;  ///< where the writer is found (consumer position)
   std::shared_ptr<metrics> stats;              ///< may be null
   std::shared_ptr<service_health> health;      ///< may be null
-  std::size_t batch = 2000;                                          ///< change-log entries per commit at most
+  std::size_t batch = storage::default_batch_changes;                ///< change-log entries per commit at most
   std::size_t batch_text_bytes = storage::default_batch_text_bytes;  ///< text per commit at most
   std::chrono::milliseconds interval{100};
   /// How often the consumer position is written (a write of its own; the log keeps at most this

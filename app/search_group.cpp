@@ -19,7 +19,7 @@ namespace cl::app {
 namespace {
 
 struct search_settings {
-  std::int64_t batch_max_changes = 2000;
+  std::int64_t batch_max_changes = storage::default_batch_changes;
   std::int64_t batch_max_bytes = storage::default_batch_text_bytes;
   std::int64_t batch_interval_ms = 100;
   std::int64_t session_ttl_seconds = 600;

@@ -29,6 +29,11 @@ struct catch_up_result {
   bool more = false;          ///< stopped at a bound: more changes may be waiting
 };
 
+/// Change-log entries (or, rebuilding, Resources) one index commit takes at most by default: a
+/// commit rewrites the posting-list tail of every word its batch holds, so fewer, larger commits
+/// index faster as the index grows (docs/architecture.md, "Commits of 2,000 changes").
+inline constexpr std::size_t default_batch_changes = 2000;
+
 /// Text (titles and texts) one index commit holds at most, unless its first document alone is
 /// larger: bounds the indexer's memory whatever the batch size and the Resources' sizes.
 inline constexpr std::size_t default_batch_text_bytes = std::size_t{64} << 20;
@@ -43,7 +48,7 @@ struct rebuild_result {
 /// retention may have shortened): into `<dir>.rebuild`, then one rename replaces `dir`. The index
 /// starts from the last change committed before the scan; the indexer applies what came after
 /// (rebuilding a document twice is harmless).
-rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page = 2000,
+rebuild_result rebuild_index(const std::filesystem::path& dir, const record_store& store, std::size_t page = default_batch_changes,
                              std::size_t max_text_bytes = default_batch_text_bytes);
 
 /// What one page of a rebuild did.
