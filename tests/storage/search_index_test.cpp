@@ -34,6 +34,13 @@ search_query ask(std::string text, std::vector<std::string> principals = {"u_ali
   return q;
 }
 
+/// Indexes `n` alike Resources res_0 .. res_n-1 ("Tide", "tide table") as one batch.
+void index_tides(search_index& index, int n) {
+  std::vector<indexed_resource> docs;
+  for (int i = 0; i < n; ++i) docs.push_back(doc("res_" + std::to_string(i), "Tide", "tide table"));
+  index.apply(docs, {}, 1);
+}
+
 std::vector<std::string> ids(const search_page& p) {
   std::vector<std::string> out;
   for (const auto& h : p.hits) out.push_back(h.id);
@@ -100,9 +107,7 @@ TEST_CASE("pages skip what a session answered, and say when nothing is left", "[
 TEST_CASE("a long skip list skips in every shard, and ids the index does not hold are ignored", "[search][index]") {
   cl::testing::temp_dir dir;
   search_index index{dir.path + "/search"};
-  std::vector<indexed_resource> docs;
-  for (int i = 0; i < 700; ++i) docs.push_back(doc("res_" + std::to_string(i), "Tide", "tide table"));
-  index.apply(docs, {}, 1);
+  index_tides(index, 700);
   std::unordered_set<std::string> answered;
   for (int i = 0; i < 690; ++i) answered.insert("res_" + std::to_string(i));
   answered.insert("res_gone");  // never indexed (or removed since)
@@ -434,9 +439,7 @@ TEST_CASE("a session's answered hits are passed over by the ids they were answer
           "[search][index]") {
   cl::testing::temp_dir dir;
   search_index index{dir.path + "/search"};
-  std::vector<indexed_resource> docs;
-  for (int i = 0; i < 50; ++i) docs.push_back(doc("res_" + std::to_string(i), "Tide", "tide table"));
-  index.apply(docs, {}, 1);
+  index_tides(index, 50);
   std::unordered_set<std::string> answered;
   auto q = ask("tide");
   q.page_size = 10;
