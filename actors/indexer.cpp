@@ -7,8 +7,6 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include <pthread.h>
-
 namespace cl::actors {
 
 namespace {
@@ -29,12 +27,16 @@ void publish_lag(const indexer_config& cfg, std::uint64_t applied) {
   if (cfg.health && behind == 0) cfg.health->search_caught_up = true;
 }
 
+/// Runs `work` on the configured lane (waiting for it), else here.
+template <class Work>
+auto on_lane(const indexer_config& cfg, Work work) -> decltype(work()) {
+  return cfg.lane ? cfg.lane->run(std::move(work)) : work();
+}
+
 }  // namespace
 
 indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_state> self,
                                      std::shared_ptr<const indexer_config> cfg) {
-  // Detached: this thread is the indexer's alone; named so that `top -H` and /proc show it.
-  pthread_setname_np(pthread_self(), "cl-indexer");
   self->send(self, index_atom_v);
   return {
     [self, cfg](index_atom) {
@@ -42,12 +44,12 @@ indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_sta
         if (cfg->index->is_rebuilding()) {
           // A rebuild from the record store (started at start-up): one page per message, then the
           // next at once; searches wait for it (503), writes do not.
-          auto step = storage::rebuild_step(*cfg->index, *cfg->store, cfg->batch, cfg->batch_text_bytes);
+          auto step = on_lane(*cfg, [&] { return storage::rebuild_step(*cfg->index, *cfg->store, cfg->batch, cfg->batch_text_bytes); });
           publish_lag(*cfg, cfg->index->applied());
           if (step.done) spdlog::info("search index: rebuilt with {} Resources", cfg->index->documents());
           return self->send(self, index_atom_v);
         }
-        auto done = storage::catch_up(*cfg->index, *cfg->store, cfg->batch, cfg->batch_text_bytes);
+        auto done = on_lane(*cfg, [&] { return storage::catch_up(*cfg->index, *cfg->store, cfg->batch, cfg->batch_text_bytes); });
         if (done.changes > 0)
           spdlog::debug("search index: applied {} changes ({} documents) up to {}", done.changes, done.documents,
                         done.applied);

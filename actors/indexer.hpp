@@ -1,6 +1,7 @@
 #pragma once
 /// The search indexer (issue 14): keeps the Xapian index in step with LMDB, fed only from the
-/// change log (storage/search_feed.hpp). Detached (Xapian commits fsync). It looks for new change-log
+/// change log (storage/search_feed.hpp). Detached (Xapian commits fsync; the work itself runs on
+/// the configured `lane`, this actor's thread waits for it). It looks for new change-log
 /// entries every `interval` and applies at most `batch` of them (and `batch_text_bytes` of text) per
 /// commit, so a burst of writes costs one index commit per interval, not one per write. It is a registered change-log consumer
 /// (entries it has not applied are kept), publishes its lag as metrics and whether it has caught up
@@ -9,6 +10,7 @@
 #include "actors/directory.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/metrics.hpp"
+#include "actors/work_lane.hpp"
 #include "storage/record_store.hpp"
 #include "storage/search_feed.hpp"
 #include "storage/search_index.hpp"
@@ -26,6 +28,9 @@ struct indexer_config {
   std::shared_ptr<actor_directory> directory;  ///< where the writer is found (consumer position)
   std::shared_ptr<metrics> stats;              ///< may be null
   std::shared_ptr<service_health> health;      ///< may be null
+  /// Where the indexing itself runs (a thread that keeps its priority when the service lowers its
+  /// other threads, and outlives this actor's restarts); null: on the actor's own thread.
+  std::shared_ptr<work_lane> lane;
   std::size_t batch = storage::default_batch_changes;                ///< change-log entries per commit at most
   std::size_t batch_text_bytes = storage::default_batch_text_bytes;  ///< text per commit at most
   std::chrono::milliseconds interval{100};

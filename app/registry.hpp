@@ -46,6 +46,9 @@ struct startup {
   std::function<void(int exit_code)> stop;
   /// The bound port of a group's listener by name (listeners start before actors), if it runs.
   std::function<std::optional<std::uint16_t>(const std::string& name)> listener_port;
+  /// True when the service is the whole process (`contentlake serve`), false in-process (tests): a
+  /// group may then set what is the process's, such as its threads' priorities.
+  bool owns_process = false;
 };
 
 /// A group's spawning function: checks its configuration and answers how the supervisor

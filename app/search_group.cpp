@@ -5,6 +5,7 @@
 #include "actors/indexer.hpp"
 #include "actors/search_plans.hpp"
 #include "actors/search_session.hpp"
+#include "actors/work_lane.hpp"
 #include "app/groups.hpp"
 #include "storage/search_feed.hpp"
 
@@ -27,6 +28,7 @@ struct search_settings {
   std::int64_t max_sessions_per_principal = 100;
   std::int64_t max_session_hits = 10000;
   std::int64_t max_held_hits = 1000000;
+  std::int64_t indexer_priority = 5;
 };
 
 /// Starts rebuilding the index at `dir` from the record store: an empty index the indexer fills
@@ -84,6 +86,15 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   cfg->batch = static_cast<std::size_t>(section.batch_max_changes);
   cfg->batch_text_bytes = static_cast<std::size_t>(section.batch_max_bytes);
   cfg->interval = std::chrono::milliseconds{section.batch_interval_ms};
+  // The indexing runs on a lane of its own, created here (before anything is lowered) and kept across
+  // the indexer's restarts. Under a write burst on a busy CPU the indexer would otherwise get one
+  // share among many threads and fall behind the writes (docs/operations.md).
+  cfg->lane = std::make_shared<actors::work_lane>("cl-indexer");
+  if (s.owns_process && section.indexer_priority > 0) {
+    auto lowered = actors::lower_other_threads(static_cast<int>(section.indexer_priority));
+    spdlog::info("search indexer: the service's other threads run {} nice steps below it ({} lowered)",
+                 section.indexer_priority, lowered);
+  }
   // Registered as a change-log consumer before anything is served (retention then keeps what the
   // index has not applied); later positions are written by the indexer through the writer.
   bool registered = false;
@@ -141,6 +152,9 @@ void register_search(registry& r) {
     {"search.max_held_hits", "1000000",
      "Answered hits remembered over all sessions (about 100 bytes each); past it least recently used sessions go.",
      config::integer_member(&search_settings::max_held_hits, 1000, 100000000)},
+    {"search.indexer_priority", "5",
+     "Nice steps the service's other threads run below the indexer's (`contentlake serve`); 0: equal shares.",
+     config::integer_member(&search_settings::indexer_priority, 0, 19)},
   });
   r.add_actors("search", &spawn_search);
 }

@@ -54,6 +54,7 @@ struct service::impl {
   std::vector<std::pair<std::string, running_listener>> group_listeners;  ///< e.g. the embedded object store
   std::atomic<int> exit_code{0};
   std::atomic<bool> stopping{false};
+  bool owns_process = false;  ///< `start(true)`: `contentlake serve`
 
   explicit impl(config::settings s) : settings(std::move(s)) {}
 
@@ -73,7 +74,8 @@ struct service::impl {
                      for (const auto& [n, l] : group_listeners)
                        if (n == name) return l.port();
                      return std::nullopt;
-                   }};
+                   },
+                   owns_process};
   }
 
   /// Starts the actor system and, under one supervisor, every route group's actors; throws with
@@ -127,6 +129,7 @@ struct service::impl {
   }
 
   void start(bool handle_signals) {
+    owns_process = handle_signals;
     std::filesystem::create_directories(settings.data_dir);
     store = storage::open_lmdb_store(settings.data_dir, settings.storage.map_size_mib);
     // Group listeners bind first (nothing is served before ioc runs): their actors need their ports.

@@ -34,6 +34,8 @@ public:
 
   /// Opens storage and identity, spawns the actors and binds both listeners. Throws
   /// std::runtime_error with a message for the operator when anything cannot start.
+  /// `handle_signals`: the service is the process (`contentlake serve`): it stops on SIGINT and
+  /// SIGTERM, and sets its threads' priorities (`search.indexer_priority`).
   void start(bool handle_signals);
 
   /// The bound public and admin ports (useful with port 0).

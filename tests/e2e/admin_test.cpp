@@ -67,7 +67,7 @@ TEST_CASE("the search index's lag is on /metrics and /readyz says when it has ca
   CHECK(ready->body.find(R"("search_index_caught_up":true)") != std::string::npos);
   CHECK(http_request(svc.admin_port(), "GET", "/metrics")->body.find("contentlake_search_index_lag_seconds 0") !=
         std::string::npos);
-  // Operators find the indexer's thread by name (top -H, /proc/PID/task/*/comm).
+  // Operators find the indexer's thread (its work lane) by name (top -H, /proc/PID/task/*/comm).
   bool named = false;
   for (const auto& task : std::filesystem::directory_iterator{"/proc/self/task"}) {
     std::ifstream comm{task.path() / "comm"};

@@ -12,7 +12,10 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <set>
 #include <thread>
@@ -356,4 +359,68 @@ TEST_CASE("search session actors come back after a kill; sessions survive it and
   auto m = http_request(svc.admin_port(), "GET", "/metrics");
   REQUIRE(m);
   CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="search-session"})") != std::string::npos);
+}
+
+namespace {
+
+/// The ids of this process's threads named `name`.
+std::set<std::string> threads_named(const std::string& name) {
+  std::set<std::string> tids;
+  for (const auto& task : std::filesystem::directory_iterator{"/proc/self/task"}) {
+    std::ifstream comm{task.path() / "comm"};
+    std::string n;
+    std::getline(comm, n);
+    if (n == name) tids.insert(task.path().filename().string());
+  }
+  return tids;
+}
+
+}  // namespace
+
+TEST_CASE("the indexer comes back after a kill on the same work lane; writes around the kill are all found once", "[fault][search]") {
+  test_service svc{[](cl::config::settings& s) { s.rate_limit.burst = 100000; }};
+  auto port = svc.port();
+  auto token = token_with("content-lake.read content-lake.write");
+  auto create = [&](int i) {
+    auto r = post_json(port, "/v0/content-lake/resources", token,
+                       R"({"title":"Eelgrass )" + std::to_string(i) + R"(","type":"CHAPTER","language":"en","content":{"format":"cl.content/1",)"
+                       R"("blocks":[{"type":"paragraph","key":"p1","children":[{"type":"span","text":"eelgrass meadow"}]}]}})");
+    REQUIRE(r);
+    REQUIRE(r->status == 201);
+  };
+  auto found = [&] {
+    std::set<std::string> ids;
+    auto r = post_json(port, "/v0/content-lake/search", token, R"({"query":"eelgrass","page_size":100})");
+    if (!r || r->status != 200) return std::make_pair(std::size_t{0}, ids);
+    auto hits = json::parse(r->body).at("hits").as_array();
+    for (const auto& h : hits) ids.insert(std::string{h.at("id").as_string()});
+    return std::make_pair(static_cast<std::size_t>(hits.size()), ids);
+  };
+  for (int i = 0; i < 3; ++i) create(i);
+  REQUIRE(eventually([&] { return found().first == 3; }));
+  // Idle, the lane is the one thread of that name (a batch's shard helpers carry it while they run).
+  std::set<std::string> lane;
+  REQUIRE(eventually([&] {
+    lane = threads_named("cl-indexer");
+    return lane.size() == 1;
+  }));
+  auto& directory = svc.service().directory();
+  auto old = directory.snapshot()->get<cl::actors::indexer_actor>();
+  REQUIRE(old);
+  caf::anon_send_exit(old, caf::exit_reason::kill);
+  for (int i = 3; i < 6; ++i) create(i);
+  REQUIRE(eventually([&] {
+    auto h = directory.snapshot()->get<cl::actors::indexer_actor>();
+    return h && h.address() != old.address();
+  }));
+  REQUIRE(eventually([&] { return found().first == 6; }));
+  auto [count, ids] = found();
+  CHECK(count == 6);
+  CHECK(ids.size() == 6);  // each once
+  // The replacement runs its work on the same lane: the thread that kept its priority.
+  auto after = threads_named("cl-indexer");
+  CHECK(std::includes(after.begin(), after.end(), lane.begin(), lane.end()));
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="indexer"} 1)") != std::string::npos);
 }
