@@ -412,6 +412,19 @@ Xapian::Query any_of(const std::string& prefix, const std::vector<std::string>& 
   return Xapian::Query(Xapian::Query::OP_OR, terms.begin(), terms.end());
 }
 
+/// Xapian numbers the documents of `n` shards searched as one by interleaving them: document
+/// `local` of shard `k` is `(local - 1) * n + k + 1`. These go between the two numberings.
+struct shard_docid {
+  std::size_t shard;
+  Xapian::docid local;
+};
+shard_docid split_docid(Xapian::docid merged, std::size_t n) {
+  return {(merged - 1) % n, static_cast<Xapian::docid>((merged - 1) / n + 1)};
+}
+Xapian::docid merge_docid(Xapian::docid local, std::size_t k, std::size_t n) {
+  return static_cast<Xapian::docid>((local - 1) * n + k + 1);
+}
+
 /// Which shard holds a Resource: FNV-1a of (tenant, id), stable across builds and machines (the
 /// shard a document went to must be the one a later replace or removal finds it in).
 std::size_t shard_of(const std::string& tenant, const std::string& id, std::size_t shards) {
@@ -876,9 +889,8 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
   Xapian::Enquire enquire{db};
   Xapian::Query ranked(Xapian::Query::OP_FILTER, text, filter);
   auto n = shards.size();
-  // The skipped ids' document ids, each in its own shard, as Xapian numbers them across shards
-  // ((local - 1) * n + k + 1): known from an earlier answer, else one lookup of the unique term in
-  // its shard (`exact`: all of them looked up).
+  // The skipped ids' document ids, each in its own shard: known from an earlier answer (as numbered
+  // across shards), else one lookup of the unique term in its shard (`exact`: all of them looked up).
   auto passed_over = [&](bool exact) {
     auto by_shard = std::make_shared<document_list::lists>();
     for (const auto& shard : shards) by_shard->emplace_back(shard.get_uuid(), std::vector<Xapian::docid>{});
@@ -891,7 +903,8 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
           unknown.push_back(&id);
           continue;
         }
-        (*by_shard)[(known->second - 1) % n].second.push_back((known->second - 1) / n + 1);
+        auto [k, local] = split_docid(known->second, n);
+        (*by_shard)[k].second.push_back(local);
       }
     }
     impl::learnt looked_up;
@@ -901,7 +914,7 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
       auto found = shards[k].postlist_begin(term);
       if (found == shards[k].postlist_end(term)) continue;
       (*by_shard)[k].second.push_back(*found);
-      looked_up.emplace_back(std::move(term), static_cast<Xapian::docid>((*found - 1) * n + k + 1));
+      looked_up.emplace_back(std::move(term), merge_docid(*found, k, n));
     }
     impl_->learn(looked_up);
     for (auto& [uuid, ids] : *by_shard) std::sort(ids.begin(), ids.end());
@@ -963,11 +976,11 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
   // filter of the page's unique terms cost a statistics lookup per term and shard, as much as the
   // search itself). The weights use that shard's statistics.
   for (std::size_t k = 0; k < n; ++k) {
-    std::vector<Xapian::docid> local;  // ids in shard k of page.hits (Xapian numbers documents across
-    std::vector<std::size_t> which;    // shards as (local - 1) * n + k + 1)
+    std::vector<Xapian::docid> local;  // shard k's own ids of page.hits
+    std::vector<std::size_t> which;    // their places in page.hits
     for (std::size_t i = 0; i < docids.size(); ++i)
-      if ((docids[i] - 1) % n == k) {
-        local.push_back((docids[i] - 1) / n + 1);
+      if (auto at = split_docid(docids[i], n); at.shard == k) {
+        local.push_back(at.local);
         which.push_back(i);
       }
     if (local.empty()) continue;
