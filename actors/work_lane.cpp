@@ -7,10 +7,8 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include <pthread.h>
@@ -86,19 +84,6 @@ void work_lane::post(std::function<void()> job) {
     impl_->jobs.push_back(std::move(job));
   }
   impl_->wake.notify_one();
-}
-
-int nice_of_thread(int tid) {
-  // Field 19 of stat; the command name (field 2) may hold spaces, so count after its ')'.
-  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
-  std::string stat{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  for (int k = 3; k <= 19 && fields >> field; ++k)
-    if (k == 19) return std::stoi(field);
-  return 0;
 }
 
 std::size_t lower_other_threads(int steps) {

@@ -51,7 +51,4 @@ private:
 /// the service (`contentlake serve`), never a library caller.
 std::size_t lower_other_threads(int steps);
 
-/// The nice value of thread `tid` of this process (from /proc/self/task/TID/stat).
-int nice_of_thread(int tid);
-
 }  // namespace cl::actors

@@ -1,10 +1,10 @@
 // The work lane: a thread of its own that runs jobs in order and hands back results and failures.
 
 #include "actors/work_lane.hpp"
+#include "tests/support/threads.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <future>
 #include <stdexcept>
 #include <thread>
@@ -19,10 +19,9 @@ TEST_CASE("a work lane runs jobs on its own named thread, in order, and hands ba
   work_lane lane{"cl-test-lane"};
   CHECK(lane.run([] { return static_cast<int>(::gettid()); }) == lane.tid());
   CHECK(lane.tid() != static_cast<int>(::gettid()));
-  std::ifstream comm{"/proc/self/task/" + std::to_string(lane.tid()) + "/comm"};
-  std::string name;
-  std::getline(comm, name);
-  CHECK(name == "cl-test-lane");
+  auto me = cl::testing::thread_of("self", static_cast<int>(::gettid()));
+  auto on_lane = cl::testing::thread_of("self", lane.tid());
+  CHECK(on_lane.name == "cl-test-lane");
   CHECK_THROWS_WITH(lane.run([]() -> int { throw std::runtime_error("index full"); }), "index full");
   // Still serving after a failure; callers from several threads are served one job at a time.
   std::vector<int> order;
@@ -33,7 +32,7 @@ TEST_CASE("a work lane runs jobs on its own named thread, in order, and hands ba
     });
   for (auto& c : callers) c.join();
   CHECK(order.size() == 400);
-  CHECK(cl::actors::nice_of_thread(lane.tid()) == cl::actors::nice_of_thread(static_cast<int>(::gettid())));
+  CHECK(on_lane.nice == me.nice);  // the creator's value
 }
 
 TEST_CASE("lowering the other threads passes over lanes; threads created later inherit their creator's value", "[lane]") {
@@ -41,7 +40,8 @@ TEST_CASE("lowering the other threads passes over lanes; threads created later i
   auto pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    int base = cl::actors::nice_of_thread(static_cast<int>(::gettid()));
+    auto nice = [](int tid) { return cl::testing::thread_of("self", tid).nice; };
+    int base = nice(static_cast<int>(::gettid()));
     int code = 0;
     {
       work_lane lane{"cl-test-lane"};
@@ -53,7 +53,6 @@ TEST_CASE("lowering the other threads passes over lanes; threads created later i
       });
       int other = other_tid.get_future().get();  // `sleeper`'s id
       auto lowered = cl::actors::lower_other_threads(3);
-      auto nice = [](int tid) { return cl::actors::nice_of_thread(tid); };
       int later = 0, lane_helper = 0;
       std::thread([&] { later = nice(static_cast<int>(::gettid())); }).join();
       lane.run([&] { std::thread([&] { lane_helper = nice(static_cast<int>(::gettid())); }).join(); });

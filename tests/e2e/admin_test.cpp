@@ -3,11 +3,11 @@
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/threads.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 
 using namespace cl::testing;
 
@@ -68,14 +68,8 @@ TEST_CASE("the search index's lag is on /metrics and /readyz says when it has ca
   CHECK(http_request(svc.admin_port(), "GET", "/metrics")->body.find("contentlake_search_index_lag_seconds 0") !=
         std::string::npos);
   // Operators find the indexer's thread (its work lane) by name (top -H, /proc/PID/task/*/comm).
-  bool named = false;
-  for (const auto& task : std::filesystem::directory_iterator{"/proc/self/task"}) {
-    std::ifstream comm{task.path() / "comm"};
-    std::string name;
-    std::getline(comm, name);
-    named = named || name == "cl-indexer";
-  }
-  CHECK(named);
+  auto threads = threads_of();
+  CHECK(std::any_of(threads.begin(), threads.end(), [](const thread_info& t) { return t.name == "cl-indexer"; }));
 }
 
 TEST_CASE("healthz and readyz answer on the admin listener only", "[admin]") {

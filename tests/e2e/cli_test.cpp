@@ -4,6 +4,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/threads.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -16,10 +17,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 
 using namespace cl::testing;
 namespace json = boost::json;
@@ -132,26 +131,6 @@ TEST_CASE("reindex rebuilds the search index of a stopped service and refuses a 
   CHECK(stopped.out.find("search index rebuilt: 2 Resources") != std::string::npos);
 }
 
-namespace {
-
-/// Each thread of process `pid`: its name and its nice value.
-std::vector<std::pair<std::string, int>> threads_of(pid_t pid) {
-  std::vector<std::pair<std::string, int>> threads;
-  for (const auto& task : std::filesystem::directory_iterator{"/proc/" + std::to_string(pid) + "/task"}) {
-    std::ifstream in{task.path() / "stat"};
-    std::string stat{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    auto open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos) continue;  // ended meanwhile
-    std::istringstream fields{stat.substr(close + 2)};
-    std::string field;
-    for (int k = 3; k <= 19; ++k) fields >> field;  // field 19: nice
-    threads.emplace_back(stat.substr(open + 1, close - open - 1), std::stoi(field));
-  }
-  return threads;
-}
-
-}  // namespace
-
 TEST_CASE("serve runs its other threads below the indexer's lane; search.indexer_priority=0 keeps them equal", "[cli][search]") {
   errno = 0;
   int base = ::getpriority(PRIO_PROCESS, 0);  // what the child starts with (this thread's value)
@@ -164,14 +143,14 @@ TEST_CASE("serve runs its other threads below the indexer's lane; search.indexer
     std::smatch m;
     REQUIRE(server.wait_for_stderr(std::regex{"listening public=127\\.0\\.0\\.1:(\\d+)"}, m, 20000));
     int lanes = 0, others = 0;
-    for (const auto& [name, nice] : threads_of(server.pid)) {
-      INFO(name);
-      if (name == "cl-indexer") {
+    for (const auto& t : threads_of(std::to_string(server.pid))) {
+      INFO(t.name);
+      if (t.name == "cl-indexer") {
         ++lanes;
-        CHECK(nice == base);
+        CHECK(t.nice == base);
       } else {
         ++others;
-        CHECK(nice == std::min(19, base + steps));
+        CHECK(t.nice == std::min(19, base + steps));
       }
     }
     CHECK(lanes >= 1);

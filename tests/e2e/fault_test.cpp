@@ -6,6 +6,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_keys.hpp"
+#include "tests/support/threads.hpp"
 #include "tests/support/reader_mocks.hpp"
 
 #include <boost/json.hpp>
@@ -14,8 +15,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
-#include <fstream>
 #include <future>
 #include <set>
 #include <thread>
@@ -364,14 +363,10 @@ TEST_CASE("search session actors come back after a kill; sessions survive it and
 namespace {
 
 /// The ids of this process's threads named `name`.
-std::set<std::string> threads_named(const std::string& name) {
-  std::set<std::string> tids;
-  for (const auto& task : std::filesystem::directory_iterator{"/proc/self/task"}) {
-    std::ifstream comm{task.path() / "comm"};
-    std::string n;
-    std::getline(comm, n);
-    if (n == name) tids.insert(task.path().filename().string());
-  }
+std::set<int> threads_named(const std::string& name) {
+  std::set<int> tids;
+  for (const auto& t : threads_of())
+    if (t.name == name) tids.insert(t.tid);
   return tids;
 }
 
@@ -399,7 +394,7 @@ TEST_CASE("the indexer comes back after a kill on the same work lane; writes aro
   for (int i = 0; i < 3; ++i) create(i);
   REQUIRE(eventually([&] { return found().first == 3; }));
   // Idle, the lane is the one thread of that name (a batch's shard helpers carry it while they run).
-  std::set<std::string> lane;
+  std::set<int> lane;
   REQUIRE(eventually([&] {
     lane = threads_named("cl-indexer");
     return lane.size() == 1;
