@@ -1,5 +1,7 @@
 #include "storage/search_index.hpp"
 
+#include "storage/word_sequences.hpp"
+
 #include <xapian.h>
 
 #include <algorithm>
@@ -53,9 +55,10 @@ std::string stem_key(const std::string& language) {
   return language.substr(0, language.find('-'));
 }
 
-/// The index format: documents without what a search relies on (the `XK` terms) are rebuilt.
+/// The index format: documents without what a search relies on (the `XK` terms, from 7 the word
+/// sequences beside each shard) are rebuilt.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "6";
+constexpr const char* format_version = "7";
 
 /// Word pairs, for phrases of common words. A phrase of two words found in most documents cost a
 /// check of positions for most of them (14 ms p95 in process at 100,000 documents, 20 ms for the
@@ -134,6 +137,26 @@ void add_pairs(Xapian::Document& doc, const term_set& common) {
     doc.add_term(pair_term(*pairs[i].first, *pairs[i].second), inc * static_cast<Xapian::termcount>(j - i));
     i = j;
   }
+}
+
+/// `doc`'s positioned terms in position order, as word hashes; a 0 wherever positions skip (between
+/// title and text). What storage/word_sequences.hpp keeps.
+std::vector<std::uint32_t> sequence_of(const Xapian::Document& doc) {
+  std::vector<std::pair<Xapian::termpos, std::uint32_t>> at;
+  for (auto t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
+    auto p = t.positionlist_begin();
+    if (p == t.positionlist_end()) continue;
+    auto h = word_hash(*t);
+    for (; p != t.positionlist_end(); ++p) at.emplace_back(*p, h);
+  }
+  std::sort(at.begin(), at.end());
+  std::vector<std::uint32_t> words;
+  words.reserve(at.size() + 2);
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    if (i > 0 && at[i].first != at[i - 1].first + 1) words.push_back(0);
+    words.push_back(at[i].second);
+  }
+  return words;
 }
 
 /// The common words of `shards` (as they stand before commit): text terms in at least
@@ -459,7 +482,8 @@ using metadata_list = std::vector<std::pair<std::string, std::string>>;
 
 /// Builds and writes one shard's part of a batch, with the applied sequence and `metadata` (not
 /// committed yet).
-void write_shard(Xapian::WritableDatabase& db, const std::vector<const indexed_resource*>& upserts,
+void write_shard(Xapian::WritableDatabase& db, word_sequences& words,
+                 const std::vector<const indexed_resource*>& upserts,
                  const std::vector<const std::pair<std::string, std::string>*>& removed, std::uint64_t applied_seq,
                  const metadata_list& metadata, const term_set& common) {
   Xapian::TermGenerator terms;
@@ -486,9 +510,14 @@ void write_shard(Xapian::WritableDatabase& db, const std::vector<const indexed_r
     if (!r->work_id.empty()) doc.add_boolean_term("XW" + r->work_id);
     for (const auto& p : r->readers) doc.add_boolean_term("XR" + p);
     doc.add_value(record_slot, encode(*r));
-    db.replace_document(unique, doc);
+    auto did = db.replace_document(unique, doc);
+    words.put(did, word_hash(stem_key(r->language)), sequence_of(doc));
   }
-  for (const auto* key : removed) db.delete_document(unique_term(key->first, key->second));
+  for (const auto* key : removed) {
+    auto unique = unique_term(key->first, key->second);
+    if (auto at = db.postlist_begin(unique); at != db.postlist_end(unique)) words.erase(*at);
+    db.delete_document(unique);
+  }
   db.set_metadata(applied_key, std::to_string(applied_seq));
   db.set_metadata(format_key, format_version);
   for (const auto& [key, value] : metadata) db.set_metadata(key, value);
@@ -522,10 +551,12 @@ struct search_index::impl {
   /// One Xapian database of the index: its own writer, lock and commits, so shards index in
   /// parallel (a Xapian writer is single-threaded: one database was the index's ceiling).
   struct shard {
-    explicit shard(const std::filesystem::path& p) : path(p.string()), db(path, Xapian::DB_CREATE_OR_OPEN) {}
+    shard(const std::filesystem::path& p, const std::filesystem::path& w)
+        : path(p.string()), db(path, Xapian::DB_CREATE_OR_OPEN), words(w) {}
     std::string path;
     std::mutex mutex;  ///< Xapian objects are not thread-safe: one user at a time
     Xapian::WritableDatabase db;
+    word_sequences words;
     bool paired = false;  ///< its documents have their pairs of the common words (committed)
   };
 
@@ -538,6 +569,9 @@ struct search_index::impl {
     std::vector<std::string> keys;
     /// The common words whose pairs every shard holds at this generation (empty: none yet).
     term_set common;
+    /// Each shard's word sequences: a read transaction, renewed at checkout (after `db` is
+    /// brought to the last commit, so it holds at least what `db` does) and released when idle.
+    std::vector<word_sequences::reader> words;
   };
 
   /// Takes an idle reader (or opens one) and brings it to the last commit.
@@ -552,7 +586,10 @@ struct search_index::impl {
     }
     std::shared_lock opening{commit_mutex};  // not while shards commit (see write)
     auto now = generation.load();
-    if (r.db && r.generation == now) return r;
+    if (r.db && r.generation == now) {
+      for (auto& w : r.words) w.renew();
+      return r;
+    }
     if (!r.db) {
       r.db = std::make_unique<Xapian::Database>();
       for (const auto& s : shards) {
@@ -565,6 +602,10 @@ struct search_index::impl {
     r.keys = index_keys_of(*r.db);
     r.common = common_of(r.shards);
     r.generation = now;
+    if (r.words.empty())
+      for (const auto& s : shards) r.words.push_back(s->words.read());
+    else
+      for (auto& w : r.words) w.renew();
     return r;
   }
   /// Writes a batch to every shard (with `applied_seq` and `metadata`) and commits them all.
@@ -585,7 +626,14 @@ struct search_index::impl {
     // change): the same documents, rebuilt alike.
     static const term_set none;
     const auto& pairs = common ? *common : none;
-    on_every_shard(shards.size(), [&](std::size_t k) { write_shard(shards[k]->db, ups[k], gone[k], applied_seq, metadata, pairs); });
+    try {
+      on_every_shard(shards.size(), [&](std::size_t k) {
+        write_shard(shards[k]->db, shards[k]->words, ups[k], gone[k], applied_seq, metadata, pairs);
+      });
+    } catch (...) {
+      for (auto& shard : shards) shard->words.abort();  // written again with the batch
+      throw;
+    }
     // The common words, once there are enough documents to tell them; then (or after a crash
     // between two shards' commits) the documents of every shard without them get their pairs, in
     // this batch's commit.
@@ -601,6 +649,10 @@ struct search_index::impl {
       if (!common->empty()) pair_existing(shards[k]->db, *common);
       shards[k]->db.set_metadata(common_terms_key, join_terms(*common));
     });
+    // Word sequences first: a document Xapian holds always has its sequence. A reader that sees a
+    // sequence ahead of its Xapian revision (a replaced document's new words, a removed one's gone)
+    // checks that document against the newer words or by position: the moment a commit takes.
+    on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->words.commit(); });
     std::unique_lock commits{commit_mutex};
     on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->db.commit(); });
     for (std::size_t k = 0; k < shards.size(); ++k)
@@ -620,6 +672,7 @@ struct search_index::impl {
   }
 
   void give_back(reader r) const {
+    for (auto& w : r.words) w.release();
     std::lock_guard lock{pool_mutex};
     if (idle.size() < 16) idle.push_back(std::move(r));
   }
@@ -666,12 +719,14 @@ search_index::search_index(std::filesystem::path dir, std::size_t shards) {
                                std::to_string(shards));
     auto opened = std::make_unique<impl>();
     for (std::size_t k = 0; k < shards; ++k) {
-      opened->shards.push_back(std::make_unique<impl::shard>(shard_path(dir, k)));
+      opened->shards.push_back(std::make_unique<impl::shard>(shard_path(dir, k), dir / ("words-" + std::to_string(k))));
       auto& db = opened->shards.back()->db;
       auto format = db.get_metadata(format_key);
       if (db.get_doccount() > 0 && format != format_version)  // the write locks go with `opened`
         throw std::runtime_error("search index " + dir.string() + " has format " + (format.empty() ? "1" : format) +
                                  ", this version reads " + format_version);
+      if (db.get_doccount() > 0 && opened->shards.back()->words.size() == 0)
+        throw std::runtime_error("search index " + dir.string() + " has lost the word sequences of shard " + std::to_string(k));
     }
     opened->rebuilding = !opened->shards.front()->db.get_metadata(rebuild_target_key).empty();
     for (auto& shard : opened->shards) {
@@ -757,13 +812,21 @@ bool search_index::is_rebuilding() const noexcept {
   return impl_->rebuilding.load();
 }
 
+struct search_index::snapshot {
+  const Xapian::Database& db;                       ///< every shard, as one
+  const std::vector<Xapian::Database>& shards;      ///< each shard alone, in order
+  const std::vector<std::string>& keys;             ///< the stemmer keys the index holds
+  const term_set& common;                           ///< the words whose pairs the shards hold
+  const std::vector<word_sequences::reader>& words;  ///< each shard's word sequences
+};
+
 search_page search_index::search(const search_query& q) const {
   // A reader whose revision the writer has since overwritten throws DatabaseModifiedError: reopen
   // and run again (Xapian's documented way).
   for (int attempt = 0; attempt < 3; ++attempt) {
     try {
       auto r = impl_->checkout();  // opening or reopening may meet a discarded revision too
-      auto page = run(*r.db, r.shards, r.keys, r.common, q);
+      auto page = run({*r.db, r.shards, r.keys, r.common, r.words}, q);
       impl_->give_back(std::move(r));
       return page;
     } catch (const Xapian::DatabaseModifiedError&) {
@@ -775,39 +838,216 @@ search_page search_index::search(const search_query& q) const {
   std::vector<std::unique_lock<std::mutex>> locks;
   Xapian::Database all;
   std::vector<Xapian::Database> each;
+  std::vector<word_sequences::reader> words;
   for (const auto& s : impl_->shards) {
     locks.emplace_back(s->mutex);
     all.add_database(s->db);
     each.push_back(s->db);
+    words.push_back(s->words.read());
   }
-  return run(all, each, index_keys_of(all), impl::common_of(each), q);
+  auto keys = index_keys_of(all);
+  auto common = impl::common_of(each);
+  return run({all, each, keys, common, words}, q);
 }
+
 
 namespace {
 
-/// How many neighbouring pairs of `words` stand next to each other, in that order, in document
-/// `did` (0 when it holds them apart). Reads one position list per word: bounded by the window.
-std::size_t adjacent_pairs(const Xapian::Database& db, Xapian::docid did, const std::vector<std::string>& words) {
+/// Whether `terms` stand in this order, next to each other, in document `did` of `db`, by Xapian's
+/// position lists (documents without a word sequence).
+bool adjacent_by_position(const Xapian::Database& db, Xapian::docid did, const std::vector<std::string>& terms) {
   std::vector<std::vector<Xapian::termpos>> positions;
-  for (const auto& w : words) {
+  for (const auto& t : terms) {
     std::vector<Xapian::termpos> at;
     try {
-      for (auto p = db.positionlist_begin(did, w); p != db.positionlist_end(did, w); ++p) at.push_back(*p);
+      for (auto p = db.positionlist_begin(did, t); p != db.positionlist_end(did, t); ++p) at.push_back(*p);
     } catch (const Xapian::Error&) {
-      // the document does not hold this word (an OR query): no pair with it
+      return false;  // the document does not hold this word
     }
+    if (at.empty()) return false;
     positions.push_back(std::move(at));
   }
-  std::size_t pairs = 0;
-  for (std::size_t i = 0; i + 1 < positions.size(); ++i) {
-    const auto& next = positions[i + 1];
-    for (auto p : positions[i])
-      if (std::binary_search(next.begin(), next.end(), p + 1)) {
-        ++pairs;
-        break;
-      }
+  for (auto p : positions[0]) {
+    std::size_t k = 1;
+    while (k < positions.size() && std::binary_search(positions[k].begin(), positions[k].end(), p + k)) ++k;
+    if (k == positions.size()) return true;
   }
-  return pairs;
+  return false;
+}
+
+/// Words a query needs next to each other: as Xapian terms (for a position check) and hashes.
+struct word_run {
+  std::vector<std::string> terms;
+  std::vector<std::uint32_t> hashes;
+  explicit word_run(std::vector<std::string> t) : terms(std::move(t)) {
+    for (const auto& term : terms) hashes.push_back(word_hash(term));
+  }
+};
+
+/// What one parse of a query (one stemmer key) asks of a document's word order: `phrases` that
+/// must stand in its text (lifted out of the Xapian query), `words` whose neighbours together earn
+/// the proximity bonus (the query's text terms in order; empty when it has a phrase).
+struct word_order {
+  std::uint32_t key = 0;  ///< hash of the stemmer key (word_sequences' element 0)
+  std::vector<word_run> phrases;
+  std::vector<std::string> words;
+};
+
+/// A document's word sequence, if it has one: `did` as numbered across the snapshot's shards.
+std::optional<word_sequence> sequence_for(const std::vector<word_sequences::reader>& words, Xapian::docid did) {
+  auto at = split_docid(did, words.size());
+  return words[at.shard].find(at.local);
+}
+
+/// The parse a document went through: the one of its stemmer key; null when its sequence names
+/// none of them (then any may do).
+const word_order* order_for(const std::vector<word_order>& orders, const std::optional<word_sequence>& seq) {
+  if (!seq) return nullptr;
+  for (const auto& o : orders)
+    if (o.key == seq->key()) return &o;
+  return nullptr;
+}
+
+bool phrases_hold(const Xapian::Database& db, Xapian::docid did, const std::optional<word_sequence>& seq,
+                  const word_order& o) {
+  for (const auto& ph : o.phrases)
+    if (seq ? !seq->holds(ph.hashes) : !adjacent_by_position(db, did, ph.terms)) return false;
+  return true;
+}
+
+/// Which shard, and which of its documents, Xapian is matching: a filter that every candidate
+/// passes, told its shard in `init` (by UUID, as `document_list`'s copies are), that notes each
+/// candidate it is asked about. Xapian 1.4 matches the shards of a search one after the other and
+/// gives a match decider a document's id within its shard, not the shard: the decider reads the
+/// shard here. Its estimate (every document, none for sure) keeps it last in an AND and in place.
+class shard_marker final : public Xapian::PostingSource {
+public:
+  struct state {
+    std::vector<std::string> uuids;  ///< the shards', in order
+    std::size_t shard = 0;           ///< of the candidate last noted
+    Xapian::docid local = 0;         ///< the candidate last noted, numbered within its shard
+  };
+  explicit shard_marker(std::shared_ptr<state> st) : st_(std::move(st)) {}
+
+  void init(const Xapian::Database& db) override {
+    auto uuid = db.get_uuid();
+    for (std::size_t k = 0; k < st_->uuids.size(); ++k)
+      if (st_->uuids[k] == uuid) shard_ = k;
+    last_ = db.get_lastdocid();
+    documents_ = db.get_doccount();
+    current_ = 0;
+  }
+  Xapian::doccount get_termfreq_min() const override { return 0; }
+  Xapian::doccount get_termfreq_est() const override { return documents_; }
+  Xapian::doccount get_termfreq_max() const override { return documents_; }
+  Xapian::docid get_docid() const override { return current_; }
+  bool at_end() const override { return current_ > last_; }
+  bool check(Xapian::docid did, double) override {
+    note(did);
+    return true;
+  }
+  void next(double) override { note(current_ + 1); }
+  void skip_to(Xapian::docid did, double) override {
+    if (did > current_) note(did);
+  }
+  Xapian::PostingSource* clone() const override { return new shard_marker(st_); }
+
+private:
+  void note(Xapian::docid did) {
+    current_ = did;
+    st_->shard = shard_;
+    st_->local = did;
+  }
+  std::shared_ptr<state> st_;
+  std::size_t shard_ = 0;
+  Xapian::docid last_ = 0, current_ = 0;
+  Xapian::doccount documents_ = 0;
+};
+
+/// Keeps the candidates whose text holds the query's phrases, read from the word sequences (a
+/// lookup in the map each, where Xapian's phrase check read two position lists of two blocks).
+/// Xapian asks a decider only about candidates whose weight would place them in the answer, as it
+/// checks its own phrases: the check costs the best candidates, not all of them.
+class phrase_check final : public Xapian::MatchDecider {
+public:
+  phrase_check(const Xapian::Database& db, const std::vector<word_sequences::reader>& words,
+               const std::vector<word_order>& orders, std::shared_ptr<const shard_marker::state> marker)
+      : db_(db), words_(words), orders_(orders), marker_(std::move(marker)) {}
+  bool operator()(const Xapian::Document& doc) const override {
+    auto local = doc.get_docid();
+    if (marker_->local != local)  // Xapian no longer matches as 1.4 does: not to be guessed
+      throw std::logic_error("search index: a candidate's shard is unknown to the phrase check");
+    auto k = marker_->shard;
+    auto did = merge_docid(local, k, words_.size());
+    auto seq = words_[k].find(local);
+    if (const auto* o = order_for(orders_, seq)) return phrases_hold(db_, did, seq, *o);
+    for (const auto& o : orders_)
+      if (phrases_hold(db_, did, seq, o)) return true;
+    return false;
+  }
+
+private:
+  const Xapian::Database& db_;
+  const std::vector<word_sequences::reader>& words_;
+  const std::vector<word_order>& orders_;
+  std::shared_ptr<const shard_marker::state> marker_;
+};
+
+/// Of `words` (a query's terms in order), the share of neighbouring pairs that stand next to each
+/// other, in that order, in document `did`: from its word sequence, else by position.
+double adjacent_share(const Xapian::Database& db, Xapian::docid did, const std::optional<word_sequence>& seq,
+                      const std::vector<std::string>& words) {
+  if (words.size() < 2) return 0;
+  std::size_t pairs = 0;
+  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+    std::vector<std::string> two{words[i], words[i + 1]};
+    if (seq ? seq->holds({word_hash(two[0]), word_hash(two[1])}) : adjacent_by_position(db, did, two)) ++pairs;
+  }
+  return static_cast<double>(pairs) / static_cast<double>(words.size() - 1);
+}
+
+/// Whether `q` is an exact phrase of plain terms (`"a b c"`, `a ADJ/2 b`... with the window its
+/// words fill; not a wider window or `NEAR`), and its terms.
+std::optional<std::vector<std::string>> exact_phrase(const Xapian::Query& q) {
+  auto n = q.get_num_subqueries();
+  if (q.get_type() != Xapian::Query::OP_PHRASE || n < 2) return std::nullopt;
+  // Xapian 1.4 has no accessor for a phrase's window; its description spells it.
+  if (q.get_description().find(" PHRASE " + std::to_string(n) + " ") == std::string::npos) return std::nullopt;
+  std::vector<std::string> terms;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto sub = q.get_subquery(i);
+    if (sub.get_type() != Xapian::Query::LEAF_TERM) return std::nullopt;
+    terms.push_back(*sub.get_terms_begin());
+  }
+  return terms;
+}
+
+/// `q` with every exact phrase a match must satisfy (at its top, or under AND, FILTER, or the
+/// left of AND_NOT and AND_MAYBE) as the AND of its words, the phrase kept in `phrases` for
+/// `phrase_check`: the same documents, each checked once it could rank. Phrases Xapian must
+/// weigh against other branches (under OR, XOR, NOT) stay as they are.
+Xapian::Query lift_phrases(const Xapian::Query& q, std::vector<word_run>& phrases) {
+  using Q = Xapian::Query;
+  if (auto terms = exact_phrase(q)) {
+    std::vector<Q> words;
+    for (const auto& t : *terms) words.emplace_back(t);
+    phrases.emplace_back(std::move(*terms));
+    return Q(Q::OP_AND, words.begin(), words.end());
+  }
+  auto n = q.get_num_subqueries();
+  switch (q.get_type()) {
+    case Q::OP_AND:
+    case Q::OP_FILTER:
+    case Q::OP_AND_NOT:
+    case Q::OP_AND_MAYBE: {
+      bool all = q.get_type() == Q::OP_AND || q.get_type() == Q::OP_FILTER;
+      std::vector<Q> subs;
+      for (std::size_t i = 0; i < n; ++i) subs.push_back(all || i == 0 ? lift_phrases(q.get_subquery(i), phrases) : q.get_subquery(i));
+      return Q(q.get_type(), subs.begin(), subs.end());
+    }
+    default:
+      return q;
+  }
 }
 
 /// Proximity: among the best candidates by BM25 (a window of about two pages), a hit whose query
@@ -817,17 +1057,17 @@ std::size_t adjacent_pairs(const Xapian::Database& db, Xapian::docid did, const 
 /// costs as much as a phrase search of common words; a window costs a page.
 constexpr double proximity_boost = 0.5;
 
+
 constexpr unsigned parse_flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
                                  Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_BOOLEAN_ANY_CASE;
 
-/// `text` parsed for `db` once per stemmer its documents went through (`keys`), each parse
-/// limited to those documents: words are stemmed as the documents' were (`tide` finds `tides` in
-/// English and `marée` finds `marées` in French, in one search), or taken as written where no
-/// stemmer applies. `title_only`: unprefixed words match titles only (the metadata a refused
-/// caller may match on).
-Xapian::Query parse(const Xapian::Database& db, const std::string& text, const std::vector<std::string>& keys,
-                    bool title_only, std::vector<std::vector<std::string>>* sequences = nullptr) {
-  std::vector<Xapian::Query> branches;
+/// `text` parsed for `db` once per stemmer its documents went through (`keys`), in that order:
+/// words are stemmed as the documents' were (`tide` finds `tides` in English and `marée` finds
+/// `marées` in French, in one search), or taken as written where no stemmer applies.
+/// `title_only`: unprefixed words match titles only (the metadata a refused caller may match on).
+std::vector<Xapian::Query> parse_each(const Xapian::Database& db, const std::string& text, const std::vector<std::string>& keys,
+                                      bool title_only) {
+  std::vector<Xapian::Query> parses;
   try {
     for (const auto& key : keys) {
       Xapian::QueryParser parser;
@@ -839,20 +1079,25 @@ Xapian::Query parse(const Xapian::Database& db, const std::string& text, const s
         parser.set_stemmer(Xapian::Stem{key});
         parser.set_stemming_strategy(Xapian::QueryParser::STEM_ALL_Z);
       }
-      auto q = parser.parse_query(text, parse_flags);
-      if (sequences) {
-        // The words it looks for in the text (stems or words as written), in the query's order.
-        std::vector<std::string> words;
-        for (auto t = q.get_terms_begin(); t != q.get_terms_end(); ++t)
-          if (text_term(*t)) words.push_back(*t);
-        sequences->push_back(std::move(words));
-      }
-      branches.push_back(keys.size() == 1 ? q : Xapian::Query(Xapian::Query::OP_FILTER, q, Xapian::Query("XK" + key)));
+      parses.push_back(parser.parse_query(text, parse_flags));
     }
   } catch (const Xapian::QueryParserError& e) {
     throw query_syntax_error{e.get_msg()};
   }
+  return parses;
+}
+
+/// The parses of `parse_each` as one query, each limited to the documents stemmed its way.
+Xapian::Query combine(const std::vector<Xapian::Query>& parses, const std::vector<std::string>& keys) {
+  if (parses.size() == 1) return parses.front();
+  std::vector<Xapian::Query> branches;
+  for (std::size_t i = 0; i < parses.size(); ++i)
+    branches.emplace_back(Xapian::Query::OP_FILTER, parses[i], Xapian::Query("XK" + keys[i]));
   return Xapian::Query(Xapian::Query::OP_OR, branches.begin(), branches.end());
+}
+
+Xapian::Query parse(const Xapian::Database& db, const std::string& text, const std::vector<std::string>& keys, bool title_only) {
+  return combine(parse_each(db, text, keys, title_only), keys);
 }
 
 /// The stemmer keys a search needs: those of the languages it filters on, else every key the
@@ -867,19 +1112,39 @@ std::vector<std::string> stem_keys(const std::vector<std::string>& index_keys, c
 
 }  // namespace
 
-search_page search_index::run(const Xapian::Database& db, const std::vector<Xapian::Database>& shards,
-                              const std::vector<std::string>& index_keys, const std::unordered_set<std::string>& common,
-                              const search_query& q) const {
-  auto keys = stem_keys(index_keys, q.languages);
-  std::vector<std::vector<std::string>> sequences;
-  auto text = parse(db, q.text, keys, false, &sequences);
-  // The proximity bonus applies to queries of several words without a phrase: a phrase already
-  // keeps its words together (every hit would gain alike, for a position read each).
+search_page search_index::run(const snapshot& at, const search_query& q) const {
+  const auto& db = at.db;
+  const auto& shards = at.shards;
+  auto keys = stem_keys(at.keys, q.languages);
+  auto parses = parse_each(db, q.text, keys, false);
+  auto marks = terms_of(combine(parses, keys));
+  // Per parse: its phrases, checked against the word sequences (phrases of two common words are
+  // their pair terms instead), and the words of the proximity bonus, for queries of several words
+  // without a phrase (a phrase already keeps its words together).
+  std::vector<word_order> orders(keys.size());
   std::size_t longest = 0;
-  if (q.text.find('"') == std::string::npos)
-    for (const auto& w : sequences) longest = std::max(longest, w.size());
-  auto marks = terms_of(text);
-  text = with_pairs(text, common);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    orders[i].key = word_hash(keys[i]);
+    if (q.text.find('"') == std::string::npos)
+      for (auto t = parses[i].get_terms_begin(); t != parses[i].get_terms_end(); ++t)
+        if (text_term(*t)) orders[i].words.push_back(*t);
+    longest = std::max(longest, orders[i].words.size());
+    parses[i] = lift_phrases(with_pairs(parses[i], at.common), orders[i].phrases);
+  }
+  // Phrases are checked against the word sequences by a match decider, which needs the shard of
+  // each candidate: a marker in every parse with a phrase tells it.
+  auto text = combine(parses, keys);
+  auto marked = std::make_shared<shard_marker::state>();
+  for (const auto& shard : shards) marked->uuids.push_back(shard.get_uuid());
+  bool phrased = false;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (orders[i].phrases.empty()) continue;
+    phrased = true;
+    shard_marker marker{marked};
+    parses[i] = Xapian::Query(Xapian::Query::OP_FILTER, parses[i], Xapian::Query(marker.clone()->release()));
+  }
+  if (phrased) text = combine(parses, keys);
+  phrase_check check{db, at.words, orders, marked};
   std::vector<Xapian::Query> filters{Xapian::Query("XT" + q.tenant)};
   if (!q.types.empty()) filters.push_back(any_of("XY", q.types));
   if (!q.languages.empty()) filters.push_back(any_of("XL", q.languages));
@@ -887,7 +1152,6 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
   filters.push_back(any_of("XR", q.principals));  // layer 2: only what the caller may read
   Xapian::Query filter(Xapian::Query::OP_AND, filters.begin(), filters.end());
   Xapian::Enquire enquire{db};
-  Xapian::Query ranked(Xapian::Query::OP_FILTER, text, filter);
   auto n = shards.size();
   // The skipped ids' document ids, each in its own shard: known from an earlier answer (as numbered
   // across shards), else one lookup of the unique term in its shard (`exact`: all of them looked up).
@@ -937,19 +1201,26 @@ search_page search_index::run(const Xapian::Database& db, const std::vector<Xapi
   // again (the last attempt looks every id up).
   for (int attempt = 0; attempt < 3; ++attempt) {
     bool skipping = q.skip && !q.skip->empty();
-    enquire.set_query(skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, passed_over(attempt == 2)) : ranked);
-    mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window));
+    auto passed = skipping ? passed_over(attempt == 2) : Xapian::Query{};
+    auto query_of = [&](const Xapian::Query& t) {
+      Xapian::Query ranked(Xapian::Query::OP_FILTER, t, filter);
+      return skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, passed) : ranked;
+    };
     page = search_page{};
     docids.clear();
     order.clear();
+    enquire.set_query(query_of(text));
+    mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window), 0, nullptr, phrased ? &check : nullptr);
     page.total_estimate = mset.get_matches_estimated();
     for (auto it = mset.begin(); it != mset.end(); ++it) {
       double score = it.get_weight();
       if (longest > 1) {
+        auto seq = sequence_for(at.words, *it);
         double best = 0;
-        for (const auto& words : sequences)
-          if (words.size() > 1)
-            best = std::max(best, static_cast<double>(adjacent_pairs(db, *it, words)) / static_cast<double>(words.size() - 1));
+        if (const auto* o = order_for(orders, seq))
+          best = adjacent_share(db, *it, seq, o->words);
+        else
+          for (const auto& o : orders) best = std::max(best, adjacent_share(db, *it, seq, o.words));
         score *= 1 + proximity_boost * best;
       }
       order.push_back({it, score});

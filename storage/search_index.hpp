@@ -8,7 +8,8 @@
 /// for every principal holding a grant (layer 2 is part of the query, so pages never come back
 /// short); free text as `Z` stems of the Resource's language, with positions (words as written
 /// where no stemmer applies), and `XK<stemmer>` saying which (title also under prefix `S`, for
-/// `title:`). Pairs of neighbouring common words as `XP<term> <term>` (no positions), for phrases
+/// `title:`); each document's words in order in a store beside each shard
+/// (storage/word_sequences.hpp), for phrase and proximity checks. Pairs of neighbouring common words as `XP<term> <term>` (no positions), for phrases
 /// of such words; the common words chosen once, in metadata `common_terms`. A value slot keeps
 /// what a hit shows. The last applied change-log sequence is
 /// each shard's metadata `applied`, committed with the documents it covers; `format` names the
@@ -16,7 +17,8 @@
 ///
 /// The index is split into shards (`<dir>/shard-<k>`, a Resource's shard chosen by a stable hash of
 /// its tenant and id), each a Xapian database with its own writer: a batch is written to all shards
-/// in parallel, and a search reads them as one database.
+/// in parallel, and a search reads them as one database. Shard k's word sequences are in
+/// `<dir>/words-<k>`.
 
 #include "storage/search_types.hpp"
 
@@ -79,11 +81,9 @@ public:
   std::uint64_t documents() const;
 
 private:
-  /// `db` is every shard as one, `shards` each alone (in order); `common`: the words whose pairs
-  /// they hold.
-  search_page run(const Xapian::Database& db, const std::vector<Xapian::Database>& shards,
-                  const std::vector<std::string>& index_keys, const std::unordered_set<std::string>& common,
-                  const search_query& q) const;
+  /// What one search reads: every shard as one, each alone, and what goes with them.
+  struct snapshot;
+  search_page run(const snapshot& at, const search_query& q) const;
 
   struct impl;
   std::unique_ptr<impl> impl_;
