@@ -1,10 +1,11 @@
 #include "storage/search_index.hpp"
 
-#include "storage/word_sequences.hpp"
+#include "storage/shard_documents.hpp"
 
 #include <xapian.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <exception>
@@ -22,12 +23,6 @@ namespace cl::storage {
 
 namespace {
 
-/// What a hit shows (`encode`), in a value slot rather than the document data: values are stored
-/// as they are, the data zlib-compressed (inflating a page's 20 texts of 2 KB cost more than reading
-/// them: 0.44 vs 0.27 ms measured, and indexing was 15% faster without the compression). Slot 1:
-/// slot 0 held the id alone for a decider that left answered hits out (no longer written; indexes
-/// that still have it read alike).
-constexpr Xapian::valueno record_slot = 1;
 constexpr const char* applied_key = "applied";
 /// A rebuild in progress: the sequence it completes at, and the last record-store key it indexed.
 constexpr const char* rebuild_target_key = "rebuild_target";
@@ -55,10 +50,10 @@ std::string stem_key(const std::string& language) {
   return language.substr(0, language.find('-'));
 }
 
-/// The index format: documents without what a search relies on (the `XK` terms, from 7 the word
-/// sequences beside each shard) are rebuilt.
+/// The index format: documents without what a search relies on (the `XK` terms; from 8 the words
+/// and records beside each shard, no value slot) are rebuilt.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "7";
+constexpr const char* format_version = "8";
 
 /// Word pairs, for phrases of common words. A phrase of two words found in most documents cost a
 /// check of positions for most of them (14 ms p95 in process at 100,000 documents, 20 ms for the
@@ -68,14 +63,19 @@ constexpr const char* format_version = "7";
 /// `pairs_from_documents` documents (text terms in at least `common_share` of them, at most
 /// `max_common_terms`), kept in every shard's metadata `common_terms`, and the documents already
 /// held are given their pairs in the same commit; from then on every document gets its pairs as
-/// it is indexed. A word that becomes common later is not added (its phrases are checked by
-/// position, as before); a rebuild (`contentlake reindex`) chooses again. The share trades
-/// indexing for phrases (100,000 generated documents, in process): 10% indexed ~25% slower than
-/// without pairs with phrase p95 3.9 ms; 25% ~15% slower, 5.1 ms; 40% ~10% slower, 6.2 ms; none
-/// 14.2 ms. A phrase of two words in nearly every document costs what one such word does (~8 ms).
+/// it is indexed. A word that becomes common later is not added (its phrases are checked against
+/// the word sequences, as before); a rebuild (`contentlake reindex`) chooses again. The share
+/// trades indexing for phrases (100,000 generated documents, in process): 10% indexed ~25% slower
+/// than without pairs with phrase p95 3.9 ms; 25% ~15% slower, 5.1 ms; 40% ~10% slower, 6.2 ms;
+/// none 14.2 ms (checked by position). With phrases checked against the word sequences
+/// (shard_documents), 25 -> 10% cost indexing 1,094 -> 1,052 docs/s and took phrase p95 from 7.3 to
+/// 4.6 ms (p50 1.28 -> 0.85): the costly phrases left were a word in 15-25% of the documents with
+/// one in most, 10,000-20,000 candidates each checked (no page fills by weight to stop at); 5%
+/// filled the 256 words and indexed at 931 docs/s for no better phrases. A phrase of two words in
+/// nearly every document costs what one such word does (~8 ms).
 constexpr const char* common_terms_key = "common_terms";
 constexpr Xapian::doccount pairs_from_documents = 1000;
-constexpr double common_share = 0.25;
+constexpr double common_share = 0.10;
 constexpr std::size_t max_common_terms = 256;
 using term_set = std::unordered_set<std::string>;
 
@@ -140,7 +140,7 @@ void add_pairs(Xapian::Document& doc, const term_set& common) {
 }
 
 /// `doc`'s positioned terms in position order, as word hashes; a 0 wherever positions skip (between
-/// title and text). What storage/word_sequences.hpp keeps.
+/// title and text). What storage/shard_documents.hpp keeps.
 std::vector<std::uint32_t> sequence_of(const Xapian::Document& doc) {
   std::vector<std::pair<Xapian::termpos, std::uint32_t>> at;
   for (auto t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
@@ -248,7 +248,8 @@ Xapian::BM25Weight ranking() {
   return Xapian::BM25Weight(bm25_k1 * wdf_scale, 0, 1, 0, 0.5);
 }
 
-/// A hit's record: id, title, type, language, work id, text, NUL-separated.
+/// A hit's record (what it shows, kept in the shard's documents: storage/shard_documents.hpp): id,
+/// title, type, language, work id, text, NUL-separated.
 std::string encode(const indexed_resource& r) {
   std::string out;
   for (const auto* f : {&r.id, &r.title, &r.type, &r.language, &r.work_id, &r.text}) {
@@ -258,14 +259,13 @@ std::string encode(const indexed_resource& r) {
   return out;
 }
 
-std::vector<std::string> decode(const std::string& data) {
-  std::vector<std::string> fields;
-  std::size_t start = 0;
-  for (auto nul = data.find('\0'); nul != std::string::npos; nul = data.find('\0', start)) {
-    fields.push_back(data.substr(start, nul - start));
+std::array<std::string_view, 6> decode(std::string_view data) {
+  std::array<std::string_view, 6> fields;
+  std::size_t start = 0, i = 0;
+  for (auto nul = data.find('\0'); nul != std::string_view::npos && i < fields.size(); nul = data.find('\0', start)) {
+    fields[i++] = data.substr(start, nul - start);
     start = nul + 1;
   }
-  fields.resize(6);
   return fields;
 }
 
@@ -324,7 +324,7 @@ bool marked(std::string_view word, const marked_terms& m, const Xapian::Stem& st
 /// Up to about `length` bytes of `text` around its first marked word, plain text (no HTML), each
 /// marked word between U+00AB and U+00BB, cuts shown as U+2026. The cost is a scan up to the end of
 /// the window, a few stems: not the whole document's analysis.
-std::string snippet_of(const std::string& text, const marked_terms& m, const Xapian::Stem& stem, std::size_t length) {
+std::string snippet_of(std::string_view text, const marked_terms& m, const Xapian::Stem& stem, std::size_t length) {
   struct span {
     std::size_t begin, end;
   };
@@ -482,7 +482,7 @@ using metadata_list = std::vector<std::pair<std::string, std::string>>;
 
 /// Builds and writes one shard's part of a batch, with the applied sequence and `metadata` (not
 /// committed yet).
-void write_shard(Xapian::WritableDatabase& db, word_sequences& words,
+void write_shard(Xapian::WritableDatabase& db, shard_documents& words,
                  const std::vector<const indexed_resource*>& upserts,
                  const std::vector<const std::pair<std::string, std::string>*>& removed, std::uint64_t applied_seq,
                  const metadata_list& metadata, const term_set& common) {
@@ -509,9 +509,8 @@ void write_shard(Xapian::WritableDatabase& db, word_sequences& words,
     doc.add_boolean_term(r->work_id.empty() ? "XS1" : "XS0");
     if (!r->work_id.empty()) doc.add_boolean_term("XW" + r->work_id);
     for (const auto& p : r->readers) doc.add_boolean_term("XR" + p);
-    doc.add_value(record_slot, encode(*r));
     auto did = db.replace_document(unique, doc);
-    words.put(did, word_hash(stem_key(r->language)), sequence_of(doc));
+    words.put(did, word_hash(stem_key(r->language)), sequence_of(doc), encode(*r));
   }
   for (const auto* key : removed) {
     auto unique = unique_term(key->first, key->second);
@@ -556,7 +555,7 @@ struct search_index::impl {
     std::string path;
     std::mutex mutex;  ///< Xapian objects are not thread-safe: one user at a time
     Xapian::WritableDatabase db;
-    word_sequences words;
+    shard_documents words;
     bool paired = false;  ///< its documents have their pairs of the common words (committed)
   };
 
@@ -571,7 +570,7 @@ struct search_index::impl {
     term_set common;
     /// Each shard's word sequences: a read transaction, renewed at checkout (after `db` is
     /// brought to the last commit, so it holds at least what `db` does) and released when idle.
-    std::vector<word_sequences::reader> words;
+    std::vector<shard_documents::reader> words;
   };
 
   /// Takes an idle reader (or opens one) and brings it to the last commit.
@@ -719,14 +718,14 @@ search_index::search_index(std::filesystem::path dir, std::size_t shards) {
                                std::to_string(shards));
     auto opened = std::make_unique<impl>();
     for (std::size_t k = 0; k < shards; ++k) {
-      opened->shards.push_back(std::make_unique<impl::shard>(shard_path(dir, k), dir / ("words-" + std::to_string(k))));
+      opened->shards.push_back(std::make_unique<impl::shard>(shard_path(dir, k), dir / ("documents-" + std::to_string(k))));
       auto& db = opened->shards.back()->db;
       auto format = db.get_metadata(format_key);
       if (db.get_doccount() > 0 && format != format_version)  // the write locks go with `opened`
         throw std::runtime_error("search index " + dir.string() + " has format " + (format.empty() ? "1" : format) +
                                  ", this version reads " + format_version);
       if (db.get_doccount() > 0 && opened->shards.back()->words.size() == 0)
-        throw std::runtime_error("search index " + dir.string() + " has lost the word sequences of shard " + std::to_string(k));
+        throw std::runtime_error("search index " + dir.string() + " has lost the documents beside shard " + std::to_string(k));
     }
     opened->rebuilding = !opened->shards.front()->db.get_metadata(rebuild_target_key).empty();
     for (auto& shard : opened->shards) {
@@ -817,7 +816,7 @@ struct search_index::snapshot {
   const std::vector<Xapian::Database>& shards;      ///< each shard alone, in order
   const std::vector<std::string>& keys;             ///< the stemmer keys the index holds
   const term_set& common;                           ///< the words whose pairs the shards hold
-  const std::vector<word_sequences::reader>& words;  ///< each shard's word sequences
+  const std::vector<shard_documents::reader>& words;  ///< each shard's word sequences
 };
 
 search_page search_index::search(const search_query& q) const {
@@ -838,7 +837,7 @@ search_page search_index::search(const search_query& q) const {
   std::vector<std::unique_lock<std::mutex>> locks;
   Xapian::Database all;
   std::vector<Xapian::Database> each;
-  std::vector<word_sequences::reader> words;
+  std::vector<shard_documents::reader> words;
   for (const auto& s : impl_->shards) {
     locks.emplace_back(s->mutex);
     all.add_database(s->db);
@@ -888,13 +887,13 @@ struct word_run {
 /// must stand in its text (lifted out of the Xapian query), `words` whose neighbours together earn
 /// the proximity bonus (the query's text terms in order; empty when it has a phrase).
 struct word_order {
-  std::uint32_t key = 0;  ///< hash of the stemmer key (word_sequences' element 0)
+  std::uint32_t key = 0;  ///< hash of the stemmer key (shard_documents' element 0)
   std::vector<word_run> phrases;
   std::vector<std::string> words;
 };
 
 /// A document's word sequence, if it has one: `did` as numbered across the snapshot's shards.
-std::optional<word_sequence> sequence_for(const std::vector<word_sequences::reader>& words, Xapian::docid did) {
+std::optional<word_sequence> sequence_for(const std::vector<shard_documents::reader>& words, Xapian::docid did) {
   auto at = split_docid(did, words.size());
   return words[at.shard].find(at.local);
 }
@@ -970,7 +969,7 @@ private:
 /// checks its own phrases: the check costs the best candidates, not all of them.
 class phrase_check final : public Xapian::MatchDecider {
 public:
-  phrase_check(const Xapian::Database& db, const std::vector<word_sequences::reader>& words,
+  phrase_check(const Xapian::Database& db, const std::vector<shard_documents::reader>& words,
                const std::vector<word_order>& orders, std::shared_ptr<const shard_marker::state> marker)
       : db_(db), words_(words), orders_(orders), marker_(std::move(marker)) {}
   bool operator()(const Xapian::Document& doc) const override {
@@ -988,7 +987,7 @@ public:
 
 private:
   const Xapian::Database& db_;
-  const std::vector<word_sequences::reader>& words_;
+  const std::vector<shard_documents::reader>& words_;
   const std::vector<word_order>& orders_;
   std::shared_ptr<const shard_marker::state> marker_;
 };
@@ -1132,18 +1131,16 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
     parses[i] = lift_phrases(with_pairs(parses[i], at.common), orders[i].phrases);
   }
   // Phrases are checked against the word sequences by a match decider, which needs the shard of
-  // each candidate: a marker in every parse with a phrase tells it.
+  // each candidate: one marker over the whole text query tells it (one per parse would be asked
+  // about each parse's own next document, not the candidate's).
   auto text = combine(parses, keys);
   auto marked = std::make_shared<shard_marker::state>();
   for (const auto& shard : shards) marked->uuids.push_back(shard.get_uuid());
-  bool phrased = false;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (orders[i].phrases.empty()) continue;
-    phrased = true;
+  bool phrased = std::any_of(orders.begin(), orders.end(), [](const word_order& o) { return !o.phrases.empty(); });
+  if (phrased) {
     shard_marker marker{marked};
-    parses[i] = Xapian::Query(Xapian::Query::OP_FILTER, parses[i], Xapian::Query(marker.clone()->release()));
+    text = Xapian::Query(Xapian::Query::OP_FILTER, text, Xapian::Query(marker.clone()->release()));
   }
-  if (phrased) text = combine(parses, keys);
   phrase_check check{db, at.words, orders, marked};
   std::vector<Xapian::Query> filters{Xapian::Query("XT" + q.tenant)};
   if (!q.types.empty()) filters.push_back(any_of("XY", q.types));
@@ -1229,11 +1226,14 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
     bool stale = false;
     impl::learnt answered;  // answered hits are known by document id on the session's next page
     for (std::size_t i = 0; i < order.size() && page.hits.size() < q.page_size; ++i) {
-      auto f = decode(order[i].it.get_document().get_value(record_slot));
-      search_hit h{f[0], f[1], f[2], f[3], f[4], order[i].score, {}};
+      auto at_shard = split_docid(*order[i].it, n);
+      auto record = at.words[at_shard.shard].record(at_shard.local);
+      if (!record) continue;  // removed by a batch whose Xapian commit this search does not see yet
+      auto f = decode(*record);
+      search_hit h{std::string{f[0]}, std::string{f[1]}, std::string{f[2]}, std::string{f[3]}, std::string{f[4]}, order[i].score, {}};
       answered.emplace_back(unique_term(q.tenant, h.id), *order[i].it);
       if (skipping && q.skip->count(h.id)) stale = true;
-      h.snippet = snippet_of(f[5], marks, stemmer_for(f[3]), 200);
+      h.snippet = snippet_of(f[5], marks, stemmer_for(h.language), 200);
       page.hits.push_back(std::move(h));
       docids.push_back(*order[i].it);
     }

@@ -9,7 +9,7 @@
 /// short); free text as `Z` stems of the Resource's language, with positions (words as written
 /// where no stemmer applies), and `XK<stemmer>` saying which (title also under prefix `S`, for
 /// `title:`); each document's words in order in a store beside each shard
-/// (storage/word_sequences.hpp), for phrase and proximity checks. Pairs of neighbouring common words as `XP<term> <term>` (no positions), for phrases
+/// (storage/shard_documents.hpp), for phrase and proximity checks. Pairs of neighbouring common words as `XP<term> <term>` (no positions), for phrases
 /// of such words; the common words chosen once, in metadata `common_terms`. A value slot keeps
 /// what a hit shows. The last applied change-log sequence is
 /// each shard's metadata `applied`, committed with the documents it covers; `format` names the
@@ -18,7 +18,7 @@
 /// The index is split into shards (`<dir>/shard-<k>`, a Resource's shard chosen by a stable hash of
 /// its tenant and id), each a Xapian database with its own writer: a batch is written to all shards
 /// in parallel, and a search reads them as one database. Shard k's word sequences are in
-/// `<dir>/words-<k>`.
+/// `<dir>/documents-<k>`.
 
 #include "storage/search_types.hpp"
 

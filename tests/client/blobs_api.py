@@ -336,8 +336,10 @@ def hostile_requests(svc, owner):
 
 
 def expiry_and_sweep(binary, source, settings):
-    """Upload URLs die after blobs.upload_url_ttl_seconds; the sweep then aborts the upload."""
-    with Service(binary, source, dict(settings, CONTENTLAKE_BLOBS_UPLOAD_URL_TTL_SECONDS="1")) as svc:
+    """Upload URLs die after blobs.upload_url_ttl_seconds; the sweep then aborts the upload. Two
+    seconds: the URL's end is in whole Unix seconds, so a one-second URL may live a few milliseconds
+    (the first PUT then failed on a busy machine)."""
+    with Service(binary, source, dict(settings, CONTENTLAKE_BLOBS_UPLOAD_URL_TTL_SECONDS="2")) as svc:
         owner = Client(svc)
         up = body_of(owner.start(10))
         deadline = time.time() + 30

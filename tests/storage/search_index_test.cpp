@@ -462,3 +462,35 @@ TEST_CASE("a session's answered hits are passed over by the ids they were answer
   CHECK(answered.size() == 50);
   CHECK(pages == 5);
 }
+
+TEST_CASE("phrases are checked by each document's own stemming, in a search of several languages", "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  index.apply({doc("res_en1", "Coast", "the spring tides came in"), doc("res_en2", "Coast", "spring came, then the tide"),
+               doc("res_fr1", "Côte", "les grandes marées arrivent"), doc("res_fr2", "Côte", "la marée est grande"),
+               doc("res_none", "Note", "spring tide as written", "")},
+              {}, 1);
+  auto found = [&](std::string text) {
+    auto page = index.search(ask(std::move(text)));
+    auto out = ids(page);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  CHECK(found("\"spring tide\"") == std::vector<std::string>{"res_en1", "res_none"});
+  CHECK(found("\"grande marée\"") == std::vector<std::string>{"res_fr1"});
+  CHECK(found("\"marée grande\"").empty());
+  CHECK(found("\"spring tide\" -written") == std::vector<std::string>{"res_en1"});
+  // A phrase under OR is left to Xapian's positions: the same documents.
+  CHECK(found("\"spring tide\" OR \"grande marée\"") == std::vector<std::string>{"res_en1", "res_fr1", "res_none"});
+}
+
+TEST_CASE("an index whose documents beside a shard are lost is refused (the service rebuilds it)", "[search][index]") {
+  cl::testing::temp_dir dir;
+  {
+    search_index index{dir.path + "/search"};
+    index_tides(index, 10);
+    CHECK(index.search(ask("\"tide table\"")).hits.size() == 10);
+  }
+  std::filesystem::remove_all(dir.path + "/search/documents-1");
+  CHECK_THROWS_AS(search_index{dir.path + "/search"}, std::runtime_error);
+}

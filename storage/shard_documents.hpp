@@ -1,17 +1,20 @@
 #pragma once
-/// Each indexed document's words in order, for phrase and proximity checks without Xapian's
-/// position lists (storage/search_index.hpp). Xapian 1.4 reads two 8 KB blocks through `pread`
-/// for each position list it looks up: a phrase with a frequent word checked thousands of
-/// candidates that way (10 ms and more at 100,000 documents), a query of two words 82 lists for
-/// its proximity bonus. Here a document's words are one LMDB value read through the map, with no
-/// copy and no system call.
+/// What a search reads of each indexed document besides Xapian's lists, kept beside each shard
+/// (storage/search_index.hpp) in LMDB and read through its map, with no copy and no system call.
+/// Xapian 1.4 reads 8 KB blocks through `pread`: two for every position list it looks up (a
+/// query of two words looked up 82 for its proximity bonus, a phrase with a frequent word one per
+/// candidate it checked) and some for every hit's value (a page's records were an eighth of a
+/// search's CPU under load).
 ///
-/// One LMDB environment per shard, keyed by the shard's own Xapian document id: the hashes of the
-/// document's stemmer key and of its terms in position order (`word_hash`; 0 where positions skip,
-/// between title and text). Derived like the rest of the index: written in the batch that writes
-/// the document, committed before the shard's Xapian commit (a document Xapian holds always has
-/// its sequence; a crash in between leaves sequences of document ids the replayed batch writes
-/// again), removed with it. A document without a sequence is checked by Xapian's positions.
+/// One LMDB environment per shard, keyed by the shard's own Xapian document id, two tables:
+/// `words`, the hashes of the document's stemmer key and of its terms in position order
+/// (`word_hash`; 0 where positions skip, between title and text), for phrase and proximity
+/// checks; `records`, what a hit shows. Derived like the rest of the index: written in the batch
+/// that writes the document, committed before the shard's Xapian commit (a document Xapian holds
+/// always has both; a crash in between leaves entries of document ids the replayed batch writes
+/// again), removed with it. A reader may see a document's entries ahead of its Xapian revision:
+/// newer words and record for a replaced one (the newer is shown), none for a removed one (not
+/// shown; its phrases are checked by Xapian's positions).
 
 #include <cstdint>
 #include <cstring>
@@ -19,7 +22,6 @@
 #include <memory>
 #include <optional>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 struct MDB_txn;
@@ -44,19 +46,19 @@ struct word_sequence {
   bool holds(const std::vector<std::uint32_t>& words) const;
 };
 
-class word_sequences {
+class shard_documents {
 public:
   /// Opens (creating) the store in directory `dir`; throws std::runtime_error.
-  explicit word_sequences(const std::filesystem::path& dir);
-  ~word_sequences();
-  word_sequences(const word_sequences&) = delete;
-  word_sequences& operator=(const word_sequences&) = delete;
+  explicit shard_documents(const std::filesystem::path& dir);
+  ~shard_documents();
+  shard_documents(const shard_documents&) = delete;
+  shard_documents& operator=(const shard_documents&) = delete;
 
   /// How many documents have a sequence (committed).
   std::size_t size() const;
 
   /// Writes (one writer at a time; kept in a transaction until `commit`).
-  void put(std::uint32_t docid, std::uint32_t key, const std::vector<std::uint32_t>& words);
+  void put(std::uint32_t docid, std::uint32_t key, const std::vector<std::uint32_t>& words, std::string_view record);
   void erase(std::uint32_t docid);
   /// Makes what was written durable (nothing to do when nothing was); `abort` drops it.
   void commit();
@@ -70,17 +72,17 @@ public:
     reader& operator=(reader&&) noexcept;
     ~reader();
     std::optional<word_sequence> find(std::uint32_t docid) const;
-    /// The first document from `docid` on that has a sequence (its id).
-    std::optional<std::pair<std::uint32_t, word_sequence>> first_from(std::uint32_t docid) const;
+    /// What a hit on the document shows (as `put`), valid while this reader lives.
+    std::optional<std::string_view> record(std::uint32_t docid) const;
     /// Ends the snapshot (LMDB keeps no old pages for it), and begins a fresh one.
     void release() noexcept;
     void renew();
     explicit operator bool() const { return txn_ != nullptr; }
 
   private:
-    friend class word_sequences;
+    friend class shard_documents;
     MDB_txn* txn_ = nullptr;
-    unsigned dbi_ = 0;
+    unsigned words_ = 0, records_ = 0;
   };
   reader read() const;
 

@@ -1,4 +1,4 @@
-#include "storage/word_sequences.hpp"
+#include "storage/shard_documents.hpp"
 
 #include <lmdb.h>
 
@@ -21,9 +21,9 @@ MDB_val key_of(const std::uint32_t& docid) {
   return MDB_val{sizeof docid, const_cast<std::uint32_t*>(&docid)};
 }
 
-/// The map's size: address space only (the file grows with what it holds): ~1.4 KB a document
-/// of 2 KB, 8 GiB hold millions.
-constexpr std::size_t map_size = std::size_t{8} << 30;
+/// The map's size: address space only (the file grows with what it holds): ~4 KB a document of
+/// 2 KB of text, 64 GiB hold millions.
+constexpr std::size_t map_size = std::size_t{64} << 30;
 
 }  // namespace
 
@@ -68,9 +68,9 @@ bool word_sequence::holds(const std::vector<std::uint32_t>& words) const {
   return false;
 }
 
-struct word_sequences::impl {
+struct shard_documents::impl {
   MDB_env* env = nullptr;
-  MDB_dbi dbi = 0;
+  MDB_dbi words = 0, records = 0;
   MDB_txn* writing = nullptr;
   ~impl() {
     if (writing) mdb_txn_abort(writing);
@@ -82,10 +82,11 @@ struct word_sequences::impl {
   }
 };
 
-word_sequences::word_sequences(const std::filesystem::path& dir) : impl_(std::make_unique<impl>()) {
+shard_documents::shard_documents(const std::filesystem::path& dir) : impl_(std::make_unique<impl>()) {
   std::filesystem::create_directories(dir);
   check(mdb_env_create(&impl_->env), "create");
   check(mdb_env_set_mapsize(impl_->env, map_size), "map size");
+  check(mdb_env_set_maxdbs(impl_->env, 2), "tables");
   // MDB_NOTLS: a reader lives in a pool and serves searches on any thread. MDB_NORDAHEAD: reads
   // are single pages at random.
   int rc = mdb_env_open(impl_->env, dir.c_str(), MDB_NOTLS | MDB_NORDAHEAD, 0640);
@@ -96,7 +97,8 @@ word_sequences::word_sequences(const std::filesystem::path& dir) : impl_(std::ma
   }
   MDB_txn* txn = nullptr;
   check(mdb_txn_begin(impl_->env, nullptr, 0, &txn), "begin");
-  rc = mdb_dbi_open(txn, nullptr, MDB_INTEGERKEY, &impl_->dbi);
+  rc = mdb_dbi_open(txn, "words", MDB_INTEGERKEY | MDB_CREATE, &impl_->words);
+  if (rc == MDB_SUCCESS) rc = mdb_dbi_open(txn, "records", MDB_INTEGERKEY | MDB_CREATE, &impl_->records);
   if (rc != MDB_SUCCESS) {
     mdb_txn_abort(txn);
     check(rc, "open database");
@@ -104,107 +106,103 @@ word_sequences::word_sequences(const std::filesystem::path& dir) : impl_(std::ma
   check(mdb_txn_commit(txn), "commit");
 }
 
-word_sequences::~word_sequences() = default;
+shard_documents::~shard_documents() = default;
 
-std::size_t word_sequences::size() const {
+std::size_t shard_documents::size() const {
   MDB_txn* txn = nullptr;
   check(mdb_txn_begin(impl_->env, nullptr, MDB_RDONLY, &txn), "begin");
   MDB_stat st{};
-  int rc = mdb_stat(txn, impl_->dbi, &st);
+  int rc = mdb_stat(txn, impl_->words, &st);
   mdb_txn_abort(txn);
   check(rc, "stat");
   return st.ms_entries;
 }
 
-void word_sequences::put(std::uint32_t docid, std::uint32_t key, const std::vector<std::uint32_t>& words) {
+void shard_documents::put(std::uint32_t docid, std::uint32_t key, const std::vector<std::uint32_t>& words,
+                          std::string_view record) {
   auto k = key_of(docid);
   MDB_val v{4 * (words.size() + 1), nullptr};
-  check(mdb_put(impl_->txn(), impl_->dbi, &k, &v, MDB_RESERVE), "put");
+  check(mdb_put(impl_->txn(), impl_->words, &k, &v, MDB_RESERVE), "put words");
   auto* out = static_cast<unsigned char*>(v.mv_data);
   std::memcpy(out, &key, 4);
   if (!words.empty()) std::memcpy(out + 4, words.data(), 4 * words.size());
+  MDB_val r{record.size(), const_cast<char*>(record.data())};
+  check(mdb_put(impl_->txn(), impl_->records, &k, &r, 0), "put record");
 }
 
-void word_sequences::erase(std::uint32_t docid) {
-  auto k = key_of(docid);
-  int rc = mdb_del(impl_->txn(), impl_->dbi, &k, nullptr);
-  if (rc != MDB_NOTFOUND) check(rc, "delete");
+void shard_documents::erase(std::uint32_t docid) {
+  for (auto dbi : {impl_->words, impl_->records}) {
+    auto k = key_of(docid);
+    int rc = mdb_del(impl_->txn(), dbi, &k, nullptr);
+    if (rc != MDB_NOTFOUND) check(rc, "delete");
+  }
 }
 
-void word_sequences::commit() {
+void shard_documents::commit() {
   if (!impl_->writing) return;
   int rc = mdb_txn_commit(impl_->writing);  // frees the transaction whatever the result
   impl_->writing = nullptr;
   check(rc, "commit");
 }
 
-void word_sequences::abort() noexcept {
+void shard_documents::abort() noexcept {
   if (impl_->writing) mdb_txn_abort(impl_->writing);
   impl_->writing = nullptr;
 }
 
-word_sequences::reader word_sequences::read() const {
+shard_documents::reader shard_documents::read() const {
   reader r;
   check(mdb_txn_begin(impl_->env, nullptr, MDB_RDONLY, &r.txn_), "begin");
-  r.dbi_ = impl_->dbi;
+  r.words_ = impl_->words;
+  r.records_ = impl_->records;
   return r;
 }
 
-word_sequences::reader::reader(reader&& o) noexcept : txn_(o.txn_), dbi_(o.dbi_) {
+shard_documents::reader::reader(reader&& o) noexcept : txn_(o.txn_), words_(o.words_), records_(o.records_) {
   o.txn_ = nullptr;
 }
 
-word_sequences::reader& word_sequences::reader::operator=(reader&& o) noexcept {
+shard_documents::reader& shard_documents::reader::operator=(reader&& o) noexcept {
   if (this != &o) {
     if (txn_) mdb_txn_abort(txn_);
     txn_ = o.txn_;
-    dbi_ = o.dbi_;
+    words_ = o.words_;
+    records_ = o.records_;
     o.txn_ = nullptr;
   }
   return *this;
 }
 
-word_sequences::reader::~reader() {
+shard_documents::reader::~reader() {
   if (txn_) mdb_txn_abort(txn_);
 }
 
-void word_sequences::reader::release() noexcept {
+void shard_documents::reader::release() noexcept {
   if (txn_) mdb_txn_reset(txn_);
 }
 
-void word_sequences::reader::renew() {
+void shard_documents::reader::renew() {
   check(mdb_txn_renew(txn_), "renew");
 }
 
-std::optional<word_sequence> word_sequences::reader::find(std::uint32_t docid) const {
+std::optional<word_sequence> shard_documents::reader::find(std::uint32_t docid) const {
   auto k = key_of(docid);
   MDB_val v{};
-  int rc = mdb_get(txn_, dbi_, &k, &v);
+  int rc = mdb_get(txn_, words_, &k, &v);
   if (rc == MDB_NOTFOUND) return std::nullopt;
   check(rc, "get");
   if (v.mv_size < 4 || v.mv_size % 4 != 0) return std::nullopt;
   return word_sequence{static_cast<const unsigned char*>(v.mv_data), v.mv_size / 4};
 }
 
-}  // namespace cl::storage
-
-namespace cl::storage {
-
-std::optional<std::pair<std::uint32_t, word_sequence>> word_sequences::reader::first_from(std::uint32_t docid) const {
-  MDB_cursor* cursor = nullptr;
-  check(mdb_cursor_open(txn_, dbi_, &cursor), "cursor");
+std::optional<std::string_view> shard_documents::reader::record(std::uint32_t docid) const {
   auto k = key_of(docid);
   MDB_val v{};
-  int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
-  std::optional<std::pair<std::uint32_t, word_sequence>> found;
-  if (rc == MDB_SUCCESS && k.mv_size == sizeof(std::uint32_t) && v.mv_size >= 4 && v.mv_size % 4 == 0) {
-    std::uint32_t at;
-    std::memcpy(&at, k.mv_data, sizeof at);
-    found.emplace(at, word_sequence{static_cast<const unsigned char*>(v.mv_data), v.mv_size / 4});
-  }
-  mdb_cursor_close(cursor);
-  if (rc != MDB_NOTFOUND) check(rc, "cursor get");
-  return found;
+  int rc = mdb_get(txn_, records_, &k, &v);
+  if (rc == MDB_NOTFOUND) return std::nullopt;
+  check(rc, "get");
+  return std::string_view{static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
 }  // namespace cl::storage
+
