@@ -568,8 +568,8 @@ struct search_index::impl {
     std::vector<std::string> keys;
     /// The common words whose pairs every shard holds at this generation (empty: none yet).
     term_set common;
-    /// Each shard's word sequences: a read transaction, renewed at checkout (after `db` is
-    /// brought to the last commit, so it holds at least what `db` does) and released when idle.
+    /// Each shard's documents (words, records): a read transaction, renewed at checkout (after `db`
+    /// is brought to the last commit, so it holds at least what `db` does) and released when idle.
     std::vector<shard_documents::reader> words;
   };
 
@@ -648,9 +648,9 @@ struct search_index::impl {
       if (!common->empty()) pair_existing(shards[k]->db, *common);
       shards[k]->db.set_metadata(common_terms_key, join_terms(*common));
     });
-    // Word sequences first: a document Xapian holds always has its sequence. A reader that sees a
-    // sequence ahead of its Xapian revision (a replaced document's new words, a removed one's gone)
-    // checks that document against the newer words or by position: the moment a commit takes.
+    // The documents beside the shards first: a document Xapian holds always has its words and
+    // record. A reader may see them ahead of its Xapian revision (a replaced document's newer ones,
+    // a removed one's gone: not shown, its phrases checked by position) for the moment a commit takes.
     on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->words.commit(); });
     std::unique_lock commits{commit_mutex};
     on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->db.commit(); });
@@ -816,7 +816,7 @@ struct search_index::snapshot {
   const std::vector<Xapian::Database>& shards;      ///< each shard alone, in order
   const std::vector<std::string>& keys;             ///< the stemmer keys the index holds
   const term_set& common;                           ///< the words whose pairs the shards hold
-  const std::vector<shard_documents::reader>& words;  ///< each shard's word sequences
+  const std::vector<shard_documents::reader>& words;  ///< each shard's documents (words, records)
 };
 
 search_page search_index::search(const search_query& q) const {
