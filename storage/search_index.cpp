@@ -482,7 +482,7 @@ using metadata_list = std::vector<std::pair<std::string, std::string>>;
 
 /// Builds and writes one shard's part of a batch, with the applied sequence and `metadata` (not
 /// committed yet).
-void write_shard(Xapian::WritableDatabase& db, shard_documents& words,
+void write_shard(Xapian::WritableDatabase& db, shard_documents& documents,
                  const std::vector<const indexed_resource*>& upserts,
                  const std::vector<const std::pair<std::string, std::string>*>& removed, std::uint64_t applied_seq,
                  const metadata_list& metadata, const term_set& common) {
@@ -510,11 +510,11 @@ void write_shard(Xapian::WritableDatabase& db, shard_documents& words,
     if (!r->work_id.empty()) doc.add_boolean_term("XW" + r->work_id);
     for (const auto& p : r->readers) doc.add_boolean_term("XR" + p);
     auto did = db.replace_document(unique, doc);
-    words.put(did, word_hash(stem_key(r->language)), sequence_of(doc), encode(*r));
+    documents.put(did, word_hash(stem_key(r->language)), sequence_of(doc), encode(*r));
   }
   for (const auto* key : removed) {
     auto unique = unique_term(key->first, key->second);
-    if (auto at = db.postlist_begin(unique); at != db.postlist_end(unique)) words.erase(*at);
+    if (auto at = db.postlist_begin(unique); at != db.postlist_end(unique)) documents.erase(*at);
     db.delete_document(unique);
   }
   db.set_metadata(applied_key, std::to_string(applied_seq));
@@ -551,11 +551,11 @@ struct search_index::impl {
   /// parallel (a Xapian writer is single-threaded: one database was the index's ceiling).
   struct shard {
     shard(const std::filesystem::path& p, const std::filesystem::path& w)
-        : path(p.string()), db(path, Xapian::DB_CREATE_OR_OPEN), words(w) {}
+        : path(p.string()), db(path, Xapian::DB_CREATE_OR_OPEN), documents(w) {}
     std::string path;
     std::mutex mutex;  ///< Xapian objects are not thread-safe: one user at a time
     Xapian::WritableDatabase db;
-    shard_documents words;
+    shard_documents documents;
     bool paired = false;  ///< its documents have their pairs of the common words (committed)
   };
 
@@ -570,7 +570,7 @@ struct search_index::impl {
     term_set common;
     /// Each shard's documents (words, records): a read transaction, renewed at checkout (after `db`
     /// is brought to the last commit, so it holds at least what `db` does) and released when idle.
-    std::vector<shard_documents::reader> words;
+    std::vector<shard_documents::reader> documents;
   };
 
   /// Takes an idle reader (or opens one) and brings it to the last commit.
@@ -586,7 +586,7 @@ struct search_index::impl {
     std::shared_lock opening{commit_mutex};  // not while shards commit (see write)
     auto now = generation.load();
     if (r.db && r.generation == now) {
-      for (auto& w : r.words) w.renew();
+      for (auto& w : r.documents) w.renew();
       return r;
     }
     if (!r.db) {
@@ -601,10 +601,10 @@ struct search_index::impl {
     r.keys = index_keys_of(*r.db);
     r.common = common_of(r.shards);
     r.generation = now;
-    if (r.words.empty())
-      for (const auto& s : shards) r.words.push_back(s->words.read());
+    if (r.documents.empty())
+      for (const auto& s : shards) r.documents.push_back(s->documents.read());
     else
-      for (auto& w : r.words) w.renew();
+      for (auto& w : r.documents) w.renew();
     return r;
   }
   /// Writes a batch to every shard (with `applied_seq` and `metadata`) and commits them all.
@@ -627,10 +627,10 @@ struct search_index::impl {
     const auto& pairs = common ? *common : none;
     try {
       on_every_shard(shards.size(), [&](std::size_t k) {
-        write_shard(shards[k]->db, shards[k]->words, ups[k], gone[k], applied_seq, metadata, pairs);
+        write_shard(shards[k]->db, shards[k]->documents, ups[k], gone[k], applied_seq, metadata, pairs);
       });
     } catch (...) {
-      for (auto& shard : shards) shard->words.abort();  // written again with the batch
+      for (auto& shard : shards) shard->documents.abort();  // written again with the batch
       throw;
     }
     // The common words, once there are enough documents to tell them; then (or after a crash
@@ -651,7 +651,7 @@ struct search_index::impl {
     // The documents beside the shards first: a document Xapian holds always has its words and
     // record. A reader may see them ahead of its Xapian revision (a replaced document's newer ones,
     // a removed one's gone: not shown, its phrases checked by position) for the moment a commit takes.
-    on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->words.commit(); });
+    on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->documents.commit(); });
     std::unique_lock commits{commit_mutex};
     on_every_shard(shards.size(), [&](std::size_t k) { shards[k]->db.commit(); });
     for (std::size_t k = 0; k < shards.size(); ++k)
@@ -671,7 +671,7 @@ struct search_index::impl {
   }
 
   void give_back(reader r) const {
-    for (auto& w : r.words) w.release();
+    for (auto& w : r.documents) w.release();
     std::lock_guard lock{pool_mutex};
     if (idle.size() < 16) idle.push_back(std::move(r));
   }
@@ -724,7 +724,7 @@ search_index::search_index(std::filesystem::path dir, std::size_t shards) {
       if (db.get_doccount() > 0 && format != format_version)  // the write locks go with `opened`
         throw std::runtime_error("search index " + dir.string() + " has format " + (format.empty() ? "1" : format) +
                                  ", this version reads " + format_version);
-      if (db.get_doccount() > 0 && opened->shards.back()->words.size() == 0)
+      if (db.get_doccount() > 0 && opened->shards.back()->documents.size() == 0)
         throw std::runtime_error("search index " + dir.string() + " has lost the documents beside shard " + std::to_string(k));
     }
     opened->rebuilding = !opened->shards.front()->db.get_metadata(rebuild_target_key).empty();
@@ -816,7 +816,7 @@ struct search_index::snapshot {
   const std::vector<Xapian::Database>& shards;      ///< each shard alone, in order
   const std::vector<std::string>& keys;             ///< the stemmer keys the index holds
   const term_set& common;                           ///< the words whose pairs the shards hold
-  const std::vector<shard_documents::reader>& words;  ///< each shard's documents (words, records)
+  const std::vector<shard_documents::reader>& documents;  ///< each shard's (words, records)
 };
 
 search_page search_index::search(const search_query& q) const {
@@ -825,7 +825,7 @@ search_page search_index::search(const search_query& q) const {
   for (int attempt = 0; attempt < 3; ++attempt) {
     try {
       auto r = impl_->checkout();  // opening or reopening may meet a discarded revision too
-      auto page = run({*r.db, r.shards, r.keys, r.common, r.words}, q);
+      auto page = run({*r.db, r.shards, r.keys, r.common, r.documents}, q);
       impl_->give_back(std::move(r));
       return page;
     } catch (const Xapian::DatabaseModifiedError&) {
@@ -837,16 +837,16 @@ search_page search_index::search(const search_query& q) const {
   std::vector<std::unique_lock<std::mutex>> locks;
   Xapian::Database all;
   std::vector<Xapian::Database> each;
-  std::vector<shard_documents::reader> words;
+  std::vector<shard_documents::reader> documents;
   for (const auto& s : impl_->shards) {
     locks.emplace_back(s->mutex);
     all.add_database(s->db);
     each.push_back(s->db);
-    words.push_back(s->words.read());
+    documents.push_back(s->documents.read());
   }
   auto keys = index_keys_of(all);
   auto common = impl::common_of(each);
-  return run({all, each, keys, common, words}, q);
+  return run({all, each, keys, common, documents}, q);
 }
 
 
@@ -878,6 +878,7 @@ bool adjacent_by_position(const Xapian::Database& db, Xapian::docid did, const s
 struct word_run {
   std::vector<std::string> terms;
   std::vector<std::uint32_t> hashes;
+  word_run() = default;
   explicit word_run(std::vector<std::string> t) : terms(std::move(t)) {
     for (const auto& term : terms) hashes.push_back(word_hash(term));
   }
@@ -889,22 +890,23 @@ struct word_run {
 struct word_order {
   std::uint32_t key = 0;  ///< hash of the stemmer key (shard_documents' element 0)
   std::vector<word_run> phrases;
-  std::vector<std::string> words;
+  word_run words;
 };
 
 /// A document's word sequence, if it has one: `did` as numbered across the snapshot's shards.
-std::optional<word_sequence> sequence_for(const std::vector<shard_documents::reader>& words, Xapian::docid did) {
-  auto at = split_docid(did, words.size());
-  return words[at.shard].find(at.local);
+std::optional<word_sequence> sequence_for(const std::vector<shard_documents::reader>& documents, Xapian::docid did) {
+  auto at = split_docid(did, documents.size());
+  return documents[at.shard].find(at.local);
 }
 
-/// The parse a document went through: the one of its stemmer key; null when its sequence names
-/// none of them (then any may do).
-const word_order* order_for(const std::vector<word_order>& orders, const std::optional<word_sequence>& seq) {
-  if (!seq) return nullptr;
+/// The parses a document may have gone through: the one of its stemmer key, or every one when its
+/// sequence (missing, or of a key no parse has) does not tell.
+std::vector<const word_order*> orders_of(const std::vector<word_order>& orders, const std::optional<word_sequence>& seq) {
+  std::vector<const word_order*> out;
   for (const auto& o : orders)
-    if (o.key == seq->key()) return &o;
-  return nullptr;
+    if (seq && o.key == seq->key()) return {&o};
+  for (const auto& o : orders) out.push_back(&o);
+  return out;
 }
 
 bool phrases_hold(const Xapian::Database& db, Xapian::docid did, const std::optional<word_sequence>& seq,
@@ -969,25 +971,24 @@ private:
 /// checks its own phrases: the check costs the best candidates, not all of them.
 class phrase_check final : public Xapian::MatchDecider {
 public:
-  phrase_check(const Xapian::Database& db, const std::vector<shard_documents::reader>& words,
+  phrase_check(const Xapian::Database& db, const std::vector<shard_documents::reader>& documents,
                const std::vector<word_order>& orders, std::shared_ptr<const shard_marker::state> marker)
-      : db_(db), words_(words), orders_(orders), marker_(std::move(marker)) {}
+      : db_(db), documents_(documents), orders_(orders), marker_(std::move(marker)) {}
   bool operator()(const Xapian::Document& doc) const override {
     auto local = doc.get_docid();
     if (marker_->local != local)  // Xapian no longer matches as 1.4 does: not to be guessed
       throw std::logic_error("search index: a candidate's shard is unknown to the phrase check");
     auto k = marker_->shard;
-    auto did = merge_docid(local, k, words_.size());
-    auto seq = words_[k].find(local);
-    if (const auto* o = order_for(orders_, seq)) return phrases_hold(db_, did, seq, *o);
-    for (const auto& o : orders_)
-      if (phrases_hold(db_, did, seq, o)) return true;
+    auto did = merge_docid(local, k, documents_.size());
+    auto seq = documents_[k].find(local);
+    for (const auto* o : orders_of(orders_, seq))
+      if (phrases_hold(db_, did, seq, *o)) return true;
     return false;
   }
 
 private:
   const Xapian::Database& db_;
-  const std::vector<shard_documents::reader>& words_;
+  const std::vector<shard_documents::reader>& documents_;
   const std::vector<word_order>& orders_;
   std::shared_ptr<const shard_marker::state> marker_;
 };
@@ -995,14 +996,16 @@ private:
 /// Of `words` (a query's terms in order), the share of neighbouring pairs that stand next to each
 /// other, in that order, in document `did`: from its word sequence, else by position.
 double adjacent_share(const Xapian::Database& db, Xapian::docid did, const std::optional<word_sequence>& seq,
-                      const std::vector<std::string>& words) {
-  if (words.size() < 2) return 0;
+                      const word_run& words) {
+  auto n = words.terms.size();
+  if (n < 2) return 0;
   std::size_t pairs = 0;
-  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-    std::vector<std::string> two{words[i], words[i + 1]};
-    if (seq ? seq->holds({word_hash(two[0]), word_hash(two[1])}) : adjacent_by_position(db, did, two)) ++pairs;
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    bool together = seq ? seq->holds({words.hashes[i], words.hashes[i + 1]})
+                        : adjacent_by_position(db, did, {words.terms[i], words.terms[i + 1]});
+    if (together) ++pairs;
   }
-  return static_cast<double>(pairs) / static_cast<double>(words.size() - 1);
+  return static_cast<double>(pairs) / static_cast<double>(n - 1);
 }
 
 /// Whether `q` is an exact phrase of plain terms (`"a b c"`, `a ADJ/2 b`... with the window its
@@ -1124,10 +1127,13 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
   std::size_t longest = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     orders[i].key = word_hash(keys[i]);
-    if (q.text.find('"') == std::string::npos)
+    if (q.text.find('"') == std::string::npos) {
+      std::vector<std::string> words;
       for (auto t = parses[i].get_terms_begin(); t != parses[i].get_terms_end(); ++t)
-        if (text_term(*t)) orders[i].words.push_back(*t);
-    longest = std::max(longest, orders[i].words.size());
+        if (text_term(*t)) words.push_back(*t);
+      orders[i].words = word_run{std::move(words)};
+    }
+    longest = std::max(longest, orders[i].words.terms.size());
     parses[i] = lift_phrases(with_pairs(parses[i], at.common), orders[i].phrases);
   }
   // Phrases are checked against the word sequences by a match decider, which needs the shard of
@@ -1141,7 +1147,7 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
     shard_marker marker{marked};
     text = Xapian::Query(Xapian::Query::OP_FILTER, text, Xapian::Query(marker.clone()->release()));
   }
-  phrase_check check{db, at.words, orders, marked};
+  phrase_check check{db, at.documents, orders, marked};
   std::vector<Xapian::Query> filters{Xapian::Query("XT" + q.tenant)};
   if (!q.types.empty()) filters.push_back(any_of("XY", q.types));
   if (!q.languages.empty()) filters.push_back(any_of("XL", q.languages));
@@ -1212,12 +1218,9 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
     for (auto it = mset.begin(); it != mset.end(); ++it) {
       double score = it.get_weight();
       if (longest > 1) {
-        auto seq = sequence_for(at.words, *it);
+        auto seq = sequence_for(at.documents, *it);
         double best = 0;
-        if (const auto* o = order_for(orders, seq))
-          best = adjacent_share(db, *it, seq, o->words);
-        else
-          for (const auto& o : orders) best = std::max(best, adjacent_share(db, *it, seq, o.words));
+        for (const auto* o : orders_of(orders, seq)) best = std::max(best, adjacent_share(db, *it, seq, o->words));
         score *= 1 + proximity_boost * best;
       }
       order.push_back({it, score});
@@ -1227,7 +1230,7 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
     impl::learnt answered;  // answered hits are known by document id on the session's next page
     for (std::size_t i = 0; i < order.size() && page.hits.size() < q.page_size; ++i) {
       auto at_shard = split_docid(*order[i].it, n);
-      auto record = at.words[at_shard.shard].record(at_shard.local);
+      auto record = at.documents[at_shard.shard].record(at_shard.local);
       if (!record) continue;  // removed by a batch whose Xapian commit this search does not see yet
       auto f = decode(*record);
       search_hit h{std::string{f[0]}, std::string{f[1]}, std::string{f[2]}, std::string{f[3]}, std::string{f[4]}, order[i].score, {}};
