@@ -53,7 +53,7 @@ std::string stem_key(const std::string& language) {
 /// The index format: documents without what a search relies on (the `XK` terms; from 8 the words
 /// and records beside each shard, no value slot) are rebuilt.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "8";
+constexpr const char* format_version = "9";
 
 /// Word pairs, for phrases of common words. A phrase of two words found in most documents cost a
 /// check of positions for most of them (14 ms p95 in process at 100,000 documents, 20 ms for the
@@ -429,10 +429,110 @@ private:
   bool started_ = false;
 };
 
-Xapian::Query any_of(const std::string& prefix, const std::vector<std::string>& values) {
-  std::vector<Xapian::Query> terms;
-  for (const auto& v : values) terms.emplace_back(prefix + v);
-  return Xapian::Query(Xapian::Query::OP_OR, terms.begin(), terms.end());
+/// The documents of one shard revision that hold a boolean term, one bit each (bit `did`), kept
+/// for the searches after the first that asks: a search's filters (tenant, readers, type,
+/// language, work) are read from these instead of their posting lists. Xapian moves through a
+/// filter's list to every candidate, decoding it from the start of its chunk: a filter that most
+/// documents pass (a tenant's own, a reader's own documents) was read and decoded whole by every
+/// search, however few candidates it had (a third of a one-word search's time at 100,000
+/// documents, half of what it read). A set is built once per term and revision, from its list,
+/// and tested in a step. Bounded by `max_bytes` (1 bit a document a term; emptied when full).
+class filter_sets {
+public:
+  using bits = std::vector<std::uint64_t>;
+  static constexpr std::size_t max_bytes = std::size_t{64} << 20;
+
+  /// The set of `term` in `db` (one shard) at its revision.
+  std::shared_ptr<const bits> of(const Xapian::Database& db, const std::string& term) {
+    auto key = db.get_uuid() + '\n' + std::to_string(db.get_revision()) + '\n' + term;
+    {
+      std::lock_guard lock{mutex_};
+      if (auto found = sets_.find(key); found != sets_.end()) return found->second;
+    }
+    auto set = std::make_shared<bits>(db.get_lastdocid() / 64 + 1, 0);
+    for (auto p = db.postlist_begin(term); p != db.postlist_end(term); ++p) (*set)[*p / 64] |= std::uint64_t{1} << (*p % 64);
+    std::lock_guard lock{mutex_};
+    auto size = set->size() * sizeof(std::uint64_t);
+    if (bytes_ + size > max_bytes) {
+      sets_.clear();
+      bytes_ = 0;
+    }
+    if (sets_.emplace(std::move(key), set).second) bytes_ += size;
+    return set;
+  }
+
+private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const bits>> sets_;
+  std::size_t bytes_ = 0;
+};
+
+/// A search's filters as one posting source: the documents that hold, for every group, at least
+/// one of its terms (AND of ORs), computed per shard in `init` from `filter_sets` (a word of 64
+/// documents a step), then walked bit by bit. Weightless, as a boolean filter is.
+class filter_source final : public Xapian::PostingSource {
+public:
+  using groups = std::vector<std::vector<std::string>>;
+  filter_source(std::shared_ptr<filter_sets> sets, std::shared_ptr<const groups> terms)
+      : sets_(std::move(sets)), terms_(std::move(terms)) {}
+
+  void init(const Xapian::Database& db) override {
+    auto words = static_cast<std::size_t>(db.get_lastdocid() / 64 + 1);
+    bits_.assign(words, ~std::uint64_t{0});
+    bits_[0] &= ~std::uint64_t{1};  // there is no document 0
+    for (const auto& group : *terms_) {
+      filter_sets::bits any(words, 0);
+      for (const auto& term : group) {
+        auto set = sets_->of(db, term);
+        for (std::size_t i = 0; i < words && i < set->size(); ++i) any[i] |= (*set)[i];
+      }
+      for (std::size_t i = 0; i < words; ++i) bits_[i] &= any[i];
+    }
+    count_ = 0;
+    for (auto w : bits_) count_ += static_cast<Xapian::doccount>(__builtin_popcountll(w));
+    end_ = static_cast<Xapian::docid>(words * 64);
+    current_ = 0;
+  }
+  Xapian::doccount get_termfreq_min() const override { return count_; }
+  Xapian::doccount get_termfreq_est() const override { return count_; }
+  Xapian::doccount get_termfreq_max() const override { return count_; }
+  Xapian::docid get_docid() const override { return current_; }
+  bool at_end() const override { return current_ >= end_; }
+  void next(double) override { current_ = from(current_ + 1); }
+  void skip_to(Xapian::docid did, double) override {
+    if (did > current_) current_ = from(did);
+  }
+  bool check(Xapian::docid did, double) override {
+    if (did <= current_) return true;
+    current_ = did;  // in or not, the next move goes on from here
+    return did < end_ && ((bits_[did / 64] >> (did % 64)) & 1);
+  }
+  Xapian::PostingSource* clone() const override { return new filter_source(sets_, terms_); }
+
+private:
+  /// The first document at or after `did` in the set (end_ if none).
+  Xapian::docid from(Xapian::docid did) const {
+    if (did >= end_) return end_;
+    std::size_t i = did / 64;
+    auto w = bits_[i] & (~std::uint64_t{0} << (did % 64));
+    while (w == 0) {
+      if (++i == bits_.size()) return end_;
+      w = bits_[i];
+    }
+    return static_cast<Xapian::docid>(i * 64 + static_cast<std::size_t>(__builtin_ctzll(w)));
+  }
+  std::shared_ptr<filter_sets> sets_;
+  std::shared_ptr<const groups> terms_;
+  filter_sets::bits bits_;
+  Xapian::doccount count_ = 0;
+  Xapian::docid current_ = 0, end_ = 0;
+};
+
+/// `prefix` before each of `values`: a filter group.
+std::vector<std::string> prefixed(const std::string& prefix, const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) out.push_back(prefix + v);
+  return out;
 }
 
 /// Xapian numbers the documents of `n` shards searched as one by interleaving them: document
@@ -558,6 +658,8 @@ struct search_index::impl {
     shard_documents documents;
     bool paired = false;  ///< its documents have their pairs of the common words (committed)
   };
+  /// The filters' document sets, shared by every search (storage/search_index.cpp: filter_sets).
+  std::shared_ptr<filter_sets> filters = std::make_shared<filter_sets>();
 
   /// A read-only view of every shard for one search at a time, current as of the last commit.
   struct reader {
@@ -874,13 +976,19 @@ bool adjacent_by_position(const Xapian::Database& db, Xapian::docid did, const s
   return false;
 }
 
-/// Words a query needs next to each other: as Xapian terms (for a position check) and hashes.
+/// Words a query needs next to each other: as Xapian terms (for a position check), hashes, and
+/// the bits a document's pair sketch must have for all of them (`together`) and for each two
+/// neighbours (`pairs`, the proximity bonus's).
 struct word_run {
   std::vector<std::string> terms;
   std::vector<std::uint32_t> hashes;
+  pair_bits together;
+  std::vector<pair_bits> pairs;
   word_run() = default;
   explicit word_run(std::vector<std::string> t) : terms(std::move(t)) {
     for (const auto& term : terms) hashes.push_back(word_hash(term));
+    together = pair_bits::of(hashes);
+    for (std::size_t i = 0; i + 1 < hashes.size(); ++i) pairs.push_back(pair_bits::of({hashes[i], hashes[i + 1]}));
   }
 };
 
@@ -893,26 +1001,55 @@ struct word_order {
   word_run words;
 };
 
-/// A document's word sequence, if it has one: `did` as numbered across the snapshot's shards.
-std::optional<word_sequence> sequence_for(const std::vector<shard_documents::reader>& documents, Xapian::docid did) {
-  auto at = split_docid(did, documents.size());
-  return documents[at.shard].find(at.local);
-}
+/// What the documents beside a shard hold of one document, each read when first asked for: its
+/// pair sketch (most checks end there) and its word sequence.
+class document_words {
+public:
+  document_words(const shard_documents::reader& documents, Xapian::docid local) : documents_(documents), local_(local) {}
+  const std::optional<pair_sketch>& sketch() const {
+    if (!sketch_read_) sketch_ = documents_.sketch(local_), sketch_read_ = true;
+    return sketch_;
+  }
+  const std::optional<word_sequence>& sequence() const {
+    if (!sequence_read_) sequence_ = documents_.find(local_), sequence_read_ = true;
+    return sequence_;
+  }
+  /// The hash of the document's stemmer key, if stored.
+  std::optional<std::uint32_t> key() const {
+    if (sketch()) return sketch()->key;
+    if (sequence()) return sequence()->key();
+    return std::nullopt;
+  }
+  /// Whether `bits` rule the pairs they stand for out (false when there is no sketch to tell).
+  bool ruled_out(const pair_bits& bits) const { return sketch() && !sketch()->may_hold(bits); }
 
-/// The parses a document may have gone through: the one of its stemmer key, or every one when its
-/// sequence (missing, or of a key no parse has) does not tell.
-std::vector<const word_order*> orders_of(const std::vector<word_order>& orders, const std::optional<word_sequence>& seq) {
+private:
+  const shard_documents::reader& documents_;
+  Xapian::docid local_;
+  mutable std::optional<pair_sketch> sketch_;
+  mutable std::optional<word_sequence> sequence_;
+  mutable bool sketch_read_ = false, sequence_read_ = false;
+};
+
+/// The parses a document may have gone through: the one of its stemmer key, or every one when the
+/// key (not stored, or one no parse has) does not tell.
+std::vector<const word_order*> orders_of(const std::vector<word_order>& orders, std::optional<std::uint32_t> key) {
   std::vector<const word_order*> out;
   for (const auto& o : orders)
-    if (seq && o.key == seq->key()) return {&o};
+    if (key && o.key == *key) return {&o};
   for (const auto& o : orders) out.push_back(&o);
   return out;
 }
 
-bool phrases_hold(const Xapian::Database& db, Xapian::docid did, const std::optional<word_sequence>& seq,
-                  const word_order& o) {
+/// Whether document `did` (numbered across shards) holds every phrase of `o`: its sketch turns
+/// most away; else its words, or Xapian's positions for a document without them.
+bool phrases_hold(const Xapian::Database& db, Xapian::docid did, const document_words& doc, const word_order& o) {
   for (const auto& ph : o.phrases)
+    if (doc.ruled_out(ph.together)) return false;
+  for (const auto& ph : o.phrases) {
+    const auto& seq = doc.sequence();
     if (seq ? !seq->holds(ph.hashes) : !adjacent_by_position(db, did, ph.terms)) return false;
+  }
   return true;
 }
 
@@ -974,15 +1111,15 @@ public:
   phrase_check(const Xapian::Database& db, const std::vector<shard_documents::reader>& documents,
                const std::vector<word_order>& orders, std::shared_ptr<const shard_marker::state> marker)
       : db_(db), documents_(documents), orders_(orders), marker_(std::move(marker)) {}
-  bool operator()(const Xapian::Document& doc) const override {
-    auto local = doc.get_docid();
+  bool operator()(const Xapian::Document& candidate) const override {
+    auto local = candidate.get_docid();
     if (marker_->local != local)  // Xapian no longer matches as 1.4 does: not to be guessed
       throw std::logic_error("search index: a candidate's shard is unknown to the phrase check");
     auto k = marker_->shard;
     auto did = merge_docid(local, k, documents_.size());
-    auto seq = documents_[k].find(local);
-    for (const auto* o : orders_of(orders_, seq))
-      if (phrases_hold(db_, did, seq, *o)) return true;
+    document_words words{documents_[k], local};
+    for (const auto* o : orders_of(orders_, words.key()))
+      if (phrases_hold(db_, did, words, *o)) return true;
     return false;
   }
 
@@ -995,12 +1132,13 @@ private:
 
 /// Of `words` (a query's terms in order), the share of neighbouring pairs that stand next to each
 /// other, in that order, in document `did`: from its word sequence, else by position.
-double adjacent_share(const Xapian::Database& db, Xapian::docid did, const std::optional<word_sequence>& seq,
-                      const word_run& words) {
+double adjacent_share(const Xapian::Database& db, Xapian::docid did, const document_words& doc, const word_run& words) {
   auto n = words.terms.size();
   if (n < 2) return 0;
   std::size_t pairs = 0;
   for (std::size_t i = 0; i + 1 < n; ++i) {
+    if (doc.ruled_out(words.pairs[i])) continue;
+    const auto& seq = doc.sequence();
     bool together = seq ? seq->holds({words.hashes[i], words.hashes[i + 1]})
                         : adjacent_by_position(db, did, {words.terms[i], words.terms[i + 1]});
     if (together) ++pairs;
@@ -1148,12 +1286,14 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
     text = Xapian::Query(Xapian::Query::OP_FILTER, text, Xapian::Query(marker.clone()->release()));
   }
   phrase_check check{db, at.documents, orders, marked};
-  std::vector<Xapian::Query> filters{Xapian::Query("XT" + q.tenant)};
-  if (!q.types.empty()) filters.push_back(any_of("XY", q.types));
-  if (!q.languages.empty()) filters.push_back(any_of("XL", q.languages));
-  if (!q.work_id.empty()) filters.emplace_back("XW" + q.work_id);
-  filters.push_back(any_of("XR", q.principals));  // layer 2: only what the caller may read
-  Xapian::Query filter(Xapian::Query::OP_AND, filters.begin(), filters.end());
+  auto groups = std::make_shared<filter_source::groups>();
+  groups->push_back({"XT" + q.tenant});
+  if (!q.types.empty()) groups->push_back(prefixed("XY", q.types));
+  if (!q.languages.empty()) groups->push_back(prefixed("XL", q.languages));
+  if (!q.work_id.empty()) groups->push_back({"XW" + q.work_id});
+  groups->push_back(prefixed("XR", q.principals));  // layer 2: only what the caller may read
+  filter_source filtered{impl_->filters, groups};
+  Xapian::Query filter(filtered.clone()->release());
   Xapian::Enquire enquire{db};
   auto n = shards.size();
   // The skipped ids' document ids, each in its own shard: known from an earlier answer (as numbered
@@ -1218,9 +1358,10 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
     for (auto it = mset.begin(); it != mset.end(); ++it) {
       double score = it.get_weight();
       if (longest > 1) {
-        auto seq = sequence_for(at.documents, *it);
+        auto place = split_docid(*it, n);
+        document_words doc{at.documents[place.shard], place.local};
         double best = 0;
-        for (const auto* o : orders_of(orders, seq)) best = std::max(best, adjacent_share(db, *it, seq, o->words));
+        for (const auto* o : orders_of(orders, doc.key())) best = std::max(best, adjacent_share(db, *it, doc, o->words));
         score *= 1 + proximity_boost * best;
       }
       order.push_back({it, score});

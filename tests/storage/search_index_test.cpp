@@ -494,3 +494,30 @@ TEST_CASE("an index whose documents beside a shard are lost is refused (the serv
   std::filesystem::remove_all(dir.path + "/search/documents-1");
   CHECK_THROWS_AS(search_index{dir.path + "/search"}, std::runtime_error);
 }
+
+TEST_CASE("filters follow every commit: a grant, a new type, a removal are seen by the next search",
+          "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  auto with_type = [](indexed_resource r, std::string type) {
+    r.type = std::move(type);
+    return r;
+  };
+  index.apply({doc("res_1", "Kelp", "kelp forest", "en", {"u_bob"}), doc("res_2", "Kelp", "kelp farm"),
+               with_type(doc("res_3", "Kelp", "kelp soup", "fr"), "RECIPE")},
+              {}, 1);
+  auto alice = ask("kelp", {"u_alice", "g_divers"});
+  CHECK(ids(index.search(alice)).size() == 2);  // her own two; not u_bob's
+  // The filters' sets were read at the first commit; each later one must be seen.
+  index.apply({doc("res_1", "Kelp", "kelp forest", "en", {"u_bob", "g_divers"})}, {}, 2);
+  auto all = ids(index.search(alice));
+  CHECK(std::set<std::string>(all.begin(), all.end()) == std::set<std::string>{"res_1", "res_2", "res_3"});
+  auto typed = alice;
+  typed.types = {"RECIPE", "ARTICLE"};
+  typed.languages = {"fr"};
+  CHECK(ids(index.search(typed)) == std::vector<std::string>{"res_3"});  // each filter ANDed, its values ORed
+  index.apply({with_type(doc("res_2", "Kelp", "kelp farm", "fr"), "RECIPE")}, {{"t_a", "res_3"}}, 3);
+  CHECK(ids(index.search(typed)) == std::vector<std::string>{"res_2"});
+  CHECK(ids(index.search(ask("kelp", {"u_bob"}))) == std::vector<std::string>{"res_1"});
+  CHECK(ids(index.search(ask("kelp", {"u_nobody"}))).empty());
+}

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -86,4 +87,66 @@ TEST_CASE("a reader sees what was committed when it began or was renewed, and no
   CHECK_FALSE(reader.record(3));
   store.commit();  // nothing written: nothing to do
   CHECK(store.size() == 1);
+}
+
+TEST_CASE("a pair sketch never turns away a pair the words hold, and turns most others away", "[search][documents]") {
+  cl::testing::temp_dir dir;
+  shard_documents store{dir.path + "/d"};
+  std::mt19937 rng{14};
+  std::vector<std::vector<std::uint32_t>> docs;
+  for (std::uint32_t d = 1; d <= 50; ++d) {
+    std::vector<std::uint32_t> words;
+    for (int i = 0; i < 300; ++i) words.push_back(i == 150 ? 0 : word_hash("w" + std::to_string(rng() % 5000)));
+    store.put(d, word_hash("en"), words, "r");
+    docs.push_back(words);
+  }
+  store.commit();
+  auto reader = store.read();
+  std::size_t absent = 0, passed = 0;
+  for (std::uint32_t d = 1; d <= 50; ++d) {
+    const auto& words = docs[d - 1];
+    auto sketch = reader.sketch(d);
+    REQUIRE(sketch);
+    CHECK(sketch->key == word_hash("en"));
+    auto seq = reader.find(d);
+    for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+      if (words[i] == 0 || words[i + 1] == 0) continue;
+      INFO("document " << d << " pair " << i);
+      CHECK(sketch->may_hold(pair_bits::of({words[i], words[i + 1]})));
+      if (i + 2 < words.size() && words[i + 2] != 0) CHECK(sketch->may_hold(pair_bits::of({words[i], words[i + 1], words[i + 2]})));
+    }
+    for (int k = 0; k < 200; ++k) {
+      std::vector<std::uint32_t> pair{words[rng() % words.size()], word_hash("absent" + std::to_string(k))};
+      if (pair[0] == 0 || seq->holds(pair)) continue;
+      ++absent;
+      if (sketch->may_hold(pair_bits::of(pair))) ++passed;
+    }
+  }
+  // ~300 words set ~1 bit in 4 of 2,048: an absent pair passes about 1 time in 20.
+  REQUIRE(absent > 9000);
+  CHECK(passed * 10 < absent);
+  CHECK(pair_bits::of({word_hash("one")}).bits.empty());  // one word: no pair to rule out
+}
+
+TEST_CASE("a batch's writes land in the order written, table by table", "[search][documents]") {
+  cl::testing::temp_dir dir;
+  shard_documents store{dir.path + "/d"};
+  store.put(1, 7, {1, 2}, "one");
+  store.erase(1);            // written, then removed, in one batch: gone
+  store.erase(2);            // removed (there is nothing), then written: there
+  store.put(2, 7, {3, 4}, "two");
+  store.put(3, 7, {5, 6}, "three");
+  store.put(3, 8, {6, 5}, "three again");  // the later write wins
+  store.commit();
+  auto reader = store.read();
+  CHECK_FALSE(reader.find(1));
+  CHECK_FALSE(reader.sketch(1));
+  CHECK_FALSE(reader.record(1));
+  CHECK(reader.record(2) == "two");
+  CHECK(reader.sketch(2)->may_hold(pair_bits::of({3, 4})));
+  CHECK(reader.record(3) == "three again");
+  CHECK(reader.sketch(3)->key == 8);
+  CHECK(reader.find(3)->key() == 8);
+  CHECK(reader.sketch(3)->may_hold(pair_bits::of({6, 5})));
+  CHECK(store.size() == 2);
 }
