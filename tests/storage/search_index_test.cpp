@@ -521,3 +521,33 @@ TEST_CASE("filters follow every commit: a grant, a new type, a removal are seen 
   CHECK(ids(index.search(ask("kelp", {"u_bob"}))) == std::vector<std::string>{"res_1"});
   CHECK(ids(index.search(ask("kelp", {"u_nobody"}))).empty());
 }
+
+TEST_CASE("a phrase with a word in nearly every document finds exactly the documents it stands in",
+          "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  // `the` in all 40 documents (dense: left out of the phrase's AND); `tide` in 20 of them, after
+  // `the` in 10 (0, 4, 8...), apart from it in the other 10; and in one title (titles are text too).
+  std::vector<indexed_resource> docs;
+  std::set<std::string> expected;
+  for (int i = 0; i < 40; ++i) {
+    auto id = "res_" + std::to_string(i);
+    std::string text = "the water rose";
+    if (i % 4 == 0) text += " and the tide turned", expected.insert(id);
+    if (i % 4 == 2) text += " tide came the";
+    docs.push_back(doc(id, i == 39 ? "The tide" : "Notes", text));
+  }
+  expected.insert("res_39");
+  index.apply(docs, {}, 1);
+  auto q = ask("\"the tide\"");
+  q.page_size = 100;
+  auto found = ids(index.search(q));
+  CHECK(std::set<std::string>(found.begin(), found.end()) == expected);
+  CHECK(found.size() == expected.size());
+  auto both = ask("\"the tide\" turned");
+  both.page_size = 100;
+  CHECK(ids(index.search(both)).size() == expected.size() - 1);  // res_39 has no `turned`
+  auto dense_only = ask("\"the water\"");  // every word dense: the AND keeps them all
+  dense_only.page_size = 100;
+  CHECK(ids(index.search(dense_only)).size() == 40);
+}
