@@ -9,9 +9,9 @@
 /// short); free text as `Z` stems of the Resource's language, with positions (words as written
 /// where no stemmer applies), and `XK<stemmer>` saying which (title also under prefix `S`, for
 /// `title:`); each document's words in order in a store beside each shard
-/// (storage/shard_documents.hpp), for phrase and proximity checks. Pairs of neighbouring common words as `XP<term> <term>` (no positions), for phrases
-/// of such words; the common words chosen once, in metadata `common_terms`. A value slot keeps
-/// what a hit shows. The last applied change-log sequence is
+/// (storage/shard_documents.hpp), for phrase and proximity checks, with what a hit shows. Pairs
+/// of neighbouring common words as `XP<term> <term>` (no positions), for phrases of such words;
+/// the common words chosen once, in metadata `common_terms`. The last applied change-log sequence is
 /// each shard's metadata `applied`, committed with the documents it covers; `format` names the
 /// layout (another one is rebuilt).
 ///
