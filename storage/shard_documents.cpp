@@ -248,36 +248,39 @@ void shard_documents::reader::renew() {
   check(mdb_txn_renew(txn_), "renew");
 }
 
-std::optional<word_sequence> shard_documents::reader::find(std::uint32_t docid) const {
+namespace {
+
+/// Document `docid`'s entry in table `dbi`, if it has one (valid while `txn` lives).
+std::optional<MDB_val> entry(MDB_txn* txn, unsigned dbi, std::uint32_t docid) {
   auto k = key_of(docid);
   MDB_val v{};
-  int rc = mdb_get(txn_, words_, &k, &v);
+  int rc = mdb_get(txn, dbi, &k, &v);
   if (rc == MDB_NOTFOUND) return std::nullopt;
   check(rc, "get");
-  if (v.mv_size < 4 || v.mv_size % 4 != 0) return std::nullopt;
-  return word_sequence{static_cast<const unsigned char*>(v.mv_data), v.mv_size / 4};
+  return v;
+}
+
+}  // namespace
+
+std::optional<word_sequence> shard_documents::reader::find(std::uint32_t docid) const {
+  auto v = entry(txn_, words_, docid);
+  if (!v || v->mv_size < 4 || v->mv_size % 4 != 0) return std::nullopt;
+  return word_sequence{static_cast<const unsigned char*>(v->mv_data), v->mv_size / 4};
 }
 
 std::optional<pair_sketch> shard_documents::reader::sketch(std::uint32_t docid) const {
-  auto k = key_of(docid);
-  MDB_val v{};
-  int rc = mdb_get(txn_, sketches_, &k, &v);
-  if (rc == MDB_NOTFOUND) return std::nullopt;
-  check(rc, "get");
-  if (v.mv_size != 4 + pair_sketch::bytes) return std::nullopt;
+  auto v = entry(txn_, sketches_, docid);
+  if (!v || v->mv_size != 4 + pair_sketch::bytes) return std::nullopt;
   pair_sketch out;
-  std::memcpy(&out.key, v.mv_data, 4);
-  out.filter = static_cast<const unsigned char*>(v.mv_data) + 4;
+  std::memcpy(&out.key, v->mv_data, 4);
+  out.filter = static_cast<const unsigned char*>(v->mv_data) + 4;
   return out;
 }
 
 std::optional<std::string_view> shard_documents::reader::record(std::uint32_t docid) const {
-  auto k = key_of(docid);
-  MDB_val v{};
-  int rc = mdb_get(txn_, records_, &k, &v);
-  if (rc == MDB_NOTFOUND) return std::nullopt;
-  check(rc, "get");
-  return std::string_view{static_cast<const char*>(v.mv_data), v.mv_size};
+  auto v = entry(txn_, records_, docid);
+  if (!v) return std::nullopt;
+  return std::string_view{static_cast<const char*>(v->mv_data), v->mv_size};
 }
 
 }  // namespace cl::storage
