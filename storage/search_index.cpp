@@ -493,20 +493,25 @@ public:
     for (auto w : bits_) count_ += static_cast<Xapian::doccount>(__builtin_popcountll(w));
     end_ = static_cast<Xapian::docid>(words * 64);
     current_ = 0;
+    held_ = true;
   }
   Xapian::doccount get_termfreq_min() const override { return count_; }
   Xapian::doccount get_termfreq_est() const override { return count_; }
   Xapian::doccount get_termfreq_max() const override { return count_; }
   Xapian::docid get_docid() const override { return current_; }
   bool at_end() const override { return current_ >= end_; }
-  void next(double) override { current_ = from(current_ + 1); }
+  void next(double) override {
+    current_ = from(current_ + 1);
+    held_ = true;
+  }
   void skip_to(Xapian::docid did, double) override {
-    if (did > current_) current_ = from(did);
+    if (did > current_ || !held_) current_ = from(std::max(did, current_));
+    held_ = true;
   }
   bool check(Xapian::docid did, double) override {
-    if (did <= current_) return true;
-    current_ = did;  // in or not, the next move goes on from here
-    return did < end_ && ((bits_[did / 64] >> (did % 64)) & 1);
+    current_ = std::max(did, current_);
+    held_ = current_ < end_ && ((bits_[current_ / 64] >> (current_ % 64)) & 1);
+    return held_;  // false: not in the set, and the next move goes on from here (Xapian's contract)
   }
   Xapian::PostingSource* clone() const override { return new filter_source(sets_, terms_); }
 
@@ -527,6 +532,7 @@ private:
   filter_sets::bits bits_;
   Xapian::doccount count_ = 0;
   Xapian::docid current_ = 0, end_ = 0;
+  bool held_ = false;  ///< current_ is in the set (else a check left it there, undecided)
 };
 
 /// `prefix` before each of `values`: a filter group.
