@@ -535,6 +535,31 @@ private:
   bool held_ = false;  ///< current_ is in the set (else a check left it there, undecided)
 };
 
+/// A search's filters (`groups`: an AND of ORs of terms) as a query. As bit sets (filter_source)
+/// when every group holds at least a 64th of the documents: a set costs a word per 64 documents
+/// to combine, which only dense filters repay. Else as Xapian's boolean terms, which Xapian drives
+/// by the shortest list (a small tenant's, in a large index): the work asked, not the index's size.
+Xapian::Query filters_of(const Xapian::Database& db, const std::shared_ptr<filter_sets>& sets,
+                         const std::shared_ptr<const filter_source::groups>& groups) {
+  auto documents = db.get_doccount();
+  bool dense = true;
+  for (const auto& group : *groups) {
+    Xapian::doccount held = 0;
+    for (const auto& term : group) held += db.get_termfreq(term);
+    dense = dense && std::uint64_t{held} * 64 >= documents;
+  }
+  if (dense) {
+    filter_source filtered{sets, groups};
+    return Xapian::Query(filtered.clone()->release());
+  }
+  std::vector<Xapian::Query> all;
+  for (const auto& group : *groups) {
+    std::vector<Xapian::Query> any(group.begin(), group.end());
+    all.emplace_back(Xapian::Query::OP_OR, any.begin(), any.end());
+  }
+  return Xapian::Query(Xapian::Query::OP_AND, all.begin(), all.end());
+}
+
 /// `prefix` before each of `values`: a filter group.
 std::vector<std::string> prefixed(const std::string& prefix, const std::vector<std::string>& values) {
   std::vector<std::string> out;
@@ -1313,8 +1338,7 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
   if (!q.languages.empty()) groups->push_back(prefixed("XL", q.languages));
   if (!q.work_id.empty()) groups->push_back({"XW" + q.work_id});
   groups->push_back(prefixed("XR", q.principals));  // layer 2: only what the caller may read
-  filter_source filtered{impl_->filters, groups};
-  Xapian::Query filter(filtered.clone()->release());
+  Xapian::Query filter = filters_of(db, impl_->filters, groups);
   Xapian::Enquire enquire{db};
   auto n = shards.size();
   // The skipped ids' document ids, each in its own shard: known from an earlier answer (as numbered
