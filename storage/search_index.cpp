@@ -5,11 +5,11 @@
 #include <xapian.h>
 
 #include <algorithm>
-#include <functional>
 #include <array>
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -983,7 +983,6 @@ search_page search_index::search(const search_query& q) const {
   return run({all, each, keys, common, documents}, q);
 }
 
-
 namespace {
 
 /// Whether `terms` stand in this order, next to each other, in document `did` of `db`, by Xapian's
@@ -1194,18 +1193,19 @@ std::optional<std::vector<std::string>> exact_phrase(const Xapian::Query& q) {
   return terms;
 }
 
-/// `q` with every exact phrase a match must satisfy (at its top, or under AND, FILTER, or the
-/// left of AND_NOT and AND_MAYBE) as the AND of its words, the phrase kept in `phrases` for
-/// `phrase_check`: the same documents, each checked once it could rank. Phrases Xapian must
-/// weigh against other branches (under OR, XOR, NOT) stay as they are.
-/// A phrase's AND leaves out its words in at least `dense_share` of the documents (`dense`, when
-/// some of its words are not): the check finds them, and BM25 gives such a word ~1% of a rare
-/// one's weight (Xapian's floor for words in more than half the documents, log(1 + (N - n + 0.5)
-/// / (2n + 1)), is 0.05 at 90%, where a word in 1% weighs log 99 = 4.6). Xapian then reads only the rarer words' lists, where
-/// moving through a word in most documents to each candidate read all of its list (a third of what
-/// a phrase with such a word read, at 100,000 documents).
+/// A lifted phrase's AND leaves out its words in at least this share of the documents (when some
+/// of its words are not): the check finds them, and BM25 gives such a word ~1% of a rare one's
+/// weight (Xapian's floor for words in more than half the documents, log(1 + (N - n + 0.5) /
+/// (2n + 1)), is 0.05 at 90%, where a word in 1% weighs log 99 = 4.6). Xapian then reads only the
+/// rarer words' lists, where moving through a word in most documents to each candidate read all
+/// of its list (a third of what a phrase with such a word read, at 100,000 documents).
 constexpr double dense_share = 0.9;
 
+/// `q` with every exact phrase a match must satisfy (at its top, or under AND, FILTER, or the
+/// left of AND_NOT and AND_MAYBE) as the AND of its words (less those `dense` says are in
+/// `dense_share` of the documents), the phrase kept in `phrases` for `phrase_check`: the same
+/// documents, each checked once it could rank. Phrases Xapian must weigh against other branches
+/// (under OR, XOR, NOT) stay as they are.
 Xapian::Query lift_phrases(const Xapian::Query& q, std::vector<word_run>& phrases,
                            const std::function<bool(const std::string&)>& dense) {
   using Q = Xapian::Query;
@@ -1240,7 +1240,6 @@ Xapian::Query lift_phrases(const Xapian::Query& q, std::vector<word_run>& phrase
 /// of rewarding it (a phrase the query may match) checks positions for every candidate, which
 /// costs as much as a phrase search of common words; a window costs a page.
 constexpr double proximity_boost = 0.5;
-
 
 constexpr unsigned parse_flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
                                  Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_BOOLEAN_ANY_CASE;
@@ -1338,7 +1337,7 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
   if (!q.languages.empty()) groups->push_back(prefixed("XL", q.languages));
   if (!q.work_id.empty()) groups->push_back({"XW" + q.work_id});
   groups->push_back(prefixed("XR", q.principals));  // layer 2: only what the caller may read
-  Xapian::Query filter = filters_of(db, impl_->filters, groups);
+  Xapian::Query ranked(Xapian::Query::OP_FILTER, text, filters_of(db, impl_->filters, groups));
   Xapian::Enquire enquire{db};
   auto n = shards.size();
   // The skipped ids' document ids, each in its own shard: known from an earlier answer (as numbered
@@ -1389,15 +1388,10 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
   // again (the last attempt looks every id up).
   for (int attempt = 0; attempt < 3; ++attempt) {
     bool skipping = q.skip && !q.skip->empty();
-    auto passed = skipping ? passed_over(attempt == 2) : Xapian::Query{};
-    auto query_of = [&](const Xapian::Query& t) {
-      Xapian::Query ranked(Xapian::Query::OP_FILTER, t, filter);
-      return skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, passed) : ranked;
-    };
     page = search_page{};
     docids.clear();
     order.clear();
-    enquire.set_query(query_of(text));
+    enquire.set_query(skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, passed_over(attempt == 2)) : ranked);
     mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window), 0, nullptr, phrased ? &check : nullptr);
     page.total_estimate = mset.get_matches_estimated();
     for (auto it = mset.begin(); it != mset.end(); ++it) {
