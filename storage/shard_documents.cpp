@@ -37,8 +37,10 @@ std::uint16_t pair_bit(std::uint32_t a, std::uint32_t b, int i) {
 
 pair_bits pair_bits::of(const std::vector<std::uint32_t>& words) {
   pair_bits out;
-  for (std::size_t i = 0; i + 1 < words.size(); ++i)
+  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] == 0 || words[i + 1] == 0) continue;  // a gap stands between no two words
     for (int probe = 0; probe < 2; ++probe) out.bits.push_back(pair_bit(words[i], words[i + 1], probe));
+  }
   return out;
 }
 
@@ -149,35 +151,33 @@ void shard_documents::erase(std::uint32_t docid) {
 
 namespace {
 
-/// Writes `op`'s entry of one table (`which`: 0 sketches, 1 words, 2 records) in `txn`.
-void write_entry(MDB_txn* txn, MDB_dbi dbi, int which, const shard_documents_op& op) {
+/// The tables, in the order a commit writes them.
+enum class table { sketches, words, records };
+
+/// Writes `op`'s entry of table `t` (LMDB's `dbi`) in `txn`.
+void write_entry(MDB_txn* txn, MDB_dbi dbi, table t, const shard_documents_op& op) {
   auto k = key_of(op.docid);
   if (op.erase) {
     int rc = mdb_del(txn, dbi, &k, nullptr);
     if (rc != MDB_NOTFOUND) check(rc, "delete");
     return;
   }
-  if (which == 2) {
+  if (t == table::records) {
     MDB_val r{op.record.size(), const_cast<char*>(op.record.data())};
     check(mdb_put(txn, dbi, &k, &r, 0), "put record");
     return;
   }
-  MDB_val v{which == 0 ? 4 + pair_sketch::bytes : 4 * (op.words.size() + 1), nullptr};
-  check(mdb_put(txn, dbi, &k, &v, MDB_RESERVE), which == 0 ? "put sketch" : "put words");
+  // Both other tables begin with the stemmer key's hash.
+  MDB_val v{t == table::sketches ? 4 + pair_sketch::bytes : 4 * (op.words.size() + 1), nullptr};
+  check(mdb_put(txn, dbi, &k, &v, MDB_RESERVE), t == table::sketches ? "put sketch" : "put words");
   auto* out = static_cast<unsigned char*>(v.mv_data);
   std::memcpy(out, &op.key, 4);
-  if (which == 1) {
+  if (t == table::words) {
     if (!op.words.empty()) std::memcpy(out + 4, op.words.data(), 4 * op.words.size());
     return;
   }
   std::memset(out + 4, 0, pair_sketch::bytes);
-  for (std::size_t i = 0; i + 1 < op.words.size(); ++i) {
-    if (op.words[i] == 0 || op.words[i + 1] == 0) continue;  // a gap stands between no two words
-    for (int probe = 0; probe < 2; ++probe) {
-      auto bit = pair_bit(op.words[i], op.words[i + 1], probe);
-      out[4 + (bit >> 3)] |= static_cast<unsigned char>(1u << (bit & 7));
-    }
-  }
+  for (auto bit : pair_bits::of(op.words).bits) out[4 + (bit >> 3)] |= static_cast<unsigned char>(1u << (bit & 7));
 }
 
 }  // namespace
@@ -194,11 +194,9 @@ void shard_documents::commit() {
     // where a document's three entries at a time would spread them over every record's pages.
     // A sketch check costs about half as much for it (~0.45 against ~0.9 us in a test of one
     // shard of 50,000 documents).
-    int which = 0;
-    for (auto dbi : {impl_->sketches, impl_->words, impl_->records}) {
-      for (const auto& op : staged) write_entry(txn, dbi, which, op);
-      ++which;
-    }
+    for (auto [t, dbi] : {std::pair{table::sketches, impl_->sketches}, std::pair{table::words, impl_->words},
+                          std::pair{table::records, impl_->records}})
+      for (const auto& op : staged) write_entry(txn, dbi, t, op);
   } catch (...) {
     mdb_txn_abort(txn);
     throw;

@@ -6,14 +6,14 @@
 /// candidate it checked) and some for every hit's value (a page's records were an eighth of a
 /// search's CPU under load).
 ///
-/// One LMDB environment per shard, keyed by the shard's own Xapian document id, two tables:
+/// One LMDB environment per shard, keyed by the shard's own Xapian document id, three tables:
 /// `words`, the hashes of the document's stemmer key and of its terms in position order
 /// (`word_hash`; 0 where positions skip, between title and text), for phrase and proximity
 /// checks; `sketches`, the stemmer key's hash and a Bloom filter of the document's neighbouring
 /// words (`pair_sketch`), which turns most candidates of a phrase away before their words are
 /// read; `records`, what a hit shows. Derived like the rest of the index: written in the batch
 /// that writes the document, committed before the shard's Xapian commit (a document Xapian holds
-/// always has both; a crash in between leaves entries of document ids the replayed batch writes
+/// always has all three; a crash in between leaves entries of document ids the replayed batch writes
 /// again), removed with it. A reader may see a document's entries ahead of its Xapian revision:
 /// newer words and record for a replaced one (the newer is shown), none for a removed one (not
 /// shown; its phrases are checked by Xapian's positions).
@@ -52,7 +52,8 @@ struct word_sequence {
 /// may stand in a document only if its sketch has all of them.
 struct pair_bits {
   std::vector<std::uint16_t> bits;
-  /// The bits of every two neighbours of `words` (hashes; a run of one word sets none).
+  /// The bits of every two neighbours of `words` (hashes; a run of one word sets none, nor does a
+  /// pair across a gap, 0).
   static pair_bits of(const std::vector<std::uint32_t>& words);
 };
 
