@@ -52,9 +52,33 @@ std::string stem_key(const std::string& language) {
 }
 
 /// The index format: documents without what a search relies on (the `XK` terms; from 8 the words
-/// and records beside each shard, no value slot) are rebuilt.
+/// and records beside each shard, no value slot; from 10 the impact tiers) are rebuilt.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "9";
+constexpr const char* format_version = "10";
+
+/// Ranking: BM25 with its length normalisation applied when a document is indexed, not when a
+/// query runs. Xapian's BM25 reads every candidate's length from a chunked list it decodes from
+/// the chunk's start (0.7 of 0.9 ms of a one-word query at 100,000 documents, growing with the
+/// documents held). Instead each occurrence counts `wdf_scale / norm` (norm = 1 - b + b *
+/// max(words / reference_words, 0.5), BM25's own form with b = 0.5, Xapian's default), and
+/// queries run BM25 with b = 0 (no length read) and k1 scaled alike: the same ranking as BM25 with
+/// a fixed average length of `reference_words`, up to one factor common to every weight.
+constexpr double bm25_b = 0.5;
+constexpr double bm25_k1 = 1.0;
+constexpr double reference_words = 500;
+constexpr double wdf_scale = 256;
+
+/// Words in `text` as a plain scan counts them (runs of letters and digits).
+std::size_t count_words(const std::string& text);
+
+Xapian::termcount wdf_per_occurrence(std::size_t words) {
+  double norm = 1 - bm25_b + bm25_b * std::max(static_cast<double>(words) / reference_words, 0.5);
+  return static_cast<Xapian::termcount>(std::max(1.0, std::round(wdf_scale / norm)));
+}
+
+Xapian::BM25Weight ranking() {
+  return Xapian::BM25Weight(bm25_k1 * wdf_scale, 0, 1, 0, 0.5);
+}
 
 /// Word pairs, for phrases of common words. A phrase of two words found in most documents cost a
 /// check of positions for most of them (14 ms p95 in process at 100,000 documents, 20 ms for the
@@ -115,14 +139,42 @@ term_set split_terms(const std::string& joined) {
   return terms;
 }
 
+/// Impact tiers, for a query that is one common word or one pair (`"a b"` of two common words):
+/// ranked by BM25 alone, whose weight grows with the wdf only (b = 0 above), so its best documents
+/// are those with the largest wdf. Such a list holds most documents (83,000 of 100,000 for the
+/// densest pair), and Xapian reads all of it to find a page (3.6 ms in process). Each common word
+/// and pair of a document is also indexed as boolean terms `XI<level><term>` for every level L
+/// whose floor, `wdf_scale << L`, its wdf reaches (L = 1: about two occurrences in a document of
+/// reference length; each level doubles it). A search first ranks the term's documents of one
+/// level: when that fills its window, nothing outside the level can outrank them (their wdf is
+/// lower, so is their weight) and the answer is exactly the whole list's. Else it goes a level
+/// down, and to the whole list last.
+constexpr int max_tier = 9;
+
+std::string tier_term(int level, const std::string& term) {
+  return "XI" + std::string(1, static_cast<char>('0' + level)) + term;
+}
+
+Xapian::termcount tier_floor(int level) {
+  return static_cast<Xapian::termcount>(wdf_scale) << level;
+}
+
+/// The levels a term of `wdf` is indexed at, as boolean terms of `doc`.
+void add_tiers(Xapian::Document& doc, const std::string& term, Xapian::termcount wdf) {
+  for (int level = 1; level <= max_tier && wdf >= tier_floor(level); ++level) doc.add_boolean_term(tier_term(level, term));
+}
+
 /// Adds to `doc` a pair term for every two neighbouring positions holding words of `common`,
-/// weighted per occurrence as the document's words are (their wdf over their positions).
+/// weighted per occurrence as the document's words are (their wdf over their positions), and the
+/// impact tiers of those words and pairs.
 void add_pairs(Xapian::Document& doc, const term_set& common) {
   std::vector<std::pair<Xapian::termpos, const std::string*>> at;
+  std::vector<std::pair<const std::string*, Xapian::termcount>> words;  // common words and their wdf
   Xapian::termcount inc = 0;
   for (auto t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
     auto found = common.find(*t);
     if (found == common.end()) continue;
+    words.emplace_back(&*found, t.get_wdf());
     Xapian::termcount occurrences = 0;
     for (auto p = t.positionlist_begin(); p != t.positionlist_end(); ++p, ++occurrences) at.emplace_back(*p, &*found);
     if (inc == 0 && occurrences > 0) inc = std::max<Xapian::termcount>(1, t.get_wdf() / occurrences);
@@ -135,9 +187,13 @@ void add_pairs(Xapian::Document& doc, const term_set& common) {
   for (std::size_t i = 0; i < pairs.size();) {  // each pair once, with all its occurrences
     auto j = i;
     while (j < pairs.size() && pairs[j] == pairs[i]) ++j;
-    doc.add_term(pair_term(*pairs[i].first, *pairs[i].second), inc * static_cast<Xapian::termcount>(j - i));
+    auto term = pair_term(*pairs[i].first, *pairs[i].second);
+    auto wdf = inc * static_cast<Xapian::termcount>(j - i);
+    doc.add_term(term, wdf);
+    add_tiers(doc, term, wdf);
     i = j;
   }
+  for (const auto& [word, wdf] : words) add_tiers(doc, *word, wdf);
 }
 
 /// `doc`'s positioned terms in position order, as word hashes; a 0 wherever positions skip (between
@@ -223,30 +279,6 @@ Xapian::Query with_pairs(const Xapian::Query& q, const term_set& common) {
     default:
       return q;
   }
-}
-
-/// Ranking: BM25 with its length normalisation applied when a document is indexed, not when a
-/// query runs. Xapian's BM25 reads every candidate's length from a chunked list it decodes from
-/// the chunk's start (0.7 of 0.9 ms of a one-word query at 100,000 documents, growing with the
-/// documents held). Instead each occurrence counts `wdf_scale / norm` (norm = 1 - b + b *
-/// max(words / reference_words, 0.5), BM25's own form with b = 0.5, Xapian's default), and
-/// queries run BM25 with b = 0 (no length read) and k1 scaled alike: the same ranking as BM25 with
-/// a fixed average length of `reference_words`, up to one factor common to every weight.
-constexpr double bm25_b = 0.5;
-constexpr double bm25_k1 = 1.0;
-constexpr double reference_words = 500;
-constexpr double wdf_scale = 256;
-
-/// Words in `text` as a plain scan counts them (runs of letters and digits).
-std::size_t count_words(const std::string& text);
-
-Xapian::termcount wdf_per_occurrence(std::size_t words) {
-  double norm = 1 - bm25_b + bm25_b * std::max(static_cast<double>(words) / reference_words, 0.5);
-  return static_cast<Xapian::termcount>(std::max(1.0, std::round(wdf_scale / norm)));
-}
-
-Xapian::BM25Weight ranking() {
-  return Xapian::BM25Weight(bm25_k1 * wdf_scale, 0, 1, 0, 0.5);
 }
 
 /// A hit's record (what it shows, kept in the shard's documents: storage/shard_documents.hpp): id,
@@ -535,20 +567,32 @@ private:
   bool held_ = false;  ///< current_ is in the set (else a check left it there, undecided)
 };
 
+/// How much of the index a search's filters let through: the product of each group's share (as
+/// if they were independent), and whether every group holds at least a 64th of the documents.
+struct filter_reach {
+  double share = 1;
+  bool dense = true;
+};
+
+filter_reach reach_of(const Xapian::Database& db, const filter_source::groups& groups) {
+  auto documents = db.get_doccount();
+  filter_reach reach;
+  for (const auto& group : groups) {
+    Xapian::doccount held = 0;
+    for (const auto& term : group) held += db.get_termfreq(term);
+    reach.dense = reach.dense && std::uint64_t{held} * 64 >= documents;
+    reach.share *= documents == 0 ? 0.0 : std::min(1.0, static_cast<double>(held) / documents);
+  }
+  return reach;
+}
+
 /// A search's filters (`groups`: an AND of ORs of terms) as a query. As bit sets (filter_source)
 /// when every group holds at least a 64th of the documents: a set costs a word per 64 documents
 /// to combine, which only dense filters repay. Else as Xapian's boolean terms, which Xapian drives
 /// by the shortest list (a small tenant's, in a large index): the work asked, not the index's size.
-Xapian::Query filters_of(const Xapian::Database& db, const std::shared_ptr<filter_sets>& sets,
-                         const std::shared_ptr<const filter_source::groups>& groups) {
-  auto documents = db.get_doccount();
-  bool dense = true;
-  for (const auto& group : *groups) {
-    Xapian::doccount held = 0;
-    for (const auto& term : group) held += db.get_termfreq(term);
-    dense = dense && std::uint64_t{held} * 64 >= documents;
-  }
-  if (dense) {
+Xapian::Query filters_of(const std::shared_ptr<filter_sets>& sets, const std::shared_ptr<const filter_source::groups>& groups,
+                         const filter_reach& reach) {
+  if (reach.dense) {
     filter_source filtered{sets, groups};
     return Xapian::Query(filtered.clone()->release());
   }
@@ -1337,7 +1381,23 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
   if (!q.languages.empty()) groups->push_back(prefixed("XL", q.languages));
   if (!q.work_id.empty()) groups->push_back({"XW" + q.work_id});
   groups->push_back(prefixed("XR", q.principals));  // layer 2: only what the caller may read
-  Xapian::Query ranked(Xapian::Query::OP_FILTER, text, filters_of(db, impl_->filters, groups));
+  auto reach = reach_of(db, *groups);
+  Xapian::Query ranked(Xapian::Query::OP_FILTER, text, filters_of(impl_->filters, groups, reach));
+  // One common word or pair, with nothing to check or reorder: ranked by its impact tiers first,
+  // from the highest level expected to fill the window (twice over) through the filters and
+  // the hits passed over. Sparse filters drive the query by their own short lists instead.
+  int top_level = 0;
+  std::string tiered;
+  if (!phrased && longest <= 1 && reach.dense && text.get_type() == Xapian::Query::LEAF_TERM) {
+    std::string term = *text.get_terms_begin();
+    if (term.rfind("XP", 0) == 0 || at.common.count(term)) tiered = std::move(term);
+  }
+  auto window = longest > 1 ? 2 * q.page_size + 1 : q.page_size + 1;
+  if (!tiered.empty()) {
+    double wanted = 2.0 * static_cast<double>(window + (q.skip ? q.skip->size() : 0));
+    for (int level = max_tier; level >= 1 && top_level == 0; --level)
+      if (db.get_termfreq(tier_term(level, tiered)) * reach.share >= wanted) top_level = level;
+  }
   Xapian::Enquire enquire{db};
   auto n = shards.size();
   // The skipped ids' document ids, each in its own shard: known from an earlier answer (as numbered
@@ -1374,7 +1434,6 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
   };
   enquire.set_weighting_scheme(ranking());
   // Several words: rank a window of two pages by BM25, then reorder it with the proximity bonus.
-  auto window = longest > 1 ? 2 * q.page_size + 1 : q.page_size + 1;
   search_page page;
   std::vector<Xapian::docid> docids;  // of page.hits, in order
   Xapian::MSet mset;
@@ -1391,9 +1450,24 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
     page = search_page{};
     docids.clear();
     order.clear();
-    enquire.set_query(skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, passed_over(attempt == 2)) : ranked);
-    mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window), 0, nullptr, phrased ? &check : nullptr);
-    page.total_estimate = mset.get_matches_estimated();
+    auto skipped = skipping ? passed_over(attempt == 2) : Xapian::Query{};
+    auto without_skipped = [&](const Xapian::Query& query) {
+      return skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, query, skipped) : query;
+    };
+    bool filled = false;  // by a level of the impact tiers: the same window as the whole list's
+    for (int level = top_level; level >= 1 && !filled; --level) {
+      enquire.set_query(without_skipped(Xapian::Query(Xapian::Query::OP_FILTER, ranked, Xapian::Query(tier_term(level, tiered)))));
+      mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window));
+      filled = mset.size() == window;
+      if (filled) page.tier_level = level;
+    }
+    enquire.set_query(without_skipped(ranked));
+    if (filled) {
+      page.total_estimate = enquire.get_mset(0, 0).get_matches_estimated();  // from statistics, no postings read
+    } else {
+      mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window), 0, nullptr, phrased ? &check : nullptr);
+      page.total_estimate = mset.get_matches_estimated();
+    }
     for (auto it = mset.begin(); it != mset.end(); ++it) {
       double score = it.get_weight();
       if (longest > 1) {

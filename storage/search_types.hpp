@@ -43,6 +43,9 @@ struct search_page {
   std::vector<search_hit> hits;
   std::uint64_t total_estimate = 0;
   bool exhausted = false;  ///< nothing ranked after the last hit
+  /// The level of the query term's impact tiers that ranked this page (0: the whole posting list;
+  /// storage/search_index.cpp). The same page either way; tests and benches read it.
+  int tier_level = 0;
 };
 
 /// A query Xapian cannot parse (the caller answers 400 with it).

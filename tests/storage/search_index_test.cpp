@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -577,4 +578,63 @@ TEST_CASE("a tenant with few of the index's documents is filtered as well as one
   CHECK_FALSE(page.exhausted);
   auto found = ids(page);
   CHECK(std::count(found.begin(), found.end(), "res_s") + std::count(found.begin(), found.end(), "res_t") == 0);
+}
+
+TEST_CASE("a common word or pair is ranked from its impact tiers exactly as from its whole list",
+          "[search][index][tiers]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  // 1,400 documents of varied length, `sea` and `wave` in most of them (common: they get pairs and
+  // tiers) as often as 1 to 40 times. t_a holds 1,390 (u_alice reads all, u_bob every third);
+  // t_small 10 (under a 64th: its filters are Xapian's own terms, which the tiers stand aside for).
+  std::mt19937 random{14};
+  std::vector<indexed_resource> docs;
+  for (int i = 0; i < 1400; ++i) {
+    std::string text;
+    auto seas = 1 + random() % 40, rest = 5 + random() % 300;
+    for (std::size_t w = 0; w < seas + rest; ++w) {
+      auto pick = random() % (seas + rest);
+      text += pick < seas ? (random() % 2 ? "sea wave " : "sea ") : "rare" + std::to_string(random() % 5000) + " ";
+    }
+    auto d = doc("res_" + std::to_string(i), "Log", text);
+    if (i % 3 == 0) d.readers.push_back("u_bob");
+    if (seas <= 20 || i % 50 == 0) d.readers.push_back("u_carol");  // few of the top levels' documents
+    if (i >= 1390) d.tenant = "t_small";
+    docs.push_back(std::move(d));
+  }
+  index.apply(docs, {}, 1);
+  // The same query with a word no document holds taken away: not one term, so the whole list.
+  // `tiers_expected`: whether a level of the tiers answers some page (unset: either way).
+  auto compare = [&](const std::string& text, const std::string& tenant, std::vector<std::string> principals,
+                     std::optional<bool> tiers_expected, std::size_t answers) {
+    INFO(text << " in " << tenant);
+    std::unordered_set<std::string> answered, answered_whole;
+    bool tiered = false;
+    for (int page = 0; page < 5; ++page) {
+      auto q = ask(text, principals), whole = ask(text + " -nowhere", principals);
+      q.tenant = whole.tenant = tenant;
+      q.skip = &answered;
+      whole.skip = &answered_whole;
+      auto got = index.search(q), expected = index.search(whole);
+      INFO("page " << page);
+      CHECK(expected.tier_level == 0);
+      tiered = tiered || got.tier_level > 0;
+      REQUIRE(ids(got) == ids(expected));
+      for (std::size_t i = 0; i < got.hits.size(); ++i) CHECK(got.hits[i].score == Approx(expected.hits[i].score));
+      CHECK(got.exhausted == expected.exhausted);
+      CHECK(got.total_estimate >= got.hits.size());
+      if (!got.exhausted) CHECK(got.total_estimate > got.hits.size());
+      for (const auto& id : ids(got)) answered.insert(id), answered_whole.insert(id);
+    }
+    if (tiers_expected) CHECK(tiered == *tiers_expected);
+    CHECK(answered.size() == answers);
+  };
+  compare("sea", "t_a", {"u_alice"}, true, 100);
+  compare("\"sea wave\"", "t_a", {"u_alice"}, true, 100);
+  compare("sea", "t_a", {"u_bob"}, true, 100);
+  compare("sea", "t_small", {"u_alice"}, false, 10);
+  // A reader of few of the best documents: the levels they are in fall short, lower ones answer.
+  compare("sea", "t_a", {"u_carol"}, std::nullopt, 100);
+  auto rare = holding({docs.begin(), docs.begin() + 1390}, {"rare7"}).size();
+  compare("rare7", "t_a", {"u_alice"}, false, std::min<std::size_t>(rare, 100));  // not common: no tiers
 }
