@@ -52,9 +52,10 @@ std::string stem_key(const std::string& language) {
 }
 
 /// The index format: documents without what a search relies on (the `XK` terms; from 8 the words
-/// and records beside each shard, no value slot; from 10 the impact tiers) are rebuilt.
+/// and records beside each shard, no value slot; from 10 the impact tiers; from 11 the sketches
+/// in blocks) are rebuilt.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "10";
+constexpr const char* format_version = "11";
 
 /// Ranking: BM25 with its length normalisation applied when a document is indexed, not when a
 /// query runs. Xapian's BM25 reads every candidate's length from a chunked list it decodes from
@@ -590,8 +591,8 @@ filter_reach reach_of(const Xapian::Database& db, const filter_source::groups& g
 /// when every group holds at least a 64th of the documents: a set costs a word per 64 documents
 /// to combine, which only dense filters repay. Else as Xapian's boolean terms, which Xapian drives
 /// by the shortest list (a small tenant's, in a large index): the work asked, not the index's size.
-Xapian::Query filters_of(const std::shared_ptr<filter_sets>& sets, const std::shared_ptr<const filter_source::groups>& groups,
-                         const filter_reach& reach) {
+Xapian::Query filters_of(const std::shared_ptr<filter_sets>& sets,
+                         const std::shared_ptr<const filter_source::groups>& groups, const filter_reach& reach) {
   if (reach.dense) {
     filter_source filtered{sets, groups};
     return Xapian::Query(filtered.clone()->release());
@@ -1080,9 +1081,12 @@ struct word_order {
 /// pair sketch (most checks end there) and its word sequence.
 class document_words {
 public:
-  document_words(const shard_documents::reader& documents, Xapian::docid local) : documents_(documents), local_(local) {}
+  /// `cache`: the search's last block of sketches in this shard (none: looked up alone).
+  document_words(const shard_documents::reader& documents, Xapian::docid local,
+                 shard_documents::reader::sketch_cache* cache = nullptr)
+      : documents_(documents), local_(local), cache_(cache) {}
   const std::optional<pair_sketch>& sketch() const {
-    if (!sketch_read_) sketch_ = documents_.sketch(local_), sketch_read_ = true;
+    if (!sketch_read_) sketch_ = documents_.sketch(local_, cache_), sketch_read_ = true;
     return sketch_;
   }
   const std::optional<word_sequence>& sequence() const {
@@ -1101,6 +1105,7 @@ public:
 private:
   const shard_documents::reader& documents_;
   Xapian::docid local_;
+  shard_documents::reader::sketch_cache* cache_;
   mutable std::optional<pair_sketch> sketch_;
   mutable std::optional<word_sequence> sequence_;
   mutable bool sketch_read_ = false, sequence_read_ = false;
@@ -1185,14 +1190,14 @@ class phrase_check final : public Xapian::MatchDecider {
 public:
   phrase_check(const Xapian::Database& db, const std::vector<shard_documents::reader>& documents,
                const std::vector<word_order>& orders, std::shared_ptr<const shard_marker::state> marker)
-      : db_(db), documents_(documents), orders_(orders), marker_(std::move(marker)) {}
+      : db_(db), documents_(documents), orders_(orders), marker_(std::move(marker)), caches_(documents.size()) {}
   bool operator()(const Xapian::Document& candidate) const override {
     auto local = candidate.get_docid();
     if (marker_->local != local)  // Xapian no longer matches as 1.4 does: not to be guessed
       throw std::logic_error("search index: a candidate's shard is unknown to the phrase check");
     auto k = marker_->shard;
     auto did = merge_docid(local, k, documents_.size());
-    document_words words{documents_[k], local};
+    document_words words{documents_[k], local, &caches_[k]};
     for (const auto* o : orders_of(orders_, words.key()))
       if (phrases_hold(db_, did, words, *o)) return true;
     return false;
@@ -1203,6 +1208,7 @@ private:
   const std::vector<shard_documents::reader>& documents_;
   const std::vector<word_order>& orders_;
   std::shared_ptr<const shard_marker::state> marker_;
+  mutable std::vector<shard_documents::reader::sketch_cache> caches_;  ///< a shard's candidates come in order
 };
 
 /// Of `words` (a query's terms in order), the share of neighbouring pairs that stand next to each

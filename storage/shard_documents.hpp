@@ -11,7 +11,7 @@
 /// (`word_hash`; 0 where positions skip, between title and text), for phrase and proximity
 /// checks; `sketches`, the stemmer key's hash and a Bloom filter of the document's neighbouring
 /// words (`pair_sketch`), which turns most candidates of a phrase away before their words are
-/// read; `records`, what a hit shows. Derived like the rest of the index: written in the batch
+/// read, kept 62 documents to a block (keyed by docid / 62); `records`, what a hit shows. Derived like the rest of the index: written in the batch
 /// that writes the document, committed before the shard's Xapian commit (a document Xapian holds
 /// always has all three; a crash in between leaves entries of document ids the replayed batch writes
 /// again), removed with it. A reader may see a document's entries ahead of its Xapian revision:
@@ -100,8 +100,16 @@ public:
     reader& operator=(reader&&) noexcept;
     ~reader();
     std::optional<word_sequence> find(std::uint32_t docid) const;
-    /// The document's sketch (none for a document written without one: check its words).
-    std::optional<pair_sketch> sketch(std::uint32_t docid) const;
+    /// Where `sketch` found the last block of sketches it read (their bytes, valid while the reader
+    /// lives and is not renewed). One per search and shard: its candidates come in document order
+    /// and most share their block with the one before.
+    struct sketch_cache {
+      std::uint32_t block = ~std::uint32_t{0};
+      const unsigned char* bytes = nullptr;
+    };
+    /// The document's sketch (none for a document written without one: check its words); through
+    /// `cache` when given.
+    std::optional<pair_sketch> sketch(std::uint32_t docid, sketch_cache* cache = nullptr) const;
     /// What a hit on the document shows (as `put`), valid while this reader lives.
     std::optional<std::string_view> record(std::uint32_t docid) const;
     /// Ends the snapshot (LMDB keeps no old pages for it), and begins a fresh one.

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -149,4 +150,47 @@ TEST_CASE("a batch's writes land in the order written, table by table", "[search
   CHECK(reader.find(3)->key() == 8);
   CHECK(reader.sketch(3)->may_hold(pair_bits::of({6, 5})));
   CHECK(store.size() == 2);
+}
+
+TEST_CASE("sketches kept in blocks: each document's own, across blocks, after removals and rewrites",
+          "[search][documents]") {
+  cl::testing::temp_dir dir;
+  shard_documents store{dir.path + "/d"};
+  // Documents 1..300 (several blocks of 62), each with the pair (d, d + 1000) and its key d.
+  auto words_of = [](std::uint32_t d) { return std::vector<std::uint32_t>{d, d + 1000}; };
+  for (std::uint32_t d = 1; d <= 300; ++d) store.put(d, d, words_of(d), "r");
+  store.commit();
+  // A later batch: every document of the second block (62..123) removed, so the block is empty;
+  // every fifth of the others removed; 100 written again with other words; 400 added alone.
+  for (std::uint32_t d = 62; d <= 123; ++d) store.erase(d);
+  for (std::uint32_t d = 5; d <= 300; d += 5)
+    if (d < 62 || d > 123) store.erase(d);
+  store.put(100, 7, {7, 8}, "again");
+  store.put(400, 400, words_of(400), "r");
+  store.commit();
+  auto present = [](std::uint32_t d) {
+    if (d == 100 || d == 400) return true;
+    return d >= 1 && d <= 300 && (d < 62 || d > 123) && d % 5 != 0;
+  };
+  auto reader = store.read();
+  shard_documents::reader::sketch_cache cache;
+  std::mt19937 random{14};
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t d = 0; d <= 500; ++d) order.push_back(d);
+  auto orders = {order, [&] { auto o = order; std::shuffle(o.begin(), o.end(), random); return o; }()};
+  for (const auto& o : orders)
+    for (auto d : o) {
+      INFO("document " << d);
+      for (auto sketch : {reader.sketch(d), reader.sketch(d, &cache)}) {
+        REQUIRE(static_cast<bool>(sketch) == present(d));
+        if (!sketch) continue;
+        if (d == 100) {
+          CHECK(sketch->key == 7);
+          CHECK(sketch->may_hold(pair_bits::of({7, 8})));
+        } else {
+          CHECK(sketch->key == d);
+          CHECK(sketch->may_hold(pair_bits::of(words_of(d))));
+        }
+      }
+    }
 }
