@@ -12,9 +12,9 @@
 /// (storage/shard_documents.hpp), for phrase and proximity checks, with what a hit shows. Pairs
 /// of neighbouring common words as `XP<term> <term>` (no positions), for phrases of such words;
 /// the common words chosen once, in metadata `common_terms`. Impact tiers of the common words and
-/// pairs as `XI<level><term>` (boolean), where a query of one such term finds its best documents. The last applied change-log sequence is
-/// each shard's metadata `applied`, committed with the documents it covers; `format` names the
-/// layout (another one is rebuilt).
+/// pairs as `XI<level><term>` (boolean), where a query of one such term finds its best documents.
+/// The last applied change-log sequence is each shard's metadata `applied`, committed with the
+/// documents it covers; `format` names the layout (another one is rebuilt).
 ///
 /// The index is split into shards (`<dir>/shard-<k>`, a Resource's shard chosen by a stable hash of
 /// its tenant and id), each a Xapian database with its own writer: a batch is written to all shards

@@ -26,6 +26,17 @@ MDB_val key_of(const std::uint32_t& docid) {
 /// 2 KB of text, 64 GiB hold millions.
 constexpr std::size_t map_size = std::size_t{64} << 30;
 
+/// The entry under `key` (a document id, or a block number) in table `dbi`, if there is one (valid
+/// while `txn` lives).
+std::optional<MDB_val> entry(MDB_txn* txn, unsigned dbi, std::uint32_t key) {
+  auto k = key_of(key);
+  MDB_val v{};
+  int rc = mdb_get(txn, dbi, &k, &v);
+  if (rc == MDB_NOTFOUND) return std::nullopt;
+  check(rc, "get");
+  return v;
+}
+
 /// The bit of a pair `a`, `b` for probe `i` (0 or 1): a 64-bit multiplicative mix of the two.
 std::uint16_t pair_bit(std::uint32_t a, std::uint32_t b, int i) {
   std::uint64_t x = ((static_cast<std::uint64_t>(a) << 32) | b) * 0x9E3779B97F4A7C15ull;
@@ -168,6 +179,12 @@ std::uint64_t presence_of(const unsigned char* block) {
   return mask;
 }
 
+/// Where slot `slot` of `block` begins: its key hash, then its filter.
+template <class Byte>
+Byte* slot_of(Byte* block, std::size_t slot) {
+  return block + 8 + slot * sketch_slot;
+}
+
 /// The batch's sketches (`staged`, in the order written) into their blocks: each block it touches
 /// read once, changed in memory, written once (or removed when it holds none), in block order.
 void write_sketches(MDB_txn* txn, MDB_dbi dbi, const std::vector<shard_documents_op>& staged) {
@@ -176,12 +193,9 @@ void write_sketches(MDB_txn* txn, MDB_dbi dbi, const std::vector<shard_documents
     auto [at, fresh] = blocks.try_emplace(static_cast<std::uint32_t>(op.docid / sketch_slots));
     auto& block = at->second;
     if (fresh) {
-      auto k = key_of(at->first);
-      MDB_val v{};
-      int rc = mdb_get(txn, dbi, &k, &v);
-      if (rc != MDB_NOTFOUND) check(rc, "get sketches");
-      if (rc == MDB_SUCCESS && v.mv_size == sketch_block_bytes) {
-        auto* bytes = static_cast<const unsigned char*>(v.mv_data);
+      auto v = entry(txn, dbi, at->first);
+      if (v && v->mv_size == sketch_block_bytes) {
+        auto* bytes = static_cast<const unsigned char*>(v->mv_data);
         block.assign(bytes, bytes + sketch_block_bytes);
       } else {
         block.assign(sketch_block_bytes, 0);
@@ -189,7 +203,7 @@ void write_sketches(MDB_txn* txn, MDB_dbi dbi, const std::vector<shard_documents
     }
     auto slot = op.docid % sketch_slots;
     auto mask = presence_of(block.data());
-    auto* out = block.data() + 8 + slot * sketch_slot;
+    auto* out = slot_of(block.data(), slot);
     if (op.erase) {
       mask &= ~(std::uint64_t{1} << slot);
     } else {
@@ -245,11 +259,10 @@ void shard_documents::commit() {
   MDB_txn* txn = nullptr;
   check(mdb_txn_begin(impl_->env, nullptr, 0, &txn), "begin");
   try {
-    // One table after the other, each in the order written: a batch's sketches take pages next
-    // to each other in the file (LMDB hands a transaction's new pages out in the order it asks),
-    // where a document's three entries at a time would spread them over every record's pages.
-    // A sketch check costs about half as much for it (~0.45 against ~0.9 us in a test of one
-    // shard of 50,000 documents).
+    // One table after the other (the sketches by block, the others in the order written): a
+    // table's new pages lie next to each other in the file (LMDB hands a transaction's new pages
+    // out in the order it asks), where a document's entries at a time would spread every table
+    // over the records' pages (a word-sequence lookup 0.95 -> 0.52 us, one shard of 50,000).
     write_sketches(txn, impl_->sketches, staged);
     for (auto [t, dbi] : {std::pair{table::words, impl_->words}, std::pair{table::records, impl_->records}})
       for (const auto& op : staged) write_entry(txn, dbi, t, op);
@@ -302,20 +315,6 @@ void shard_documents::reader::renew() {
   check(mdb_txn_renew(txn_), "renew");
 }
 
-namespace {
-
-/// Document `docid`'s entry in table `dbi`, if it has one (valid while `txn` lives).
-std::optional<MDB_val> entry(MDB_txn* txn, unsigned dbi, std::uint32_t docid) {
-  auto k = key_of(docid);
-  MDB_val v{};
-  int rc = mdb_get(txn, dbi, &k, &v);
-  if (rc == MDB_NOTFOUND) return std::nullopt;
-  check(rc, "get");
-  return v;
-}
-
-}  // namespace
-
 std::optional<word_sequence> shard_documents::reader::find(std::uint32_t docid) const {
   auto v = entry(txn_, words_, docid);
   if (!v || v->mv_size < 4 || v->mv_size % 4 != 0) return std::nullopt;
@@ -335,8 +334,8 @@ std::optional<pair_sketch> shard_documents::reader::sketch(std::uint32_t docid, 
   auto slot = docid % sketch_slots;
   if (!block || !((presence_of(block) >> slot) & 1)) return std::nullopt;
   pair_sketch out;
-  std::memcpy(&out.key, block + 8 + slot * sketch_slot, 4);
-  out.filter = block + 8 + slot * sketch_slot + 4;
+  std::memcpy(&out.key, slot_of(block, slot), 4);
+  out.filter = slot_of(block, slot) + 4;
   return out;
 }
 

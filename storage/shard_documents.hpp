@@ -11,10 +11,10 @@
 /// (`word_hash`; 0 where positions skip, between title and text), for phrase and proximity
 /// checks; `sketches`, the stemmer key's hash and a Bloom filter of the document's neighbouring
 /// words (`pair_sketch`), which turns most candidates of a phrase away before their words are
-/// read, kept 62 documents to a block (keyed by docid / 62); `records`, what a hit shows. Derived like the rest of the index: written in the batch
-/// that writes the document, committed before the shard's Xapian commit (a document Xapian holds
-/// always has all three; a crash in between leaves entries of document ids the replayed batch writes
-/// again), removed with it. A reader may see a document's entries ahead of its Xapian revision:
+/// read, kept 62 documents to a block (keyed by docid / 62); `records`, what a hit shows. Derived
+/// like the rest of the index: written in the batch that writes the document, committed before
+/// the shard's Xapian commit (a document Xapian holds always has all three; a crash in between
+/// leaves entries of document ids the replayed batch writes again), removed with it. A reader may see a document's entries ahead of its Xapian revision:
 /// newer words and record for a replaced one (the newer is shown), none for a removed one (not
 /// shown; its phrases are checked by Xapian's positions).
 
