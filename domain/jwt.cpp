@@ -90,11 +90,15 @@ std::optional<std::int64_t> time_claim(const json::object& o, std::string_view n
   auto it = o.find(name);
   if (it == o.end()) return std::nullopt;
   const auto& v = it->value();
-  if (v.is_int64()) return v.as_int64();
-  if (v.is_uint64() && v.as_uint64() < (1ull << 62)) return static_cast<std::int64_t>(v.as_uint64());
+  // Seconds since 1970 below 10^15 (some 30 million years): no sum or difference of two such
+  // values can overflow, and a negative time is no time a token was issued at.
+  constexpr std::int64_t limit = 1'000'000'000'000'000;
+  if (v.is_int64() && v.as_int64() >= 0 && v.as_int64() < limit) return v.as_int64();
+  if (v.is_uint64() && v.as_uint64() < static_cast<std::uint64_t>(limit)) return static_cast<std::int64_t>(v.as_uint64());
   if (v.is_double()) {  // 1.7e9 is a whole number of seconds; 1700000000.5 is not and is refused
     double d = v.as_double();
-    if (d >= 0 && d < 1e15 && d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
+    if (d >= 0 && d < static_cast<double>(limit) && d == static_cast<double>(static_cast<std::int64_t>(d)))
+      return static_cast<std::int64_t>(d);
   }
   return std::nullopt;
 }
@@ -224,17 +228,19 @@ std::optional<verify_outcome> read_identity(const json::object& claims, const ve
 std::optional<verify_outcome> check_times(const json::object& claims, const verify_options& opts, principal& who) {
   auto exp = time_claim(claims, "exp");
   auto iat = time_claim(claims, "iat");
-  if (!exp || !iat) return fail(error_id::token_invalid, "The token lacks integral numeric exp or iat.");
+  if (!exp || !iat) return fail(error_id::token_invalid, "The token lacks exp or iat as whole, non-negative seconds.");
   if (*iat > opts.now + opts.clock_skew) return fail(error_id::token_invalid, "The token was issued in the future.");
   if (*exp - *iat > opts.max_lifetime || *exp <= *iat)
     return fail(error_id::token_invalid, "The token lifetime is over one hour or not positive.");
   if (claims.contains("auth_time")) {
     who.auth_time = time_claim(claims, "auth_time");
-    if (!who.auth_time) return fail(error_id::token_invalid, "The token's auth_time is not an integral number.");
+    if (!who.auth_time) return fail(error_id::token_invalid, "The token's auth_time is not a whole number of seconds.");
+    if (*who.auth_time > opts.now + opts.clock_skew)
+      return fail(error_id::token_invalid, "The token's auth_time (last sign-in) is in the future.");
   }
   if (claims.contains("nbf")) {
     auto nbf = time_claim(claims, "nbf");
-    if (!nbf) return fail(error_id::token_invalid, "The token's nbf is not an integral number.");
+    if (!nbf) return fail(error_id::token_invalid, "The token's nbf is not a whole number of seconds.");
     if (*nbf > opts.now + opts.clock_skew) return fail(error_id::token_invalid, "The token is not valid yet (nbf).");
   }
   if (*exp + opts.clock_skew <= opts.now) return fail(error_id::token_expired, "The token has expired.");

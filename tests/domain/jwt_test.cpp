@@ -168,6 +168,24 @@ TEST_CASE("claims are checked: issuer, lifetime, times, principal, scopes, jti",
   c["exp"] = now + 600;
   CHECK(failure_of(make_token(c)) == error_id::token_invalid);
   CHECK(failure_of(with("exp", "tomorrow")) == error_id::token_invalid);
+  // A lifetime whose arithmetic would overflow: iat near INT64_MIN, exp years ahead.
+  c["iat"] = std::int64_t{-9223372036854775000};
+  c["exp"] = now + 10 * 365 * 86400;
+  CHECK(failure_of(make_token(c)) == error_id::token_invalid);
+  c["iat"] = -1;
+  c["exp"] = now + 60;
+  CHECK(failure_of(make_token(c)) == error_id::token_invalid);
+  c["iat"] = now;
+  c["exp"] = std::uint64_t{18446744073709551000ull};
+  CHECK(failure_of(make_token(c)) == error_id::token_invalid);
+  // A last sign-in in the future, beyond the clock-skew allowance; within it passes.
+  c["exp"] = now + 600;
+  c["auth_time"] = now + 3600;
+  CHECK(failure_of(make_token(c)) == error_id::token_invalid);
+  c["auth_time"] = now + 30;
+  CHECK(check(make_token(c)).ok);
+  c["auth_time"] = -5;
+  CHECK(failure_of(make_token(c)) == error_id::token_invalid);
   CHECK(failure_of(without("exp")) == error_id::token_invalid);
   CHECK(failure_of(with("sub", "x_alice")) == error_id::token_invalid);
   CHECK(failure_of(with("sub", "u_")) == error_id::token_invalid);

@@ -73,6 +73,19 @@ TEST_CASE("defective tokens are 401 TOKEN_INVALID", "[auth][attack]") {
   c = valid_claims();
   c["exp"] = unix_now() + 7200;
   tokens.push_back(make_token(c));
+  // A lifetime check that overflowed: iat near INT64_MIN, exp ten years ahead, signed by the trusted key.
+  c = valid_claims();
+  c["iat"] = std::int64_t{-9223372036854775000};
+  c["exp"] = unix_now() + 10 * 365 * 86400;
+  tokens.push_back(make_token(c));
+  // A last sign-in in the future beyond the clock-skew allowance.
+  c = valid_claims();
+  c["auth_time"] = unix_now() + 3600;
+  tokens.push_back(make_token(c));
+  // Scopes as one space-separated string: the contract's claim is an array.
+  c = valid_claims();
+  c["scopes"] = "content-lake.read content-lake.write";
+  tokens.push_back(make_token(c));
   tokens.push_back("eyJhbGciOiJSUzI1NiJ9.!!!.abc");
   auto good = make_token(valid_claims());
   tokens.push_back(good.substr(0, good.size() - 4) + "AAAA");
