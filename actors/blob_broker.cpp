@@ -88,6 +88,12 @@ json::object upload_json(const blob_broker_config& cfg, const storage::upload_re
   return o;
 }
 
+/// Until when the store must refuse an ended upload's URL: past the last moment any URL handed
+/// out for it is valid (with the store's allowance for clocks that differ).
+std::int64_t closed_until(const storage::upload_record& u) {
+  return u.expires_at + 15 * 60;
+}
+
 /// Runs `job` on a detached worker and answers through `rp`.
 void on_worker(blob_broker_actor::stateful_pointer<blob_broker_state> self, std::function<blob_outcome()> job,
                std::function<void(blob_outcome)> k) {
@@ -148,7 +154,11 @@ blob_outcome start_upload(const blob_broker_config& cfg, const blob_caller& who,
   u.uploader = who.sub;
   u.client_id = who.client_id;
   u.method = layout.multipart ? "MULTIPART" : "SINGLE";
-  u.object_key = blob_object_key(u.tenant, u.blob_id, u.id);
+  // A SINGLE upload's URL names a key of its own under uploads/; its version gets another key at
+  // completion (commit_single). A MULTIPART upload's parts name the version's key with the store's
+  // upload id, which the store forgets when it assembles them.
+  u.object_key = layout.multipart ? blob_object_key(u.tenant, u.blob_id, u.id)
+                                  : "uploads/" + blob_object_key(u.tenant, u.blob_id, u.id);
   u.content_type = r.content_type;
   u.size = r.size;
   u.part_size = layout.part_size;
@@ -193,7 +203,8 @@ blob_outcome fresh_parts(const blob_broker_config& cfg, storage::upload_record u
 blob_outcome finish(const blob_broker_config& cfg, const storage::upload_record& u, const std::string& sha256) {
   storage::expected_object expect{u.size, sha256, static_cast<int>((u.size + u.part_size - 1) / u.part_size),
                                   u.part_size};
-  auto r = u.method == "SINGLE" ? cfg.backend->check_single(u.object_key, expect)
+  auto version_key = u.method == "SINGLE" ? blob_object_key(u.tenant, u.blob_id, u.id) : u.object_key;
+  auto r = u.method == "SINGLE" ? cfg.backend->commit_single(u.object_key, version_key, expect, closed_until(u))
                                 : cfg.backend->complete_multipart(u.object_key, u.store_upload_id, expect);
   auto refused = [&]() -> std::optional<blob_outcome> {
     switch (r.kind) {
@@ -238,7 +249,7 @@ blob_outcome finish(const blob_broker_config& cfg, const storage::upload_record&
   v.sha256 = r.object.sha256;
   v.created = domain::format_utc(domain::now_seconds());
   v.uploader = u.uploader;
-  v.object_key = u.object_key;
+  v.object_key = version_key;
   return o;
 }
 
@@ -366,7 +377,7 @@ blob_broker_actor::behavior_type blob_broker(blob_broker_actor::stateful_pointer
         self,
         [cfg, u] {
           return guarded([&] {
-            cfg->backend->abort(u.object_key, u.store_upload_id);
+            cfg->backend->abort(u.object_key, u.store_upload_id, closed_until(u));
             return blob_outcome{};
           });
         },

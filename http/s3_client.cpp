@@ -246,7 +246,32 @@ public:
     return r;
   }
 
-  void abort(const std::string& key, const std::string& upload_id) override {
+  // An S3 service cannot be told to refuse a presigned PUT that is still valid: the committed
+  // version is a server-side copy under its own key, read back there; what the upload's URL stores
+  // later lands at the upload key, which no version names.
+  storage::finish_result commit_single(const std::string& upload_key, const std::string& version_key,
+                                       const storage::expected_object& expect, std::int64_t) override {
+    if (upload_key == version_key) return check_single(upload_key, expect);
+    auto earlier = check_single(version_key, expect);  // a completion cut off before it was recorded
+    if (earlier.kind == storage::finish_result::done) return earlier;
+    if (earlier.kind != storage::finish_result::nothing_uploaded) abort(version_key, "", 0);
+    auto copied = call("PUT", version_key, {}, {},
+                       {{"x-amz-copy-source", "/" + cfg_.bucket + "/" + sigv4::uri_encode(upload_key, true)}});
+    if (copied.status == 404) {
+      storage::finish_result none;
+      none.kind = storage::finish_result::nothing_uploaded;
+      return none;
+    }
+    // S3 may answer 200 with an <Error> body when a copy fails late.
+    if (copied.status != 200 || s3::element(copied.body, "Code"))
+      throw std::runtime_error("S3 CopyObject: HTTP " + std::to_string(copied.status) + " " + error_code(copied.body));
+    auto r = check_single(version_key, expect);
+    if (r.kind != storage::finish_result::done) abort(version_key, "", 0);  // the upload stays in progress
+    else abort(upload_key, "", 0);
+    return r;
+  }
+
+  void abort(const std::string& key, const std::string& upload_id, std::int64_t) override {
     auto r = upload_id.empty() ? call("DELETE", key, {}, {}, {}) : call("DELETE", key, {{"uploadId", upload_id}}, {}, {});
     if (r.status / 100 != 2 && r.status != 404)
       spdlog::warn("blobs: the S3 service did not release an upload: HTTP {} {}", r.status, error_code(r.body));
@@ -376,12 +401,12 @@ private:
       if (r.status != 200 || s3::element(r.body, "Code") || r.body.find("CopyPartResult") == std::string::npos) {
         spdlog::warn("blobs: the S3 service cannot copy parts (HTTP {} {}); the upload restarts empty", r.status,
                      error_code(r.body));
-        abort(key, fresh);
+        abort(key, fresh, 0);
         fresh = create_multipart(key, "application/octet-stream");
         break;
       }
     }
-    abort(key, "");
+    abort(key, "", 0);
     return fresh;
   }
 

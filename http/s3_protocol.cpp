@@ -166,9 +166,20 @@ std::string list_parts_xml(std::string_view bucket, std::string_view key, std::s
   return out + "</ListPartsResult>";
 }
 
+namespace {
+std::string copy_result_xml(std::string_view element, std::string_view etag, std::int64_t modified) {
+  return std::string{xml_head} + "<" + std::string{element} + std::string{s3_ns} + "><LastModified>"
+         + iso_time(modified) + "</LastModified><ETag>&quot;" + escape(etag) + "&quot;</ETag></"
+         + std::string{element} + ">";
+}
+}  // namespace
+
 std::string copy_part_xml(std::string_view etag, std::int64_t modified) {
-  return std::string{xml_head} + "<CopyPartResult" + std::string{s3_ns} + "><LastModified>" + iso_time(modified)
-         + "</LastModified><ETag>&quot;" + escape(etag) + "&quot;</ETag></CopyPartResult>";
+  return copy_result_xml("CopyPartResult", etag, modified);
+}
+
+std::string copy_object_xml(std::string_view etag, std::int64_t modified) {
+  return copy_result_xml("CopyObjectResult", etag, modified);
 }
 
 std::optional<std::pair<std::string, std::string>> parse_copy_source(std::string_view value) {

@@ -69,6 +69,8 @@ std::string error_xml(const error& e, std::string_view resource, std::string_vie
 std::string initiate_multipart_xml(std::string_view bucket, std::string_view key, std::string_view upload_id);
 /// `<CopyPartResult><LastModified>..</LastModified><ETag>"..."</ETag></CopyPartResult>`.
 std::string copy_part_xml(std::string_view etag, std::int64_t modified);
+/// CopyObject's answer.
+std::string copy_object_xml(std::string_view etag, std::int64_t modified);
 
 /// The bucket and key of an `x-amz-copy-source` value (`[/]bucket/key`, percent-encoded), or
 /// nullopt when malformed or naming a version.

@@ -39,6 +39,8 @@ namespace {
 constexpr std::size_t chunk_size = 1 << 20;  ///< bytes per read from the socket or the disk
 
 const s3::error no_such_upload{404, "NoSuchUpload", "The specified upload does not exist."};
+/// A PUT to a key closed to new bodies: an upload's URL after the upload was completed or aborted.
+const s3::error closed_key{403, "AccessDenied", "This key takes no new bytes: its upload was completed or aborted."};
 
 /// `/path?query` split and decoded; nullopt when an escape is malformed.
 std::optional<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> split_target(std::string_view target) {
@@ -181,10 +183,10 @@ private:
     auto classified = s3::classify(method_, path_, split->second);
     if (auto* e = std::get_if<s3::error>(&classified)) return fail(*e, true);
     target_ = std::get<s3::request_target>(classified);
-    // UploadPartCopy is served; CopyObject is not: refusing it keeps a copy from being stored as an
-    // empty body.
+    // CopyObject and UploadPartCopy are served; on any other operation a copy source is refused
+    // rather than ignored.
     copy_source_ = req.find("x-amz-copy-source") != req.end();
-    if (copy_source_ && target_.op != s3::operation::upload_part)
+    if (copy_source_ && target_.op != s3::operation::upload_part && target_.op != s3::operation::put_object)
       return fail({501, "NotImplemented", "A header you provided implies functionality that is not implemented (x-amz-copy-source)."}, true);
     domain::sigv4::received_request r;
     r.method = method_;
@@ -216,7 +218,7 @@ private:
     if (content_type_.empty()) content_type_ = "binary/octet-stream";
     switch (target_.op) {
       case s3::operation::put_object:
-      case s3::operation::upload_part: return copy_source_ ? copy_part() : receive_body();
+      case s3::operation::upload_part: return copy_source_ ? copy() : receive_body();
       case s3::operation::complete_multipart_upload: return read_small_body();
       case s3::operation::get_object:
       case s3::operation::head_object: return send_object();
@@ -242,11 +244,12 @@ private:
     });
   }
 
-  /// UploadPartCopy: a range of an object of this bucket becomes the part (on the write thread).
-  void copy_part() {
+  /// CopyObject, or UploadPartCopy (a range of the source): an object of this bucket becomes the
+  /// target object or part (on the write thread). A closed key takes no copy either.
+  void copy() {
     const auto& req = header_->get();
     if (req.has_content_length() && req[bhttp::field::content_length] != "0")
-      return fail({400, "InvalidRequest", "An UploadPartCopy request carries no body."}, true);
+      return fail({400, "InvalidRequest", "A copy request carries no body."}, true);
     auto source = s3::parse_copy_source(std::string{req["x-amz-copy-source"]});
     if (!source || !storage::object_files::valid_key(source->second))
       return fail({400, "InvalidArgument", "x-amz-copy-source must be bucket/key."}, false);
@@ -254,6 +257,8 @@ private:
     auto files = cfg().files;
     auto t = target_;
     auto range = std::string{req["x-amz-copy-source-range"]};
+    if (t.op == s3::operation::put_object && !range.empty())
+      return fail({400, "InvalidArgument", "CopyObject takes no x-amz-copy-source-range."}, false);
     struct copied {
       std::optional<storage::object_info> info;
       std::optional<s3::error> refusal;
@@ -263,6 +268,7 @@ private:
         auto info = files->stat(source.first, source.second);
         auto path = files->data_path(source.first, source.second);
         if (!info || !path) return {std::nullopt, s3::error{404, "NoSuchKey", "The specified key does not exist."}};
+        if (t.op == s3::operation::put_object && files->closed(t.bucket, t.key)) return {std::nullopt, closed_key};
         std::uint64_t first = 0, last = info->size == 0 ? 0 : info->size - 1;
         if (!range.empty()) {
           auto r = s3::parse_range(range, info->size);
@@ -283,6 +289,7 @@ private:
           left -= got;
         }
         if (left > 0) return {std::nullopt, s3::error{500, "InternalError", "The copy source could not be read."}};
+        if (t.op == s3::operation::put_object) return {files->commit_object(body, t.bucket, t.key, info->content_type), std::nullopt};
         auto part = files->commit_part(body, t.upload_id, t.part_number);
         if (!part) return {std::nullopt, no_such_upload};
         return {part, std::nullopt};
@@ -291,7 +298,8 @@ private:
         if (c.refusal) return self->fail(*c.refusal, false);
         auto res = self->reply(200);
         res->set(bhttp::field::content_type, "application/xml");
-        res->body() = s3::copy_part_xml(c.info->etag, c.info->modified);
+        res->body() = self->target_.op == s3::operation::put_object ? s3::copy_object_xml(c.info->etag, c.info->modified)
+                                                                      : s3::copy_part_xml(c.info->etag, c.info->modified);
         self->send(res);
       });
   }
@@ -312,11 +320,17 @@ private:
     raw_remaining_.reset();
     if (!body_parser_->chunked()) raw_remaining_ = body_parser_->content_length().value_or(0);
     auto files = cfg().files;
-    on_disk([files] { return std::shared_ptr<storage::object_files::incoming>(files->receive().release()); },
-            [self = shared_from_this()](std::shared_ptr<storage::object_files::incoming> in) {
-              self->incoming_ = std::move(in);
-              self->read_chunk();
-            });
+    auto t = target_;
+    on_disk(
+      [files, t]() -> std::shared_ptr<storage::object_files::incoming> {
+        if (t.op == s3::operation::put_object && files->closed(t.bucket, t.key)) return nullptr;
+        return std::shared_ptr<storage::object_files::incoming>(files->receive().release());
+      },
+      [self = shared_from_this()](std::shared_ptr<storage::object_files::incoming> in) {
+        if (!in) return self->fail(closed_key, true);
+        self->incoming_ = std::move(in);
+        self->read_chunk();
+      });
   }
 
   void read_chunk() {
@@ -414,11 +428,20 @@ private:
     incoming_.reset();
     on_disk(
       [files, t, type, in]() -> std::optional<storage::object_info> {
-        if (t.op == s3::operation::put_object) return files->commit_object(in, t.bucket, t.key, type);
-        return files->commit_part(in, t.upload_id, t.part_number);
+        if (t.op != s3::operation::put_object) return files->commit_part(in, t.upload_id, t.part_number);
+        // Closed while the body arrived: not stored. Closed between the check and the commit (the
+        // completion moved the key's object away meanwhile, or is about to and checks what it
+        // moves): what this PUT stored goes again.
+        if (files->closed(t.bucket, t.key)) return std::nullopt;
+        auto info = files->commit_object(in, t.bucket, t.key, type);
+        if (files->closed(t.bucket, t.key)) {
+          files->remove(t.bucket, t.key);
+          return std::nullopt;
+        }
+        return info;
       },
       [self = shared_from_this()](std::optional<storage::object_info> info) {
-        if (!info) return self->fail(no_such_upload, false);
+        if (!info) return self->fail(self->target_.op == s3::operation::put_object ? closed_key : no_such_upload, false);
         auto res = self->reply(200);
         res->set(bhttp::field::etag, "\"" + info->etag + "\"");
         self->send(res);

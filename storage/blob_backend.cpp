@@ -57,9 +57,31 @@ public:
     else r.object = *info;
     return r;
   }
-  void abort(const std::string& key, const std::string& upload_id) override {
-    if (upload_id.empty()) cfg_.files->remove(cfg_.bucket, key);
-    else cfg_.files->abort_upload(upload_id);
+  finish_result commit_single(const std::string& upload_key, const std::string& version_key,
+                              const expected_object& expect, std::int64_t closed_until) override {
+    if (upload_key == version_key) return check_single(upload_key, expect);
+    if (cfg_.files->stat(cfg_.bucket, version_key)) return check_single(version_key, expect);
+    // Closed first, then moved, then checked where it now lies: a PUT arriving meanwhile is
+    // refused (or removed by the listener if it was already receiving), never committed.
+    cfg_.files->close_key(cfg_.bucket, upload_key, closed_until);
+    if (!cfg_.files->move(cfg_.bucket, upload_key, version_key)) {
+      cfg_.files->reopen_key(cfg_.bucket, upload_key);
+      return check_single(upload_key, expect);  // nothing uploaded
+    }
+    auto r = check_single(version_key, expect);
+    if (r.kind != finish_result::done) {  // the upload stays in progress: its bytes go back
+      cfg_.files->move(cfg_.bucket, version_key, upload_key);
+      cfg_.files->reopen_key(cfg_.bucket, upload_key);
+    }
+    return r;
+  }
+  void abort(const std::string& key, const std::string& upload_id, std::int64_t closed_until) override {
+    if (upload_id.empty()) {
+      cfg_.files->close_key(cfg_.bucket, key, closed_until);
+      cfg_.files->remove(cfg_.bucket, key);
+    } else {
+      cfg_.files->abort_upload(upload_id);
+    }
   }
 
 private:

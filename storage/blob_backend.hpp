@@ -63,8 +63,18 @@ public:
   /// Checks the object a single PUT stored at `key` against `expect` (with an empty `expect.sha256`
   /// only its size: no read-back).
   virtual finish_result check_single(const std::string& key, const expected_object& expect) const = 0;
-  /// Releases an upload: its parts, or (`upload_id` empty) the object a single PUT stored.
-  virtual void abort(const std::string& key, const std::string& upload_id) = 0;
+  /// Commits what a single PUT stored at `upload_key`: it becomes the object `version_key`, a key
+  /// no upload URL names, if and only if it is `expect` (checked there, after the move or copy, so
+  /// a PUT racing the completion cannot slip other bytes in). A committed version's bytes then
+  /// never change, whatever the upload's URL is used for later. A store that can (the embedded
+  /// one) also closes `upload_key` to new bodies until `closed_until`. When `version_key` already
+  /// holds the object (a completion cut off before it was recorded), that object is checked.
+  /// Equal keys (an upload started before versions had keys of their own) only check.
+  virtual finish_result commit_single(const std::string& upload_key, const std::string& version_key,
+                                      const expected_object& expect, std::int64_t closed_until) = 0;
+  /// Releases an upload: its parts, or (`upload_id` empty) the object a single PUT stored, whose
+  /// key a store that can closes to new bodies until `closed_until`.
+  virtual void abort(const std::string& key, const std::string& upload_id, std::int64_t closed_until) = 0;
 };
 
 /// finish_result::store_upload_id: set when a refused multipart completion left the upload under

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 namespace cl::storage {
@@ -181,11 +182,27 @@ void commit(file_incoming& in, const object_info& info, const fs::path& to, cons
 
 }  // namespace
 
+namespace {
+
+/// The time a closed-key marker holds; 0 when unreadable (treated as closed for good: refusing a
+/// PUT is the safe side).
+std::int64_t marker_until(const fs::path& marker) {
+  std::ifstream in{marker};
+  std::int64_t until = 0;
+  if (!(in >> until)) return std::numeric_limits<std::int64_t>::max();
+  return until;
+}
+
+}  // namespace
+
 object_files::object_files(fs::path root, bool remove_leftovers) : root_(std::move(root)) {
-  for (const char* d : {"objects", "uploads", "tmp"}) fs::create_directories(root_ / d);
+  for (const char* d : {"objects", "uploads", "closed", "tmp"}) fs::create_directories(root_ / d);
   if (!remove_leftovers) return;
   std::error_code ec;
   for (const auto& leftover : fs::directory_iterator{root_ / "tmp"}) fs::remove_all(leftover.path(), ec);
+  auto now = domain::now_seconds();
+  for (const auto& marker : fs::directory_iterator{root_ / "closed"})
+    if (marker_until(marker.path()) < now) fs::remove(marker.path(), ec);
 }
 
 bool object_files::valid_key(std::string_view key) {
@@ -240,6 +257,45 @@ bool object_files::remove(const std::string& bucket, const std::string& key) {
   fs::rename(dir, trash);  // gone at once for readers; the bytes are removed after
   fs::remove_all(trash);
   return true;
+}
+
+bool object_files::move(const std::string& bucket, const std::string& from, const std::string& to) {
+  auto source = object_dir(bucket, from);
+  if (!fs::exists(source / "meta")) return false;
+  install(source, object_dir(bucket, to), fresh_tmp());
+  fsync_path(source.parent_path(), true);
+  // The meta names the key it was written under; readers never go by it, but keep it true.
+  if (auto info = read_meta(object_dir(bucket, to) / "meta")) {
+    info->key = to;
+    auto fresh = object_dir(bucket, to) / "meta.new";
+    write_file_synced(fresh, meta_text(*info));
+    fs::rename(fresh, object_dir(bucket, to) / "meta");
+  }
+  return true;
+}
+
+fs::path object_files::closed_marker(const std::string& bucket, const std::string& key) const {
+  return root_ / "closed" / domain::sigv4::sha256_hex(bucket + "/" + key);
+}
+
+void object_files::close_key(const std::string& bucket, const std::string& key, std::int64_t until) {
+  auto marker = closed_marker(bucket, key);
+  auto fresh = fresh_tmp();
+  write_file_synced(fresh, std::to_string(until));
+  fs::rename(fresh, marker);
+  fsync_path(marker.parent_path(), true);
+}
+
+void object_files::reopen_key(const std::string& bucket, const std::string& key) {
+  std::error_code ec;
+  fs::remove(closed_marker(bucket, key), ec);
+}
+
+bool object_files::closed(const std::string& bucket, const std::string& key) const {
+  auto marker = closed_marker(bucket, key);
+  std::error_code ec;
+  if (!fs::exists(marker, ec)) return false;
+  return marker_until(marker) >= domain::now_seconds();
 }
 
 std::string object_files::create_upload(const std::string& bucket, const std::string& key,

@@ -5,7 +5,8 @@
 /// the S3 listener (issue 13) calls this, off the I/O threads.
 ///
 /// Layout: `objects/<hh>/<sha256(bucket/key)>/{data,meta}`, `uploads/<upload id>/{meta,<part>,
-/// <part>.meta}`, `tmp/` (emptied at open). Names are hashes, so a key never becomes a path.
+/// <part>.meta}`, `closed/<sha256(bucket/key)>` (a closed key's time), `tmp/` (emptied at open).
+/// Names are hashes, so a key never becomes a path.
 
 #include <cstdint>
 #include <filesystem>
@@ -63,6 +64,18 @@ public:
   std::optional<std::filesystem::path> data_path(const std::string& bucket, const std::string& key) const;
   /// Removes the object; false when there was none.
   bool remove(const std::string& bucket, const std::string& key);
+  /// Moves the object `from` to `to` (replacing any there) in one rename, durably; false when
+  /// `from` holds none.
+  bool move(const std::string& bucket, const std::string& from, const std::string& to);
+
+  /// Closes `bucket/key` to new bodies until `until` (Unix seconds): `closed` then answers true and
+  /// the listener refuses a PUT of it. An upload's URL names such a key after the upload was
+  /// completed or aborted. Markers whose time has passed go when the store opens.
+  void close_key(const std::string& bucket, const std::string& key, std::int64_t until);
+  /// Opens a closed key again (a completion refused after it had closed the key).
+  void reopen_key(const std::string& bucket, const std::string& key);
+  /// Whether `bucket/key` is closed to new bodies now.
+  bool closed(const std::string& bucket, const std::string& key) const;
 
   /// Starts a multipart upload of `bucket/key`; answers its id.
   std::string create_upload(const std::string& bucket, const std::string& key, const std::string& content_type);
@@ -89,6 +102,7 @@ public:
 
 private:
   std::filesystem::path object_dir(const std::string& bucket, const std::string& key) const;
+  std::filesystem::path closed_marker(const std::string& bucket, const std::string& key) const;
   std::filesystem::path fresh_tmp();
 
   std::filesystem::path root_;

@@ -244,6 +244,56 @@ def abort(owner):
     check(missing[0] == 404 and reason(missing) == "UPLOAD_NOT_FOUND", "DELETE of an unknown upload: 404", missing)
 
 
+def committed_version_is_immutable(owner):
+    """A committed version's bytes never change: after the completion (and after an abort) the
+    upload's URL, also when handed out again by an Idempotency-Key replay of the start, stores
+    nothing the version serves. The embedded store refuses it (403 AccessDenied); an S3 service
+    cannot refuse a presigned PUT that is still valid, so the version lives under a key no upload
+    URL names and what the URL stores there is never served."""
+    data, other = os.urandom(5000), os.urandom(5000)
+    key = {"Idempotency-Key": "immutable-%d" % time.time_ns()}
+    request = {"size": len(data), "content_type": "application/octet-stream"}
+    started = owner.call("POST", "/blobs/uploads", request, key)
+    up = body_of(started)
+    check(fetch(up["url"], "PUT", data)[0] == 200, "the upload's PUT")
+    done = owner.complete(up["upload_id"], sha(data))
+    check(done[0] == 201, "the upload completes", done)
+    replay = owner.call("POST", "/blobs/uploads", request, key)
+    check(replay[0] == 201 and body_of(replay)["url"] == up["url"], "a replayed start hands out the same URL", replay)
+    late = fetch(up["url"], "PUT", other)
+    if STORE == "embedded":
+        check(late[0] == 403 and b"<Code>AccessDenied</Code>" in late[2], "the URL is refused after completion", late)
+    served = fetch(owner.call("GET", "/blobs/" + up["blob_id"])[1].get("Location", ""))
+    check(served[0] == 200 and served[2] == data, "the version still serves the bytes it was committed with", served[0])
+    found = body_of(owner.call("POST", "/blobs/locations", {"blobs": [{"id": up["blob_id"]}]}))["locations"]
+    check(len(found) == 1 and found[0]["checksum"] == "sha256:" + sha(data), "locations: the committed checksum", found)
+    check(len(found) == 1 and sha(fetch(found[0]["url"])[2]) == sha(data), "locations' URL serves bytes of that checksum")
+
+    aborted = body_of(owner.start(len(data)))
+    check(fetch(aborted["url"], "PUT", data)[0] == 200, "the second upload's PUT")
+    check(owner.call("DELETE", "/blobs/uploads/" + aborted["upload_id"])[0] == 204, "the second upload is aborted")
+    after = fetch(aborted["url"], "PUT", other)
+    if STORE == "embedded":
+        check(after[0] == 403 and b"<Code>AccessDenied</Code>" in after[2], "the URL is refused after the abort", after)
+    never = owner.call("GET", "/blobs/" + aborted["blob_id"])
+    check(never[0] == 403, "an aborted upload's URL made no blob version", never)
+    if STORE == "embedded":  # nothing was stored under the upload's key either
+        import boto3
+        import botocore.config
+        import botocore.exceptions
+        ident = os.path.join(owner.svc.dir.name, "identity")
+        s3 = boto3.client("s3", region_name="us-east-1", endpoint_url="http://127.0.0.1:%d" % owner.svc.blobs_port,
+                          aws_access_key_id=open(os.path.join(ident, "blobs-access-key-id")).read().strip(),
+                          aws_secret_access_key=open(os.path.join(ident, "blobs-secret-access-key")).read().strip(),
+                          config=botocore.config.Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+        for u in (up, aborted):
+            try:
+                s3.head_object(Bucket="contentlake", Key="uploads/t_blobs/%s/%s" % (u["blob_id"], u["upload_id"]))
+                check(False, "the refused PUT stored nothing under the upload's key", u["upload_id"])
+            except botocore.exceptions.ClientError as e:
+                check(e.response["Error"]["Code"] in ("404", "NoSuchKey"), "no object under a closed upload key", e)
+
+
 def versions(owner, first):
     v1, data1 = first
     data2 = b"second version"
@@ -490,6 +540,7 @@ def run_all(binary, source, settings, external):
         idempotent_completion(owner)
         multipart_with_resumed_part(owner)
         abort(owner)
+        committed_version_is_immutable(owner)
         latest = versions(owner, first)
         who_may_read(svc, owner, latest)
         hostile_requests(svc, owner)

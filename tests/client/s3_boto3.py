@@ -155,7 +155,8 @@ def run(s3, endpoint, cfg):
     check(error_code(lambda: s3.head_object(Bucket="contentlake", Key="t_demo/blb_5/x")) == "404",
           "nothing was stored after BadDigest")
     # UploadPartCopy: ranges of a stored object become parts (what the broker's S3 client does to
-    # restore parts after a refused completion); CopyObject stays unimplemented.
+    # restore parts after a refused completion); CopyObject copies a whole object (what it does to
+    # commit a single upload under a key of the version's own).
     source = os.urandom(MIN_PART + 6144)
     s3.put_object(Bucket="contentlake", Key="t_demo/blb_7/src", Body=source)
     mpu = s3.create_multipart_upload(Bucket="contentlake", Key="t_demo/blb_7/copy")["UploadId"]
@@ -173,9 +174,13 @@ def run(s3, endpoint, cfg):
     check(error_code(lambda: s3.upload_part_copy(Bucket="contentlake", Key="t_demo/blb_7/c2", UploadId=mpu, PartNumber=1,
                                                  CopySource={"Bucket": "otherbucket", "Key": "x"})) == "AccessDenied",
           "a copy from another bucket is refused")
-    check(error_code(lambda: s3.copy_object(Bucket="contentlake", Key="t_demo/blb_7/c3",
-                                            CopySource={"Bucket": "contentlake", "Key": "t_demo/blb_7/src"}))
-          == "NotImplemented", "CopyObject is not implemented (501)")
+    copied = s3.copy_object(Bucket="contentlake", Key="t_demo/blb_7/c3",
+                            CopySource={"Bucket": "contentlake", "Key": "t_demo/blb_7/src"})
+    check("ETag" in copied["CopyObjectResult"], "CopyObject answers CopyObjectResult")
+    check(s3.get_object(Bucket="contentlake", Key="t_demo/blb_7/c3")["Body"].read() == source, "CopyObject copies the bytes")
+    check(error_code(lambda: s3.copy_object(Bucket="contentlake", Key="t_demo/blb_7/c4",
+                                            CopySource={"Bucket": "contentlake", "Key": "t_demo/blb_7/none"}))
+          == "NoSuchKey", "CopyObject of a missing source: NoSuchKey")
 
     # aws-chunked framing is not decoded: refused (501), never stored as the object's bytes.
     chunked_url = s3.generate_presigned_url("put_object", Params={"Bucket": "contentlake", "Key": "t_demo/blb_6/x"},

@@ -124,11 +124,60 @@ TEST_CASE("URLs the broker presigns for the embedded store upload and download; 
   auto gone = store.backend->create_multipart("t/blb_3/upl_3", "image/png");
   CHECK(store.backend->complete_multipart("t/blb_3/upl_3", gone, {1, domain::sigv4::sha256_hex("x"), 1}).kind
         == storage::finish_result::missing_parts);
-  store.backend->abort("t/blb_3/upl_3", gone);
+  store.backend->abort("t/blb_3/upl_3", gone, now + 60);
   CHECK(store.backend->complete_multipart("t/blb_3/upl_3", gone, {1, domain::sigv4::sha256_hex("x"), 1}).kind
         == storage::finish_result::nothing_uploaded);
-  store.backend->abort("t/blb_1/upl_1", "");
+  store.backend->abort("t/blb_1/upl_1", "", now + 60);
   CHECK(store.backend->check_single("t/blb_1/upl_1", single).kind == storage::finish_result::nothing_uploaded);
+}
+
+TEST_CASE("a committed single upload lives under its own key; the upload's URL is refused after completion or abort",
+          "[blobs][backend]") {
+  testing::temp_dir dir;
+  running_store store{dir.path};
+  auto now = static_cast<std::int64_t>(std::time(nullptr));
+  auto port = store.server->port();
+  auto put = [&](const std::string& url, const std::string& body) {
+    auto r = testing::http_request(port, "PUT", running_store::target(url), {}, body);
+    REQUIRE(r);
+    return *r;
+  };
+  const std::string upload_key = "uploads/t/blb_1/upl_1", version_key = "t/blb_1/upl_1";
+  auto url = store.backend->presign_put(upload_key, 8, now, 600);
+  CHECK(put(url, "original").status == 200);
+  storage::expected_object original{8, domain::sigv4::sha256_hex("original"), 0};
+
+  // A wrong declared SHA-256: refused, the bytes stay at the upload key and its URL still works.
+  auto wrong = store.backend->commit_single(upload_key, version_key, {8, domain::sigv4::sha256_hex("tampered"), 0}, now + 600);
+  CHECK(wrong.kind == storage::finish_result::checksum_mismatch);
+  CHECK_FALSE(store.files->stat("contentlake", version_key));
+  CHECK(put(url, "original").status == 200);
+
+  auto done = store.backend->commit_single(upload_key, version_key, original, now + 600);
+  REQUIRE(done.kind == storage::finish_result::done);
+  CHECK(store.files->stat("contentlake", version_key)->sha256 == original.sha256);
+  CHECK_FALSE(store.files->stat("contentlake", upload_key));
+  // The URL is refused now, with S3's error, and nothing is stored anywhere.
+  auto late = put(url, "tampered");
+  CHECK(late.status == 403);
+  CHECK(late.body.find("<Code>AccessDenied</Code>") != std::string::npos);
+  CHECK_FALSE(store.files->stat("contentlake", upload_key));
+  CHECK(store.files->stat("contentlake", version_key)->sha256 == original.sha256);
+  // A completion retried after its answer was lost finds the version where it was committed.
+  CHECK(store.backend->commit_single(upload_key, version_key, original, now + 600).kind == storage::finish_result::done);
+  // A store reopened after the URL's time forgets the closed key; before, it keeps it.
+  CHECK(storage::object_files{dir.path + "/blobs", false}.closed("contentlake", upload_key));
+
+  // Aborted: the URL is refused too.
+  auto aborted_url = store.backend->presign_put("uploads/t/blb_2/upl_2", 3, now, 600);
+  CHECK(put(aborted_url, "abc").status == 200);
+  store.backend->abort("uploads/t/blb_2/upl_2", "", now + 600);
+  CHECK(put(aborted_url, "abc").status == 403);
+  CHECK_FALSE(store.files->stat("contentlake", "uploads/t/blb_2/upl_2"));
+
+  // Closed until a time that has passed: the marker goes when the store opens again.
+  store.files->close_key("contentlake", "uploads/t/blb_3/upl_3", now - 1);
+  CHECK_FALSE(store.files->closed("contentlake", "uploads/t/blb_3/upl_3"));
 }
 
 TEST_CASE("the embedded store closes connections past its cap at once", "[blobs][backend]") {
