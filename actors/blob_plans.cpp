@@ -267,6 +267,57 @@ void plan_abort_upload(caf::event_based_actor* self, std::shared_ptr<const reque
   });
 }
 
+void with_readable_blobs(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                         std::vector<domain::blob_reference> refs, std::function<void()> k, reply_fn done) {
+  if (refs.empty()) return k();
+  std::vector<blob_lookup> lookups;
+  for (const auto& r : refs) lookups.push_back({r.blob_id, 0});
+  ask(
+    self, *ctx, done, ctx->actors->get<blob_broker_actor>(), "blob broker",
+    [self, ctx, refs = std::move(refs), k = std::move(k), done](std::vector<blob_found>& found) {
+      if (found.size() != refs.size()) return done(backend_unavailable("blob broker"));
+      // Each reference is authorised on its own (in parallel); the first refused, in document
+      // order, is named.
+      struct join {
+        std::vector<bool> allowed;
+        std::size_t pending = 0;
+        bool answered = false;
+      };
+      auto j = std::make_shared<join>();
+      j->allowed.assign(refs.size(), false);
+      j->pending = refs.size();
+      auto finish = [j, refs, k, done] {
+        j->answered = true;
+        for (std::size_t i = 0; i < refs.size(); ++i)
+          if (!j->allowed[i])
+            return done(domain::api_reply::from(domain::to_api_error(
+              {"PCF011", refs[i].pointer, "the image's blob does not exist or the writer may not read it"})));
+        k();
+      };
+      reply_fn once = [j, done](domain::api_reply r) {
+        if (j->answered) return;
+        j->answered = true;
+        done(std::move(r));
+      };
+      auto plain_read = domain::content_use{};
+      for (std::size_t i = 0; i < found.size(); ++i) {
+        auto f = std::make_shared<const blob_found>(std::move(found[i]));
+        if (!f->exists) {
+          if (--j->pending == 0 && !j->answered) finish();
+          continue;
+        }
+        authorize(
+          self, ctx, f, plain_read,
+          [j, i, finish](verdict v) {
+            j->allowed[i] = v == verdict::allowed;
+            if (--j->pending == 0 && !j->answered) finish();
+          },
+          once);
+      }
+    },
+    locate_atom_v, caller(*ctx), std::move(lookups));
+}
+
 void plan_get_blob(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   std::int64_t version = 0;
   if (auto raw = query_param(ctx->request.query, "version"); !raw.empty()) {

@@ -8,6 +8,7 @@
 /// (layer 3, `X-Usage-Purpose`). docs/api.md "Blobs" states the rule.
 
 #include "actors/coordinator.hpp"
+#include "domain/content_format.hpp"
 
 namespace cl::actors {
 
@@ -22,6 +23,14 @@ void plan_complete_upload(caf::event_based_actor* self, std::shared_ptr<const re
 
 /// DELETE /v0/content-lake/blobs/uploads/{uploadId}
 void plan_abort_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+
+/// Before a write that puts `refs` (image blocks' blob references) into a Resource's content:
+/// calls `k` when the caller may read every referenced blob now (by the rule above, for a plain
+/// read); otherwise answers 400 `PCF011` naming the first reference's JSON Pointer, the same for a
+/// blob that does not exist (no oracle). A reference would otherwise open the blob to the
+/// Resource's readers, the writer among them.
+void with_readable_blobs(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                         std::vector<domain::blob_reference> refs, std::function<void()> k, reply_fn done);
 
 /// GET /v0/content-lake/blobs/{id}
 void plan_get_blob(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);

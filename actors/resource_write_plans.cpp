@@ -1,6 +1,7 @@
 // Resource writes: POST /resources, PUT and PATCH /resources/{id}, promotion (POST /works/{id}/resources).
 
 #include "actors/access.hpp"
+#include "actors/blob_plans.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"
@@ -25,20 +26,44 @@ namespace cl::actors {
 
 namespace json = boost::json;
 
+namespace {
+
+/// The blob references of the content a write body sets, if it sets any: the whole content of a
+/// create or PUT, the blocks a PATCH's content replaces (JSON Merge Patch replaces arrays whole).
+std::vector<domain::blob_reference> blob_references_in_body(const json::object& body) {
+  auto* content = body.if_contains("content");
+  return content ? domain::blob_references(*content, "/content") : std::vector<domain::blob_reference>{};
+}
+
+void create_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                     const reply_fn& done, const std::shared_ptr<const domain::resource_draft>& d,
+                     const resource_write_context& w);
+
+}  // namespace
+
 void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   auto parsed = json_body(ctx->request);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
   auto draft = domain::parse_resource_create(std::get<json::object>(parsed));
   if (auto* e = std::get_if<domain::api_error>(&draft)) return done(domain::api_reply::from(std::move(*e)));
   auto d = std::make_shared<domain::resource_draft>(std::move(std::get<domain::resource_draft>(draft)));
+  auto w = begin_resource_write(*ctx, done);
+  if (!w) return;
+  with_readable_blobs(self, ctx, blob_references_in_body(std::get<json::object>(parsed)),
+                      [self, ctx, done, d, w = *w] { create_resource(self, ctx, done, d, w); }, done);
+}
+
+namespace {
+
+void create_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                     const reply_fn& done, const std::shared_ptr<const domain::resource_draft>& d,
+                     const resource_write_context& w) {
   domain::resource_identity ids;
   ids.tenant = ctx->who.tenant_id;
   ids.id = domain::random_id("res_");
   ids.version = domain::random_id("ver_");
   ids.created = ids.updated = domain::iso8601_now();
-  auto w = begin_resource_write(*ctx, done);
-  if (!w) return;
-  storage::mutation create = [d, ids, who = w->who, outcome = w->outcome, policy = w->policy, use = w->use](storage::write_txn& tx) mutable {
+  storage::mutation create = [d, ids, who = w.who, outcome = w.outcome, policy = w.policy, use = w.use](storage::write_txn& tx) mutable {
     auto refuse = [&](domain::error_id id, std::string field, std::string why) {
       outcome->refusal = domain::api_error{id, "The Resource cannot be created: " + why + ".", {{field, why}}};
       return false;
@@ -71,10 +96,8 @@ void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const re
     outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + ids.id);
     return true;
   };
-  write_then(self, ctx, std::move(create), w->outcome, "The Resource", done);
+  write_then(self, ctx, std::move(create), w.outcome, "The Resource", done);
 }
-
-namespace {
 
 /// PUT and PATCH: check the update_token and write the new state in one mutation, so no
 /// concurrent write can slip between the check and the write.
@@ -136,7 +159,15 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
                storage::change_kind::resource, id);
     return true;
   };
-  write_with_access(self, ctx, id, domain::access_role::writer, std::move(update), w->outcome, "The change", done);
+  // Layer 2 on the Resource first (permission before anything else), then the blobs it would show.
+  with_access(
+    self, ctx, id, domain::access_role::writer,
+    [self, ctx, done, refs = blob_references_in_body(*body), update = std::move(update), outcome = w->outcome](domain::access_role) {
+      with_readable_blobs(
+        self, ctx, refs, [self, ctx, done, update, outcome] { write_then(self, ctx, update, outcome, "The change", done); },
+        done);
+    },
+    done);
 }
 
 }  // namespace

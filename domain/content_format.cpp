@@ -275,7 +275,8 @@ const std::vector<content_rule>& content_rules() {
                "deep."},
     {"PCF010", "A table has a non-empty `rows` array of rows of equal width (1-64 cells), each cell with children; "
                "`header_rows` is 0 to the row count."},
-    {"PCF011", "An image references a blob by its `blb_` id in `blob` and carries `alt` text; `caption` is a string."},
+    {"PCF011", "An image references a blob by its `blb_` id in `blob` and carries `alt` text; `caption` is a string. "
+               "The blob exists and the writer may read it now (checked by the service on every write)."},
   };
   return rules;
 }
@@ -317,19 +318,26 @@ boost::json::array entity_overlay(const boost::json::value& content) {
   return entities;
 }
 
-std::vector<std::string> referenced_blobs(const json::value& content) {
-  std::vector<std::string> out;
+std::vector<blob_reference> blob_references(const json::value& content, std::string_view base) {
+  std::vector<blob_reference> out;
   const auto* doc = content.if_object();
   const auto* blocks = doc ? doc->if_contains("blocks") : nullptr;
   if (!blocks || !blocks->is_array()) return out;
-  for (const auto& b : blocks->as_array()) {
-    const auto* block = b.if_object();
+  const auto& list = blocks->as_array();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto* block = list[i].if_object();
     if (!block) continue;
     auto* type = block->if_contains("type");
     auto* blob = block->if_contains("blob");
     if (type && type->is_string() && type->as_string() == "image" && blob && blob->is_string())
-      out.emplace_back(blob->as_string());
+      out.push_back({std::string{base} + "/blocks/" + std::to_string(i) + "/blob", std::string{blob->as_string()}});
   }
+  return out;
+}
+
+std::vector<std::string> referenced_blobs(const json::value& content) {
+  std::vector<std::string> out;
+  for (auto& r : blob_references(content, "")) out.push_back(std::move(r.blob_id));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

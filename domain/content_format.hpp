@@ -52,6 +52,15 @@ std::vector<std::string> referenced_blobs(const boost::json::value& content);
 /// The same from a canonical content document's text (parsed only when it has an image block).
 std::vector<std::string> referenced_blobs_in(std::string_view content_json);
 
+/// One image block's blob reference: the JSON Pointer of its `blob` member (under `base`, the
+/// pointer of the content in the request body) and the `blb_` id.
+struct blob_reference {
+  std::string pointer;
+  std::string blob_id;
+};
+/// Every image block's blob reference, in document order (a blob referenced twice appears twice).
+std::vector<blob_reference> blob_references(const boost::json::value& content, std::string_view base);
+
 /// The words of a content document a search indexes: every `text` (spans, code), `alt` and
 /// `caption` anywhere in it (paragraphs, headings, quotes, list items, table cells, images), in
 /// document order, separated by newlines.

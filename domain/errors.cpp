@@ -75,7 +75,7 @@ const std::vector<error_entry>& catalogue() {
     {error_id::pcf010, 400, "INVALID_ARGUMENT", "PCF010", contentlake_domain,
      "A table is malformed (rows of equal width, cells, `header_rows`). Details name the JSON path."},
     {error_id::pcf011, 400, "INVALID_ARGUMENT", "PCF011", contentlake_domain,
-     "An image lacks a `blb_` blob reference or `alt` text. Details name the JSON path."},
+     "An image lacks a `blb_` blob reference or `alt` text, or references a blob that does not exist or the writer may not read. Details name the JSON path."},
     {error_id::route_not_found, 404, "NOT_FOUND", "ROUTE_NOT_FOUND", contentlake_domain,
      "No route has this path."},
     {error_id::resource_not_found, 404, "NOT_FOUND", "RESOURCE_NOT_FOUND", contentlake_domain,

@@ -366,6 +366,61 @@ def who_may_read(svc, owner, blob):
     loc = body_of(reader.call("POST", "/blobs/locations", {"blobs": [{"id": secret["id"]}]}))
     check(loc["locations"] == [], "layer 3: absent from locations", loc)
     check(owner.call("GET", "/blobs/" + secret["id"])[0] == 302, "its uploader still may")
+    return rid, secret
+
+
+def image_content(blob_id):
+    return {"format": "cl.content/1", "blocks": [
+        {"type": "paragraph", "key": "p1", "children": [{"type": "span", "text": "Borrowed"}]},
+        {"type": "image", "key": "i1", "blob": blob_id, "alt": "x"}]}
+
+
+def references_need_read(svc, owner, blob, rid, secret):
+    """A write may reference only blobs its writer may read now: a reference would otherwise open the
+    blob to the Resource's readers, the writer first (400 PCF011 naming the block, the same for a blob
+    that does not exist)."""
+    def create(c, blob_id):
+        return c.call("POST", "/resources", {"title": "Borrowed", "type": "ARTICLE", "language": "en",
+                                             "content": image_content(blob_id)})
+
+    def refused(answer, what):
+        e = body_of(answer).get("error", {})
+        check(answer[0] == 400 and e.get("reason") == "PCF011" and e.get("domain") == "contentlake.service.com"
+              and [d["field"] for d in e.get("details", [])] == ["/content/blocks/1/blob"], what, answer)
+        return e.get("message")
+
+    writer_only = Client(svc, sub="u_mallory", scopes="content-lake.write")
+    m1 = refused(create(writer_only, blob["id"]), "a writer with no grant cannot reference another's blob")
+    m2 = refused(create(writer_only, "blb_doesnotexist00000000"), "nor a blob that does not exist")
+    check(m1 == m2, "the same answer whether or not the blob exists (no oracle)", (m1, m2))
+    check(Client(svc, sub="u_mallory").call("GET", "/blobs/" + blob["id"])[0] == 403, "the blob stays out of reach")
+    check(create(owner, blob["id"])[0] == 201, "its uploader may reference it")
+    reader = Client(svc, sub="u_reader")
+    check(create(reader, blob["id"])[0] == 201, "a reader of a referencing Resource may reference it")
+
+    # A revoked reader: the reference no longer opens.
+    revoked = Client(svc, sub="u_revoked")
+    owner.call("PUT", "/resources/%s/access/u_revoked" % rid, {"role": "reader"})
+    check(revoked.call("GET", "/blobs/" + blob["id"])[0] == 302, "u_revoked reads the blob while granted")
+    check(owner.call("DELETE", "/resources/%s/access/u_revoked" % rid)[0] == 204, "the grant is revoked")
+    refused(create(revoked, blob["id"]), "a revoked reader cannot reference the blob")
+    check(revoked.call("GET", "/blobs/" + blob["id"])[0] == 403, "nor read it")
+
+    # A reader whom a contract refuses the content: no reference by create, PUT or PATCH.
+    refused(create(reader, secret["id"]), "a reader refused by the contract cannot reference the blob")
+    mine = body_of(reader.call("POST", "/resources", {"title": "Mine", "type": "ARTICLE", "language": "en",
+                                                      "content": image_content(blob["id"])}))
+    current = body_of(reader.call("GET", "/resources/%s?fields=*" % mine["id"]))
+    put = reader.call("PUT", "/resources/" + mine["id"], {"title": "Mine", "type": "ARTICLE", "language": "en",
+                                                          "update_token": current["update_token"],
+                                                          "content": image_content(secret["id"])})
+    refused(put, "PUT cannot reference it")
+    patch = reader.call("PATCH", "/resources/" + mine["id"], {"update_token": current["update_token"],
+                                                              "content": image_content(secret["id"])})
+    refused(patch, "PATCH cannot reference it")
+    check(reader.call("GET", "/blobs/" + secret["id"])[0] == 403, "the contract still refuses the blob")
+    title_only = reader.call("PATCH", "/resources/" + mine["id"], {"update_token": current["update_token"], "title": "Renamed"})
+    check(title_only[0] == 200, "a PATCH that sets no content checks no blob", title_only)
 
 
 def hostile_requests(svc, owner):
@@ -542,7 +597,8 @@ def run_all(binary, source, settings, external):
         abort(owner)
         committed_version_is_immutable(owner)
         latest = versions(owner, first)
-        who_may_read(svc, owner, latest)
+        rid, secret_blob = who_may_read(svc, owner, latest)
+        references_need_read(svc, owner, latest, rid, secret_blob)
         hostile_requests(svc, owner)
         if not secret:
             with open(os.path.join(svc.dir.name, "identity", "blobs-secret-access-key")) as f:

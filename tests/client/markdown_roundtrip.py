@@ -4,6 +4,7 @@ python3-markdown-it): for a generated variety of documents, stored through the A
 `Accept: text/markdown`, the parsed text of every block, every link (target and text) and every
 table row equal the source document's. Usage: markdown_roundtrip.py BINARY SOURCE_DIR [COUNT]"""
 
+import hashlib
 import json
 import random
 import sys
@@ -11,7 +12,7 @@ import urllib.parse
 
 from markdown_it import MarkdownIt
 
-from harness import Service
+from harness import Service, fetch
 
 # Letters, digits, every ASCII punctuation character, blanks, line breaks and some non-ASCII.
 ALPHABET = ("abcdefghijklmnopqrstuvwxyz" "ABCXYZ" "0123456789" "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
@@ -93,7 +94,7 @@ def block(rng, key):
             b["mark_defs"] = defs
         b["header_rows"] = rng.randint(0, len(b["rows"]))
     if kind == "image":
-        b["blob"] = "blb_" + "".join(rng.choice("abc123") for _ in range(8))
+        b["blob"] = rng.choice(BLOBS)
         b["alt"] = text(rng)
         if rng.random() < 0.5:
             b["caption"] = text(rng)
@@ -243,6 +244,23 @@ def parsed(markdown):
     return [tuple(u) for u in units], links
 
 
+# Blobs the documents' images show: uploaded first (a write may reference only blobs its writer
+# may read).
+BLOBS = []
+
+
+def upload_blob(svc, token, data):
+    status, _, body = svc.request("POST", "/v0/content-lake/blobs/uploads", token,
+                                  {"size": len(data), "content_type": "image/png"})
+    assert status == 201, body
+    up = json.loads(body)
+    assert fetch(up["url"], "PUT", data)[0] == 200
+    status, _, body = svc.request("POST", "/v0/content-lake/blobs/uploads/%s/complete" % up["upload_id"], token,
+                                  {"sha256": hashlib.sha256(data).hexdigest()})
+    assert status == 201, body
+    return up["blob_id"]
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 300
@@ -250,6 +268,7 @@ def main():
     failures = 0
     with Service(binary, source) as svc:
         token = svc.token()
+        BLOBS.extend(upload_blob(svc, token, b"picture %d" % i) for i in range(3))
         for n in range(count):
             doc = {"format": "cl.content/1", "blocks": [block(rng, "b%d" % i) for i in range(rng.randint(1, 6))]}
             status, _, body = svc.request("POST", "/v0/content-lake/resources", token,

@@ -245,6 +245,14 @@ TEST_CASE("the blobs a content document's images reference, each once, sorted", 
   CHECK(cl::domain::referenced_blobs(doc) == std::vector<std::string>{"blb_1", "blb_2"});
   CHECK(cl::domain::referenced_blobs_in(boost::json::serialize(doc)) == std::vector<std::string>{"blb_1", "blb_2"});
   CHECK(cl::domain::referenced_blobs_in(R"({"format":"cl.content/1","blocks":[]})").empty());
+  // With where each is: the JSON Pointer of the block's blob member, in document order.
+  auto refs = cl::domain::blob_references(doc, "/content");
+  REQUIRE(refs.size() == 3);
+  CHECK(refs[0].pointer == "/content/blocks/0/blob");
+  CHECK(refs[0].blob_id == "blb_2");
+  CHECK(refs[1].pointer == "/content/blocks/2/blob");
+  CHECK(refs[2].pointer == "/content/blocks/3/blob");
+  CHECK(refs[2].blob_id == "blb_2");
 }
 
 TEST_CASE("the text a search indexes: spans, code, list items, table cells, image alt and caption", "[content][search]") {
