@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 #include <caf/all.hpp>
 
+#include <limits>
 #include <unordered_set>
 
 namespace cl::actors {
@@ -86,20 +87,20 @@ struct gathered {
   domain::content_use use;
   std::vector<std::string> ids;
   json::array hits;
-  std::uint64_t total_estimate = 0;
+  std::size_t answered_before = 0;
   bool exhausted = false;
   int rounds = 0;
 };
 
-/// A hit as the caller sees it: rights resolved now; without its snippet (and scored on its
-/// metadata alone) when those rights refuse the request's use.
+/// A hit as the caller sees it: rights resolved now; without its snippet when those rights refuse
+/// the request's use (it was then found and scored by its metadata alone).
 json::object hit_json(const storage::search_hit& h, const domain::resolved_rights& rights, bool content_allowed) {
   json::object o{{"id", h.id},
                  {"title", h.title},
                  {"type", h.type},
                  {"language", h.language.empty() ? json::value{} : json::value(h.language)},
                  {"work_id", h.work_id.empty() ? json::value{} : json::value(h.work_id)},
-                 {"score", content_allowed ? h.score : h.metadata_score},
+                 {"score", h.score},
                  {"snippet", h.snippet},
                  {"rights", json::parse(rights.json)}};
   if (!content_allowed)
@@ -117,9 +118,13 @@ void answer(caf::event_based_actor* self, const std::shared_ptr<const request_co
       json::array hits;
       for (auto& h : g->hits)
         if (mine.count(std::string{h.as_object().at("id").as_string()})) hits.push_back(std::move(h));
+      // Counted only from hits answered: the index's estimate, or the candidates an answer ranked
+      // further, would count (or depend on) Resources matched through content the caller may not
+      // use (layer 3). A lower bound until exhausted, then exact.
+      auto total = g->answered_before + hits.size();
       json::object body{{"search_id", g->call.search_id},
                         {"hits", std::move(hits)},
-                        {"total_estimate", g->total_estimate},
+                        {"total_estimate", total},
                         {"exhausted", g->exhausted}};
       auto r = json_reply(200, json::serialize(body));
       r.headers.emplace_back("Cache-Control", "no-store");
@@ -128,8 +133,32 @@ void answer(caf::event_based_actor* self, const std::shared_ptr<const request_co
     answered_atom_v, g->call.owner, g->call.search_id, g->ids);
 }
 
-/// One round: the next candidates from the session actor, their rights, layer 3 per hit; another
-/// round while the page is short, more is ranked, and the rounds last.
+/// A candidate one of the two lists may answer: which hit, of which list, with its rights.
+struct pick {
+  const storage::search_hit* hit;
+  std::size_t rights;  ///< index into the round's rights
+  bool content_allowed;
+};
+
+/// The lowest score of a list's candidates: nothing it ranks later scores above it. Nothing left:
+/// no bound; candidates asked but none answered (all of them revoked meanwhile): everything waits.
+double bound_of(const search_stream& s) {
+  if (s.exhausted) return -std::numeric_limits<double>::infinity();
+  if (s.hits.empty()) return std::numeric_limits<double>::infinity();
+  double low = s.hits.front().score;
+  for (const auto& h : s.hits) low = std::min(low, h.score);
+  return low;
+}
+
+/// One round: the next candidates of both lists from the session actor, their rights, layer 3
+/// per hit, then the page merged by score; another round while the page is short, more is ranked,
+/// and the rounds last.
+///
+/// Layer 3 decides which list answers a Resource: the full list (title and text) when the caller
+/// may use its content, the metadata list (the whole query over its title alone, ranked by that)
+/// when it may not. A Resource the caller may not use the content of is thus found, excluded and
+/// ranked by its title only, whatever its content holds (`cobalt -tangerine` or `NOT tangerine`
+/// never test its words).
 void round(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
            const std::shared_ptr<gathered>& g, const reply_fn& done) {
   ask(
@@ -148,35 +177,67 @@ void round(caf::event_based_actor* self, const std::shared_ptr<const request_con
         g->call.search_id = o.search_id;
         g->call.request = o.request;
       }
-      if (g->rounds == 0) g->total_estimate = o.answered_before + o.total_estimate;
+      if (g->rounds == 0) g->answered_before = o.answered_before;
       ++g->rounds;
+      if (o.session_full) {
+        g->exhausted = true;
+        return answer(self, ctx, g, done);
+      }
       std::vector<std::string> works;
-      for (const auto& h : o.hits) works.push_back(h.work_id);
+      for (const auto* list : {&o.full, &o.metadata})
+        for (const auto& h : list->hits) works.push_back(h.work_id);
       auto shared = std::make_shared<search_outcome>(std::move(o));
       with_rights_of(
         self, ctx, std::move(works),
         [self, ctx, g, done, shared](const std::vector<domain::resolved_rights>& rights) {
           const auto& request = shared->request;
-          std::size_t taken = 0;
-          for (std::size_t i = 0; i < shared->hits.size() && g->ids.size() < g->page_size; ++i, ++taken) {
-            const auto& h = shared->hits[i];
-            g->call.exclude.push_back(h.id);  // ranked past in later rounds, whatever happens to it
+          const auto& full = shared->full;
+          const auto& metadata = shared->metadata;
+          std::vector<pick> from_full, from_metadata;
+          for (std::size_t i = 0; i < full.hits.size(); ++i) {
             bool allowed = !domain::check_content_use(rights[i], g->use);
             bool usable = allowed && (!g->use.usage.empty() || rights[i].usable);
-            if (request.usable_only && !usable) continue;
-            if (!allowed && !h.metadata_match) continue;  // matched only through content it may not use
-            g->ids.push_back(h.id);
-            g->hits.push_back(hit_json(h, rights[i], allowed));
+            // Not this list's to answer: ranked past in later rounds.
+            if (!allowed || (request.usable_only && !usable)) g->call.full.exclude.push_back(full.hits[i].id);
+            else from_full.push_back({&full.hits[i], i, true});
           }
-          bool more_ranked = !shared->exhausted || taken < shared->hits.size();
+          for (std::size_t i = 0; i < metadata.hits.size(); ++i) {
+            auto r = full.hits.size() + i;
+            // A hit whose content the caller may use is the full list's; with `usable`, no hit is
+            // this list's (refused hits are never usable).
+            if (request.usable_only || !domain::check_content_use(rights[r], g->use))
+              g->call.metadata.exclude.push_back(metadata.hits[i].id);
+            else
+              from_metadata.push_back({&metadata.hits[i], r, false});
+          }
+          // Merged by score. A candidate is answered only when the other list cannot rank a better
+          // one later (its lowest candidate scores no more), unless this is the last round.
+          bool last = g->rounds >= max_rounds;
+          auto full_bound = bound_of(full), metadata_bound = bound_of(metadata);
+          std::size_t a = 0, b = 0;
+          while (g->ids.size() < g->page_size && (a < from_full.size() || b < from_metadata.size())) {
+            bool take_full = b == from_metadata.size()
+                             || (a < from_full.size() && from_full[a].hit->score >= from_metadata[b].hit->score);
+            const auto& p = take_full ? from_full[a] : from_metadata[b];
+            if (!last && p.hit->score < (take_full ? metadata_bound : full_bound)) break;
+            g->ids.push_back(p.hit->id);
+            g->hits.push_back(hit_json(*p.hit, rights[p.rights], p.content_allowed));
+            g->call.full.exclude.push_back(p.hit->id);
+            g->call.metadata.exclude.push_back(p.hit->id);
+            ++(take_full ? a : b);
+          }
+          auto waiting_full = from_full.size() - a, waiting_metadata = from_metadata.size() - b;
+          bool full_done = full.exhausted && waiting_full == 0;
+          bool metadata_done = (metadata.exhausted || request.usable_only) && waiting_metadata == 0;
           auto short_by = g->page_size - g->ids.size();
-          if (short_by > 0 && !shared->exhausted && g->rounds < max_rounds) {
-            // Refused hits left the page short: rank further, twice as many as missing.
-            g->call.candidates = std::min(max_page_size, 2 * short_by);
+          if (short_by > 0 && !(full_done && metadata_done) && !last) {
+            // Ask each list for what waits of it again (not answered yet, so not passed over) and
+            // twice as many as missing.
+            g->call.full.candidates = full_done ? 0 : std::min(max_page_size, waiting_full + 2 * short_by);
+            g->call.metadata.candidates = metadata_done ? 0 : std::min(max_page_size, waiting_metadata + 2 * short_by);
             return round(self, ctx, g, done);
           }
-          g->exhausted = !more_ranked;
-          if (g->exhausted) g->total_estimate = shared->answered_before + g->ids.size();
+          g->exhausted = full_done && metadata_done;
           answer(self, ctx, g, done);
         },
         done);
@@ -211,7 +272,10 @@ void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_con
     if (auto* refusal = std::get_if<domain::api_reply>(&request)) return done(std::move(*refusal));
     g->call.request = std::get<domain::search_request>(std::move(request));
   }
-  g->call.candidates = g->page_size;
+  g->call.full.candidates = g->page_size;
+  // Refused hits never pass `usable`: with it, the metadata list has nothing to answer (a
+  // continuation learns it from its session in the first round).
+  g->call.metadata.candidates = g->call.request.usable_only ? 0 : g->page_size;
   with_principals(
     self, ctx,
     [self, ctx, g, done](std::vector<std::string> principals) {

@@ -59,8 +59,8 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
         return out;
       }
       // What the session answered so far, copied under the lock (bounded by max_returned); the
-      // query then runs without it, in parallel with other sessions' queries.
-      std::unordered_set<std::string> skip(call.exclude.begin(), call.exclude.end());
+      // queries then run without it, in parallel with other sessions' queries.
+      std::vector<std::string> returned;
       bool continued = !call.search_id.empty();
       if (continued) {
         std::lock_guard lock{shared.mutex};
@@ -72,33 +72,42 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
         out.search_id = call.search_id;
         out.request = found->request;
         out.answered_before = found->returned.size();
-        skip.insert(found->returned.begin(), found->returned.end());
+        returned.assign(found->returned.begin(), found->returned.end());
       } else {
         out.request = std::move(call.request);
       }
       if (out.answered_before >= cfg->limits.max_returned) {  // a session answers a bounded number of hits
-        out.exhausted = true;
+        out.session_full = true;
         return out;
       }
-      auto q = index_query(call.owner, out.request, call);
-      q.page_size = std::min(call.candidates, cfg->limits.max_returned - out.answered_before);
-      q.skip = &skip;
-      try {
-        // The index may lag the grants (a revoked grant, a burst of writes ahead of it): every
-        // candidate's grant is read again from the record store, and one that no longer holds is
-        // ranked past, so a page is the truth of now, not of the index.
-        auto wanted = q.page_size;
+      auto room = cfg->limits.max_returned - out.answered_before;
+      // The index may lag the grants (a revoked grant, a burst of writes ahead of it): every
+      // candidate's grant is read again from the record store, and one that no longer holds is
+      // ranked past, so a page is the truth of now, not of the index.
+      auto rank = [&](const search_stream_call& asked, bool metadata_only) {
+        search_stream out_stream;
+        if (asked.candidates == 0) return out_stream;
+        std::unordered_set<std::string> skip(returned.begin(), returned.end());
+        skip.insert(asked.exclude.begin(), asked.exclude.end());
+        auto q = index_query(call.owner, out.request, call);
+        q.metadata_only = metadata_only;
+        q.skip = &skip;
+        auto wanted = std::min(asked.candidates, room);
         for (int round = 0; round < max_grant_rounds; ++round) {
-          q.page_size = wanted - out.hits.size();
+          q.page_size = wanted - out_stream.hits.size();
           auto page = cfg->index->search(q);
-          if (round == 0) out.total_estimate = page.total_estimate;
-          out.exhausted = page.exhausted;
+          out_stream.exhausted = page.exhausted;
           for (auto& h : page.hits) {
             skip.insert(h.id);  // taken or refused: a further round ranks past it
-            if (readable(*cfg->store, call.owner.tenant, call.principals, h.id)) out.hits.push_back(std::move(h));
+            if (readable(*cfg->store, call.owner.tenant, call.principals, h.id)) out_stream.hits.push_back(std::move(h));
           }
-          if (out.hits.size() >= wanted || page.exhausted) break;
+          if (out_stream.hits.size() >= wanted || page.exhausted) break;
         }
+        return out_stream;
+      };
+      try {
+        out.full = rank(call.full, false);
+        out.metadata = rank(call.metadata, true);
       } catch (const storage::query_syntax_error& e) {
         out.error = domain::api_error{domain::error_id::query_syntax, "The query cannot be parsed: " + e.message,
                                       {{"/query", e.message}}};

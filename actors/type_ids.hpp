@@ -97,27 +97,37 @@ struct blob_job {
   std::function<blob_outcome()> run;
 };
 
+/// What one answer asks of one of a search's two ranked lists: up to `candidates` of them (0: none)
+/// past `exclude`, ids this answer has already taken or passed over.
+struct search_stream_call {
+  std::vector<std::string> exclude;
+  std::size_t candidates = 0;
+};
+/// One ranked list's next candidates, best first; `exhausted`: nothing ranked after them.
+struct search_stream {
+  std::vector<storage::search_hit> hits;
+  bool exhausted = true;
+};
 /// One page asked of the search session actor: a new search (`search_id` empty) or the next page
-/// of one, for a caller whose grants count through `principals`. `exclude` holds ids this answer
-/// has already taken or refused (layer 3): the actor ranks past them.
+/// of one, for a caller whose grants count through `principals`. Layer 3 splits a search in two
+/// lists: `full` ranks the query over titles and text (the hits whose content the caller may use
+/// are taken from it), `metadata` ranks it over titles alone (the hits whose content it may not).
 struct search_call {
   domain::session_owner owner;
   std::string search_id;
   domain::search_request request;  ///< a new search only
   std::vector<std::string> principals;
-  std::vector<std::string> exclude;
-  std::size_t candidates = 20;
+  search_stream_call full, metadata;
 };
 /// The search session actor's answer: the error to answer with (unknown or expired session, a
-/// query Xapian cannot parse), or the session, its request and the next ranked candidates.
+/// query Xapian cannot parse), or the session, its request and each list's next candidates.
 struct search_outcome {
   std::optional<domain::api_error> error;
   std::string search_id;
   domain::search_request request;
-  std::vector<storage::search_hit> hits;
-  std::uint64_t total_estimate = 0;  ///< matches not yet answered by the session (Xapian's estimate)
-  std::size_t answered_before = 0;   ///< hits the session answered before this page
-  bool exhausted = false;            ///< nothing ranked after the last candidate
+  search_stream full, metadata;
+  std::size_t answered_before = 0;  ///< hits the session answered before this page
+  bool session_full = false;        ///< the session answered as many hits as it may
 };
 /// A JWKS document fetched from the issuer, or why it could not be.
 struct jwks_document {

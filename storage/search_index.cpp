@@ -55,7 +55,7 @@ std::string stem_key(const std::string& language) {
 /// and records beside each shard, no value slot; from 10 the impact tiers; from 11 the sketches
 /// in blocks) are rebuilt.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "11";
+constexpr const char* format_version = "12";
 
 /// Ranking: BM25 with its length normalisation applied when a document is indexed, not when a
 /// query runs. Xapian's BM25 reads every candidate's length from a chunked list it decodes from
@@ -672,7 +672,9 @@ void write_shard(Xapian::WritableDatabase& db, shard_documents& documents,
     // Stems only where a stemmer applies; words as written otherwise (what a `none` parse looks for).
     terms.set_stemming_strategy(stemmer.is_none() ? Xapian::TermGenerator::STEM_NONE : Xapian::TermGenerator::STEM_ALL_Z);
     auto inc = wdf_per_occurrence(count_words(r->title) + count_words(r->text));
-    terms.index_text(r->title, inc, "S");
+    // The title's own terms weigh by the title alone: a caller whose rights refuse the content is
+    // ranked by them, so nothing of the content (not even its length) may move their weight.
+    terms.index_text(r->title, wdf_per_occurrence(count_words(r->title)), "S");
     terms.index_text(r->title, inc);
     terms.increase_termpos();
     terms.index_text(r->text, inc);
@@ -1345,7 +1347,100 @@ std::vector<std::string> stem_keys(const std::vector<std::string>& index_keys, c
 
 }  // namespace
 
+namespace {
+
+/// The filters of `q`, one group of terms each (a document passes when it holds a term of every
+/// group): the tenant, the types, languages and Work asked for, and layer 2 (the caller's grants).
+std::shared_ptr<filter_source::groups> filter_groups(const search_query& q) {
+  auto groups = std::make_shared<filter_source::groups>();
+  groups->push_back({"XT" + q.tenant});
+  if (!q.types.empty()) groups->push_back(prefixed("XY", q.types));
+  if (!q.languages.empty()) groups->push_back(prefixed("XL", q.languages));
+  if (!q.work_id.empty()) groups->push_back({"XW" + q.work_id});
+  groups->push_back(prefixed("XR", q.principals));  // layer 2: only what the caller may read
+  return groups;
+}
+
+}  // namespace
+
+Xapian::Query search_index::skipped(const snapshot& at, const search_query& q, bool exact) const {
+  const auto& shards = at.shards;
+  auto n = shards.size();
+  auto by_shard = std::make_shared<document_list::lists>();
+  for (const auto& shard : shards) by_shard->emplace_back(shard.get_uuid(), std::vector<Xapian::docid>{});
+  std::vector<const std::string*> unknown;
+  {
+    std::lock_guard lock{impl_->known_mutex};
+    for (const auto& id : *q.skip) {
+      auto known = exact ? impl_->known.end() : impl_->known.find(unique_term(q.tenant, id));
+      if (known == impl_->known.end()) {
+        unknown.push_back(&id);
+        continue;
+      }
+      auto [k, local] = split_docid(known->second, n);
+      (*by_shard)[k].second.push_back(local);
+    }
+  }
+  impl::learnt looked_up;
+  for (const auto* id : unknown) {
+    auto k = shard_of(q.tenant, *id, n);
+    auto term = unique_term(q.tenant, *id);
+    auto found = shards[k].postlist_begin(term);
+    if (found == shards[k].postlist_end(term)) continue;
+    (*by_shard)[k].second.push_back(*found);
+    looked_up.emplace_back(std::move(term), merge_docid(*found, k, n));
+  }
+  impl_->learn(looked_up);
+  for (auto& [uuid, ids] : *by_shard) std::sort(ids.begin(), ids.end());
+  document_list listed{std::move(by_shard)};
+  return Xapian::Query(listed.clone()->release());
+}
+
+static_assert(std::is_same_v<Xapian::docid, unsigned>, "search_index.hpp declares hit_of with Xapian's docid type");
+
+std::optional<search_hit> search_index::hit_of(const snapshot& at, Xapian::docid id, double score) const {
+  auto place = split_docid(id, at.shards.size());
+  auto record = at.documents[place.shard].record(place.local);
+  if (!record) return std::nullopt;
+  auto f = decode(*record);
+  return search_hit{std::string{f[0]}, std::string{f[1]}, std::string{f[2]}, std::string{f[3]}, std::string{f[4]}, score, {}};
+}
+
+search_page search_index::run_metadata(const snapshot& at, const search_query& q) const {
+  // Titles are short and few documents hold a query's title terms: Xapian's own phrase check (on
+  // the title terms' positions) and no tiers, pairs or proximity. The weights are the whole
+  // index's (`at.db`), so equal titles weigh the same in any shard.
+  auto keys = stem_keys(at.keys, q.languages);
+  auto groups = filter_groups(q);
+  Xapian::Query ranked(Xapian::Query::OP_FILTER, parse(at.db, q.text, keys, true),
+                       filters_of(impl_->filters, groups, reach_of(at.db, *groups)));
+  Xapian::Enquire enquire{at.db};
+  enquire.set_weighting_scheme(ranking());
+  search_page page;
+  for (int attempt = 0; attempt < 3; ++attempt) {  // as in run: a stale known id runs it again
+    bool skipping = q.skip && !q.skip->empty();
+    page = search_page{};
+    enquire.set_query(skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, skipped(at, q, attempt == 2)) : ranked);
+    auto mset = enquire.get_mset(0, static_cast<Xapian::doccount>(q.page_size + 1));
+    page.total_estimate = mset.get_matches_estimated();
+    bool stale = false;
+    impl::learnt answered;
+    for (auto it = mset.begin(); it != mset.end() && page.hits.size() < q.page_size; ++it) {
+      auto h = hit_of(at, *it, it.get_weight());
+      if (!h) continue;
+      answered.emplace_back(unique_term(q.tenant, h->id), *it);
+      if (skipping && q.skip->count(h->id)) stale = true;
+      page.hits.push_back(std::move(*h));
+    }
+    page.exhausted = mset.size() <= q.page_size;
+    impl_->learn(answered);
+    if (!stale) break;
+  }
+  return page;
+}
+
 search_page search_index::run(const snapshot& at, const search_query& q) const {
+  if (q.metadata_only) return run_metadata(at, q);
   const auto& db = at.db;
   const auto& shards = at.shards;
   auto keys = stem_keys(at.keys, q.languages);
@@ -1381,12 +1476,7 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
     text = Xapian::Query(Xapian::Query::OP_FILTER, text, Xapian::Query(marker.clone()->release()));
   }
   phrase_check check{db, at.documents, orders, marked};
-  auto groups = std::make_shared<filter_source::groups>();
-  groups->push_back({"XT" + q.tenant});
-  if (!q.types.empty()) groups->push_back(prefixed("XY", q.types));
-  if (!q.languages.empty()) groups->push_back(prefixed("XL", q.languages));
-  if (!q.work_id.empty()) groups->push_back({"XW" + q.work_id});
-  groups->push_back(prefixed("XR", q.principals));  // layer 2: only what the caller may read
+  auto groups = filter_groups(q);
   auto reach = reach_of(db, *groups);
   Xapian::Query ranked(Xapian::Query::OP_FILTER, text, filters_of(impl_->filters, groups, reach));
   // One common word or pair, with nothing to check or reorder: ranked by its impact tiers first,
@@ -1406,42 +1496,9 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
   }
   Xapian::Enquire enquire{db};
   auto n = shards.size();
-  // The skipped ids' document ids, each in its own shard: known from an earlier answer (as numbered
-  // across shards), else one lookup of the unique term in its shard (`exact`: all of them looked up).
-  auto passed_over = [&](bool exact) {
-    auto by_shard = std::make_shared<document_list::lists>();
-    for (const auto& shard : shards) by_shard->emplace_back(shard.get_uuid(), std::vector<Xapian::docid>{});
-    std::vector<const std::string*> unknown;
-    {
-      std::lock_guard lock{impl_->known_mutex};
-      for (const auto& id : *q.skip) {
-        auto known = exact ? impl_->known.end() : impl_->known.find(unique_term(q.tenant, id));
-        if (known == impl_->known.end()) {
-          unknown.push_back(&id);
-          continue;
-        }
-        auto [k, local] = split_docid(known->second, n);
-        (*by_shard)[k].second.push_back(local);
-      }
-    }
-    impl::learnt looked_up;
-    for (const auto* id : unknown) {
-      auto k = shard_of(q.tenant, *id, n);
-      auto term = unique_term(q.tenant, *id);
-      auto found = shards[k].postlist_begin(term);
-      if (found == shards[k].postlist_end(term)) continue;
-      (*by_shard)[k].second.push_back(*found);
-      looked_up.emplace_back(std::move(term), merge_docid(*found, k, n));
-    }
-    impl_->learn(looked_up);
-    for (auto& [uuid, ids] : *by_shard) std::sort(ids.begin(), ids.end());
-    document_list listed{std::move(by_shard)};
-    return Xapian::Query(listed.clone()->release());
-  };
   enquire.set_weighting_scheme(ranking());
   // Several words: rank a window of two pages by BM25, then reorder it with the proximity bonus.
   search_page page;
-  std::vector<Xapian::docid> docids;  // of page.hits, in order
   Xapian::MSet mset;
   struct candidate {
     Xapian::MSetIterator it;
@@ -1454,11 +1511,10 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
   for (int attempt = 0; attempt < 3; ++attempt) {
     bool skipping = q.skip && !q.skip->empty();
     page = search_page{};
-    docids.clear();
     order.clear();
-    auto skipped = skipping ? passed_over(attempt == 2) : Xapian::Query{};
+    auto passed_over = skipping ? skipped(at, q, attempt == 2) : Xapian::Query{};
     auto without_skipped = [&](const Xapian::Query& query) {
-      return skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, query, skipped) : query;
+      return skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, query, passed_over) : query;
     };
     bool filled = false;  // by a level of the impact tiers: the same window as the whole list's
     for (int level = top_level; level >= 1 && !filled; --level) {
@@ -1498,42 +1554,10 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
       if (skipping && q.skip->count(h.id)) stale = true;
       h.snippet = snippet_of(f[5], marks, stemmer_for(h.language), 200);
       page.hits.push_back(std::move(h));
-      docids.push_back(*order[i].it);
     }
     page.exhausted = mset.size() <= q.page_size;
     impl_->learn(answered);
     if (!stale) break;
-  }
-  if (page.hits.empty()) return page;
-  // Which of these hits the query finds by their metadata alone: the title-only query on each
-  // shard holding some, kept to them by their document ids (a list of that shard's own ids; a
-  // filter of the page's unique terms cost a statistics lookup per term and shard, as much as the
-  // search itself). The weights use that shard's statistics.
-  for (std::size_t k = 0; k < n; ++k) {
-    std::vector<Xapian::docid> local;  // shard k's own ids of page.hits
-    std::vector<std::size_t> which;    // their places in page.hits
-    for (std::size_t i = 0; i < docids.size(); ++i)
-      if (auto at = split_docid(docids[i], n); at.shard == k) {
-        local.push_back(at.local);
-        which.push_back(i);
-      }
-    if (local.empty()) continue;
-    Xapian::Enquire metadata{shards[k]};
-    metadata.set_weighting_scheme(ranking());
-    auto sorted = local;
-    std::sort(sorted.begin(), sorted.end());
-    auto listed = std::make_shared<document_list::lists>();
-    listed->emplace_back(shards[k].get_uuid(), std::move(sorted));
-    document_list page_documents{std::move(listed)};
-    metadata.set_query(Xapian::Query(Xapian::Query::OP_FILTER, parse(shards[k], q.text, keys, true),
-                                     Xapian::Query(page_documents.clone()->release())));
-    auto found = metadata.get_mset(0, static_cast<Xapian::doccount>(local.size()));
-    for (auto it = found.begin(); it != found.end(); ++it)
-      for (std::size_t j = 0; j < local.size(); ++j)
-        if (local[j] == *it) {
-          page.hits[which[j]].metadata_match = true;
-          page.hits[which[j]].metadata_score = it.get_weight();
-        }
   }
   return page;
 }

@@ -32,6 +32,7 @@
 
 namespace Xapian {
 class Database;
+class Query;
 }
 
 namespace cl::storage {
@@ -85,6 +86,14 @@ private:
   /// What one search reads: every shard as one, each alone, and what goes with them.
   struct snapshot;
   search_page run(const snapshot& at, const search_query& q) const;
+  search_page run_metadata(const snapshot& at, const search_query& q) const;
+  /// `q.skip` as a query of their document ids, each in its own shard: known from an earlier
+  /// answer (as numbered across shards), else one lookup of the unique term in its shard
+  /// (`exact`: all of them looked up).
+  Xapian::Query skipped(const snapshot& at, const search_query& q, bool exact) const;
+  /// The hit a document of the answer shows (nullopt: removed by a batch whose Xapian commit this
+  /// search does not see yet).
+  std::optional<search_hit> hit_of(const snapshot& at, unsigned docid, double score) const;  // Xapian::docid
 
   struct impl;
   std::unique_ptr<impl> impl_;

@@ -27,16 +27,16 @@ struct search_query {
   /// Ids not to rank (a session's answered hits, hits this answer refused); may be null.
   const std::unordered_set<std::string>* skip = nullptr;
   std::size_t page_size = 20;
+  /// The whole query (words, phrases, `-word`, `NOT`, `title:`) evaluated against each Resource's
+  /// metadata (its title) alone, ranked by that alone: what a caller whose rights refuse a
+  /// Resource's content may find it by (layer 3). Hits then carry no snippet.
+  bool metadata_only = false;
 };
 
 struct search_hit {
   std::string id, title, type, language, work_id;
   double score = 0;
   std::string snippet;  ///< matched terms between U+00AB and U+00BB; empty when nothing to show
-  /// Whether the query matches the Resource's metadata (its title) alone, and with what weight:
-  /// a caller whose rights refuse the content may find it only through these (layer 3).
-  bool metadata_match = false;
-  double metadata_score = 0;
 };
 
 struct search_page {

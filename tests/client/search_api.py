@@ -247,6 +247,66 @@ def layer3(svc, owner):
     check(got[0] == 403 and reason(got) == "USAGE_PROHIBITED", "and GET resource agrees", got)
 
 
+def refused_content_is_never_queried(svc):
+    """For a Resource whose content layer 3 refuses the caller, the whole query (words, phrases,
+    `-word`, `NOT`, `title:`) is evaluated against its title alone and ranked by that: two tenants
+    that differ only in such a Resource's content get the same answers (hits, order, scores,
+    total_estimate) for every query form."""
+    def tenant(name, secret_text):
+        owner = Client(svc, "u_owner", tenant=name)
+        reader = Client(svc, "u_refused", tenant=name)
+        work = body_of(owner.call("POST", "/works", {"title": "Closed"}))["id"]
+        made = owner.svc.request("POST", "/v0/contracts", owner.token, {
+            "title": "Closed", "status": "ACTIVE", "valid_from": "2020-01-01T00:00:00Z", "work_ids": [work],
+            "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+            "usage_terms": [{"usage_type": "ACCESS", "status": "PROHIBITED"}, {"usage_type": "DISPLAY", "status": "PROHIBITED"}]})
+        assert made[0] == 201, made
+        refused = owner.create("Cobalt quarterly report", secret_text, work=work)
+        other = owner.create("Cobalt quarterly report", "Minutes of the meeting, nothing else.", work=work)
+        readable = owner.create("Cobalt open notes", "A tangerine grove, cobalt paint and a quarterly password.")
+        for rid in (refused, other, readable):
+            owner.grant(rid, "u_refused")
+        eventually(lambda: len(reader.hits("cobalt", page_size=10)) == 3, "tenant %s indexed with its grants" % name)
+        return reader, {refused: "R", other: "S", readable: "O"}
+
+    reader_a, label_a = tenant("t_layer3a", "The password is tangerine; the vault code is seven.")
+    reader_b, label_b = tenant("t_layer3b", "Nothing of note in here at all.")
+    queries = ["cobalt", "cobalt -tangerine", "cobalt NOT tangerine", 'cobalt -"password is tangerine"',
+               "title:cobalt -tangerine", "title:cobalt -vault", "tangerine", '"password is tangerine"', "vault",
+               "cobalt AND tangerine", "cobalt OR tangerine", "cobalt tangerine", "quarterly -password",
+               "cobalt AND NOT (vault OR note)", "report", "(cobalt OR vault) -minutes"]
+
+    def seen(reader, labels, query, **kw):
+        r = reader.search(query, **kw)
+        check(r[0] == 200, "refused caller: %r answers 200" % query, r)
+        b = body_of(r)
+        hits = [(labels.get(h["id"], "?"), h["score"], "snippet" in h) for h in b.get("hits", [])]
+        return hits, b.get("total_estimate"), b.get("exhausted"), b.get("search_id")
+
+    for q in queries:
+        a, b = seen(reader_a, label_a, q, page_size=50), seen(reader_b, label_b, q, page_size=50)
+        check(a[:3] == b[:3], "refused content does not change the answer to %r" % q, (a[:3], b[:3]))
+        check(not any(snip for label, _, snip in a[0] if label in "RS"), "refused hits carry no snippet (%r)" % q, a[0])
+    # Where the content may be used, it counts: the readable Resource's words exclude it.
+    check([label_a[i] for i in reader_a.hits("cobalt -tangerine")] == ["R", "S"] or
+          [label_a[i] for i in reader_a.hits("cobalt -tangerine")] == ["S", "R"], "readable content still excludes")
+    # Paging with one hit a page walks the same sequence in both tenants.
+    for q in ("cobalt", "cobalt -tangerine", "quarterly OR vault"):
+        pages = []
+        for reader, labels in ((reader_a, label_a), (reader_b, label_b)):
+            walked, sid = [], None
+            for _ in range(5):
+                hits, total, done, sid = seen(reader, labels, q, page_size=1) if sid is None else \
+                    seen(reader, labels, None, page_size=1, search_id=sid)
+                walked.append((hits, total, done))
+                if done:
+                    break
+            pages.append(walked)
+        check(pages[0] == pages[1], "page by page the same for %r" % q, pages)
+        check(sum(len(h) for h, _, _ in pages[0]) == len({x[0] for h, _, _ in pages[0] for x in h}),
+              "no hit twice across pages (%r)" % q, pages[0])
+
+
 def sessions(svc, owner):
     for i in range(3):
         owner.create("Buoy %d" % i, "A mooring buoy, number %d." % i)
@@ -531,6 +591,7 @@ def main():
         paging_without_repeats(owner)
         layer2(svc, owner, directory)
         layer3(svc, owner)
+        refused_content_is_never_queried(svc)
         sid = sessions(svc, owner)
         bad_requests(svc, owner)
         restart_forgets_sessions(svc, owner, sid)

@@ -127,22 +127,41 @@ TEST_CASE("a long skip list skips in every shard, and ids the index does not hol
   for (const auto& h : again.hits) CHECK(answered.count(h.id) == 0);
 }
 
-TEST_CASE("each hit says whether its title alone matches the query", "[search][index]") {
+TEST_CASE("a metadata-only search evaluates the whole query against titles alone, ranked by them", "[search][index]") {
   cl::testing::temp_dir dir;
   search_index index{dir.path + "/search"};
-  index.apply({doc("res_1", "Tide tables", "when the sea comes in"), doc("res_2", "Harbour", "tide tables for the harbour")},
+  index.apply({doc("res_1", "Tide tables", "when the sea comes in"), doc("res_2", "Harbour", "tide tables for the harbour"),
+               doc("res_3", "Cobalt harbour", "the password is tangerine"), doc("res_4", "Cobalt harbour", "nothing to see"),
+               doc("res_5", "Cobalt harbour", std::string(3000, 'x') + " long text")},
               {}, 1);
-  auto p = index.search(ask("tide"));
-  REQUIRE(p.hits.size() == 2);
-  for (const auto& h : p.hits) {
-    CHECK(h.metadata_match == (h.id == "res_1"));
-    CHECK((h.metadata_score > 0) == h.metadata_match);
+  auto titles = [&](std::string text) {
+    auto q = ask(std::move(text));
+    q.metadata_only = true;
+    q.page_size = 10;
+    auto p = index.search(q);
+    for (const auto& h : p.hits) CHECK(h.snippet.empty());
+    return p;
+  };
+  CHECK(ids(titles("tide")) == std::vector<std::string>{"res_1"});
+  // A phrase only the text holds matches no title; one the title holds does.
+  CHECK(titles("\"tables for the harbour\"").hits.empty());
+  CHECK(ids(titles("\"tide tables\"")) == std::vector<std::string>{"res_1"});
+  CHECK(ids(titles("title:harbour")).size() == 4);
+  // Exclusions test titles only: the words of the text never take a hit out or bring one in.
+  for (const auto* q : {"cobalt -tangerine", "cobalt NOT tangerine", "cobalt -\"password is tangerine\"",
+                        "title:cobalt -tangerine", "cobalt AND NOT password"}) {
+    auto p = titles(q);
+    auto listed = ids(p);
+    std::set<std::string> got(listed.begin(), listed.end());
+    CHECK(got == std::set<std::string>{"res_3", "res_4", "res_5"});
+    // Equal titles weigh the same, whatever the text holds or how long it is.
+    REQUIRE(p.hits.size() == 3);
+    CHECK(p.hits[0].score == p.hits[1].score);
+    CHECK(p.hits[1].score == p.hits[2].score);
   }
-  // Both words in the title; a phrase that only the text holds matches no title.
-  auto phrase = index.search(ask("\"tables for the harbour\""));
-  REQUIRE(phrase.hits.size() == 1);
-  CHECK_FALSE(phrase.hits[0].metadata_match);
-  CHECK(index.search(ask("title:harbour")).hits.at(0).metadata_match);
+  CHECK(titles("tangerine").hits.empty());
+  CHECK(titles("cobalt tangerine").hits.empty());
+  CHECK(titles("cobalt OR tangerine").hits.size() == 3);
 }
 
 TEST_CASE("snippets are plain text: markup characters of the text come back as written", "[search][index]") {
@@ -255,19 +274,21 @@ TEST_CASE("documents spread over the shards are searched as one index, replaced 
     q.page_size = 100;
     auto content = index.search(q);
     CHECK(content.hits.size() == 40);
-    // Metadata matches are found in every shard: the titles hold "doc", not "harbour".
-    CHECK(std::none_of(content.hits.begin(), content.hits.end(), [](const search_hit& h) { return h.metadata_match; }));
+    // Metadata-only searches cover every shard: the titles hold "doc", not "harbour".
+    q.metadata_only = true;
+    CHECK(index.search(q).hits.empty());
+    q.metadata_only = false;
     auto titles = ask("doc harbour");
     titles.page_size = 100;
-    auto both = index.search(titles);
-    CHECK(both.hits.size() == 40);
-    CHECK(std::none_of(both.hits.begin(), both.hits.end(), [](const search_hit& h) { return h.metadata_match; }));
+    CHECK(index.search(titles).hits.size() == 40);
+    titles.metadata_only = true;
+    CHECK(index.search(titles).hits.empty());
     auto title_word = ask("doc");
     title_word.page_size = 100;
+    title_word.metadata_only = true;
     auto by_title = index.search(title_word);
     CHECK(by_title.hits.size() == 40);
-    CHECK(std::all_of(by_title.hits.begin(), by_title.hits.end(),
-                      [](const search_hit& h) { return h.metadata_match && h.metadata_score > 0; }));
+    CHECK(std::all_of(by_title.hits.begin(), by_title.hits.end(), [](const search_hit& h) { return h.score > 0; }));
     // A replace lands in the document's own shard (no duplicate), a removal finds it there.
     index.apply({doc("res_7", "Doc 7", "harbour tide log, revised")}, {{"t_a", "res_8"}}, 10);
     auto after = index.search(q);
