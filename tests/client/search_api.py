@@ -276,35 +276,40 @@ def refused_content_is_never_queried(svc):
                "cobalt AND tangerine", "cobalt OR tangerine", "cobalt tangerine", "quarterly -password",
                "cobalt AND NOT (vault OR note)", "report", "(cobalt OR vault) -minutes"]
 
+    # R and S are refused alike and titled alike: they tie, in an order of their ids, so both read
+    # "T" here; each answer must hold both or neither.
     def seen(reader, labels, query, **kw):
         r = reader.search(query, **kw)
         check(r[0] == 200, "refused caller: %r answers 200" % query, r)
         b = body_of(r)
         hits = [(labels.get(h["id"], "?"), h["score"], "snippet" in h) for h in b.get("hits", [])]
-        return hits, b.get("total_estimate"), b.get("exhausted"), b.get("search_id")
+        return [("T" if l in "RS" else l, sc, sn) for l, sc, sn in hits], b.get("total_estimate"), b.get("exhausted"), \
+            b.get("search_id"), sorted(l for l, _, _ in hits if l in "RS")
 
     for q in queries:
         a, b = seen(reader_a, label_a, q, page_size=50), seen(reader_b, label_b, q, page_size=50)
         check(a[:3] == b[:3], "refused content does not change the answer to %r" % q, (a[:3], b[:3]))
-        check(not any(snip for label, _, snip in a[0] if label in "RS"), "refused hits carry no snippet (%r)" % q, a[0])
+        check(a[4] in ([], ["R", "S"]) and b[4] in ([], ["R", "S"]), "both refused Resources or neither (%r)" % q, (a[4], b[4]))
+        check(not any(snip for label, _, snip in a[0] if label == "T"), "refused hits carry no snippet (%r)" % q, a[0])
     # Where the content may be used, it counts: the readable Resource's words exclude it.
     check([label_a[i] for i in reader_a.hits("cobalt -tangerine")] == ["R", "S"] or
           [label_a[i] for i in reader_a.hits("cobalt -tangerine")] == ["S", "R"], "readable content still excludes")
-    # Paging with one hit a page walks the same sequence in both tenants.
+    # Paging with one hit a page walks the same sequence in both tenants. (Where a tie of titles
+    # leaves a readable Resource among the refused ones in the title list, the last page may be an
+    # empty one: when comes down to the ids, not the content.)
     for q in ("cobalt", "cobalt -tangerine", "quarterly OR vault"):
-        pages = []
+        walks = []
         for reader, labels in ((reader_a, label_a), (reader_b, label_b)):
-            walked, sid = [], None
-            for _ in range(5):
-                hits, total, done, sid = seen(reader, labels, q, page_size=1) if sid is None else \
+            walked, total, ids, sid = [], None, [], None
+            for _ in range(6):
+                hits, total, done, sid, _ = seen(reader, labels, q, page_size=1) if sid is None else \
                     seen(reader, labels, None, page_size=1, search_id=sid)
-                walked.append((hits, total, done))
+                walked += hits
                 if done:
                     break
-            pages.append(walked)
-        check(pages[0] == pages[1], "page by page the same for %r" % q, pages)
-        check(sum(len(h) for h, _, _ in pages[0]) == len({x[0] for h, _, _ in pages[0] for x in h}),
-              "no hit twice across pages (%r)" % q, pages[0])
+            walks.append((walked, total, done))
+        check(walks[0] == walks[1], "page by page the same for %r" % q, walks)
+        check(walks[0][1] == len(walks[0][0]) and walks[0][2], "the walk ends exhausted with an exact count (%r)" % q, walks[0])
 
 
 def sessions(svc, owner):
