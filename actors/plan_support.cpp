@@ -337,7 +337,8 @@ void with_rights_of(caf::event_based_actor* self, const std::shared_ptr<const re
 }
 
 std::variant<domain::content_use, domain::api_reply> request_use(const request_context& ctx) {
-  auto parsed = domain::parse_content_use(ctx.request.usage_purpose);
+  auto parsed = domain::parse_content_use(ctx.request.usage_purpose ? std::optional<std::string_view>{*ctx.request.usage_purpose}
+                                                                    : std::nullopt);
   if (auto* e = std::get_if<domain::api_error>(&parsed)) return domain::api_reply::from(std::move(*e));
   return std::get<domain::content_use>(parsed);
 }

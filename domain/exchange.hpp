@@ -24,7 +24,8 @@ struct api_request {
   std::string content_type;
   std::string idempotency_key;    ///< `Idempotency-Key` (spec 4.6)
   bool has_idempotency_key = false;  ///< the header was sent (possibly empty)
-  std::string usage_purpose;  ///< `X-Usage-Purpose`: a declared AI use of the content (docs/rights.md)
+  /// `X-Usage-Purpose`: a declared AI use of the content (docs/rights.md); nullopt when not sent.
+  std::optional<std::string> usage_purpose;
   std::string request_id;     ///< validated or generated
   std::string body;
 };

@@ -53,7 +53,7 @@ std::string request_fingerprint(const api_request& request, std::string_view sub
   for (const auto& s : sorted_scopes) input += s + ' ';
   // The declared use decides whether an answer shows content (layer 3): a retry declaring another
   // use is another request. Absent, the input is what it was before the header counted.
-  if (!request.usage_purpose.empty()) input += "\npurpose " + request.usage_purpose;
+  if (request.usage_purpose) input += "\npurpose " + *request.usage_purpose;
   return sha256_tag(input);
 }
 

@@ -231,20 +231,22 @@ resolved_rights resolve_rights(const std::vector<contract_view>& contracts, cons
   return out;
 }
 
-std::variant<content_use, api_error> parse_content_use(std::string_view header) {
+std::variant<content_use, api_error> parse_content_use(std::optional<std::string_view> sent) {
   content_use use;
+  if (!sent) return use;
+  auto header = *sent;
   auto trim = [](std::string_view v) {
     while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
     while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
     return v;
   };
   header = trim(header);
-  if (header.empty()) return use;
   auto refuse = [] {
     return api_error{error_id::invalid_argument,
                      "X-Usage-Purpose must be AI_RETRIEVAL or AI_TRAINING, optionally followed by ; method=STREAM or MCP.",
                      {{"X-Usage-Purpose", "AI_RETRIEVAL | AI_TRAINING [; method=STREAM | MCP]"}}};
   };
+  if (header.empty()) return refuse();
   auto semi = header.find(';');
   use.usage = std::string{trim(header.substr(0, semi))};
   if (use.usage != "AI_RETRIEVAL" && use.usage != "AI_TRAINING") return refuse();

@@ -58,8 +58,9 @@ struct content_use {
 };
 
 /// Parses `X-Usage-Purpose` (`AI_RETRIEVAL`, `AI_RETRIEVAL; method=MCP`, `AI_TRAINING`, ...);
-/// empty header: a plain read. 400 INVALID_ARGUMENT naming the header when malformed.
-std::variant<content_use, api_error> parse_content_use(std::string_view header);
+/// no header: a plain read. 400 INVALID_ARGUMENT naming the header when malformed, empty or blank
+/// (a header sent empty is a declared purpose gone missing, not a plain read).
+std::variant<content_use, api_error> parse_content_use(std::optional<std::string_view> header);
 
 /// Layer 3 (spec 5.3): whether `rights` allow `use`. A plain read is refused only where ACCESS or
 /// DISPLAY resolves PROHIBITED (a Resource with no contract in force stays readable, `usable:

@@ -40,7 +40,7 @@ domain::api_request to_api_request(bhttp::request<bhttp::string_body>& req) {
     out.idempotency_key = std::string{key->value()};
     out.has_idempotency_key = true;
   }
-  out.usage_purpose = std::string{req["X-Usage-Purpose"]};
+  if (auto purpose = req.find("X-Usage-Purpose"); purpose != req.end()) out.usage_purpose = std::string{purpose->value()};
   auto rid = req["X-Request-Id"];
   out.request_id = domain::is_valid_request_id({rid.data(), rid.size()}) ? std::string{rid} : domain::new_request_id();
   out.body = std::move(req.body());

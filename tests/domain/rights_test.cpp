@@ -180,13 +180,17 @@ TEST_CASE("UTC timestamps round-trip", "[rights]") {
 
 TEST_CASE("layer 3: uses of content against resolved rights", "[rights][usage]") {
   auto use = [](const char* header) {
-    auto parsed = parse_content_use(header);
+    auto parsed = parse_content_use(*header ? std::optional<std::string_view>{header} : std::nullopt);
     REQUIRE(std::holds_alternative<content_use>(parsed));
     return std::get<content_use>(parsed);
   };
   CHECK(use("").usage.empty());
   CHECK(use(" AI_RETRIEVAL ; method=MCP ").method == "MCP");
   CHECK(std::holds_alternative<api_error>(parse_content_use("ACCESS")));
+  // Sent but empty or blank: refused, not a plain read.
+  CHECK(std::holds_alternative<api_error>(parse_content_use("")));
+  CHECK(std::holds_alternative<api_error>(parse_content_use(" \t")));
+  CHECK(std::get<content_use>(parse_content_use(std::nullopt)).usage.empty());
   CHECK(std::holds_alternative<api_error>(parse_content_use("AI_TRAINING; style=fast")));
 
   auto nothing = no_contract_rights("2026-11-22T12:00:00Z");

@@ -280,6 +280,15 @@ TEST_CASE("layer 3: reading content and declared AI purposes against the resolve
   CHECK(json::serialize(json_object_of(ai).at("error").at_pointer("/details/0")).find("AI_RETRIEVAL") != std::string::npos);
   CHECK(reason(read_as("SUMMARISING")) == "INVALID_ARGUMENT");
   CHECK(reason(read_as("AI_RETRIEVAL; method=FAX")) == "INVALID_ARGUMENT");
+  // Sent empty: refused naming the header, never a plain read (a purpose that went missing).
+  for (const char* blank : {"", "   "}) {
+    auto sent_empty = http_request(w.port(), "GET", "/v0/content-lake/resources/" + w.resource,
+                                   {{"Authorization", "Bearer " + w.token}, {"X-Usage-Purpose", blank}});
+    CHECK(sent_empty->status == 400);
+    CHECK(reason(sent_empty) == "INVALID_ARGUMENT");
+    CHECK(json::serialize(json_object_of(sent_empty).at("error").at_pointer("/details/0")).find("X-Usage-Purpose")
+          != std::string::npos);
+  }
 
   REQUIRE(post_json(w.port(), "/v0/contracts", w.token,
                     contract_for(w.work, "",
