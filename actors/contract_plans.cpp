@@ -91,9 +91,10 @@ void write_contract(caf::event_based_actor* self, const std::shared_ptr<const re
 void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   auto parsed_body = json_body(ctx->request);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed_body)) return done(std::move(*refusal));
+  // The scope before the shape: `commercial_terms: null` from a caller without it is 403, not 400.
+  if (auto refusal = commercial_without_scope(*ctx, std::get<json::object>(parsed_body))) return done(std::move(*refusal));
   auto parsed = domain::parse_contract(std::get<json::object>(parsed_body), false);
   if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
-  if (auto refusal = commercial_without_scope(*ctx, std::get<json::object>(parsed_body))) return done(std::move(*refusal));
   auto draft = std::make_shared<domain::contract_draft>(std::move(std::get<domain::contract_draft>(parsed)));
   if (!draft->commercial_json.empty())
     if (auto refusal = sensitive_refusal(*ctx, "write commercial terms"))
@@ -120,9 +121,9 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
   auto parsed_body = json_body(ctx->request);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed_body)) return done(std::move(*refusal));
   const auto& body = std::get<json::object>(parsed_body);
+  if (auto refusal = commercial_without_scope(*ctx, body)) return done(std::move(*refusal));
   auto parsed = domain::parse_contract(body, true);
   if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
-  if (auto refusal = commercial_without_scope(*ctx, body)) return done(std::move(*refusal));
   auto* token = body.if_contains("update_token");
   if (!token || !token->is_string())
     return done(domain::api_reply::failure(domain::error_id::invalid_argument,
@@ -177,7 +178,7 @@ void plan_get_contract(caf::event_based_actor* self, std::shared_ptr<const reque
     if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
     mask = std::get<domain::field_mask>(parsed);
     // `*` means "everything you may see"; naming commercial terms is asking for them.
-    if (!mask->all && mask->names("commercial_terms") && !sees_commercial(*ctx))
+    if (mask->names_explicitly("commercial_terms") && !sees_commercial(*ctx))
       return done(domain::api_reply::failure(domain::error_id::scope_missing,
                                              std::string{"The token does not carry the scope "} + commercial_scope
                                                + ", which commercial_terms need.",

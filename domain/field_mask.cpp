@@ -109,7 +109,10 @@ const field_schema& resource_fields() {
 }
 
 bool field_mask::names(std::string_view top) const {
-  if (all) return true;
+  return all || names_explicitly(top);
+}
+
+bool field_mask::names_explicitly(std::string_view top) const {
   for (const auto& p : paths)
     if (!p.empty() && p.front() == top) return true;
   return false;

@@ -30,6 +30,9 @@ struct field_mask {
 
   /// True when the mask asks for `top` or anything inside it (always for `*`).
   bool names(std::string_view top) const;
+  /// True when one of the mask's paths names `top` or something inside it (`*` aside): what a
+  /// caller asked for by name, which a missing scope must refuse even beside `*`.
+  bool names_explicitly(std::string_view top) const;
 };
 
 /// Parses a comma-separated mask against `schema`. Unknown or empty paths: INVALID_ARGUMENT with a

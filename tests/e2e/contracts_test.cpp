@@ -172,16 +172,32 @@ TEST_CASE("commercial terms need contracts.commercial.read", "[contracts]") {
   auto named = get_with_token(w.port(), "/v0/contracts/" + id + "?fields=id,commercial_terms", plain);
   CHECK(named->status == 403);
   CHECK(reason(named) == "SCOPE_MISSING");
-  CHECK_FALSE(json_object_of(get_with_token(w.port(), "/v0/contracts/" + id + "?fields=*", plain)).contains("commercial_terms"));
+  auto all = get_with_token(w.port(), "/v0/contracts/" + id + "?fields=*", plain);
+  CHECK(all->status == 200);
+  CHECK_FALSE(json_object_of(all).contains("commercial_terms"));
+  // Named beside `*` they are still named: 403, not a 200 that leaves them out.
+  for (const char* mask : {"*,commercial_terms", "commercial_terms,*", "*,commercial_terms.royalties"}) {
+    auto starred = get_with_token(w.port(), "/v0/contracts/" + id + "?fields=" + mask, plain);
+    CHECK(starred->status == 403);
+    CHECK(reason(starred) == "SCOPE_MISSING");
+  }
   auto with = json_object_of(get_with_token(w.port(), "/v0/contracts/" + id + "?fields=id,commercial_terms", w.token));
   CHECK(with.size() == 2);
   CHECK(with.at("commercial_terms").as_object().contains("royalties"));
   auto listed = json_object_of(get_with_token(w.port(), "/v0/contracts", plain)).at("contracts").as_array();
   REQUIRE(listed.size() == 1);
   CHECK_FALSE(listed[0].as_object().contains("commercial_terms"));
-  // Writing answers with what the writer may see, too.
-  auto written = json_object_of(post_json(w.port(), "/v0/contracts", plain, contract_for(w.work, R"(,"commercial_terms":{"advances":[{"amount":"10.00","currency":"EUR"}]})")));
-  CHECK_FALSE(written.contains("commercial_terms"));
+  // Writing commercial terms needs the scope, checked before their shape: null or [] is 403 too.
+  for (const char* terms : {R"(,"commercial_terms":{"advances":[{"amount":"10.00","currency":"EUR"}]})",
+                            R"(,"commercial_terms":null)", R"(,"commercial_terms":[])"}) {
+    auto written = post_json(w.port(), "/v0/contracts", plain, contract_for(w.work, terms));
+    CHECK(written->status == 403);
+    CHECK(reason(written) == "SCOPE_MISSING");
+  }
+  // A write without them answers with what the writer may see.
+  auto written = post_json(w.port(), "/v0/contracts", plain, contract_for(w.work, ""));
+  CHECK(written->status == 201);
+  CHECK_FALSE(json_object_of(written).contains("commercial_terms"));
   // And a Resource read never carries them.
   CHECK(w.read_resource()->body.find("commercial") == std::string::npos);
 }
