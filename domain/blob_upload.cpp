@@ -37,6 +37,22 @@ bool valid_content_type(std::string_view v) {
 
 }  // namespace
 
+bool active_content_type(std::string_view content_type) {
+  std::string type;
+  for (char c : content_type.substr(0, content_type.find(';'))) {
+    if (c == ' ' || c == '\t') continue;
+    type.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+  }
+  static const std::string_view active[] = {
+    "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml", "text/xsl",
+    "application/xslt+xml", "text/javascript", "application/javascript", "application/x-javascript",
+    "text/ecmascript", "application/ecmascript", "application/pdf", "application/x-shockwave-flash",
+    "multipart/x-mixed-replace", "text/cache-manifest"};
+  for (auto a : active)
+    if (type == a) return true;
+  return type.size() > 4 && type.compare(type.size() - 4, 4, "+xml") == 0;
+}
+
 std::variant<upload_request, api_error> parse_upload_request(const json::object& body, const upload_limits& limits) {
   for (const auto& m : body)
     if (m.key() != "size" && m.key() != "content_type" && m.key() != "blob_id")

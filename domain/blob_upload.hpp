@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct upload_limits {
 };
 
 /// A validated upload request.
+/// Whether a browser would run or render active content served as `content_type` (HTML, XHTML,
+/// SVG, XML, JavaScript, PDF, Flash): downloads of such blobs are served as attachments, so a blob
+/// never runs in the object store's origin. Parameters (`; charset=...`) and case are ignored.
+bool active_content_type(std::string_view content_type);
+
 struct upload_request {
   std::uint64_t size = 0;
   std::string content_type;

@@ -1,3 +1,4 @@
+#include "domain/blob_upload.hpp"
 #include "http/s3_client.hpp"
 
 #include "domain/base64url.hpp"
@@ -104,7 +105,10 @@ public:
   }
   std::string presign_get(const std::string& key, const std::string& content_type, std::int64_t now,
                           std::int64_t seconds) const override {
-    return presigned("GET", key, {{"response-content-type", content_type}}, now, seconds);
+    // An active type downloads as an attachment (S3's response override); S3 sends no nosniff.
+    query_t query{{"response-content-type", content_type}};
+    if (domain::active_content_type(content_type)) query.emplace_back("response-content-disposition", "attachment");
+    return presigned("GET", key, std::move(query), now, seconds);
   }
 
   std::string create_multipart(const std::string& key, const std::string& content_type) override {

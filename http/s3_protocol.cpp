@@ -95,6 +95,7 @@ std::variant<request_target, error> classify(std::string_view method, std::strin
   bool uploads = param(query, "uploads").has_value();
   if (upload) t.upload_id = *upload;
   if (auto type = param(query, "response-content-type")) t.response_content_type = *type;
+  if (auto disposition = param(query, "response-content-disposition")) t.response_content_disposition = *disposition;
   if (auto length = param(query, "X-Cl-Length")) {
     std::uint64_t n = 0;
     auto [p, ec] = std::from_chars(length->data(), length->data() + length->size(), n);

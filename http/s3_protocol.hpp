@@ -36,6 +36,7 @@ struct request_target {
   /// get/head_object: `response-content-type` (S3's override of the stored type; a presigned
   /// GET signs it, so the broker's URLs serve the blob's declared type).
   std::string response_content_type;
+  std::string response_content_disposition;  ///< `response-content-disposition` of a GET
   /// put_object/upload_part: `X-Cl-Length`, the exact body length a URL the blob broker presigned
   /// for the embedded store allows (signed with the rest of the query, so the declared size of an
   /// upload is enforced when the bytes arrive).

@@ -583,6 +583,11 @@ private:
     download_->set(bhttp::field::etag, etag);
     download_->set(bhttp::field::last_modified, s3::http_date(info.modified));
     download_->set(bhttp::field::accept_ranges, "bytes");
+    // Served from the store's origin: never sniffed into something active; an active type comes
+    // as an attachment when the URL says so (the broker's URLs do, docs/api.md).
+    download_->set("X-Content-Type-Options", "nosniff");
+    if (!target_.response_content_disposition.empty())
+      download_->set(bhttp::field::content_disposition, target_.response_content_disposition);
     if (status != 304)
       download_->set(bhttp::field::content_type,
                      target_.response_content_type.empty() ? info.content_type : target_.response_content_type);

@@ -1,5 +1,6 @@
 #include "storage/blob_backend.hpp"
 
+#include "domain/blob_upload.hpp"
 #include "domain/sigv4.hpp"
 
 namespace cl::storage {
@@ -22,7 +23,9 @@ public:
   }
   std::string presign_get(const std::string& key, const std::string& content_type, std::int64_t now,
                           std::int64_t seconds) const override {
-    return url("GET", key, {{"response-content-type", content_type}}, now, seconds);
+    std::vector<std::pair<std::string, std::string>> query{{"response-content-type", content_type}};
+    if (domain::active_content_type(content_type)) query.emplace_back("response-content-disposition", "attachment");
+    return url("GET", key, std::move(query), now, seconds);
   }
 
   std::string create_multipart(const std::string& key, const std::string& content_type) override {

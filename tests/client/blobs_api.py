@@ -294,6 +294,22 @@ def committed_version_is_immutable(owner):
                 check(e.response["Error"]["Code"] in ("404", "NoSuchKey"), "no object under a closed upload key", e)
 
 
+def downloads_never_run(owner):
+    """A blob is served from the store's origin: never sniffed (nosniff), and one of an active type
+    (HTML, SVG, XML, JavaScript, PDF) as an attachment, so it never runs there."""
+    for content_type, attached in (("text/html", True), ("image/svg+xml", True), ("image/png", False)):
+        v = owner.upload(b"<html><script>alert(1)</script></html>", content_type)
+        location = owner.call("GET", "/blobs/" + v["id"])[1].get("Location", "")
+        got = fetch(location)
+        headers = {k.lower(): val for k, val in got[1].items()}
+        check(got[0] == 200 and headers.get("content-type", "").startswith(content_type), "served as " + content_type, got[1])
+        disposition = headers.get("content-disposition", "")
+        check(disposition.startswith("attachment") == attached,
+              "%s: %s" % (content_type, "an attachment" if attached else "inline"), got[1])
+        if STORE == "embedded":  # an S3 service has no response override for it
+            check(headers.get("x-content-type-options") == "nosniff", "nosniff on every download", got[1])
+
+
 def versions(owner, first):
     v1, data1 = first
     data2 = b"second version"
@@ -596,6 +612,7 @@ def run_all(binary, source, settings, external):
         multipart_with_resumed_part(owner)
         abort(owner)
         committed_version_is_immutable(owner)
+        downloads_never_run(owner)
         latest = versions(owner, first)
         rid, secret_blob = who_may_read(svc, owner, latest)
         references_need_read(svc, owner, latest, rid, secret_blob)

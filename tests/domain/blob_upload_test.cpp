@@ -75,3 +75,13 @@ TEST_CASE("a blob that would need more than 10,000 parts gets larger parts, neve
     for (const auto& p : bigger.parts(from, 100)) total += p.size;
   CHECK(total == 200ull << 30);
 }
+
+TEST_CASE("active content types download as attachments", "[blobs]") {
+  using cl::domain::active_content_type;
+  for (const char* t : {"text/html", "TEXT/HTML; charset=utf-8", "image/svg+xml", "application/xhtml+xml", "text/xml",
+                        "application/javascript", "application/pdf", "application/atom+xml"})
+    CHECK(active_content_type(t));
+  for (const char* t : {"image/png", "image/jpeg", "application/octet-stream", "text/plain", "audio/mpeg", "video/mp4",
+                        "application/json"})
+    CHECK_FALSE(active_content_type(t));
+}
