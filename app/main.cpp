@@ -101,7 +101,16 @@ constexpr const char* development_client_id = "a_dev_cli";
 int token(const std::string& data_dir, const std::string& tenant, const std::string& sub, const std::string& scopes,
           const std::string& client_id, int ttl) {
   try {
-    auto dev = cl::storage::load_or_create_dev_identity(data_dir);
+    auto found = cl::storage::load_dev_identity(data_dir);
+    if (!found) {
+      // A new key here would sign tokens the service refuses (it trusts the key of its own data dir).
+      std::cerr << "contentlake token: no development key at " << cl::storage::dev_key_path(data_dir)
+                << ".\n  `contentlake serve` creates it in its data directory at first start; point `token` at that "
+                   "directory with --data-dir DIR (or CONTENTLAKE_DATA_DIR), e.g. the ./var of the directory `serve` "
+                   "was started from.\n";
+      return 2;
+    }
+    auto& dev = *found;
     cl::domain::token_request req;
     req.issuer = cl::storage::dev_issuer;
     req.kid = dev.kid;

@@ -83,21 +83,39 @@ const std::vector<std::string>& published_key_ids() {
   return ids;
 }
 
-dev_identity load_or_create_dev_identity(const std::string& data_dir, const std::vector<std::string>& never_trusted) {
-  auto pem = load_or_create(data_dir, "dev-signing-key.pem",
-                            [] { return domain::private_key::generate_rsa(2048).to_pem(); });
-  auto key_path = fs::path{data_dir} / "identity" / "dev-signing-key.pem";
+namespace {
+
+dev_identity identity_of(const std::string& pem, const std::string& data_dir, const std::vector<std::string>& never_trusted) {
+  auto key_path = dev_key_path(data_dir);
   auto key = domain::private_key::from_pem(pem);
-  if (!key) throw std::runtime_error(key_path.string() + " is not an RSA private key in PEM form");
+  if (!key) throw std::runtime_error(key_path + " is not an RSA private key in PEM form");
   auto kid = key->thumbprint();
   // Anyone holding a published key could mint tokens this service accepts.
   for (const auto& p : never_trusted)
     if (kid == p)
-      throw std::runtime_error(key_path.string()
+      throw std::runtime_error(key_path
                                + " is a published key (it was committed to the contentlake repository) and is never "
                                  "trusted; delete it and a new one is generated at the next start");
   auto jwks = key->jwks_json(kid);
   return dev_identity{std::move(*key), std::move(kid), std::move(jwks)};
+}
+
+}  // namespace
+
+std::string dev_key_path(const std::string& data_dir) {
+  return (fs::path{data_dir} / "identity" / "dev-signing-key.pem").string();
+}
+
+dev_identity load_or_create_dev_identity(const std::string& data_dir, const std::vector<std::string>& never_trusted) {
+  auto pem = load_or_create(data_dir, "dev-signing-key.pem",
+                            [] { return domain::private_key::generate_rsa(2048).to_pem(); });
+  return identity_of(pem, data_dir, never_trusted);
+}
+
+std::optional<dev_identity> load_dev_identity(const std::string& data_dir, const std::vector<std::string>& never_trusted) {
+  auto pem = config::read_file(dev_key_path(data_dir));
+  if (!pem) return std::nullopt;
+  return identity_of(*pem, data_dir, never_trusted);
 }
 
 }  // namespace cl::storage

@@ -30,6 +30,12 @@ const std::vector<std::string>& published_key_ids();
 /// when the key is one of `never_trusted` (the message says to delete it).
 dev_identity load_or_create_dev_identity(const std::string& data_dir,
                                          const std::vector<std::string>& never_trusted = published_key_ids());
+/// The same without creating it: nullopt when `<data_dir>/identity/` holds no key (`token` must
+/// sign with the key the service trusts, never with a new one the service has never seen).
+std::optional<dev_identity> load_dev_identity(const std::string& data_dir,
+                                              const std::vector<std::string>& never_trusted = published_key_ids());
+/// Where the development key of `data_dir` is kept.
+std::string dev_key_path(const std::string& data_dir);
 
 /// A random secret of 32 bytes kept in `<data_dir>/identity/<name>` (mode 0600), created once.
 std::string load_or_create_secret(const std::string& data_dir, const std::string& name);

@@ -1,6 +1,7 @@
 // The `contentlake` command as an operator runs it: a real process, signals, exit codes.
 
 #include "domain/base64url.hpp"
+#include "storage/identity.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -66,8 +68,19 @@ TEST_CASE("serve on defaults plus token: a development token is accepted; SIGTER
   CHECK(server.err.find(token.substr(token.size() - 40)) == std::string::npos);
 }
 
+TEST_CASE("token never creates a key: without one it exits non-zero saying where it looked", "[cli]") {
+  temp_dir dir;
+  child minted{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "u_alice", "--scopes", "content-lake.read"}};
+  CHECK(minted.wait_exit(20000) == 2);
+  CHECK(minted.out.empty());  // nothing a script would take for a token
+  CHECK(minted.err.find(dir.path + "/identity/dev-signing-key.pem") != std::string::npos);
+  CHECK(minted.err.find("--data-dir") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path + "/identity/dev-signing-key.pem"));
+}
+
 TEST_CASE("token for an application: sub equals client_id and no auth_time; bad input fails", "[cli]") {
   temp_dir dir;
+  cl::storage::load_or_create_dev_identity(dir.path);  // as `serve` does at its first start
   child app{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "a_robot", "--scopes", "content-lake.read",
              "--ttl", "60"}};
   REQUIRE(app.wait_exit(20000) == 0);
@@ -84,6 +97,7 @@ TEST_CASE("token for an application: sub equals client_id and no auth_time; bad 
 
 TEST_CASE("token for a person without --client-id uses the development client its help names", "[cli]") {
   temp_dir dir;
+  cl::storage::load_or_create_dev_identity(dir.path);
   child help{{"token", "--help"}};
   REQUIRE(help.wait_exit(20000) == 0);
   CHECK(help.out.find("a_dev_cli") != std::string::npos);
