@@ -83,6 +83,11 @@ struct metrics::impl {
       .Help("Requests answered 503 because a concern actor did not answer, by concern and kind: storage_failure, "
             "timeout, gone (restarting), refused, other.")
       .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& build_info =
+    prometheus::BuildGauge()
+      .Name("contentlake_build_info")
+      .Help("Always 1; its labels say what runs: version, commit, and the data formats it reads and writes.")
+      .Register(*registry);
   prometheus::Gauge& ledger_entries =
     prometheus::BuildGauge()
       .Name("contentlake_idempotency_ledger_entries")
@@ -141,6 +146,8 @@ void metrics::count_idempotency(std::string_view outcome) {
 void metrics::count_backend_error(std::string_view concern, std::string_view kind) {
   impl_->backend_errors.Add({{"concern", std::string{concern}}, {"kind", std::string{kind}}}).Increment();
 }
+
+void metrics::set_build_info(const std::map<std::string, std::string>& labels) { impl_->build_info.Add(labels).Set(1); }
 
 void metrics::set_ledger_entries(std::size_t n) {
   impl_->ledger_entries.Set(static_cast<double>(n));

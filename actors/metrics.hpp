@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,6 +41,9 @@ public:
 
   /// A concern actor did not answer a plan: `kind` is a `backend_error` name.
   void count_backend_error(std::string_view concern, std::string_view kind);
+
+  /// `contentlake_build_info{version, commit, record_format, index_format} 1`: what is running.
+  void set_build_info(const std::map<std::string, std::string>& labels);
 
   /// Records currently in the idempotency ledger.
   void set_ledger_entries(std::size_t n);

@@ -1,5 +1,6 @@
 // The `contentlake` command: `serve` runs the service, `token` mints development tokens.
 
+#include "app/build_info.hpp"
 #include "config/settings.hpp"
 #include "domain/jwt.hpp"
 #include "app/blobs_group.hpp"
@@ -153,6 +154,7 @@ int reindex(const std::string& data_dir, std::size_t map_size_mib) {
 int main(int argc, char** argv) {
   CLI::App app{"contentlake: the Content Lake public API service"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", cl::app::version_text());
 
   auto* serve_cmd = app.add_subcommand("serve", "Run the service (embedded defaults: 127.0.0.1:8080, ./var)");
   std::string config_file, listen, data_dir, admin_listen, blobs_listen;

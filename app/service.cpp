@@ -1,3 +1,4 @@
+#include "app/build_info.hpp"
 #include "app/service.hpp"
 
 #include "actors/directory.hpp"
@@ -220,7 +221,12 @@ struct service::impl {
   }
 };
 
-service::service(config::settings settings) : impl_(std::make_unique<impl>(std::move(settings))) {}
+service::service(config::settings settings) : impl_(std::make_unique<impl>(std::move(settings))) {
+  impl_->stats->set_build_info({{"version", std::string{build_version()}},
+                                {"commit", std::string{build_commit()}},
+                                {"record_format", std::to_string(record_store_format())},
+                                {"index_format", std::string{search_index_format()}}});
+}
 
 service::~service() = default;
 

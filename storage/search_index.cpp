@@ -1000,6 +1000,8 @@ struct search_index::snapshot {
   const std::vector<shard_documents::reader>& documents;  ///< each shard's (words, records)
 };
 
+const char* search_index::format() noexcept { return format_version; }
+
 search_page search_index::search(const search_query& q) const {
   // A reader whose revision the writer has since overwritten throws DatabaseModifiedError: reopen
   // and run again (Xapian's documented way).

@@ -79,6 +79,9 @@ public:
   /// True when another writer (a running service) holds the index at `dir`.
   static bool in_use(const std::filesystem::path& dir);
 
+  /// The index format this build reads and writes (an index of another is rebuilt at start).
+  static const char* format() noexcept;
+
   /// How many documents the index holds.
   std::uint64_t documents() const;
 

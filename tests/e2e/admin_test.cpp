@@ -1,5 +1,7 @@
 // The operations listener: /metrics, /healthz, /readyz; not part of the public API.
 
+#include "storage/record_store.hpp"
+#include "storage/search_index.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -8,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <regex>
 
 using namespace cl::testing;
 
@@ -26,6 +29,19 @@ TEST_CASE("metrics count requests by route template and status", "[admin]") {
   CHECK(m->body.find("contentlake_http_request_duration_seconds_bucket") != std::string::npos);
   CHECK(m->body.find("contentlake_actor_restarts_total") != std::string::npos);
   CHECK(m->body.find("contentlake_rate_limited_total 0") != std::string::npos);
+}
+
+TEST_CASE("contentlake_build_info says the version, the commit and the data formats", "[admin]") {
+  test_service svc;
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  std::smatch found;
+  REQUIRE(std::regex_search(m->body, found, std::regex{R"re(\ncontentlake_build_info\{([^}]*)\} 1\n)re"}));
+  std::string labels = found[1];
+  CHECK(std::regex_search(labels, std::regex{R"re(commit="([0-9a-f]{12}(-modified)?|unknown)")re"}));
+  CHECK(std::regex_search(labels, std::regex{R"re(version="\d+\.\d+\.\d+")re"}));
+  CHECK(labels.find("record_format=\"" + std::to_string(cl::storage::lmdb_format_version) + "\"") != std::string::npos);
+  CHECK(labels.find(std::string{"index_format=\""} + cl::storage::search_index::format() + "\"") != std::string::npos);
 }
 
 TEST_CASE("metrics count durable commits and the writes they carried", "[admin]") {

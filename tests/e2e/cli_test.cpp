@@ -2,6 +2,8 @@
 
 #include "domain/base64url.hpp"
 #include "storage/identity.hpp"
+#include "storage/record_store.hpp"
+#include "storage/search_index.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -66,6 +68,15 @@ TEST_CASE("serve on defaults plus token: a development token is accepted; SIGTER
   CHECK(server.out.find("\"type\":\"access\"") != std::string::npos);
   CHECK(server.out.find(token.substr(token.size() - 40)) == std::string::npos);
   CHECK(server.err.find(token.substr(token.size() - 40)) == std::string::npos);
+}
+
+TEST_CASE("--version names the version, the commit and the data formats, and exits 0", "[cli]") {
+  child shown{{"--version"}};
+  REQUIRE(shown.wait_exit(20000) == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(shown.out, m, std::regex{"^contentlake (\\d+\\.\\d+\\.\\d+) \\(commit ([0-9a-f]{12}(-modified)?|unknown)\\)\n"}));
+  CHECK(shown.out.find("record store " + std::to_string(cl::storage::lmdb_format_version) + ",") != std::string::npos);
+  CHECK(shown.out.find(std::string{"search index "} + cl::storage::search_index::format() + " ") != std::string::npos);
 }
 
 TEST_CASE("token never creates a key: without one it exits non-zero saying where it looked", "[cli]") {
