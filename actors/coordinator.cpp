@@ -26,6 +26,9 @@ public:
   void operator()(domain::api_reply r) {
     if (!answered_.exchange(true)) fn_(std::move(r));
   }
+  /// Settles the request without an answer through this guard (an admitted header: its answer
+  /// comes from a second coordinator). False when it was answered already (the deadline passed).
+  bool settle() { return !answered_.exchange(true); }
   /// The coordinator to stop when the deadline passes; set before the deadline is watched.
   void bind(caf::actor_addr coordinator) { coordinator_ = std::move(coordinator); }
   void expire() override {
@@ -56,6 +59,14 @@ std::string bearer_token(const std::string& header) {
   if (start == std::string::npos) return {};
   auto end = header.find_last_not_of(" \t");
   return header.substr(start, end - start + 1);
+}
+
+domain::api_reply rate_limited(const rate_decision& d) {
+  auto r = domain::api_reply::failure(domain::error_id::rate_limited,
+                                      "Too many requests for this client; retry after "
+                                        + std::to_string(d.retry_after_seconds) + " s.");
+  r.retry_after_seconds = d.retry_after_seconds;
+  return r;
 }
 
 struct join_state {
@@ -122,10 +133,7 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
     if (!join->rate) {
       r = backend_unavailable("rate limiter");
     } else if (!join->rate->admitted) {
-      r = domain::api_reply::failure(domain::error_id::rate_limited,
-                                     "Too many requests for this client; retry after "
-                                       + std::to_string(join->rate->retry_after_seconds) + " s.");
-      r.retry_after_seconds = join->rate->retry_after_seconds;
+      r = rate_limited(*join->rate);
     } else {
       r = std::move(*join->plan_reply);
     }
@@ -142,6 +150,11 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
   // once admitted: 429 must mean "not executed", or a client would retry a write that happened.
   const auto& method = ctx->request.method;
   bool write = method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
+  if (job->admitted) {  // the rate limiter said yes to its header
+    join->rate = rate_decision{true, 0};
+    finish();
+    return run_plan(self, job, ctx, plan_done);
+  }
   if (!ctx->actors->get<rate_limiter_actor>()) {
     finish();
     if (write) return finish();  // answered 503 by the join; nothing runs
@@ -165,6 +178,28 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
 }
 
 
+/// The rate limiter's part of admitting a header: its yes admits the request (its body may be
+/// read); a no is 429 before any body is read.
+void admit_header(caf::event_based_actor* self, std::shared_ptr<request_job> job, std::shared_ptr<reply_once> answer,
+                  domain::principal who) {
+  auto refuse = [answer, tenant = who.tenant_id, client = who.client_id](domain::api_reply r) {
+    r.tenant = tenant;
+    r.client_id = client;
+    (*answer)(std::move(r));
+  };
+  auto limiter = job->actors->get<rate_limiter_actor>();
+  if (!limiter) return refuse(backend_unavailable("rate limiter"));
+  auto ask = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
+  auto client = who.client_id;
+  self->request(limiter, ask, admit_atom_v, std::move(client))
+    .then(
+      [job, answer, refuse, who = std::move(who)](rate_decision d) mutable {
+        if (!d.admitted) return refuse(rate_limited(d));
+        if (answer->settle()) job->on_admitted(std::move(who));
+      },
+      [refuse](caf::error&) { refuse(backend_unavailable("rate limiter")); });
+}
+
 /// After auth: the scope check, then the authorised part of the request.
 void on_verified(caf::event_based_actor* self, std::shared_ptr<request_job> job, std::shared_ptr<reply_once> answer,
                  auth_outcome out) {
@@ -183,6 +218,7 @@ void on_verified(caf::event_based_actor* self, std::shared_ptr<request_job> job,
     (*answer)(std::move(r));
     return;
   }
+  if (job->on_admitted) return admit_header(self, job, answer, std::move(out.who));
   run_authorised(self, job, answer, std::move(out.who));
 }
 
@@ -190,6 +226,7 @@ void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
   auto answer = std::make_shared<reply_once>(std::move(job->reply), job->timeout);
   answer->bind(self->address());
   if (job->deadlines) job->deadlines->watch(deadline_watch::clock::now() + job->timeout, answer);
+  if (job->admitted) return run_authorised(self, job, answer, *job->admitted);
   auto token = bearer_token(job->request.authorization);
   if (token.empty()) {
     (*answer)(domain::api_reply::failure(domain::error_id::token_missing,

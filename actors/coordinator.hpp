@@ -16,6 +16,7 @@ class page_token_codec;
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -74,9 +75,16 @@ struct request_job {
   std::int64_t idempotency_retention_ms = 24 * 3600 * 1000;
   std::int64_t recent_sign_in_seconds = 900;  ///< see request_context
   reply_fn reply;
+  /// Set when the request's header was admitted before its body was read (`on_admitted`): the
+  /// caller is verified, the scope checked and the rate limiter passed; none is asked again.
+  std::optional<domain::principal> admitted;
+  /// Set for the admission of a header whose body is not read yet: the token is verified, the
+  /// scope checked and the rate limiter asked, then this is called with the caller instead of a
+  /// plan running; refusals (401, 403, 429, 503) go to `reply`. Exactly one of the two is called.
+  std::function<void(domain::principal)> on_admitted;
 };
 
-/// Spawns a coordinator for `job`. Whatever happens to the actors it asks, `job.reply` is called
+/// Spawns a coordinator for `job` (or for the admission of its header, when `on_admitted` is set). Whatever happens to the actors it asks, `job.reply` is called
 /// exactly once: a dead callee, or a request still unanswered at its deadline, becomes 503
 /// BACKEND_UNAVAILABLE with `Retry-After`.
 void coordinate(caf::actor_system& sys, request_job job);

@@ -120,6 +120,7 @@ struct service::impl {
     ctx->header_timeout = std::chrono::seconds{settings.http.header_timeout_seconds};
     ctx->idle_timeout = std::chrono::seconds{settings.http.idle_timeout_seconds};
     ctx->read_timeout = std::chrono::seconds{settings.http.read_timeout_seconds};
+    ctx->min_body_bytes_per_second = settings.http.min_body_bytes_per_second;
     ctx->max_connections = settings.http.max_connections;
     ctx->recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
     ctx->access_log = settings.log.access && counted;
@@ -186,7 +187,9 @@ struct service::impl {
   }
 
   void maybe_finish_drain() {
-    if (!stopping || public_ctx->connections > 0 || admin_ctx->connections > 0) return;
+    if (!stopping) return;
+    for (const auto* ctx : {public_ctx.get(), admin_ctx.get()})
+      if (ctx->connections > 0 || ctx->refusing > 0) return;
     if (grace_timer) grace_timer->cancel();
   }
 

@@ -135,11 +135,16 @@ const std::vector<option>& options() {
      integer<int>([](settings& s) -> int& { return s.http.header_timeout_seconds; }, 1, 3600)},
     {"http.idle_timeout_seconds", "60", "A keep-alive connection that sends no complete header block for this long is closed.",
      integer<int>([](settings& s) -> int& { return s.http.idle_timeout_seconds; }, 1, 3600)},
-    {"http.read_timeout_seconds", "30", "A request body that does not arrive within this long closes the connection.",
+    {"http.read_timeout_seconds", "30", "A request body that is not complete within this long closes the connection.",
      integer<int>([](settings& s) -> int& { return s.http.read_timeout_seconds; }, 1, 3600)},
+    {"http.min_body_bytes_per_second", "1024",
+     "A request body must keep arriving: after 2 s it must have come at this many bytes a second since it began, "
+     "else the connection is closed (0: only http.read_timeout_seconds bounds it).",
+     integer<std::size_t>([](settings& s) -> std::size_t& { return s.http.min_body_bytes_per_second; }, 0, 1ll << 40)},
     {"http.max_connections", "1024",
-     "Open connections at most. At the cap a new connection closes the one that has waited longest for a request; "
-     "only when every connection has a request in flight is the new one answered 503 SERVER_OVERLOADED and closed.",
+     "Open connections at most, exactly. At the cap a new connection takes the place of the one that has waited "
+     "longest, for a request header or in sending a body; only when every connection is serving a request is "
+     "the new one answered 503 SERVER_OVERLOADED and closed (at most 64 such answers at once; beyond, closed unanswered).",
      integer<int>([](settings& s) -> int& { return s.http.max_connections; }, 1, 1000000)},
     {"http.threads", "1", "I/O threads running the HTTP listeners.",
      integer<int>([](settings& s) -> int& { return s.http.threads; }, 1, 256)},

@@ -43,7 +43,8 @@ struct http_settings {
   std::size_t header_limit_bytes = 16 * 1024;
   int header_timeout_seconds = 10;  ///< a new connection's first request header must arrive within this
   int idle_timeout_seconds = 60;
-  int read_timeout_seconds = 30;
+  int read_timeout_seconds = 30;          ///< a whole request body, at most
+  std::size_t min_body_bytes_per_second = 1024;  ///< after 2 s, a body's arrival rate at least
   int max_connections = 1024;
   int threads = 1;
   int shutdown_grace_seconds = 10;

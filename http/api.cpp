@@ -12,6 +12,12 @@
 
 namespace cl::http {
 
+struct admission {
+  domain::principal who;  ///< verified, with the route's scope; the rate limiter said yes
+};
+
+void request_handler::admit(const domain::api_request&, admit_fn done) { done(std::nullopt, nullptr); }
+
 namespace {
 
 /// The public API: route, then answer locally or through a coordinator.
@@ -29,43 +35,33 @@ public:
       retention_ms_(s.idempotency_retention_ms),
       recent_sign_in_seconds_(s.recent_sign_in_seconds) {}
 
-  void handle(domain::api_request request, std::function<void(domain::api_reply)> done) override {
-    auto m = match_route(routes_, request.method, request.path);
-    if (!m.found) {
-      if (!m.allow.empty()) {
-        auto r = domain::api_reply::failure(domain::error_id::method_not_allowed,
-                                            "This path accepts " + m.allow + ", not " + request.method + ".");
-        r.headers.emplace_back("Allow", m.allow);
-        return done(std::move(r));
-      }
-      return done(domain::api_reply::failure(domain::error_id::route_not_found, "No route has this path."));
-    }
-    // Every parameter takes one value: a repeated one is refused, not resolved by "first wins".
-    if (auto repeated = domain::repeated_parameter(request.query)) {
-      auto shown = repeated->substr(0, 64);
-      auto r = domain::api_reply::failure(domain::error_id::duplicate_parameter,
-                                          "The query parameter " + shown + " was given more than once.",
-                                          {{shown, "give it once"}});
-      r.route = std::string{m.found->path_template};
-      return done(std::move(r));
-    }
-    std::string route{m.found->path_template};
-    if (m.found->local) {
-      auto r = m.found->local(request);
+  void admit(const domain::api_request& request, admit_fn done) override {
+    auto routed = route_of(request);
+    if (routed.refusal) return done(std::move(routed.refusal), nullptr);
+    if (routed.found->local) return done(std::nullopt, nullptr);
+    std::string route{routed.found->path_template};
+    auto job = job_for(domain::api_request{request}, std::move(routed));
+    job.on_admitted = [done](domain::principal who) {
+      done(std::nullopt, std::make_shared<const admission>(admission{std::move(who)}));
+    };
+    job.reply = [done, route = std::move(route)](domain::api_reply r) {
+      r.route = route;
+      done(std::move(r), nullptr);
+    };
+    actors::coordinate(sys_, std::move(job));
+  }
+
+  void handle(domain::api_request request, std::shared_ptr<const admission> ticket, reply_fn done) override {
+    auto routed = route_of(request);
+    if (routed.refusal) return done(std::move(*routed.refusal));
+    std::string route{routed.found->path_template};
+    if (routed.found->local) {
+      auto r = routed.found->local(request);
       r.route = std::move(route);
       return done(std::move(r));
     }
-    actors::request_job job;
-    job.request = std::move(request);
-    job.params = std::move(m.params);
-    job.required_scope = std::string{m.found->scope};
-    job.plan = m.found->plan;
-    job.actors = directory_->snapshot();
-    job.timeout = m.found->deadline.count() > 0 ? m.found->deadline : timeout_;
-    job.deadlines = deadlines_;
-    job.page_tokens = page_tokens_;
-    job.idempotency_retention_ms = retention_ms_;
-    job.recent_sign_in_seconds = recent_sign_in_seconds_;
+    auto job = job_for(std::move(request), std::move(routed));
+    if (ticket) job.admitted = ticket->who;
     job.reply = [done = std::move(done), route = std::move(route)](domain::api_reply r) {
       r.route = route;
       done(std::move(r));
@@ -74,6 +70,58 @@ public:
   }
 
 private:
+  /// A request's route, or the answer that refuses it before any actor is asked (404, 405, a
+  /// repeated query parameter).
+  struct routed_request {
+    const route* found = nullptr;
+    std::vector<std::pair<std::string, std::string>> params;
+    std::optional<domain::api_reply> refusal;
+  };
+
+  routed_request route_of(const domain::api_request& request) const {
+    routed_request out;
+    auto m = match_route(routes_, request.method, request.path);
+    if (!m.found) {
+      if (!m.allow.empty()) {
+        auto r = domain::api_reply::failure(domain::error_id::method_not_allowed,
+                                            "This path accepts " + m.allow + ", not " + request.method + ".");
+        r.headers.emplace_back("Allow", m.allow);
+        out.refusal = std::move(r);
+      } else {
+        out.refusal = domain::api_reply::failure(domain::error_id::route_not_found, "No route has this path.");
+      }
+      return out;
+    }
+    // Every parameter takes one value: a repeated one is refused, not resolved by "first wins".
+    if (auto repeated = domain::repeated_parameter(request.query)) {
+      auto shown = repeated->substr(0, 64);
+      auto r = domain::api_reply::failure(domain::error_id::duplicate_parameter,
+                                          "The query parameter " + shown + " was given more than once.",
+                                          {{shown, "give it once"}});
+      r.route = std::string{m.found->path_template};
+      out.refusal = std::move(r);
+      return out;
+    }
+    out.found = m.found;
+    out.params = std::move(m.params);
+    return out;
+  }
+
+  actors::request_job job_for(domain::api_request request, routed_request routed) const {
+    actors::request_job job;
+    job.request = std::move(request);
+    job.params = std::move(routed.params);
+    job.required_scope = std::string{routed.found->scope};
+    job.plan = routed.found->plan;
+    job.actors = directory_->snapshot();
+    job.timeout = routed.found->deadline.count() > 0 ? routed.found->deadline : timeout_;
+    job.deadlines = deadlines_;
+    job.page_tokens = page_tokens_;
+    job.idempotency_retention_ms = retention_ms_;
+    job.recent_sign_in_seconds = recent_sign_in_seconds_;
+    return job;
+  }
+
   caf::actor_system& sys_;
   std::vector<route> routes_;
   std::shared_ptr<actors::actor_directory> directory_;
@@ -90,7 +138,7 @@ public:
   admin_api(std::shared_ptr<actors::metrics> stats, std::shared_ptr<actors::service_health> health)
     : stats_(std::move(stats)), health_(std::move(health)) {}
 
-  void handle(domain::api_request request, std::function<void(domain::api_reply)> done) override {
+  void handle(domain::api_request request, std::shared_ptr<const admission>, reply_fn done) override {
     domain::api_reply r;
     r.route = request.path;
     if (request.method != "GET") {

@@ -25,7 +25,8 @@ using tcp = net::ip::tcp;
 namespace {
 
 
-domain::api_request to_api_request(bhttp::request<bhttp::string_body>& req) {
+/// The request as the handler sees it, without its body (read later, once admitted).
+domain::api_request header_of(const bhttp::request<bhttp::string_body>& req) {
   domain::api_request out;
   out.method = std::string{req.method_string()};
   auto target = req.target();
@@ -43,7 +44,6 @@ domain::api_request to_api_request(bhttp::request<bhttp::string_body>& req) {
   if (auto purpose = req.find("X-Usage-Purpose"); purpose != req.end()) out.usage_purpose = std::string{purpose->value()};
   auto rid = req["X-Request-Id"];
   out.request_id = domain::is_valid_request_id({rid.data(), rid.size()}) ? std::string{rid} : domain::new_request_id();
-  out.body = std::move(req.body());
   return out;
 }
 
@@ -83,17 +83,32 @@ std::int64_t steady_ns() {
 
 }  // namespace
 
-bool evict_longest_idle(listener_context& ctx);
+bool evict_one(listener_context& ctx);
+
+/// Whether a connection may give up its slot to a new one at the cap.
+enum class evictable : int {
+  waiting = 0,  ///< for a request header, or closing after an answer
+  sending = 1,  ///< a request body
+  never = 2,    ///< its request is being admitted or served
+};
 
 /// One connection: reads a request, hands it to the handler, writes the answer, repeats.
-/// Pipelined requests wait in the read buffer and are answered in order.
+/// Pipelined requests wait in the read buffer and are answered in order. A request with a body
+/// is admitted on its header (route, token, scope, rate limit) before any of the body is read.
 class session : public std::enable_shared_from_this<session> {
 public:
   session(tcp::socket&& socket, std::shared_ptr<listener_context> ctx)
     : stream_(std::move(socket)), ctx_(std::move(ctx)) {
-    // At the cap, the connection that has waited longest for a request makes room; only when
-    // every connection is busy with a request is the new one answered 503.
-    overloaded_ = ++ctx_->connections > ctx_->max_connections && !evict_longest_idle(*ctx_);
+    // At the cap, the connection that has waited longest (for a header, or in sending a body)
+    // hands its slot over; only when every connection is serving a request is the new one
+    // answered 503, and only a bounded number at once.
+    if (++ctx_->connections > ctx_->max_connections && !evict_one(*ctx_)) {
+      --ctx_->connections;
+      overloaded_ = true;
+      if (++ctx_->refusing > ctx_->max_refusing) turned_away_ = true;
+      return;
+    }
+    counted_ = true;
     if (ctx_->stats) ctx_->stats->add_connections(1);
   }
 
@@ -102,11 +117,20 @@ public:
       std::lock_guard<std::mutex> guard{ctx_->sessions_mutex};
       ctx_->sessions.erase(this);
     }
+    release_slot();
+    if (overloaded_) --ctx_->refusing;
+    if (ctx_->connections == 0 && ctx_->refusing == 0 && ctx_->draining && ctx_->on_drained) ctx_->on_drained();
+  }
+
+  /// Gives up this connection's slot (at most once): its destructor, or its eviction.
+  void release_slot() {
+    if (!counted_.exchange(false)) return;
+    --ctx_->connections;
     if (ctx_->stats) ctx_->stats->add_connections(-1);
-    if (--ctx_->connections == 0 && ctx_->draining && ctx_->on_drained) ctx_->on_drained();
   }
 
   void start() {
+    if (turned_away_) return close();  // over the cap and over the refusals in progress
     {
       std::lock_guard<std::mutex> guard{ctx_->sessions_mutex};
       ctx_->sessions.emplace(this, weak_from_this());
@@ -132,6 +156,7 @@ public:
   /// still sends (e.g. an oversized body) for a moment, then close. Closing with unread input
   /// would reset the connection and could destroy the answer in flight.
   void linger_close() {
+    set_evictable(evictable::waiting);
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return close();
@@ -148,27 +173,56 @@ private:
     });
   }
 
+  void set_evictable(evictable e) {
+    evictable_since_ns_ = steady_ns();
+    evictable_ = static_cast<int>(e);
+  }
+
   void read_next() {
     if (draining_ || ctx_->draining) return close();
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(ctx_->header_limit));
     parser_->body_limit(ctx_->body_limit);
-    // A new connection gets header_timeout for its first request; keep-alive ones idle_timeout.
-    stream_.expires_after(first_request_ ? ctx_->header_timeout : ctx_->idle_timeout);
-    idle_since_ns_ = steady_ns();
-    idle_ = true;
+    // A new connection gets header_timeout for its first request; keep-alive ones idle_timeout;
+    // one over the cap, which is only answered 503, at most 2 s.
+    auto bound = first_request_ ? ctx_->header_timeout : ctx_->idle_timeout;
+    if (overloaded_) bound = std::min<std::chrono::seconds>(bound, std::chrono::seconds{2});
+    stream_.expires_after(bound);
+    // A pipelined request already in the buffer is being served, not waited for.
+    set_evictable(buffer_.size() > 0 ? evictable::never : evictable::waiting);
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
   }
 
   void on_header(beast::error_code ec) {
-    idle_ = false;
+    set_evictable(evictable::never);
     if (ec) return on_read_error(ec);
     first_request_ = false;
+    stream_.expires_never();
+    pending_ = header_of(parser_->get());
+    request_id_ = pending_.request_id;
+    method_ = pending_.method;
+    // HEAD is the GET without its body (RFC 9110 9.3.2): routed, authorised and answered as GET.
+    head_ = pending_.method == "HEAD";
+    if (head_) pending_.method = "GET";
     if (auto problem = header_problem(parser_->get())) return refuse_request(std::move(*problem));
-    stream_.expires_after(ctx_->read_timeout);
+    if (parser_->is_done()) return on_read({});  // no body
+    if (overloaded_ || ctx_->draining) return refuse_request(unavailable());
+    // A body is read only for a request its header admits: an unauthenticated body is never read.
+    ctx_->handler->admit(pending_, [self = shared_from_this()](std::optional<domain::api_reply> refusal,
+                                                               std::shared_ptr<const admission> ticket) {
+      auto exec = self->executor();
+      net::post(exec, [self, refusal = std::move(refusal), ticket = std::move(ticket)]() mutable {
+        self->on_admitted(std::move(refusal), std::move(ticket));
+      });
+    });
+  }
+
+  void on_admitted(std::optional<domain::api_reply> refusal, std::shared_ptr<const admission> ticket) {
+    if (refusal) return refuse_request(std::move(*refusal));
+    ticket_ = std::move(ticket);
     // Clients that sent `Expect: 100-continue` wait for this before they send the body.
-    if (!parser_->is_done() && beast::iequals(parser_->get()[bhttp::field::expect], "100-continue")) {
+    if (beast::iequals(parser_->get()[bhttp::field::expect], "100-continue")) {
       auto interim = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_, 11);
       return bhttp::async_write(stream_, *interim, [self = shared_from_this(), interim](beast::error_code ec, std::size_t) {
         if (ec) return self->close();
@@ -178,10 +232,40 @@ private:
     read_body();
   }
 
+  /// Reads the body a piece at a time: it must keep arriving (`min_body_bytes_per_second` after
+  /// `body_grace`) and be complete within `read_timeout`, else the connection is closed.
   void read_body() {
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    body_started_ = std::chrono::steady_clock::now();
+    body_bytes_ = 0;
+    set_evictable(evictable::sending);
+    read_body_some();
   }
+
+  void read_body_some() {
+    if (parser_->is_done()) return on_read({});
+    auto deadline = body_started_ + ctx_->read_timeout;
+    if (ctx_->min_body_bytes_per_second > 0) {
+      auto earned = body_started_ + ctx_->body_grace
+                    + std::chrono::milliseconds{body_bytes_ * 1000 / ctx_->min_body_bytes_per_second};
+      deadline = std::min(deadline, earned);
+    }
+    stream_.expires_at(deadline);
+    bhttp::async_read_some(stream_, buffer_, *parser_,
+                           [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                             if (ec) return self->on_read(ec);
+                             self->body_bytes_ += n;
+                             self->read_body_some();
+                           });
+  }
+
+  static domain::api_reply unavailable_reply(bool overloaded) {
+    auto r = domain::api_reply::failure(domain::error_id::server_overloaded,
+                                        overloaded ? "Too many open connections; retry shortly."
+                                                   : "The server is shutting down; retry shortly.");
+    r.retry_after_seconds = 1;
+    return r;
+  }
+  domain::api_reply unavailable() const { return unavailable_reply(overloaded_); }
 
   void on_read_error(beast::error_code ec) {
     if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted
@@ -208,7 +292,8 @@ private:
   /// Answers `r` to a request that is not read further, then closes: the stream may hold an
   /// unread body (or be out of sync).
   void refuse_request(domain::api_reply r) {
-    request_id_ = domain::new_request_id();
+    set_evictable(evictable::never);
+    if (request_id_.empty()) request_id_ = domain::new_request_id();
     if (parser_ && method_.empty()) method_ = std::string{parser_->get().method_string()};
     keep_alive_ = false;
     started_ = std::chrono::steady_clock::now();
@@ -218,29 +303,22 @@ private:
 
   void on_read(beast::error_code ec) {
     if (ec) return on_read_error(ec);
+    set_evictable(evictable::never);
     stream_.expires_never();
     auto req = parser_->release();
     started_ = std::chrono::steady_clock::now();
     keep_alive_ = req.keep_alive();
     version_ = req.version();
     busy_ = true;
-    auto api = to_api_request(req);
-    request_id_ = api.request_id;
-    method_ = api.method;
-    // HEAD is the GET without its body (RFC 9110 9.3.2): routed, authorised and answered as GET.
-    head_ = api.method == "HEAD";
-    if (head_) api.method = "GET";
+    auto api = std::move(pending_);
+    api.body = std::move(req.body());
     if (overloaded_ || ctx_->draining) {
-      auto r = domain::api_reply::failure(domain::error_id::server_overloaded,
-                                          overloaded_ ? "Too many open connections; retry shortly."
-                                                      : "The server is shutting down; retry shortly.");
-      r.retry_after_seconds = 1;
       keep_alive_ = false;
-      return respond(std::move(r), version_);
+      return respond(unavailable(), version_);
     }
     // The callback holds the session: nothing else does while the request is in flight, and the
     // coordinator always answers (late callees become 503), so this never pins a connection forever.
-    ctx_->handler->handle(std::move(api), [self = shared_from_this(), version = version_](domain::api_reply r) {
+    ctx_->handler->handle(std::move(api), std::move(ticket_), [self = shared_from_this(), version = version_](domain::api_reply r) {
       // Called from any thread: hop to this connection's strand before touching it.
       auto exec = self->executor();
       net::post(exec, [self, r = std::move(r), version]() mutable { self->respond(std::move(r), version); });
@@ -310,6 +388,7 @@ private:
     busy_ = false;
     head_ = false;
     method_.clear();
+    request_id_.clear();
     if (ec) return close();
     if (!keep) return linger_close();
     read_next();
@@ -383,16 +462,21 @@ private:
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::shared_ptr<listener_context> ctx_;
-  bool overloaded_ = false;
+  domain::api_request pending_;                ///< the request whose header was read
+  std::shared_ptr<const admission> ticket_;    ///< what admitting its header earned
+  std::chrono::steady_clock::time_point body_started_;
+  std::size_t body_bytes_ = 0;
+  bool overloaded_ = false;   ///< over the cap: every request is answered 503, then closed
+  bool turned_away_ = false;  ///< over the cap and over `max_refusing`: closed at start
   bool busy_ = false;
   bool head_ = false;           ///< the request in flight is a HEAD
   bool first_request_ = true;   ///< no request header has arrived yet: header_timeout applies
   // Read by other connections' accepts (eviction at the cap), so atomic.
-  std::atomic<bool> idle_{true};  ///< waiting for a request header (a new connection is, from accept on)
-  std::atomic<std::int64_t> idle_since_ns_{steady_ns()};
-  std::atomic<bool> evicted_{false};
+  std::atomic<bool> counted_{false};  ///< holds one of the `max_connections` slots
+  std::atomic<int> evictable_{static_cast<int>(evictable::waiting)};
+  std::atomic<std::int64_t> evictable_since_ns_{steady_ns()};
 
-  friend bool evict_longest_idle(listener_context& ctx);
+  friend bool evict_one(listener_context& ctx);
   bool draining_ = false;
   bool keep_alive_ = true;
   unsigned version_ = 11;
@@ -402,9 +486,11 @@ private:
   std::chrono::steady_clock::time_point started_;
 };
 
-/// Closes the connection of `ctx` that has waited longest for a request header (never one with a
-/// request in flight); false when there is none. Called by a new connection at the cap.
-bool evict_longest_idle(listener_context& ctx) {
+/// Makes room for a new connection of `ctx` at the cap: closes the connection that has waited
+/// longest, for a request header (or closing) or in sending a body; never one whose request is
+/// being admitted or served. Its slot is released now, so the count never exceeds the cap. False
+/// when there is none.
+bool evict_one(listener_context& ctx) {
   // Sessions locked during the scan are released only after the mutex is: the last reference to
   // one may go here, and its destructor takes the mutex.
   std::vector<std::shared_ptr<session>> seen;
@@ -417,15 +503,15 @@ bool evict_longest_idle(listener_context& ctx) {
       auto s = weak.lock();
       if (!s) continue;
       seen.push_back(s);
-      if (!s->idle_ || s->evicted_) continue;
-      auto since = s->idle_since_ns_.load();
+      if (!s->counted_ || s->evictable_ == static_cast<int>(evictable::never)) continue;
+      auto since = s->evictable_since_ns_.load();
       if (!victim || since < oldest) {
         victim = s;
         oldest = since;
       }
     }
-    // Claimed under the lock, so two new connections never pick the same victim.
-    if (victim) victim->evicted_ = true;
+    // Its slot released under the lock, so two new connections never take the same one.
+    if (victim) victim->release_slot();
   }
   if (!victim) return false;
   net::post(victim->executor(), [victim] { victim->close(); });

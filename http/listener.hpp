@@ -26,15 +26,23 @@ struct listener_context {
   std::size_t body_limit = 10 * 1024 * 1024;
   std::size_t header_limit = 16 * 1024;
   std::chrono::seconds idle_timeout{60};
-  std::chrono::seconds read_timeout{30};
+  std::chrono::seconds read_timeout{30};   ///< a whole request body, at most
+  /// A body must keep arriving: by `body_grace` plus one second per this many bytes received
+  /// since it started (0: only `read_timeout` bounds it).
+  std::size_t min_body_bytes_per_second = 1024;
+  std::chrono::seconds body_grace{2};
   int max_connections = 1024;
+  /// Connections over the cap (every connection is serving a request) that are still answered
+  /// 503 SERVER_OVERLOADED; beyond this many at once a new one is closed at accept.
+  int max_refusing = 64;
   std::chrono::seconds header_timeout{10};    ///< a new connection's first request header
   std::int64_t recent_sign_in_seconds = 900;  ///< the `max_age` of an AUTH_STALE challenge
   bool access_log = true;
   request_handler* handler = nullptr;
   actors::metrics* stats = nullptr;  ///< request metrics; nullptr: not counted
 
-  std::atomic<int> connections{0};
+  std::atomic<int> connections{0};  ///< holding a slot: at most `max_connections`
+  std::atomic<int> refusing{0};     ///< over the cap, being answered 503: at most `max_refusing`
   std::atomic<bool> draining{false};
   std::function<void()> on_drained;  ///< called (any thread) when draining and the last session ends
 

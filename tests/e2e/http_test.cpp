@@ -2,6 +2,7 @@
 // the connection cap and the idle timeout.
 
 #include "tests/e2e/log_capture.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
 
@@ -11,6 +12,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 
 using namespace cl::testing;
@@ -170,17 +172,44 @@ TEST_CASE("at the connection cap the longest-idle connection makes room; busy on
   CHECK(b.request("GET", "/v0/openapi.json")->status == 200);
 }
 
-TEST_CASE("connections over the cap while every connection is busy are answered 503 SERVER_OVERLOADED",
+TEST_CASE("at the cap the connection waiting longest gives way, for a header or in sending a body; served ones never",
+          "[http][limits]") {
+  test_service svc{[](cl::config::settings& s) { s.http.max_connections = 3; }};
+  auto token = read_token("content-lake.read content-lake.write");
+  // a: its header admitted (the interim 100 says so), its body not sent yet.
+  connection a{svc.port()};
+  a.send("POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token
+         + "\r\nContent-Type: application/json\r\nContent-Length: 17\r\nExpect: 100-continue\r\n\r\n");
+  REQUIRE(a.read_response()->status == 100);
+  // b: being served, an answer far larger than the socket buffers that it does not read.
+  connection b{svc.port(), 10000, 4096};
+  std::string pipelined;
+  for (int i = 0; i < 40; ++i) pipelined += "GET /v0/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
+  b.send(pipelined);
+  REQUIRE(b.read_response()->status == 200);
+  connection c{svc.port()};  // waits for its first request, after a began its body
+  connection d{svc.port()};
+  CHECK(d.request("GET", "/v0/openapi.json")->status == 200);
+  CHECK(a.wait_closed(5000));  // the one sending its body had waited longest
+  connection e{svc.port()};
+  CHECK(e.request("GET", "/v0/openapi.json")->status == 200);
+  CHECK(c.wait_closed(5000));  // then the one waiting for a header
+  // b, served throughout, completes undisturbed.
+  for (int i = 1; i < 40; ++i) REQUIRE(b.read_response()->status == 200);
+}
+
+TEST_CASE("connections over the cap while every connection is serving a request are answered 503 SERVER_OVERLOADED",
           "[http][limits]") {
   test_service svc{[](cl::config::settings& s) { s.http.max_connections = 2; }};
-  // Two connections with a request in flight: their headers are read (the interim 100 says so),
-  // their bodies not yet sent.
-  const std::string held = "POST /v0/openapi.json HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
-  connection a{svc.port()}, b{svc.port()};
-  a.send(held);
-  b.send(held);
-  REQUIRE(a.read_response()->status == 100);
-  REQUIRE(b.read_response()->status == 100);
+  // Two clients that stop reading: their answers (40 copies of the OpenAPI document, far more than
+  // the socket buffers hold) keep both connections serving.
+  std::string pipelined;
+  for (int i = 0; i < 40; ++i) pipelined += "GET /v0/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
+  connection a{svc.port(), 10000, 4096}, b{svc.port(), 10000, 4096};
+  a.send(pipelined);
+  b.send(pipelined);
+  REQUIRE(a.read_response()->status == 200);  // both are answering now
+  REQUIRE(b.read_response()->status == 200);
   {
     connection c{svc.port()};
     auto r = c.request("GET", "/v0/openapi.json");
@@ -190,9 +219,133 @@ TEST_CASE("connections over the cap while every connection is busy are answered 
     CHECK(r->header("retry-after") == "1");
     CHECK(c.wait_closed(5000));
   }
-  // The busy requests complete undisturbed.
-  a.send("hello");
-  CHECK(a.read_response()->status == 405);
+  // The requests being served complete undisturbed.
+  for (int i = 1; i < 40; ++i) {
+    auto r = a.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 200);
+  }
+}
+
+TEST_CASE("the connection cap holds exactly: the gauge never reads more than http.max_connections", "[http][limits]") {
+  test_service svc{[](cl::config::settings& s) { s.http.max_connections = 8; }};
+  std::vector<std::unique_ptr<connection>> open;
+  for (int i = 0; i < 50; ++i) open.push_back(std::make_unique<connection>(svc.port()));
+  connection client{svc.port()};
+  REQUIRE(client.request("GET", "/v0/openapi.json")->status == 200);
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  REQUIRE(m);
+  auto at = m->body.find("\ncontentlake_http_connections ");
+  REQUIRE(at != std::string::npos);
+  auto gauge = std::stod(m->body.substr(at + 30));
+  CHECK(gauge <= 8);
+  CHECK(gauge >= 1);
+}
+
+TEST_CASE("a request body is read only after its header is admitted: token, scope and rate limit first",
+          "[http][limits]") {
+  test_service svc{[](cl::config::settings& s) {
+    s.rate_limit.burst = 1;
+    s.rate_limit.requests_per_second = 0.001;
+  }};
+  const std::string head = "POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                           "Content-Length: 100\r\n";
+  SECTION("no token: 401 on the header alone, and the connection is closed") {
+    connection c{svc.port()};
+    c.send(head + "X-Request-Id: slow-1\r\n\r\n{");  // one byte of a 100-byte body
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 401);
+    CHECK(reason_of(*r) == "TOKEN_MISSING");
+    CHECK(r->header("x-request-id") == "slow-1");
+    CHECK(c.wait_closed(5000));
+  }
+  SECTION("Expect: 100-continue without a token gets the final 401 instead of the interim 100") {
+    connection c{svc.port()};
+    c.send(head + "Expect: 100-continue\r\n\r\n");
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 401);
+  }
+  SECTION("a token without the route's scope: 403 before the body") {
+    connection c{svc.port()};
+    c.send(head + "Authorization: Bearer " + read_token("content-lake.read") + "\r\n\r\n{");
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 403);
+    CHECK(reason_of(*r) == "SCOPE_MISSING");
+  }
+  SECTION("over the rate limit: 429 before the body, and the admitted request is counted once") {
+    auto token = read_token("content-lake.read content-lake.write");
+    connection c{svc.port()};
+    const std::string body = R"({"title":"Admitted once"})";
+    c.send("POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
+           + token + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    auto first = c.read_response();
+    REQUIRE(first);
+    CHECK(first->status == 201);  // the burst of 1 was used by its header, not twice
+    connection d{svc.port()};
+    d.send(head + "Authorization: Bearer " + token + "\r\n\r\n{");
+    auto r = d.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 429);
+    CHECK(reason_of(*r) == "RATE_LIMITED");
+  }
+  SECTION("a route that does not exist or take the method: 404 or 405 before the body") {
+    connection c{svc.port()};
+    c.send("POST /v0/content-lake/resources/res_x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 405);
+  }
+}
+
+TEST_CASE("a request body must keep arriving at http.min_body_bytes_per_second", "[http][limits]") {
+  test_service svc{[](cl::config::settings& s) { s.http.read_timeout_seconds = 600; }};
+  auto token = read_token("content-lake.read content-lake.write");
+  connection c{svc.port()};
+  auto started = std::chrono::steady_clock::now();
+  c.send("POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
+         + token + "\r\nContent-Length: 100\r\n\r\n{");
+  // Closed after the grace period, long before the 600 s total bound.
+  CHECK(c.wait_closed(15000));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds{15});
+  // A body sent whole is unaffected.
+  CHECK(post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"On time"})")->status == 201);
+}
+
+TEST_CASE("1,100 slow unauthenticated bodies do not take the service offline", "[http][limits]") {
+  rlimit files{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &files) == 0);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 8192));
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &files) == 0);
+  REQUIRE(files.rlim_cur >= 2400);
+  test_service svc;
+  auto token = read_token();
+  std::vector<std::unique_ptr<connection>> attack;
+  for (int i = 0; i < 1100; ++i) {
+    attack.push_back(std::make_unique<connection>(svc.port(), 5000));
+    attack.back()->send("POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        "Content-Length: 100\r\n\r\n{");
+  }
+  // Every normal read during the attack is answered as without it.
+  for (int i = 0; i < 50; ++i) {
+    auto r = get_with_token(svc.port(), "/v0/content-lake/resources/res_" + std::to_string(i), token);
+    REQUIRE(r);
+    CHECK(r->status == 403);
+    CHECK(reason_of(*r) == "ACCESS_DENIED");
+  }
+  // The attackers were answered 401 on their headers (or made room at the cap) and closed.
+  int refused = 0;
+  for (auto& c : attack) {
+    auto r = c->read_response();
+    if (r) {
+      CHECK(r->status == 401);
+      ++refused;
+    }
+    CHECK(c->wait_closed(5000));
+  }
+  CHECK(refused > 0);
 }
 
 TEST_CASE("1,100 sockets that never send a request do not lock a client out", "[http][limits]") {
@@ -267,15 +420,24 @@ TEST_CASE("every request leaves one JSON access-log line without the token", "[h
   }
 }
 
-TEST_CASE("Expect: 100-continue gets an interim 100 before the body is sent", "[http]") {
+TEST_CASE("Expect: 100-continue gets an interim 100 once the header is admitted, then the body is read",
+          "[http]") {
   test_service svc;
+  auto token = read_token("content-lake.read content-lake.write");
   connection c{svc.port()};
-  c.send("POST /v0/content-lake/resources/res_x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  c.send("POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token
+         + "\r\nContent-Type: application/json\r\nContent-Length: 17\r\nExpect: 100-continue\r\n\r\n");
   auto interim = c.read_response();
   REQUIRE(interim);
   CHECK(interim->status == 100);
-  c.send("hello");
+  c.send(R"({"title":"Later"})");
   auto r = c.read_response();
+  REQUIRE(r);
+  CHECK(r->status == 201);
+  // A header that is refused gets its final answer instead of the 100.
+  connection refused{svc.port()};
+  refused.send("POST /v0/content-lake/resources/res_x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  r = refused.read_response();
   REQUIRE(r);
   CHECK(r->status == 405);
 }

@@ -23,7 +23,7 @@ std::string http_response::header(const std::string& name) const {
   return it == headers.end() ? std::string{} : it->second;
 }
 
-connection::connection(unsigned short port, int timeout_ms) {
+connection::connection(unsigned short port, int timeout_ms, int receive_buffer) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd_ < 0) throw std::runtime_error("socket");
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
@@ -31,6 +31,7 @@ connection::connection(unsigned short port, int timeout_ms) {
   ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (receive_buffer > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);

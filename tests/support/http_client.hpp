@@ -21,7 +21,8 @@ struct http_response {
 /// One TCP connection to 127.0.0.1:port.
 class connection {
 public:
-  explicit connection(unsigned short port, int timeout_ms = 10000);
+  /// `receive_buffer` > 0 sets SO_RCVBUF before connecting (a client that reads slowly).
+  explicit connection(unsigned short port, int timeout_ms = 10000, int receive_buffer = 0);
   ~connection();
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
