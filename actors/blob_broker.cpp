@@ -117,6 +117,22 @@ blob_outcome guarded(F f) {
   }
 }
 
+/// Closes an aborted upload's key at the store (its URLs are refused from then on) and releases
+/// its parts or object; `k` gets the store's answer.
+void release_at_store(blob_broker_actor::stateful_pointer<blob_broker_state> self,
+                      const std::shared_ptr<const blob_broker_config>& cfg, const storage::upload_record& u,
+                      std::function<void(blob_outcome)> k) {
+  on_worker(
+    self,
+    [cfg, u] {
+      return guarded([&] {
+        cfg->backend->abort(u.object_key, u.store_upload_id, closed_until(u));
+        return blob_outcome{};
+      });
+    },
+    std::move(k));
+}
+
 /// The upload a request asks for, validated and laid out; the store is not called yet (a
 /// MULTIPART upload still needs `open_at_store`).
 blob_outcome start_upload(const blob_broker_config& cfg, const blob_caller& who, const std::string& body) {
@@ -372,16 +388,10 @@ blob_broker_actor::behavior_type blob_broker(blob_broker_actor::stateful_pointer
         });
       return rp;
     },
-    [self, cfg](abort_atom, const storage::upload_record& u) {
-      on_worker(
-        self,
-        [cfg, u] {
-          return guarded([&] {
-            cfg->backend->abort(u.object_key, u.store_upload_id, closed_until(u));
-            return blob_outcome{};
-          });
-        },
-        [](blob_outcome) {});
+    [self, cfg](abort_atom, const storage::upload_record& u) -> caf::result<blob_outcome> {
+      auto rp = self->make_response_promise<blob_outcome>();
+      release_at_store(self, cfg, u, [rp](blob_outcome o) mutable { rp.deliver(std::move(o)); });
+      return rp;
     },
     [cfg](locate_atom, const blob_caller& who, const std::vector<blob_lookup>& lookups) -> caf::result<std::vector<blob_found>> {
       try {
@@ -399,11 +409,11 @@ blob_broker_actor::behavior_type blob_broker(blob_broker_actor::stateful_pointer
           auto aborted = std::make_shared<std::vector<storage::upload_record>>();
           self->request(writer, std::chrono::seconds{30}, write_atom_v, abort_expired_uploads(now, 100, aborted))
             .then(
-              [self, aborted](bool stored) {
+              [self, cfg, aborted](bool stored) {
                 if (!stored) return;
                 for (const auto& u : *aborted) {
                   spdlog::info("blob broker: upload {} expired; aborted", u.id);
-                  self->send(self, abort_atom_v, u);
+                  release_at_store(self, cfg, u, [](blob_outcome) {});
                 }
               },
               [](caf::error&) {});

@@ -251,20 +251,31 @@ void plan_abort_upload(caf::event_based_actor* self, std::shared_ptr<const reque
     if (u->state == "IN_PROGRESS") {
       u->state = "ABORTED";
       tx.blobs().put_upload(*u);
-      *released = *u;
     }
+    *released = *u;  // closed at the store again on a repeated abort: the first may have failed there
     domain::api_reply r;
     r.status = 204;
     r.content_type.clear();
     outcome->reply = std::move(r);
     return true;
   };
-  // The record says aborted first; then the store releases the bytes. A completion racing with
-  // this one finds the upload aborted and records nothing.
-  write_then(self, ctx, std::move(m), outcome, "The upload", done, [ctx, released] {
-    if (auto broker = ctx->actors->get<blob_broker_actor>(); broker && *released)
-      caf::anon_send(broker, abort_atom_v, **released);
-  });
+  // The record says aborted first; then the store closes the upload's key and releases the
+  // bytes, and only then is the 204 answered: a PUT after it is refused. A completion racing with
+  // this one finds the upload aborted and records nothing. A store that fails: 503, and the
+  // client's retry closes it (the record is aborted already).
+  auto close_then_answer = [self, ctx, released, done](domain::api_reply r) {
+    auto broker = ctx->actors->get<blob_broker_actor>();
+    if (r.error || !*released) return done(std::move(r));
+    if (!broker) return done(backend_unavailable("blob broker"));
+    self->request(broker, ctx->timeout, abort_atom_v, **released)
+      .then(
+        [done, r](blob_outcome& o) mutable {
+          if (o.error) return done(domain::api_reply::from(std::move(*o.error)));
+          done(std::move(r));
+        },
+        [done](caf::error&) { done(backend_unavailable("blob broker")); });
+  };
+  write_then(self, ctx, std::move(m), outcome, "The upload", close_then_answer);
 }
 
 void with_readable_blobs(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,

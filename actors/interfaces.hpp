@@ -114,8 +114,9 @@ using blob_broker_actor = caf::typed_actor<
   // (caller, upload id, declared SHA-256 hex) -> the blob version the store verified, or the error
   // (the upload stays in progress).
   caf::replies_to<complete_atom, blob_caller, std::string, std::string>::with<blob_outcome>,
-  // An upload now recorded as aborted: releases its parts or object at the store.
-  caf::reacts_to<abort_atom, storage::upload_record>,
+  // An upload now recorded as aborted: closes its key and releases its parts or object at the
+  // store; answered once the store refuses the upload's URLs (or with the store's error).
+  caf::replies_to<abort_atom, storage::upload_record>::with<blob_outcome>,
   // (caller, lookups) -> what exists of each, in order, with presigned GET URLs.
   caf::replies_to<locate_atom, blob_caller, std::vector<blob_lookup>>::with<std::vector<blob_found>>,
   // Internal: aborts uploads whose URLs expired (sent to itself periodically).

@@ -192,7 +192,7 @@ domain::api_reply resource_answer(const storage::write_txn& tx, const domain::pl
                              policy, now);
   auto hash = domain::resource_hash(record, rights.digest_input);
   auto r = json_reply(status, domain::content_as_allowed(domain::compose_resource(record, rights.json, hash), rights, use));
-  r.headers.emplace_back("ETag", "\"" + hash + "\"");
+  if (domain::content_allowed(rights, use)) r.headers.emplace_back("ETag", "\"" + hash + "\"");
   r.headers.emplace_back("Cache-Control", "no-store");
   return r;
 }

@@ -105,8 +105,11 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
     return done(std::move(r));
   }
   auto hash = domain::resource_hash(record, rights.digest_input);
-  r.headers.emplace_back("ETag", "\"" + hash + "\"");
-  if (domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
+  // A caller refused the content reads its metadata only: no ETag (the hash covers the content),
+  // so no 304 either.
+  bool tagged = domain::content_allowed(rights, rq.use);
+  if (tagged) r.headers.emplace_back("ETag", "\"" + hash + "\"");
+  if (tagged && domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
     r.status = 304;
     r.content_type.clear();
     return done(std::move(r));

@@ -9,9 +9,12 @@ namespace cl::domain {
 namespace json = boost::json;
 
 const std::vector<std::string_view>& content_derived_members() {
-  static const std::vector<std::string_view> members = {"content", "entities", "snippet"};
+  static const std::vector<std::string_view> members = {"content", "entities", "snippet", "hash_content", "hash",
+                                                          "lineage"};
   return members;
 }
+
+bool content_allowed(const resolved_rights& rights, const content_use& use) { return !check_content_use(rights, use); }
 
 bool reveals_content(const field_mask* mask) {
   if (!mask) return true;

@@ -17,9 +17,16 @@
 namespace cl::domain {
 
 /// Members of a Resource representation that hold its content or text derived from it:
-/// `content`, the stitched entity overlay `entities` and a search hit's `snippet`. A new derived
-/// member (a summary) is added here and every path withholds it.
+/// `content`, the stitched entity overlay `entities`, a search hit's `snippet`, and the digests a
+/// guess of the content could be checked against offline: `hash_content`, `hash` (over the record,
+/// content included) and the stitched `lineage` (each version's `hash_content`). A new derived
+/// member (a summary) is added here and every path withholds it. The `ETag` of a Resource answer
+/// is its `hash`: `content_allowed` says whether to send it.
 const std::vector<std::string_view>& content_derived_members();
+
+/// True when `rights` allow `use` of the content: only then may an answer carry content-derived
+/// headers (the `ETag`) or members.
+bool content_allowed(const resolved_rights& rights, const content_use& use);
 
 /// True when a JSON read with `mask` shows a content-derived member; `mask` null is the default
 /// representation, which includes `content`.

@@ -34,12 +34,13 @@ TEST_CASE("every content-derived member makes a read reveal content; metadata do
   }
   auto nested = mask("entities.entities");
   CHECK(reveals_content(&nested));
-  auto meta = mask("id,title,rights,source,provenance,lineage,work,hash,hash_content");
+  auto meta = mask("id,title,rights,source,provenance,work,version,update_token,created,updated");
   CHECK_FALSE(reveals_content(&meta));
 }
 
 TEST_CASE("a refused use withholds every content-derived member and nothing else", "[layer3]") {
-  std::string shown = R"({"id":"res_1","title":"T","content":{"blocks":[]},"entities":{"entities":[]},"rights":{}})";
+  std::string shown = R"({"id":"res_1","title":"T","content":{"blocks":[]},"entities":{"entities":[]},"rights":{},)"
+                      R"("hash":"sha256:1","hash_content":"sha256:2","lineage":{"versions":[]}})";
   auto prohibited = with_usage("ACCESS", "PROHIBITED");
   auto out = json::parse(content_as_allowed(shown, prohibited, content_use{})).as_object();
   CHECK(out.size() == 3);

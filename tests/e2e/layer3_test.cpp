@@ -105,14 +105,19 @@ struct fixture {
   }
 };
 
-/// Every read in `f.every_read()` with `extra` headers: none may show the sentinel.
-void no_read_shows_the_content(fixture& f, const headers& extra) {
+/// Every read in `f.every_read()` with `extra` headers: none may show the sentinel, nor any of
+/// `digests` (the content's hashes, which would confirm a guess of it), in its body or headers.
+void no_read_shows_the_content(fixture& f, const headers& extra, const std::vector<std::string>& digests = {}) {
   int answered = 0;
   for (const auto& target : f.every_read()) {
     INFO(target);
     auto r = f.get(target, extra);
     REQUIRE(r);
     CHECK(r->body.find(sentinel) == std::string::npos);
+    for (const auto& d : digests) {
+      CHECK(r->body.find(d) == std::string::npos);
+      CHECK(r->header("etag").find(d) == std::string::npos);
+    }
     if (r->status == 200) ++answered;
   }
   CHECK(answered > 10);  // metadata reads still answer
@@ -125,7 +130,8 @@ void content_reads_are_refused(fixture& f, const headers& extra) {
        {base, base + "?fields=entities", base + "?fields=entities.entities", base + "?fields=*", base + "?fields=content",
         base + "?fields=id,content.blocks", base + "?format=ndjson", base + "?format=markdown",
         base + "?version=" + f.version, base + "/entities", "/v0/content-lake/content-units?resource_id=" + f.resource,
-        "/v0/content-lake/content-units/" + f.unit()}) {
+        "/v0/content-lake/content-units/" + f.unit(), base + "?fields=hash_content", base + "?fields=id,hash",
+        base + "?fields=lineage", base + "?fields=title,lineage.versions.hash_content"}) {
     INFO(target);
     auto r = f.get(target, extra);
     REQUIRE(r);
@@ -146,6 +152,9 @@ void write_answers_withhold_the_content(fixture& f, const headers& extra) {
   CHECK(patched->status == 200);
   CHECK(patched->body.find(sentinel) == std::string::npos);
   CHECK(json_object_of(patched).contains("rights"));
+  // Nor its digests: the hashes, and the ETag that is the hash.
+  for (const char* digest : {"hash", "hash_content"}) CHECK_FALSE(json_object_of(patched).contains(digest));
+  CHECK(patched->header("etag").empty());
   auto snapshot = http_request(f.port(), "POST", base + "/versions", h, "");
   REQUIRE(snapshot);
   CHECK(snapshot->status / 100 == 2);
@@ -155,7 +164,15 @@ void write_answers_withhold_the_content(fixture& f, const headers& extra) {
   CHECK(list->body.find(sentinel) == std::string::npos);
   auto item = json_object_of(list).at("resources").as_array()[0].as_object();
   CHECK_FALSE(item.contains("content"));
+  for (const char* digest : {"hash", "hash_content"}) CHECK_FALSE(item.contains(digest));
   CHECK(item.contains("rights"));
+  auto versions = json_object_of(f.get(base + "/versions", extra)).at("versions").as_array();
+  REQUIRE_FALSE(versions.empty());
+  for (const char* digest : {"hash", "hash_content"}) CHECK_FALSE(versions[0].as_object().contains(digest));
+  // A metadata read answers without an ETag, so If-None-Match cannot test a guess either.
+  auto meta = f.get(base + "?fields=id,title", extra);
+  REQUIRE(meta->status == 200);
+  CHECK(meta->header("etag").empty());
 }
 
 }  // namespace
@@ -178,9 +195,16 @@ TEST_CASE("a declared AI purpose that nothing permits keeps the content out of e
   CHECK(plain->body.find(sentinel) != std::string::npos);
   CHECK(f.get("/v0/content-lake/resources/" + f.resource + "?format=markdown")->body.find(sentinel) != std::string::npos);
 
+  // The content's digests as an allowed reader sees them: a refused one must never get them.
+  auto allowed = f.get("/v0/content-lake/resources/" + f.resource);
+  REQUIRE(allowed->status == 200);
+  std::vector<std::string> digests = {std::string{json_object_of(allowed).at("hash_content").as_string()},
+                                      std::string{json_object_of(allowed).at("hash").as_string()}};
+  CHECK(allowed->header("etag") == "\"" + digests[1] + "\"");
+
   headers training = {{"X-Usage-Purpose", "AI_TRAINING"}};
   content_reads_are_refused(f, training);
-  no_read_shows_the_content(f, training);
+  no_read_shows_the_content(f, training, digests);
   write_answers_withhold_the_content(f, training);
   headers retrieval = {{"X-Usage-Purpose", "AI_RETRIEVAL; method=MCP"}};
   content_reads_are_refused(f, retrieval);
