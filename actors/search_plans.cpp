@@ -4,6 +4,7 @@
 #include "actors/search_plans.hpp"
 
 #include "actors/plan_support.hpp"
+#include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
 
 #include <boost/json.hpp>
@@ -115,18 +116,27 @@ void answer(caf::event_based_actor* self, const std::shared_ptr<const request_co
     [g, done](std::vector<std::string>& fresh) {
       // A concurrent page of the same session may have answered some of these: never twice.
       std::unordered_set<std::string> mine(fresh.begin(), fresh.end());
-      json::array hits;
-      for (auto& h : g->hits)
-        if (mine.count(std::string{h.as_object().at("id").as_string()})) hits.push_back(std::move(h));
+      // Written by hand so that `score` is a plain decimal (Boost.JSON writes 8.08E1).
+      std::string hits;
+      std::size_t answered = 0;
+      for (auto& h : g->hits) {
+        auto& o = h.as_object();
+        if (!mine.count(std::string{o.at("id").as_string()})) continue;
+        auto score = o.at("score").to_number<double>();
+        o.erase("score");
+        auto text = json::serialize(o);
+        text.insert(text.size() - 1, ",\"score\":" + domain::json_decimal(score));
+        if (answered++) hits += ',';
+        hits += text;
+      }
       // Counted only from hits answered: the index's estimate, or the candidates an answer ranked
       // further, would count (or depend on) Resources matched through content the caller may not
       // use (layer 3). A lower bound until exhausted, then exact.
-      auto total = g->answered_before + hits.size();
-      json::object body{{"search_id", g->call.search_id},
-                        {"hits", std::move(hits)},
-                        {"total_estimate", total},
-                        {"exhausted", g->exhausted}};
-      auto r = json_reply(200, json::serialize(body));
+      auto total = g->answered_before + answered;
+      auto body = "{\"search_id\":" + domain::json_string(g->call.search_id) + ",\"hits\":[" + hits
+                  + "],\"total_estimate\":" + std::to_string(total)
+                  + ",\"exhausted\":" + (g->exhausted ? "true" : "false") + "}";
+      auto r = json_reply(200, std::move(body));
       r.headers.emplace_back("Cache-Control", "no-store");
       done(std::move(r));
     },

@@ -1,5 +1,9 @@
 #include "domain/json_text.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 namespace cl::domain {
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -26,6 +30,20 @@ void append_json_string(std::string& out, std::string_view s) {
     }
   }
   out.push_back('"');
+}
+
+std::string json_decimal(double v, int places) {
+  if (!std::isfinite(v)) return "0";
+  char buffer[64];
+  // Beyond 1e20 a fixed rendering stops being short; no score or measure here comes near it.
+  int n = std::snprintf(buffer, sizeof buffer, "%.*f", places, std::clamp(v, -1e20, 1e20));
+  std::string out{buffer, static_cast<std::size_t>(std::max(n, 0))};
+  if (out.find('.') != std::string::npos) {
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+  }
+  if (out == "-0") out = "0";
+  return out;
 }
 
 std::string json_string(std::string_view s) {

@@ -12,6 +12,7 @@ Usage: search_api.py CONTENTLAKE_BINARY SOURCE_DIR"""
 import json
 import os
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -127,6 +128,9 @@ def relevance_stemming_filters(owner):
     check(page["total_estimate"] == len(page["hits"]), "total_estimate is exact once exhausted", page)
     hit = page["hits"][0]
     check(set(hit) == {"id", "title", "type", "language", "work_id", "score", "snippet", "rights"}, "a hit's members", hit)
+    scores = re.findall(rb'"score":([^,}]*)', r[2])
+    check(scores and all(re.fullmatch(rb"-?[0-9]+(\.[0-9]+)?", s) for s in scores),
+          "scores are plain decimals, never with an exponent", scores)
     check("\u00abspring\u00bb" in hit["snippet"] and "\u00abtide\u00bb" in hit["snippet"], "matched terms between « and »", hit)
     check(hit["work_id"] is None and hit["rights"]["usable"] is False, "a staged Resource: work_id null, rights not usable", hit)
 
