@@ -55,10 +55,40 @@ public:
       if (!b.is_object()) return fail("PCF002", path, "each block must be a JSON object");
       if (auto v = block(b.as_object(), path)) return v;
     }
+    if (auto at = control_at(content, base_))
+      return fail("PCF005", *at,
+                  "text must not contain control characters other than tab, line feed and carriage return "
+                  "(U+0000-U+001F, U+007F-U+009F): Markdown cannot carry them");
     return std::nullopt;
   }
 
 private:
+  /// True when `s` holds a C0 control other than tab, LF and CR, DEL, or a C1 control: NUL reads
+  /// back as U+FFFD in CommonMark, the others cannot be written as character references there.
+  static bool has_control(std::string_view s) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      auto b = static_cast<unsigned char>(s[i]);
+      if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7F) return true;
+      if (b == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9F) return true;
+    }
+    return false;
+  }
+
+  /// The JSON Pointer of the first string under `v` (at `path`) with a control character.
+  static std::optional<std::string> control_at(const json::value& v, const std::string& path) {
+    if (v.is_string()) {
+      if (has_control(sv(v.as_string()))) return path;
+    } else if (v.is_array()) {
+      std::size_t i = 0;
+      for (const auto& item : v.as_array())
+        if (auto at = control_at(item, path + "/" + std::to_string(i++))) return at;
+    } else if (v.is_object()) {
+      for (const auto& member : v.as_object())
+        if (auto at = control_at(member.value(), path + "/" + std::string{member.key()})) return at;
+    }
+    return std::nullopt;
+  }
+
   static std::optional<content_violation> fail(const char* rule, std::string path, std::string description) {
     return content_violation{rule, std::move(path), std::move(description)};
   }

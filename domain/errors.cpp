@@ -63,7 +63,8 @@ const std::vector<error_entry>& catalogue() {
     {error_id::pcf004, 400, "INVALID_ARGUMENT", "PCF004", contentlake_domain,
      "A block `key` is malformed or not unique. Details name the JSON path."},
     {error_id::pcf005, 400, "INVALID_ARGUMENT", "PCF005", contentlake_domain,
-     "Text is malformed: `children` spans, span `text`, code `text`. Details name the JSON path."},
+     "Text is malformed: `children` spans, span `text`, code `text`, or a control character other than tab, LF "
+     "and CR in any string of the content. Details name the JSON path."},
     {error_id::pcf006, 400, "INVALID_ARGUMENT", "PCF006", contentlake_domain,
      "A heading `level` is not 1 to 6. Details name the JSON path."},
     {error_id::pcf007, 400, "INVALID_ARGUMENT", "PCF007", contentlake_domain,

@@ -55,6 +55,17 @@ char_class classify(long cp) {
   return char_class::other;
 }
 
+/// Whitespace that a parser trims from the ends of a paragraph, heading or table cell: CommonMark's
+/// space and tab, and what markdown-it's `trim` (JavaScript's, or Python's in markdown-it-py) also
+/// removes: no-break and other Unicode spaces (Zs), U+FEFF, the line and paragraph separators.
+/// Line feeds and carriage returns are handled apart (breaks, `&#13;`); the content format refuses
+/// other control characters (PCF005), which no character reference could carry.
+bool strippable_space(long cp) {
+  return cp == ' ' || cp == '\t' || cp == 0xA0 || cp == 0x1680
+         || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F
+         || cp == 0x3000 || cp == 0xFEFF;
+}
+
 /// CommonMark's left-flanking rule for `*` and `~` runs, between `before` and `after`.
 bool can_open(char_class before, char_class after) {
   return after != char_class::space && (after != char_class::punct || before != char_class::other);
@@ -74,7 +85,18 @@ public:
     : html_breaks_(html_breaks), in_table_(in_table), continuation_(std::move(continuation)) {}
 
   void text(std::string_view t) {
-    for (char c : t) put(c);
+    for (std::size_t i = 0; i < t.size();) {
+      auto lead = static_cast<unsigned char>(t[i]);
+      std::size_t len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+      auto unit = t.substr(i, len);
+      i += unit.size();
+      if (strippable_space(code_point(unit, true)) && unit != "\n" && unit != "\r") {
+        flush_breaks();
+        pending_ += unit;
+        continue;
+      }
+      for (char c : unit) put(c);
+    }
   }
 
   /// Markup that is not text (delimiters, brackets, a code span): pending whitespace goes first.
@@ -108,11 +130,6 @@ private:
       flush_whitespace(true);
       if (html_breaks_) out_ += "<br>";
       else ++pending_breaks_;  // written once something follows it on a next line
-      return;
-    }
-    if (c == ' ' || c == '\t') {
-      flush_breaks();
-      pending_.push_back(c);
       return;
     }
     flush_breaks();
@@ -150,10 +167,19 @@ private:
     }
   }
 
-  /// Writes pending spaces and tabs: as themselves mid-line, as character references where a
-  /// parser would strip them (line start and end) or read them as indentation.
+  /// Writes pending whitespace: as itself mid-line, as character references where a parser would
+  /// strip it (line start and end) or read it as indentation.
   void flush_whitespace(bool as_references) {
-    for (char w : pending_) out_ += as_references ? (w == ' ' ? "&#32;" : "&#9;") : std::string(1, w);
+    if (!as_references) {
+      out_ += pending_;
+    } else {
+      for (std::size_t i = 0; i < pending_.size();) {
+        auto lead = static_cast<unsigned char>(pending_[i]);
+        std::size_t len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+        out_ += "&#" + std::to_string(code_point(std::string_view{pending_}.substr(i, len), true)) + ";";
+        i += len;
+      }
+    }
     pending_.clear();
   }
 
@@ -183,16 +209,31 @@ struct piece {
   bool has_decoration() const { return strong || em || strike; }
 };
 
-bool is_blank(char c) {
-  return c == ' ' || c == '\t' || c == '\n';
+/// Whitespace that goes outside a decoration's delimiters: line breaks and what a parser trims.
+bool is_blank(long cp) {
+  return cp == '\n' || strippable_space(cp);
+}
+
+/// Whether `text` starts (or, `at_end`, ends) with such whitespace.
+bool blank_at(std::string_view text, bool at_end) {
+  return is_blank(code_point(text, !at_end));
+}
+
+/// The length of the UTF-8 sequence that ends `text`.
+std::size_t last_length(std::string_view text) {
+  std::size_t n = 1;
+  while (n < text.size() && (static_cast<unsigned char>(text[text.size() - n]) & 0xC0) == 0x80) ++n;
+  return n;
 }
 
 /// `text` without the whitespace at both ends (which goes outside the delimiters).
 std::string_view core_of(std::string_view text) {
-  auto b = text.find_first_not_of(" \t\n");
-  if (b == std::string_view::npos) return {};
-  auto e = text.find_last_not_of(" \t\n");
-  return text.substr(b, e - b + 1);
+  while (!text.empty() && blank_at(text, false)) {
+    auto lead = static_cast<unsigned char>(text.front());
+    text.remove_prefix(std::min<std::size_t>(text.size(), lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4));
+  }
+  while (!text.empty() && blank_at(text, true)) text.remove_suffix(last_length(text));
+  return text;
 }
 
 std::string code_span(std::string_view text, bool in_table) {
@@ -239,14 +280,14 @@ std::string closer(const piece& p) {
 /// The class of the first character a rendered piece starts with.
 char_class first_class(const piece& p) {
   if (!p.link_key.empty() || p.code) return char_class::punct;  // '[' or '`' (or a delimiter before it)
-  if (p.decorated && !is_blank(p.text.front())) return char_class::punct;
+  if (p.decorated && !blank_at(p.text, false)) return char_class::punct;
   return classify(code_point(p.text, true));
 }
 
 /// The class of the last character a rendered piece ends with.
 char_class last_class(const piece& p) {
   if (!p.link_key.empty() || p.code) return char_class::punct;  // ')' or '`' (or a delimiter after it)
-  if (p.decorated && !is_blank(p.text.back())) return char_class::punct;
+  if (p.decorated && !blank_at(p.text, true)) return char_class::punct;
   return classify(code_point(p.text, false));
 }
 
@@ -295,6 +336,9 @@ std::vector<piece> pieces_of(const json::object& holder, const json::object& blo
       }
     if (p.text.empty()) continue;
     if (p.code && p.text.find_first_of("\n\r") != std::string::npos) p.code = false;  // a code span is one line
+    // Nor is a code span of whitespace alone: parsers disagree on trimming one (markdown-it-py
+    // judges "only spaces" by Unicode whitespace), and it shows nothing.
+    if (p.code && core_of(p.text).empty()) p.code = false;
     if (!out.empty() && out.back().same_marks(p)) out.back().text += p.text;
     else out.push_back(std::move(p));
   }
@@ -311,18 +355,24 @@ void decide_decorations(std::vector<piece>& pieces, char_class before_first, cha
       auto& p = pieces[i];
       if (!p.decorated) continue;
       bool runs = p.strike && (p.strong || p.em);       // an outer ~~ around an inner * run
-      auto core = p.code ? std::string_view{p.text} : core_of(p.text);
-      bool lead = !p.code && is_blank(p.text.front());
-      bool trail = !p.code && is_blank(p.text.back());
-      char_class before = lead ? char_class::space : i == 0 ? before_first : last_class(pieces[i - 1]);
-      char_class after = trail ? char_class::space : i + 1 == pieces.size() ? after_last : first_class(pieces[i + 1]);
+      std::string_view text = p.text;
+      auto core = p.code ? text : core_of(text);
+      auto lead_text = text.substr(0, core.data() - text.data());
+      auto trail_text = text.substr(lead_text.size() + core.size());
+      bool lead = !lead_text.empty();
+      bool trail = !trail_text.empty();
+      // Whitespace kept outside the delimiters is what touches them (U+2028 and U+FEFF are not
+      // whitespace to CommonMark's flanking rules).
+      char_class before = lead ? classify(code_point(lead_text, false)) : i == 0 ? before_first : last_class(pieces[i - 1]);
+      char_class after = trail ? classify(code_point(trail_text, true))
+                               : i + 1 == pieces.size() ? after_last : first_class(pieces[i + 1]);
       char_class inside_first = p.code ? char_class::punct : classify(code_point(core, true));
       char_class inside_last = p.code ? char_class::punct : classify(code_point(core, false));
       bool ok = can_open(before, runs ? char_class::punct : inside_first)
                 && can_close(runs ? char_class::punct : inside_last, after);
       // Two runs of the same character touching would be read as one.
       if (ok && !lead && i > 0 && pieces[i - 1].decorated
-          && (pieces[i - 1].code || !is_blank(pieces[i - 1].text.back()))
+          && (pieces[i - 1].code || !blank_at(pieces[i - 1].text, true))
           && closer(pieces[i - 1]).back() == opener(p).front())
         ok = false;
       if (!ok) {

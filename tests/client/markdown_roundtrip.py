@@ -14,11 +14,15 @@ from markdown_it import MarkdownIt
 
 from harness import Service, fetch
 
+# Unicode spaces a parser trims at the ends of a block (JavaScript's and Python's trim): no-break,
+# em, ideographic, Ogham, narrow no-break, medium mathematical, line and paragraph separators, BOM.
+UNICODE_SPACES = "\u00a0\u2003\u3000\u1680\u202f\u205f\u2028\u2029\ufeff"
 # Letters, digits, every ASCII punctuation character, blanks, line breaks and some non-ASCII.
 ALPHABET = ("abcdefghijklmnopqrstuvwxyz" "ABCXYZ" "0123456789" "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
-            "    \t\n" "é—“”")
+            "    \t\n" "é—“”" + UNICODE_SPACES)
 WORDS = ["tide", "moon", "1.", "2)", "-", "+", "*", "#", "> x", "    code", "&amp;", "&#32;", "<b>", "[x](y)",
-         "**", "__", "~~", "`", "``", "|", "\\", "===", "---", "***", "http://example.org", "a_b_c", "**bold**"]
+         "**", "__", "~~", "`", "``", "|", "\\", "===", "---", "***", "http://example.org", "a_b_c", "**bold**",
+         "\u00a0", "\u3000x\u3000", "\u2028", "&#160;", "\u00a0**x**\u00a0"]
 
 
 def text(rng, allow_newline=True, max_len=24):
@@ -269,8 +273,31 @@ def main():
     with Service(binary, source) as svc:
         token = svc.token()
         BLOBS.extend(upload_blob(svc, token, b"picture %d" % i) for i in range(3))
+        # Control characters (NUL reads back as U+FFFD; no character reference carries the others)
+        # are refused where they are, with the rule and the JSON Pointer.
+        for control in ("\x00", "\x0b", "\x1f", "\x7f", "\x85"):
+            doc = {"format": "cl.content/1", "blocks": [
+                {"type": "paragraph", "key": "p", "children": [{"type": "span", "text": "a" + control + "b"}]}]}
+            status, _, body = svc.request("POST", "/v0/content-lake/resources", token,
+                                          {"title": "Control", "type": "DOCUMENT", "language": "en", "content": doc})
+            err = json.loads(body).get("error", {}) if status == 400 else {}
+            if err.get("reason") != "PCF005" or err.get("details", [{}])[0].get("field") != \
+                    "/content/blocks/0/children/0/text":
+                print("a text with %r: %d %s" % (control, status, body[:300]))
+                failures += 1
+        # Every Unicode space at both ends of a paragraph, a heading and a table cell, then the
+        # generated documents.
+        edges = [{"type": "paragraph", "key": "e%d" % i, "children": [{"type": "span", "text": c + "x" + c}]}
+                 for i, c in enumerate(UNICODE_SPACES)]
+        edges.append({"type": "heading", "key": "h", "level": 2,
+                      "children": [{"type": "span", "text": UNICODE_SPACES + "h" + UNICODE_SPACES}]})
+        edges.append({"type": "table", "key": "t", "header_rows": 1, "rows": [
+            [{"children": [{"type": "span", "text": c + "c" + c}]} for c in UNICODE_SPACES]]})
+        documents = [{"format": "cl.content/1", "blocks": edges}]
         for n in range(count):
-            doc = {"format": "cl.content/1", "blocks": [block(rng, "b%d" % i) for i in range(rng.randint(1, 6))]}
+            documents.append(
+                {"format": "cl.content/1", "blocks": [block(rng, "b%d" % i) for i in range(rng.randint(1, 6))]})
+        for n, doc in enumerate(documents):
             status, _, body = svc.request("POST", "/v0/content-lake/resources", token,
                                           {"title": "Doc %d" % n, "type": "DOCUMENT", "language": "en", "content": doc})
             if status != 201:
@@ -297,7 +324,7 @@ def main():
                             break
                     if want_links != got_links:
                         print("  links want %r\n  links got  %r" % (want_links, got_links))
-    print("%d documents, %d differ" % (count, failures))
+    print("%d documents, %d differ or were refused" % (len(documents), failures))
     return 1 if failures else 0
 
 

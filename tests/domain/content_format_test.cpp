@@ -101,6 +101,20 @@ TEST_CASE("PCF005: text is spans with string text", "[content]") {
   expect(violation_after([](json::object& d) { block(d, 1)["children"].as_array()[0].as_object()["type"] = "img"; }),
          "PCF005", "/content/blocks/1/children/0/type");
   expect(violation_after([](json::object& d) { block(d, 4).erase("text"); }), "PCF005", "/content/blocks/4/text");
+  // A control character anywhere in a text (NUL, VT, NEL, ...): CommonMark reads NUL as U+FFFD and
+  // no character reference carries the others. Tab, LF and CR are text.
+  expect(violation_after([](json::object& d) {
+           block(d, 1)["children"].as_array()[2].as_object()["text"] = json::string{std::string{"a\0b", 3}};
+         }),
+         "PCF005", "/content/blocks/1/children/2/text");
+  expect(violation_after([](json::object& d) { block(d, 4)["text"] = json::string{std::string{"\0", 1}}; }), "PCF005",
+         "/content/blocks/4/text");
+  for (const char* control : {"\x0b", "\x1f", "\x7f", "\xc2\x85", "\xc2\x9f"})
+    expect(violation_after([&](json::object& d) { block(d, 0)["children"].as_array()[0].as_object()["text"] = control; }),
+           "PCF005", "/content/blocks/0/children/0/text");
+  CHECK_FALSE(violation_after([](json::object& d) {
+    block(d, 0)["children"].as_array()[0].as_object()["text"] = "tab\tline\ncr\r\xc2\xa0nbsp";
+  }));
 }
 
 TEST_CASE("PCF006: heading levels 1 to 6", "[content]") {
@@ -202,6 +216,24 @@ TEST_CASE("Markdown escapes what CommonMark would read as syntax", "[content][ma
   CHECK(md.find("1\\. not a list\\\n\\- nor this\\\n&#32;&#32;&#32;&#32;nor code[link](<https://x.org/a%20(b)%20c>)\n")
         != std::string::npos);
   CHECK(md.find("| a\\|b<br>c |\n") != std::string::npos);
+}
+
+TEST_CASE("Markdown writes whitespace a parser trims at a block's ends as character references", "[content][markdown]") {
+  // U+00A0, U+2003, U+3000, U+2028 and U+2029 at the ends of a paragraph, a heading and a cell;
+  // the same characters mid-line are written as they are.
+  const std::string spaces = "\u00a0\u2003\u3000\u2028\u2029";
+  json::object doc{{"format", "cl.content/1"}};
+  auto spans = [&](const std::string& t) { return json::array{json::object{{"type", "span"}, {"text", t}}}; };
+  doc["blocks"] = json::array{
+    json::object{{"type", "paragraph"}, {"key", "p1"}, {"children", spans(spaces + "a" + spaces + "b" + spaces)}},
+    json::object{{"type", "heading"}, {"key", "h1"}, {"level", 2}, {"children", spans("\u00a0h\u00a0")}},
+    json::object{{"type", "table"}, {"key", "t1"},
+                 {"rows", json::array{json::array{json::object{{"children", spans("\u3000c\u3000")}}}}}}};
+  auto md = render_markdown(doc);
+  CHECK(md.find("&#160;&#8195;&#12288;&#8232;&#8233;a" + spaces + "b&#160;&#8195;&#12288;&#8232;&#8233;\n")
+        != std::string::npos);
+  CHECK(md.find("## &#160;h&#160;\n") != std::string::npos);
+  CHECK(md.find("| &#12288;c&#12288; |") != std::string::npos);
 }
 
 TEST_CASE("entity mentions come from entity annotations, in order", "[content]") {
