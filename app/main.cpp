@@ -56,6 +56,12 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
     std::cerr << "contentlake: " << error << "\n";
     return 2;
   }
+  if (auto missing = cl::config::missing_configured_file(*settings)) {
+    std::cerr << "contentlake: configured file not found: " << *missing
+              << " (a relative path in a config file is read from that file's folder; from the environment or the "
+                 "command line, from the working directory)\n";
+    return 2;
+  }
   setup_logging(*settings);
   try {
     cl::app::service svc{*settings};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -217,7 +218,19 @@ bool apply(const std::vector<const option*>& known, settings& s, const std::stri
     error = "configuration key \"" + key + "\" (" + origin + "): " + *err;
     return false;
   }
+  if (key.size() > 5 && key.compare(key.size() - 5, 5, "_file") == 0) {
+    auto& files = s.configured_files;
+    files.erase(std::remove_if(files.begin(), files.end(), [&](const auto& f) { return f.first == key; }), files.end());
+    if (!raw.empty()) files.emplace_back(key, raw);
+  }
   return true;
+}
+
+/// A relative path from a config file, resolved against the file's folder: where the service is
+/// started from does not change what it reads.
+std::string beside(const std::filesystem::path& config_file, const std::string& raw) {
+  if (raw.empty() || std::filesystem::path{raw}.is_absolute()) return raw;
+  return (std::filesystem::absolute(config_file).parent_path() / raw).lexically_normal().string();
 }
 
 /// Flattens nested objects into dotted keys; scalars become their option text.
@@ -290,6 +303,15 @@ std::vector<option_doc> documented_options(const std::vector<option>& group_opti
   return out;
 }
 
+std::optional<std::string> missing_configured_file(const settings& s) {
+  for (const auto& [key, path] : s.configured_files) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+      return key + ": " + std::filesystem::absolute(path, ec).lexically_normal().string();
+  }
+  return std::nullopt;
+}
+
 std::optional<settings> load_settings(const std::vector<option>& group_options, const std::string& config_file,
                                       const std::vector<std::pair<std::string, std::string>>& environment,
                                       const std::vector<std::pair<std::string, std::string>>& overrides,
@@ -311,8 +333,11 @@ std::optional<settings> load_settings(const std::vector<option>& group_options, 
     }
     std::vector<std::pair<std::string, std::string>> flat;
     if (!flatten(v.as_object(), "", flat, error)) return std::nullopt;
-    for (const auto& [k, raw] : flat)
-      if (!apply(known, s, k, raw, "config file " + config_file, error)) return std::nullopt;
+    for (const auto& [k, raw] : flat) {
+      bool path = k == "data_dir" || (k.size() > 5 && k.compare(k.size() - 5, 5, "_file") == 0);
+      if (!apply(known, s, k, path ? beside(config_file, raw) : raw, "config file " + config_file, error))
+        return std::nullopt;
+    }
   }
   for (const auto& [name, raw] : environment) {
     if (name.rfind("CONTENTLAKE_", 0) != 0 || name == config_file_env) continue;

@@ -122,6 +122,10 @@ struct settings {
   rights_settings rights;
   idempotency_settings idempotency;
   group_sections groups;  ///< the route groups' own sections
+  /// Files named by keys ending in `_file` that a config file, the environment or the command
+  /// line set (key, path as resolved), in the order set: `serve` refuses to start when one is
+  /// missing. Defaults are not listed (a missing default file means "none yet").
+  std::vector<std::pair<std::string, std::string>> configured_files;
 
   /// True when no issuer is configured and the development identity is used.
   bool development_identity() const { return auth.issuer.empty(); }
@@ -178,6 +182,9 @@ option_setter boolean_member(bool Section::*member) {
 /// Every key: the core's, then `group_options` (the route groups' sections, app/groups.cpp), in
 /// the order docs/operations.md lists them.
 std::vector<option_doc> documented_options(const std::vector<option>& group_options);
+
+/// The first of `s.configured_files` that does not exist, as "key: path"; nullopt when all do.
+std::optional<std::string> missing_configured_file(const settings& s);
 
 /// Builds settings from defaults, `config_file` (empty for none), `environment` (NAME=VALUE pairs;
 /// only CONTENTLAKE_* names are read) and `overrides` (key -> value from flags), knowing the core's

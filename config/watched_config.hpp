@@ -8,6 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
 #include <functional>
 #include <string>
 #include <utility>
@@ -58,7 +60,9 @@ public:
     auto change = file_.poll();
     if (!change.changed) return value_;  // no file configured
     if (!change.text) {
-      spdlog::warn("{} {} not found; using {} until it appears", what_, file_.path(), shown(fallback_));
+      std::error_code ec;
+      spdlog::warn("{} {} not found; using {} until it appears", what_,
+                   std::filesystem::absolute(file_.path(), ec).string(), shown(fallback_));
       return value_;
     }
     adopt(*change.text, "using " + shown(fallback_) + " until it is fixed");

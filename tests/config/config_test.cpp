@@ -1,3 +1,4 @@
+#include "app/access_group.hpp"
 #include "app/groups.hpp"
 #include "config/settings.hpp"
 
@@ -124,4 +125,24 @@ TEST_CASE("the shipped example config loads", "[config]") {
   REQUIRE(s);
   CHECK(s->auth.jwks_url == "https://id.example.com/.well-known/jwks.json");
   CHECK_FALSE(s->development_identity());
+}
+
+TEST_CASE("relative paths in a config file are read from its folder; from the environment, from the working directory",
+          "[config]") {
+  auto file = write_temp(R"({"data_dir": "var", "rights": {"policy_file": "../p.json"}, "access": {"directory_file": "/abs/g.json"}})");
+  auto folder = std::filesystem::path{file}.parent_path();
+  std::string error;
+  auto s = load(file, {{"CONTENTLAKE_AUTH_JWKS_CA_FILE", "rel/ca.pem"}}, {}, &error);
+  INFO(error);
+  REQUIRE(s);
+  CHECK(s->data_dir == (folder / "var").string());
+  CHECK(s->rights.policy_file == (folder / "../p.json").lexically_normal().string());
+  CHECK(s->groups.get<cl::app::access_settings>().directory_file == "/abs/g.json");
+  CHECK(s->auth.jwks_ca_file == "rel/ca.pem");
+  // What was configured must exist at start; defaults are not listed.
+  CHECK(s->configured_files.size() == 3);
+  CHECK(missing_configured_file(*s) == "rights.policy_file: " + (folder / "../p.json").lexically_normal().string());
+  CHECK(load("")->configured_files.empty());
+  CHECK_FALSE(missing_configured_file(*load("")));
+  std::remove(file.c_str());
 }

@@ -120,6 +120,34 @@ TEST_CASE("token for a person without --client-id uses the development client it
   CHECK(claims.contains("auth_time"));
 }
 
+TEST_CASE("relative paths in a config file are read from its folder; a configured file that is missing stops the start",
+          "[cli]") {
+  temp_dir dir;
+  std::ofstream{dir.path + "/policy.json"} << R"({"version":"p-relative","explicit_permission_usages":["AI_TRAINING"]})";
+  std::ofstream{dir.path + "/groups.json"} << R"({"version":"1","groups":[]})";
+  auto file = dir.path + "/config.json";
+  std::ofstream{file} << R"({"rights": {"policy_file": "policy.json"}, "access": {"directory_file": "./groups.json"}})";
+  REQUIRE(std::filesystem::current_path() != std::filesystem::path{dir.path});  // started from elsewhere
+  child server{{"serve", "--config", file, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen",
+                "127.0.0.1:0", "--data-dir", dir.path + "/var"}};
+  std::smatch m;
+  REQUIRE(server.wait_for_stderr(std::regex{"listening public="}, m, 20000));
+  CHECK(server.err.find(dir.path + "/policy.json") != std::string::npos);
+  CHECK(server.err.find(dir.path + "/groups.json") != std::string::npos);
+  CHECK(server.err.find("not found") == std::string::npos);
+  ::kill(server.pid, SIGTERM);
+  CHECK(server.wait_exit(20000) == 0);
+
+  // A file the configuration names that is not there: exit 2 naming the key and where it looked.
+  std::ofstream{file} << R"({"access": {"directory_file": "missing.json"}})";
+  child missing{{"serve", "--config", file, "--data-dir", dir.path + "/var"}};
+  CHECK(missing.wait_exit(20000) == 2);
+  CHECK(missing.err.find("access.directory_file: " + dir.path + "/missing.json") != std::string::npos);
+  child from_env{{"serve", "--data-dir", dir.path + "/var"}, {"CONTENTLAKE_RIGHTS_POLICY_FILE=/nonexistent/policy.json"}};
+  CHECK(from_env.wait_exit(20000) == 2);
+  CHECK(from_env.err.find("rights.policy_file: /nonexistent/policy.json") != std::string::npos);
+}
+
 TEST_CASE("an unknown configuration key stops start-up naming the key", "[cli]") {
   temp_dir dir;
   child env_typo{{"serve", "--data-dir", dir.path}, {"CONTENTLAKE_HTTP_THREAD=2"}};
