@@ -46,8 +46,8 @@ const std::vector<error_entry>& catalogue() {
     {error_id::upload_incomplete, 400, "FAILED_PRECONDITION", "UPLOAD_INCOMPLETE", contentlake_domain,
      "The object store holds nothing for this upload yet, or not every part; details name the missing parts."},
     {error_id::query_syntax, 400, "INVALID_ARGUMENT", "QUERY_SYNTAX", contentlake_domain,
-     "The search query cannot be parsed (an unbalanced bracket or quote, a dangling operator, a query of NOT terms "
-     "only); the message says where."},
+     "The search query cannot be parsed (an operator with nothing on one side, a query of NOT terms only); the "
+     "message says where. Unbalanced brackets and quotes are read leniently, not refused."},
     {error_id::page_token_invalid, 400, "INVALID_ARGUMENT", "PAGE_TOKEN_INVALID", contentlake_domain,
      "The page_token is malformed or was altered."},
     {error_id::page_token_mismatch, 400, "INVALID_ARGUMENT", "PAGE_TOKEN_MISMATCH", contentlake_domain,

@@ -120,6 +120,12 @@ def relevance_stemming_filters(owner):
     check(owner.hits("harbour -dredging") == [plural], "-term excludes")
     check(owner.hits("harbour NOT dredging") == [plural], "NOT excludes")
     check(owner.hits("title:harbour") == [report], "title: searches titles only")
+    # Unbalanced brackets and quotes are read leniently, as documented: an unclosed quote runs to the
+    # end of the query, an unclosed bracket closes there, a stray closing one is ignored.
+    phrase = owner.hits('"spring tide"')
+    check(phrase and owner.hits('"spring tide') == phrase, "an unclosed quote runs to the end", phrase)
+    check(owner.hits("(harbour -dredging") == [plural], "an unclosed bracket closes at the end")
+    check(sorted(owner.hits("harbour)")) == sorted(owner.hits("harbour")), "a stray closing bracket is ignored")
 
     r = owner.search("spring tide")
     page = body_of(r)
@@ -344,8 +350,10 @@ def bad_requests(svc, owner):
     refused(owner.search("   \t"), 400, "INVALID_ARGUMENT", "a query of spaces")
     refused(owner.search("é" * 1001), 400, "LIMIT_EXCEEDED", "1001 characters")
     check(owner.search("é" * 1000)[0] == 200, "1000 characters (2000 bytes) are fine")
-    refused(owner.search("tide AND ("), 400, "QUERY_SYNTAX", "an unbalanced bracket")
+    refused(owner.search("tide AND ("), 400, "QUERY_SYNTAX", "an operator with nothing after it")
+    refused(owner.search("tide OR"), 400, "QUERY_SYNTAX", "a dangling OR")
     refused(owner.search("NOT tide"), 400, "QUERY_SYNTAX", "NOT alone")
+    check(owner.search('"')[0] == 200 and body_of(owner.search('"'))["hits"] == [], "a query without words finds nothing")
     refused(owner.search(raw={}), 400, "INVALID_ARGUMENT", "no query")
     refused(owner.search(raw={"query": 5}), 400, "INVALID_ARGUMENT", "a query that is not a string")
     refused(owner.search("tide", page_size=0), 400, "INVALID_ARGUMENT", "page_size 0")
