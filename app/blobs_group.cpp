@@ -171,7 +171,7 @@ void register_blobs(registry& r) {
     {"POST", "/v0/content-lake/blobs/uploads/{uploadId}/complete", "content-lake.write", &actors::plan_complete_upload,
      nullptr, minutes{30}},
     {"DELETE", "/v0/content-lake/blobs/uploads/{uploadId}", "content-lake.write", &actors::plan_abort_upload, nullptr},
-    {"GET", "/v0/content-lake/blobs/{id}", "content-lake.read", &actors::plan_get_blob, nullptr},
+    {"GET", "/v0/content-lake/blobs/{id}", "content-lake.read", &actors::plan_get_blob, nullptr, std::chrono::milliseconds{0}, /*reads_accept=*/true},
     {"POST", "/v0/content-lake/blobs/locations", "content-lake.read", &actors::plan_blob_locations, nullptr},
   });
   r.add_actors("blobs", &spawn_blob_broker);

@@ -10,7 +10,7 @@ void register_resources(registry& r) {
   r.add_routes({
     {"POST", "/v0/content-lake/resources", "content-lake.write", &actors::plan_create_resource, nullptr},
     {"GET", "/v0/content-lake/resources", "content-lake.read", &actors::plan_list_resources, nullptr},
-    {"GET", "/v0/content-lake/resources/{id}", "content-lake.read", &actors::plan_get_resource, nullptr},
+    {"GET", "/v0/content-lake/resources/{id}", "content-lake.read", &actors::plan_get_resource, nullptr, std::chrono::milliseconds{0}, /*reads_accept=*/true},
     {"PUT", "/v0/content-lake/resources/{id}", "content-lake.write", &actors::plan_replace_resource, nullptr},
     {"PATCH", "/v0/content-lake/resources/{id}", "content-lake.write", &actors::plan_patch_resource, nullptr},
     {"POST", "/v0/content-lake/resources/{id}/versions", "content-lake.write", &actors::plan_create_version, nullptr},

@@ -33,6 +33,41 @@ int specificity(const std::string& range, std::string_view type) {
 
 }  // namespace
 
+double quality_of(std::string_view accept, std::string_view type) {
+  if (trim(accept).empty()) return 1.0;
+  double quality = -1;
+  int best = 0;
+  std::size_t start = 0;
+  while (start <= accept.size()) {
+    auto end = accept.find(',', start);
+    auto item = accept.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    auto semi = item.find(';');
+    auto range = lower(trim(item.substr(0, semi)));
+    double q = 1.0;
+    while (semi != std::string_view::npos) {
+      auto next = item.find(';', semi + 1);
+      auto param = trim(item.substr(semi + 1, next == std::string_view::npos ? std::string_view::npos : next - semi - 1));
+      if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=')
+        q = std::strtod(std::string{param.substr(2)}.c_str(), nullptr);
+      semi = next;
+    }
+    int s = specificity(range, type);
+    if (s > best) {  // the most specific range decides a type's quality (RFC 9110 12.5.1)
+      best = s;
+      quality = q;
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return quality;
+}
+
+std::optional<api_error> refuse_unless_json(std::string_view accept) {
+  if (quality_of(accept, "application/json") > 0) return std::nullopt;
+  return api_error{error_id::not_acceptable, "This operation answers application/json only; the Accept header excludes it.",
+                   {{"Accept", "include application/json (or */*)"}}};
+}
+
 std::string_view media_type(rendering r) {
   switch (r) {
     case rendering::ndjson: return "application/x-ndjson";
@@ -51,32 +86,8 @@ std::variant<rendering, api_error> negotiate(std::string_view format, std::strin
   }
   if (trim(accept).empty()) return rendering::json;
   constexpr std::array<rendering, 3> offered = {rendering::json, rendering::ndjson, rendering::markdown};
-  std::array<double, 3> quality{-1, -1, -1};
-  std::array<int, 3> best{0, 0, 0};
-  std::size_t start = 0;
-  while (start <= accept.size()) {
-    auto end = accept.find(',', start);
-    auto item = accept.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    auto semi = item.find(';');
-    auto range = lower(trim(item.substr(0, semi)));
-    double q = 1.0;
-    while (semi != std::string_view::npos) {
-      auto next = item.find(';', semi + 1);
-      auto param = trim(item.substr(semi + 1, next == std::string_view::npos ? std::string_view::npos : next - semi - 1));
-      if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=')
-        q = std::strtod(std::string{param.substr(2)}.c_str(), nullptr);
-      semi = next;
-    }
-    for (std::size_t i = 0; i < offered.size(); ++i) {
-      int s = specificity(range, media_type(offered[i]));
-      if (s > best[i]) {  // the most specific range decides a type's quality (RFC 9110 12.5.1)
-        best[i] = s;
-        quality[i] = q;
-      }
-    }
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
+  std::array<double, 3> quality{};
+  for (std::size_t i = 0; i < offered.size(); ++i) quality[i] = quality_of(accept, media_type(offered[i]));
   std::size_t chosen = offered.size();
   for (std::size_t i = 0; i < offered.size(); ++i)
     if (quality[i] > 0 && (chosen == offered.size() || quality[i] > quality[chosen])) chosen = i;

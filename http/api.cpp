@@ -4,6 +4,7 @@
 #include "actors/deadlines.hpp"
 #include "actors/directory.hpp"
 #include "actors/metrics.hpp"
+#include "domain/negotiation.hpp"
 #include "domain/page_token.hpp"
 #include "domain/query.hpp"
 #include "http/router.hpp"
@@ -102,6 +103,13 @@ private:
       out.refusal = std::move(r);
       return out;
     }
+    if (!m.found->reads_accept)
+      if (auto refusal = domain::refuse_unless_json(request.accept)) {
+        auto r = domain::api_reply::from(std::move(*refusal));
+        r.route = std::string{m.found->path_template};
+        out.refusal = std::move(r);
+        return out;
+      }
     out.found = m.found;
     out.params = std::move(m.params);
     return out;

@@ -23,6 +23,10 @@ struct route {
   /// The request's deadline when the operation takes longer than most (a blob completion reads
   /// the whole object); zero: the service's `actors.ask_timeout_ms`.
   std::chrono::milliseconds deadline{0};
+  /// The operation reads `Accept` itself (a Resource read chooses its rendering; a blob read
+  /// redirects to the bytes, whatever their type): no 406 from the router. Every other operation
+  /// answers JSON and is 406 NOT_ACCEPTABLE when `Accept` excludes it.
+  bool reads_accept = false;
 };
 
 /// Result of matching a method and path.

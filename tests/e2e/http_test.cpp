@@ -1,6 +1,8 @@
 // The HTTP layer over real sockets: error shapes, limits, pipelining, keep-alive, request ids,
 // the connection cap and the idle timeout.
 
+#include "app/groups.hpp"
+#include "http/router.hpp"
 #include "tests/e2e/log_capture.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
@@ -522,4 +524,42 @@ TEST_CASE("repeated singular query parameters and headers are 400 DUPLICATE_PARA
   // A page_size too large for any integer is capped like any value above 1000.
   auto huge = get_with_token(svc.port(), "/v0/content-lake/works?page_size=99999999999999999999999999999", token);
   CHECK(huge->status == 200);
+}
+
+TEST_CASE("every operation that answers JSON is 406 NOT_ACCEPTABLE when Accept excludes it", "[http][negotiation]") {
+  test_service svc;
+  auto token = read_token("content-lake.read content-lake.write contracts.read contracts.write");
+  int checked = 0;
+  for (const auto& route : cl::app::groups().routes()) {
+    if (route.reads_accept) continue;
+    std::string path{route.path_template};
+    for (auto at = path.find('{'); at != std::string::npos; at = path.find('{'))
+      path.replace(at, path.find('}', at) - at + 1, "x_1");
+    INFO(route.method << " " << path);
+    connection c{svc.port()};
+    auto r = c.request(std::string{route.method}, path,
+                       {{"Authorization", "Bearer " + token}, {"Accept", "image/png"}, {"Content-Type", "application/json"}},
+                       route.method == "GET" || route.method == "DELETE" ? "" : "{}");
+    REQUIRE(r);
+    CHECK(r->status == 406);
+    CHECK(reason_of(*r) == "NOT_ACCEPTABLE");
+    ++checked;
+  }
+  CHECK(checked > 30);
+  // What includes JSON is served: a wildcard, application/*, JSON among others.
+  for (const char* accept : {"*/*", "application/*", "text/html, application/json;q=0.1", "application/json"}) {
+    INFO(accept);
+    auto r = http_request(svc.port(), "GET", "/v0/content-lake/works", {{"Authorization", "Bearer " + token}, {"Accept", accept}});
+    REQUIRE(r);
+    CHECK(r->status == 200);
+  }
+  auto refused = http_request(svc.port(), "GET", "/v0/content-lake/works",
+                              {{"Authorization", "Bearer " + token}, {"Accept", "application/json;q=0"}});
+  REQUIRE(refused);
+  CHECK(refused->status == 406);
+  // A blob read redirects to the bytes whatever type it asks for: no 406 there.
+  auto blob = http_request(svc.port(), "GET", "/v0/content-lake/blobs/blb_missing",
+                           {{"Authorization", "Bearer " + token}, {"Accept", "image/png"}});
+  REQUIRE(blob);
+  CHECK(blob->status != 406);
 }
