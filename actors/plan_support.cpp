@@ -224,6 +224,11 @@ struct list_window {
 std::variant<list_window, domain::api_reply> window_of(const request_context& ctx, const std::string& collection,
                                                        const std::vector<std::pair<std::string, std::string>>& filters) {
   list_window w;
+  // Field masks shape one item's read; a list answers whole items (or their summaries).
+  if (!query_param(ctx.request.query, "fields").empty())
+    return domain::api_reply::failure(domain::error_id::invalid_argument,
+                                      "fields is not supported on lists: read one item with fields for a masked answer.",
+                                      {{"fields", "not supported on list routes"}});
   auto size = domain::page_size_from(query_param(ctx.request.query, "page_size"));
   if (auto* e = std::get_if<domain::api_error>(&size)) return domain::api_reply::from(std::move(*e));
   w.page_size = std::get<std::size_t>(size);
