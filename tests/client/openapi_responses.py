@@ -1,8 +1,11 @@
 #!/usr/bin/python3
-"""Real answers of a running service validated against the OpenAPI document's response schemas
-(JSON Schema 2020-12, Debian's python3-jsonschema): whole and masked Resource reads, Resource and
-version lists, write answers whose content is withheld, and errors. Usage:
-openapi_responses.py BINARY SOURCE_DIR"""
+"""Real answers of a running service validated against the OpenAPI document (JSON Schema 2020-12,
+Debian's python3-jsonschema): each answer's status must be documented for its operation, its body
+must validate against that response's schema, every header it carries (beyond the transport's:
+Content-Length, Content-Type, Connection, Transfer-Encoding, Date) must be declared on that
+response, and every GET is replayed as HEAD against the document's `head` operation. Whole and
+masked Resource and contract reads, lists, write answers whose content is withheld, and errors.
+Usage: openapi_responses.py BINARY SOURCE_DIR"""
 
 import json
 import pathlib
@@ -20,14 +23,32 @@ def main():
     resolver = jsonschema.RefResolver.from_schema(doc)
     failures = []
 
-    def check(method, template, path, status, body, media="application/json"):
-        op = doc["paths"][template][method.lower()]
+    transport = {"content-length", "content-type", "connection", "transfer-encoding", "date"}
+
+    def check(method, template, path, status, body, media="application/json", headers=None):
+        op = doc["paths"][template].get(method.lower())
+        if op is None and status == 405:  # a method the path does not take: the document's general 405
+            op = {"responses": {"405": {"$ref": "#/components/responses/MethodNotAllowed"}}}
+        if op is None:
+            failures.append("%s %s: the document has no %s operation" % (method, template, method))
+            return
         response = op["responses"].get(str(status)) or op["responses"].get("default")
         if response is None:
             failures.append("%s %s: status %d is not documented" % (method, path, status))
             return
         if "$ref" in response:
             response = resolver.resolve(response["$ref"])[1]
+        declared = {k.lower(): v for k, v in response.get("headers", {}).items()}
+        for name in (headers or {}):
+            if name.lower() not in transport and name.lower() not in declared:
+                failures.append("%s %s (%d): header %s is not declared" % (method, path, status, name))
+        for name, h in declared.items():
+            if "$ref" in h:
+                h = resolver.resolve(h["$ref"])[1]
+            if h.get("required") and headers is not None and name not in {k.lower() for k in headers}:
+                failures.append("%s %s (%d): required header %s is missing" % (method, path, status, name))
+        if method == "HEAD" or status in (204, 304) or not body:
+            return
         schema = response["content"][media]["schema"]
         validator = jsonschema.Draft202012Validator(schema, resolver=resolver)
         errors = sorted(validator.iter_errors(json.loads(body)), key=lambda e: e.path)
@@ -37,12 +58,15 @@ def main():
     with Service(binary, source) as svc:
         token = svc.token()
 
-        def call(method, template, path, body=None, expect=None, headers=None):
-            status, _, answer = svc.request(method, path, token, body, headers)
+        def call(method, template, path, body=None, expect=None, headers=None, as_token=None):
+            status, got, answer = svc.request(method, path, as_token or token, body, headers)
             if expect is not None and status != expect:
                 failures.append("%s %s: %d, expected %d: %s" % (method, path, status, expect, answer[:200]))
-            check(method, template, path, status, answer)
-            return json.loads(answer) if answer else None
+            check(method, template, path, status, answer, headers=got)
+            if method == "GET":  # the same read as HEAD: the document must say so too
+                head_status, head_headers, _ = svc.request("HEAD", path, as_token or token, None, headers)
+                check("HEAD", template, path, head_status, b"", headers=head_headers)
+            return json.loads(answer) if answer and status != 304 else None
 
         work = call("POST", "/v0/content-lake/works", "/v0/content-lake/works", {"title": "Tides"}, 201)["id"]
         content = {"format": "cl.content/1", "blocks": [
@@ -53,8 +77,19 @@ def main():
         one = "/v0/content-lake/resources/{id}"
         path = "/v0/content-lake/resources/" + res["id"]
         for query in ["", "?fields=title", "?fields=id,rights.usage_terms", "?fields=rights.basis.contract_id",
-                      "?fields=source,lineage", "?fields=*", "?fields=hash,entities"]:
+                      "?fields=source,lineage", "?fields=*", "?fields=hash,entities", "?fields=content.blocks.key",
+                      "?fields=source.name", "?fields=work.title", "?fields=provenance.activities.type",
+                      "?fields=rights.contracts.id", "?fields=lineage.versions.version,entities.entities"]:
             call("GET", one, path + query, expect=200)
+        etag = svc.request("GET", path, token)[1].get("ETag")
+        call("GET", one, path, expect=304, headers={"If-None-Match": etag})
+        call("GET", one, path, expect=406, headers={"Accept": "image/png"})
+        call("GET", "/v0/content-lake/works", "/v0/content-lake/works", expect=406, headers={"Accept": "image/png"})
+        call("GET", "/v0/content-lake/works", "/v0/content-lake/works?fields=id", expect=400)
+        call("GET", one, path, expect=401, as_token="not-a-token")
+        call("DELETE", "/v0/content-lake/blobs/uploads/{uploadId}", "/v0/content-lake/blobs/uploads/upl_x?a=1&a=2",
+             expect=400)
+        call("POST", "/v0/content-lake/resources/{id}", path, expect=405)
         call("POST", "/v0/content-lake/resources/{id}/versions", path + "/versions", expect=200)
         call("GET", "/v0/content-lake/resources/{id}/versions", path + "/versions", expect=200)
         call("GET", "/v0/content-lake/resources", "/v0/content-lake/resources", expect=200)
