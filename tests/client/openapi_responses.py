@@ -7,6 +7,7 @@ response, and every GET is replayed as HEAD against the document's `head` operat
 masked Resource and contract reads, lists, write answers whose content is withheld, and errors.
 Usage: openapi_responses.py BINARY SOURCE_DIR"""
 
+import hashlib
 import json
 import pathlib
 import sys
@@ -14,7 +15,7 @@ import time
 
 import jsonschema
 
-from harness import Service
+from harness import Service, fetch
 
 
 def main():
@@ -55,10 +56,23 @@ def main():
         for e in errors[:3]:
             failures.append("%s %s (%d): %s at %s" % (method, path, status, e.message[:200], list(e.path)))
 
+    try:
+        replay(binary, source, doc, check, failures)
+    finally:
+        for f in failures:
+            print(f)
+    print("%d problems" % len(failures))
+    return 1 if failures else 0
+
+
+def replay(binary, source, doc, check, failures):
     with Service(binary, source) as svc:
         token = svc.token()
 
+        exercised = set()
+
         def call(method, template, path, body=None, expect=None, headers=None, as_token=None):
+            exercised.add((template, method.lower()))
             status, got, answer = svc.request(method, path, as_token or token, body, headers)
             if expect is not None and status != expect:
                 failures.append("%s %s: %d, expected %d: %s" % (method, path, status, expect, answer[:200]))
@@ -119,10 +133,96 @@ def main():
         call("GET", one, path + "?fields=nonsense", expect=400)
         call("GET", one, path + "?fields=a&fields=b", expect=400)
 
-    for f in failures:
-        print(f)
-    print("%d problems" % len(failures))
-    return 1 if failures else 0
+        # Every other operation: its success path and a documented error.
+        call("GET", "/v0/openapi.json", "/v0/openapi.json", expect=200)
+        call("GET", "/v0/content-lake/works/{id}", "/v0/content-lake/works/" + work, expect=200)
+        call("GET", "/v0/content-lake/works/{id}", "/v0/content-lake/works/wk_missing", expect=404)
+        call("GET", one, path + "?fields=update_token,content", expect=403)  # the contract refuses reading
+        token_now = call("GET", one, path + "?fields=update_token", expect=200)["update_token"]
+        call("PUT", one, path, {"title": "Replaced", "type": "CHAPTER", "language": "en",
+                                "content": content, "update_token": token_now}, 200)
+        call("PUT", one, path, {"title": "Stale", "type": "CHAPTER", "language": "en",
+                                "content": content, "update_token": token_now}, 409)
+        call("GET", "/v0/content-lake/resources/{id}/entities", path + "/entities", expect=403)
+        staged = call("POST", "/v0/content-lake/resources", "/v0/content-lake/resources",
+                      {"title": "Staged", "type": "CHAPTER", "language": "en", "content": content,
+                       "source": {"name": "Wire", "origin_type": "FEED", "system": "wire-feed"}}, 201)
+        staged_path = "/v0/content-lake/resources/" + staged["id"]
+        call("GET", "/v0/content-lake/resources/{id}/entities", staged_path + "/entities", expect=200)
+        call("GET", "/v0/content-lake/sources/{id}", "/v0/content-lake/sources/" + staged["source_id"], expect=200)
+        call("GET", "/v0/content-lake/sources/{id}", "/v0/content-lake/sources/src_missing", expect=404)
+        units = call("GET", "/v0/content-lake/content-units", "/v0/content-lake/content-units?resource_id=" + staged["id"],
+                     expect=200)
+        call("GET", "/v0/content-lake/content-units", "/v0/content-lake/content-units", expect=400)
+        call("GET", "/v0/content-lake/content-units/{id}",
+             "/v0/content-lake/content-units/" + units["content_units"][0]["id"], expect=200)
+        activities = call("GET", "/v0/content-lake/activities", "/v0/content-lake/activities", expect=200)
+        call("GET", "/v0/content-lake/activities/{id}",
+             "/v0/content-lake/activities/" + activities["activities"][0]["id"], expect=200)
+        call("GET", "/v0/content-lake/activities/{id}", "/v0/content-lake/activities/act_missing", expect=404)
+        grant = "/v0/content-lake/resources/{id}/access/{principal}"
+        call("PUT", grant, staged_path + "/access/u_bob", {"role": "reader"}, 201)
+        call("PUT", grant, staged_path + "/access/u_bob", {"role": "emperor"}, 400)
+        call("GET", "/v0/content-lake/resources/{id}/access", staged_path + "/access", expect=200)
+        call("GET", grant, staged_path + "/access/u_bob", expect=200)
+        call("DELETE", grant, staged_path + "/access/u_bob", expect=204)
+        call("GET", grant, staged_path + "/access/u_bob", expect=404)
+        call("POST", "/v0/content-lake/works/{id}/resources", "/v0/content-lake/works/%s/resources" % work,
+             {"resource_id": staged["id"]}, 200)
+        call("POST", "/v0/content-lake/works/{id}/resources", "/v0/content-lake/works/%s/resources" % work,
+             {"resource_id": staged["id"]}, 400)
+        contracts = call("GET", "/v0/contracts", "/v0/contracts", expect=200)
+        contract = contracts["contracts"][0]
+        cpath = "/v0/contracts/" + contract["id"]
+        call("GET", "/v0/contracts/{id}", cpath, expect=200)
+        call("GET", "/v0/contracts/{id}", cpath + "?fields=title,work_ids", expect=200)
+        call("GET", "/v0/contracts/{id}", "/v0/contracts/ctr_missing", expect=404)
+        terms = {k: v for k, v in call("GET", "/v0/contracts/{id}", cpath, expect=200).items()
+                 if k in ("title", "status", "valid_from", "work_ids", "territorial_rights", "usage_terms",
+                          "update_token")}
+        call("POST", "/v0/contracts/{id}/versions", cpath + "/versions", terms, 201)
+        call("POST", "/v0/contracts/{id}/versions", cpath + "/versions", terms, 409)  # the token moved on
+        call("GET", "/v0/contracts/{id}/versions", cpath + "/versions", expect=200)
+
+        data = b"picture bytes"
+        up = call("POST", "/v0/content-lake/blobs/uploads", "/v0/content-lake/blobs/uploads",
+                  {"size": len(data), "content_type": "image/png"}, 201)
+        call("POST", "/v0/content-lake/blobs/uploads", "/v0/content-lake/blobs/uploads", {"size": -1}, 400)
+        parts = "/v0/content-lake/blobs/uploads/{uploadId}/parts"
+        call("GET", parts, "/v0/content-lake/blobs/uploads/%s/parts" % up["upload_id"], expect=200)
+        call("GET", parts, "/v0/content-lake/blobs/uploads/upl_missing/parts", expect=404)
+        complete = "/v0/content-lake/blobs/uploads/{uploadId}/complete"
+        call("POST", complete, "/v0/content-lake/blobs/uploads/%s/complete" % up["upload_id"],
+             {"sha256": hashlib.sha256(data).hexdigest()}, 400)  # nothing stored yet
+        fetch(up["url"], "PUT", data)
+        call("POST", complete, "/v0/content-lake/blobs/uploads/%s/complete" % up["upload_id"],
+             {"sha256": hashlib.sha256(data).hexdigest()}, 201)
+        call("GET", "/v0/content-lake/blobs/{id}", "/v0/content-lake/blobs/" + up["blob_id"], expect=302)
+        call("GET", "/v0/content-lake/blobs/{id}", "/v0/content-lake/blobs/blb_missing", expect=403)
+        call("POST", "/v0/content-lake/blobs/locations", "/v0/content-lake/blobs/locations",
+             {"blobs": [{"id": up["blob_id"]}]}, 200)
+        call("POST", "/v0/content-lake/blobs/locations", "/v0/content-lake/blobs/locations", {"blobs": 5}, 400)
+        other = call("POST", "/v0/content-lake/blobs/uploads", "/v0/content-lake/blobs/uploads",
+                     {"size": 10, "content_type": "image/png"}, 201)
+        upload = "/v0/content-lake/blobs/uploads/{uploadId}"
+        call("DELETE", upload, "/v0/content-lake/blobs/uploads/" + other["upload_id"], expect=204)
+        call("DELETE", upload, "/v0/content-lake/blobs/uploads/upl_missing", expect=404)
+
+        # Without a token every operation but the document's is 401 with its challenge.
+        for template, item in doc["paths"].items():
+            for method in ("get", "post", "put", "patch", "delete"):
+                if method not in item or template == "/v0/openapi.json":
+                    continue
+                concrete = template.replace("{id}", "x_1").replace("{principal}", "u_x").replace("{uploadId}", "upl_x")
+                status, got, answer = svc.request(method.upper(), concrete, None, {} if method != "get" else None)
+                if status != 401 or "WWW-Authenticate" not in got:
+                    failures.append("%s %s without a token: %d" % (method.upper(), concrete, status))
+                check(method.upper(), template, concrete, status, answer, headers=got)
+
+        for template, item in doc["paths"].items():
+            for method in ("get", "post", "put", "patch", "delete"):
+                if method in item and (template, method) not in exercised:
+                    failures.append("%s %s: no answer of it was replayed" % (method.upper(), template))
 
 
 if __name__ == "__main__":
