@@ -55,6 +55,9 @@ using rights_actor = caf::typed_actor<
   caf::replies_to<resolve_atom, std::string, std::string>::with<domain::resolved_rights>,
   // (tenant, work ids) -> the resolved rights of each, in order (list reads).
   caf::replies_to<resolve_atom, std::string, std::vector<std::string>>::with<std::vector<domain::resolved_rights>>,
+  // (tenant, declared usage or empty for a plain read) -> whether the use can be allowed on some
+  // Resource of the tenant, and whether it can be refused (`domain::possible_content_answers`).
+  caf::replies_to<possible_atom, std::string, std::string>::with<bool, bool>,
   // Internal: re-reads the platform policy file if it changed (sent to itself once a second).
   caf::reacts_to<recheck_atom>>;
 

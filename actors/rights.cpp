@@ -80,6 +80,17 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
         return caf::make_error(backend_error::storage_failure, "rights resolution failed");
       }
     },
+    [self, cfg](possible_atom, const std::string& tenant, const std::string& usage) -> caf::result<bool, bool> {
+      try {
+        auto possible = domain::possible_content_answers(domain::content_use{usage, {}},
+                                                         cfg->store->contracts().usages_named(tenant),
+                                                         self->state.policy->current());
+        return caf::make_result(possible.allowed, possible.refused);
+      } catch (const std::exception& e) {
+        spdlog::error("rights: reading the tenant's contract usages failed: {}", e.what());
+        return caf::make_error(backend_error::storage_failure, "rights resolution failed");
+      }
+    },
     [self, cfg](recheck_atom) {
       recheck(self, "rights", [&] {
         auto& policy = *self->state.policy;

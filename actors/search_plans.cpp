@@ -282,15 +282,23 @@ void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_con
     if (auto* refusal = std::get_if<domain::api_reply>(&request)) return done(std::move(*refusal));
     g->call.request = std::get<domain::search_request>(std::move(request));
   }
-  g->call.full.candidates = g->page_size;
-  // Refused hits never pass `usable`: with it, the metadata list has nothing to answer (a
-  // continuation learns it from its session in the first round).
-  g->call.metadata.candidates = g->call.request.usable_only ? 0 : g->page_size;
   with_principals(
     self, ctx,
     [self, ctx, g, done](std::vector<std::string> principals) {
       g->call.principals = std::move(principals);
-      round(self, ctx, g, done);
+      // A list asked for nothing answers exhausted at once. The full list only where the tenant's
+      // contracts can allow the use somewhere, the metadata list only where they can refuse it:
+      // a tenant whose content is all readable pays one index query a round, not two.
+      ask(
+        self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver",
+        [self, ctx, g, done](bool allowed, bool refused) {
+          g->call.full.candidates = allowed ? g->page_size : 0;
+          // Refused hits never pass `usable`: with it, the metadata list has nothing to answer (a
+          // continuation learns it from its session in the first round).
+          g->call.metadata.candidates = refused && !g->call.request.usable_only ? g->page_size : 0;
+          round(self, ctx, g, done);
+        },
+        possible_atom_v, ctx->who.tenant_id, g->use.usage);
     },
     done);
 }

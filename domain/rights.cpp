@@ -15,6 +15,9 @@ namespace json = boost::json;
 
 namespace {
 
+/// The usages a plain read (no declared purpose) makes of content.
+constexpr const char* plain_read_usages[] = {"ACCESS", "DISPLAY"};
+
 const char* const empty_terms =
   R"("usable":false,"contracts":[],"territorial_rights":[],"manifestation_rights":[],"usage_terms":[],)"
   R"("handling_terms":[],"basis":[])";
@@ -272,7 +275,7 @@ std::optional<api_error> check_content_use(const resolved_rights& rights, const 
                      {{"usage", named + ": " + why}}};
   };
   if (use.usage.empty()) {
-    for (const char* plain : {"ACCESS", "DISPLAY"})
+    for (const char* plain : plain_read_usages)
       if (status_of(plain, "") == "PROHIBITED") return refuse(plain, "", "prohibited by the resolved rights");
     return std::nullopt;
   }
@@ -282,6 +285,25 @@ std::optional<api_error> check_content_use(const resolved_rights& rights, const 
     return refuse(use.usage, use.method, "prohibited by the resolved rights");
   if (specific == "PERMITTED" || general == "PERMITTED") return std::nullopt;
   return refuse(use.usage, use.method, "no contract in force permits it explicitly");
+}
+
+possible_answers possible_content_answers(const content_use& use, const std::vector<usage_named>& named,
+                                          const platform_policy& policy) {
+  auto names = [&](const std::string& usage, const char* status) {
+    return std::any_of(named.begin(), named.end(), [&](const usage_named& n) { return n.first == usage && n.second == status; });
+  };
+  possible_answers out;
+  if (use.usage.empty()) {
+    // Allowed wherever no contract is in force; refused only through a prohibition of a plain usage.
+    out.refused = false;
+    for (const char* plain : plain_read_usages)
+      out.refused = out.refused || names(plain, "PROHIBITED") || contains(policy.prohibited_usages, plain)
+                    || contains(policy.explicit_permission_usages, plain);
+    return out;
+  }
+  // Refused wherever no contract is in force; allowed only through an explicit permission.
+  out.allowed = names(use.usage, "PERMITTED") && !contains(policy.prohibited_usages, use.usage);
+  return out;
 }
 
 }  // namespace cl::domain

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -68,5 +69,21 @@ std::variant<content_use, api_error> parse_content_use(std::optional<std::string
 /// without a method that no method-specific prohibition overrides). The refusal is 403
 /// USAGE_PROHIBITED naming the usage in `details`.
 std::optional<api_error> check_content_use(const resolved_rights& rights, const content_use& use);
+
+/// A (usage type, status) pair that some stored version of a tenant's contracts names.
+using usage_named = std::pair<std::string, std::string>;
+
+/// What `check_content_use` can answer for `use` on any Resource of a tenant whose stored contract
+/// versions (every one, any status or window) name the pairs `named`, under `policy`. Conservative:
+/// a member is false only when no contract, version or time window of that tenant could make it
+/// so. A plain read can be refused only where something names ACCESS or DISPLAY PROHIBITED (or
+/// the policy prohibits them); a declared purpose can be allowed only where some contract names
+/// it PERMITTED and the policy does not prohibit it.
+struct possible_answers {
+  bool allowed = true;
+  bool refused = true;
+};
+possible_answers possible_content_answers(const content_use& use, const std::vector<usage_named>& named,
+                                          const platform_policy& policy);
 
 }  // namespace cl::domain

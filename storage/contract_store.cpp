@@ -18,7 +18,18 @@ std::string version_suffix(std::int64_t version) {
   return big_endian_key(static_cast<std::uint64_t>(version));
 }
 
+/// The `contract_works` prefix of a tenant's usage pairs: an empty Work id, which no Work has.
+std::string usages_prefix(std::string_view tenant) { return tenant_key(tenant, std::string(1, '\0')); }
+
 }  // namespace
+
+std::vector<std::string> usage_named_keys(std::string_view tenant, std::string_view record) {
+  std::vector<std::string> keys;
+  auto view = domain::contract_view_of(record);
+  if (!view) return keys;
+  for (const auto& u : view->usage_terms) keys.push_back(usages_prefix(tenant) + u.type + '\0' + u.status);
+  return keys;
+}
 
 std::string encode_contract(std::string_view status, const std::vector<std::string>& works, std::string_view record) {
   std::string out(1, header_v2);
@@ -56,7 +67,7 @@ std::optional<stored_contract> decode_contract(std::string_view bytes) {
 
 /// The contract store over any read view's tables (LMDB now): the key layout is
 /// `contracts` tenant\0id, `contract_versions` tenant\0id\0<8-byte version>,
-/// `contract_works` tenant\0work\0id.
+/// `contract_works` tenant\0work\0id, and tenant\0\0usage_type\0status for `usages_named`.
 class kv_contract_store final : public contract_writes {
 public:
   kv_contract_store(const read_view& reads, write_txn* writes) : r_(reads), w_(writes) {}
@@ -124,8 +135,20 @@ public:
     return page;
   }
 
+  std::vector<std::pair<std::string, std::string>> usages_named(std::string_view tenant) const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto prefix = usages_prefix(tenant);
+    for (const auto& [key, value] : r_.scan(table::contract_works, prefix, {}, 10000)) {
+      auto pair = std::string_view{key}.substr(prefix.size());
+      auto cut = pair.find('\0');
+      if (cut != std::string_view::npos) out.emplace_back(pair.substr(0, cut), pair.substr(cut + 1));
+    }
+    return out;
+  }
+
   void put_version(std::string_view tenant, std::string_view id, std::int64_t version, std::string_view status,
                    const std::vector<std::string>& works, std::string_view record) override {
+    for (const auto& key : usage_named_keys(tenant, record)) w_->put(table::contract_works, key, "");
     // The index follows the latest version: Works it no longer lists leave, new ones join.
     std::vector<std::string> before;
     if (auto bytes = r_.get(table::contracts, tenant_key(tenant, id)))

@@ -8,8 +8,9 @@
 /// or a table keyed (tenant, id); `contract_works(tenant, work_id, contract_id)` keyed in that order.
 /// `for_work` = join of contract_works and contracts_latest; `list` = `WHERE tenant = $1 AND
 /// (status = $2 OR $2 IS NULL) AND id > $after ORDER BY id LIMIT $limit` (by work through the
-/// index); `put_version` = one INSERT of the version, an UPSERT of the latest, and the index rows
-/// of the Works added and removed.
+/// index); `put_version` = one INSERT of the version, an UPSERT of the latest, the index rows
+/// of the Works added and removed, and `INSERT ... ON CONFLICT DO NOTHING` into
+/// `contract_usages(tenant, usage_type, status)` for each usage term it names (`usages_named`).
 
 #include <cstdint>
 #include <memory>
@@ -56,6 +57,10 @@ public:
   virtual record_page list(const contract_query& q) const = 0;
   /// A page of one contract's versions.
   virtual record_page versions(const contract_versions_query& q) const = 0;
+  /// Every (usage type, status) pair that some stored version of the tenant's contracts names, each
+  /// once and never forgotten: a superset of what its Resources' rights can resolve to (search asks
+  /// it to know which of its two lists can answer). Costs the pairs, not the contracts.
+  virtual std::vector<std::pair<std::string, std::string>> usages_named(std::string_view tenant) const = 0;
 };
 
 /// Writes of contracts, inside the writer's transaction.
@@ -74,6 +79,10 @@ class write_txn;
 /// The contract store over a read view's tables (the LMDB layout): reads through `reads`, writes
 /// (only with `writes`) through the transaction.
 std::unique_ptr<contract_writes> make_kv_contract_store(const read_view& reads, write_txn* writes);
+
+/// The `contract_works` keys that record the usage terms `record` (a contract version) names for
+/// `usages_named`; the migration to format 5 writes them for versions stored before.
+std::vector<std::string> usage_named_keys(std::string_view tenant, std::string_view record);
 
 /// The stored bytes of a contract version: header (status, Works) then the canonical JSON.
 std::string encode_contract(std::string_view status, const std::vector<std::string>& works, std::string_view record);

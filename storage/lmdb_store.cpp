@@ -322,6 +322,7 @@ private:
     if (found < 2) migrate_to_2(txn);
     if (found < 3) migrate_to_3(txn);
     if (found < 4) migrate_to_4(txn);
+    if (found < 5) migrate_to_5(txn);
     auto text = std::to_string(lmdb_format_version);
     MDB_val nv = val(text);
     check(mdb_put(txn, meta_, &k, &nv, 0), "write format version");
@@ -404,6 +405,25 @@ private:
     for (const auto& key : refs) {
       MDB_val rk = val(key), rv = val("");
       check(mdb_put(txn, dbi(table::blob_refs), &rk, &rv, 0), "migrate to format 4");
+    }
+  }
+
+  /// Format 4 -> 5: the usage pairs every stored contract version names (`usages_named`).
+  void migrate_to_5(MDB_txn* txn) {
+    std::vector<std::string> keys;
+    MDB_cursor* cursor = nullptr;
+    check(mdb_cursor_open(txn, dbi(table::contract_versions), &cursor), "mdb_cursor_open");
+    MDB_val k{}, v{};
+    for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+      auto key = view(k);  // tenant\0id\0version
+      auto c = decode_contract(view(v));
+      if (!c) continue;
+      for (auto& named : usage_named_keys(key.substr(0, key.find('\0')), c->record)) keys.push_back(std::move(named));
+    }
+    mdb_cursor_close(cursor);
+    for (const auto& key : keys) {
+      MDB_val nk = val(key), nv = val("");
+      check(mdb_put(txn, dbi(table::contract_works), &nk, &nv, 0), "migrate to format 5");
     }
   }
 

@@ -257,6 +257,36 @@ def layer3(svc, owner):
     check(got[0] == 403 and reason(got) == "USAGE_PROHIBITED", "and GET resource agrees", got)
 
 
+def lists_follow_the_tenants_contracts(svc):
+    """Search asks its title-only list only where some contract of the tenant can refuse the use,
+    and its full list only where some can allow it: each answer sees a contract written just
+    before it, in a tenant that had none."""
+    owner = Client(svc, "u_owner", tenant="t_lists")
+    work = body_of(owner.call("POST", "/works", {"title": "Harbour"}))["id"]
+    rid = owner.create("Harbour ledger", "Osmium figures for the quarter.", work=work)
+    training = {"X-Usage-Purpose": "AI_TRAINING"}
+    eventually(lambda: owner.hits("osmium") == [rid], "indexed")
+    hit = body_of(owner.search("harbour"))["hits"]
+    check([h["id"] for h in hit] == [rid] and "snippet" in hit[0], "no contract: read in full", hit)
+    check(owner.hits("osmium", headers=training) == [], "no permission: a content-only match is not answered")
+    hit = body_of(owner.search("harbour", headers=training))["hits"]
+    check([h["id"] for h in hit] == [rid] and "snippet" not in hit[0], "no permission: found by its title", hit)
+
+    def contract(usage_terms):
+        made = svc.request("POST", "/v0/contracts", owner.token, {
+            "title": "Harbour", "status": "ACTIVE", "valid_from": "2020-01-01T00:00:00Z", "work_ids": [work],
+            "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}], "usage_terms": usage_terms})
+        check(made[0] == 201, "contract written", made)
+
+    contract([{"usage_type": "AI_TRAINING", "status": "PERMITTED"}])
+    hit = body_of(owner.search("osmium", headers=training))["hits"]
+    check([h["id"] for h in hit] == [rid] and "snippet" in hit[0], "the first permission: found by its content at once", hit)
+    contract([{"usage_type": "DISPLAY", "status": "PROHIBITED"}])
+    check(owner.hits("osmium") == [], "the first prohibition: a content-only match is not answered at once")
+    hit = body_of(owner.search("harbour ledger"))["hits"]
+    check([h["id"] for h in hit] == [rid] and "snippet" not in hit[0], "the first prohibition: found by its title at once", hit)
+
+
 def refused_content_is_never_queried(svc):
     """For a Resource whose content layer 3 refuses the caller, the whole query (words, phrases,
     `-word`, `NOT`, `title:`) is evaluated against its title alone and ranked by that: two tenants
@@ -609,6 +639,7 @@ def main():
         layer2(svc, owner, directory)
         layer3(svc, owner)
         refused_content_is_never_queried(svc)
+        lists_follow_the_tenants_contracts(svc)
         sid = sessions(svc, owner)
         bad_requests(svc, owner)
         restart_forgets_sessions(svc, owner, sid)

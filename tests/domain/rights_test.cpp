@@ -211,3 +211,60 @@ TEST_CASE("layer 3: uses of content against resolved rights", "[rights][usage]")
   CHECK(check_content_use(rights, use("AI_RETRIEVAL; method=STREAM")));    // a method-specific prohibition wins
   CHECK(check_content_use(rights, use("AI_TRAINING")));                    // nothing permits it
 }
+
+TEST_CASE("possible answers of a tenant: never false where some Resource's rights answer so", "[rights][search]") {
+  auto use = [](const std::string& header) {
+    return header.empty() ? content_use{} : std::get<content_use>(parse_content_use(header));
+  };
+  const std::vector<std::string> uses = {"", "AI_RETRIEVAL", "AI_RETRIEVAL; method=MCP", "AI_TRAINING"};
+
+  SECTION("a tenant without contracts: plain reads only allowed, declared purposes only refused") {
+    for (const auto& u : uses) {
+      auto p = possible_content_answers(use(u), {}, no_policy());
+      CHECK(p.allowed == u.empty());
+      CHECK(p.refused == !u.empty());
+    }
+  }
+  SECTION("the policy alone can refuse plain reads, and prohibit what a contract permits") {
+    auto policy = no_policy();
+    policy.explicit_permission_usages = {"DISPLAY"};
+    CHECK(possible_content_answers(use(""), {}, policy).refused);
+    policy = no_policy();
+    policy.prohibited_usages = {"AI_RETRIEVAL"};
+    CHECK_FALSE(possible_content_answers(use("AI_RETRIEVAL"), {{"AI_RETRIEVAL", "PERMITTED"}}, policy).allowed);
+    CHECK(possible_content_answers(use("AI_TRAINING"), {{"AI_TRAINING", "PERMITTED"}}, policy).allowed);
+    CHECK_FALSE(possible_content_answers(use("AI_TRAINING"), {{"AI_TRAINING", "PROHIBITED"}}, policy).allowed);
+  }
+  SECTION("every subset of a tenant's contracts, resolved, answers only what was possible") {
+    const std::vector<std::vector<contract_view>> tenants = {
+      {contract("ctr_a", {{"ACCESS", "PERMITTED", "", ""}, {"DISPLAY", "PERMITTED", "", ""}})},
+      {contract("ctr_a", {{"ACCESS", "PERMITTED", "", ""}, {"AI_RETRIEVAL", "PERMITTED", "MCP", ""}}),
+       contract("ctr_b", {{"DISPLAY", "PROHIBITED", "", ""}})},
+      {contract("ctr_a", {{"AI_RETRIEVAL", "PERMITTED", "", ""}, {"AI_RETRIEVAL", "PROHIBITED", "MCP", ""}}),
+       contract("ctr_b", {{"AI_TRAINING", "PERMITTED", "", ""}, {"ACCESS", "PROHIBITED", "", ""}})},
+    };
+    for (std::size_t t = 0; t < tenants.size(); ++t) {
+      const auto& contracts = tenants[t];
+      std::vector<usage_named> named;
+      for (const auto& c : contracts)
+        for (const auto& u : c.usage_terms) named.emplace_back(u.type, u.status);
+      for (const auto& u : uses) {
+        auto possible = possible_content_answers(use(u), named, no_policy());
+        bool seen_allowed = false, seen_refused = false;
+        for (unsigned subset = 0; subset < (1u << contracts.size()); ++subset) {
+          std::vector<contract_view> covering;
+          for (std::size_t i = 0; i < contracts.size(); ++i)
+            if (subset & (1u << i)) covering.push_back(contracts[i]);
+          auto rights = covering.empty() ? no_contract_rights("2026-11-22T12:00:00Z")
+                                         : resolve_rights(covering, no_policy(), now);
+          (check_content_use(rights, use(u)) ? seen_refused : seen_allowed) = true;
+        }
+        INFO("tenant " << t << ", use '" << u << "'");
+        // Conservative: what some Resource answers was possible (the exact false cases are above).
+        CHECK((possible.allowed || !seen_allowed));
+        CHECK((possible.refused || !seen_refused));
+        if (u.empty()) CHECK(possible.refused == (t > 0));  // only a prohibition of ACCESS or DISPLAY
+      }
+    }
+  }
+}

@@ -8,18 +8,21 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace cl::storage;
 using cl::testing::temp_dir;
 
 namespace {
 
 std::string contract_json(const std::string& id, int version, const std::string& status,
-                          const std::vector<std::string>& works) {
+                          const std::vector<std::string>& works, const std::string& usage_terms = "") {
   std::string list;
   for (const auto& w : works) list += (list.empty() ? "\"" : ",\"") + w + "\"";
   return R"({"id":")" + id + R"(","version":)" + std::to_string(version) + R"(,"status":")" + status
          + R"(","title":"C","valid_from":"2020-01-01T00:00:00Z","work_ids":[)" + list
-         + R"(],"territorial_rights":[],"manifestation_rights":[],"usage_terms":[],"handling_terms":[]})";
+         + R"(],"territorial_rights":[],"manifestation_rights":[],"usage_terms":[)" + usage_terms
+         + R"(],"handling_terms":[]})";
 }
 
 mutation put(const std::string& id, int version, const std::string& status, std::vector<std::string> works) {
@@ -115,4 +118,63 @@ TEST_CASE("a format-1 data dir is migrated at open: headers added, the Work inde
   CHECK(ids_for_work(*store, "wk_2").empty());
   CHECK(store->entries(table::contract_works) == 1);
   CHECK(store->get(table::contracts, tenant_key("t1", "ctr_a"))->front() == '\x02');  // the typed header
+}
+
+namespace {
+
+const std::string prohibits_display = R"({"usage_type":"DISPLAY","status":"PROHIBITED"})";
+const std::string permits_retrieval = R"({"usage_type":"AI_RETRIEVAL","status":"PERMITTED","method":"MCP"})";
+
+std::vector<std::pair<std::string, std::string>> sorted_usages(const record_store& store, const std::string& tenant) {
+  auto named = store.contracts().usages_named(tenant);
+  std::sort(named.begin(), named.end());
+  return named;
+}
+
+}  // namespace
+
+TEST_CASE("the usage pairs a tenant's contract versions name are kept, per tenant, never forgotten", "[storage][contracts]") {
+  temp_dir dir;
+  auto store = open_lmdb_store(dir.path, 64);
+  CHECK(store->contracts().usages_named("t1").empty());
+  store->apply({[](write_txn& tx) {
+    tx.contracts().put_version("t1", "ctr_a", 1, "ACTIVE", {"wk_1"},
+                               contract_json("ctr_a", 1, "ACTIVE", {"wk_1"}, prohibits_display + "," + permits_retrieval));
+    tx.contracts().put_version("t2", "ctr_b", 1, "DRAFT", {"wk_1"}, contract_json("ctr_b", 1, "DRAFT", {"wk_1"}, permits_retrieval));
+    return true;
+  }});
+  using pairs = std::vector<std::pair<std::string, std::string>>;
+  CHECK(sorted_usages(*store, "t1") == pairs{{"AI_RETRIEVAL", "PERMITTED"}, {"DISPLAY", "PROHIBITED"}});
+  CHECK(sorted_usages(*store, "t2") == pairs{{"AI_RETRIEVAL", "PERMITTED"}});
+  // A later version without the prohibition: the pair stays (an earlier version may still be
+  // what a window brings back), and the Work index is not disturbed by the pairs.
+  store->apply({[](write_txn& tx) {
+    tx.contracts().put_version("t1", "ctr_a", 2, "ACTIVE", {"wk_1"}, contract_json("ctr_a", 2, "ACTIVE", {"wk_1"}));
+    return true;
+  }});
+  CHECK(sorted_usages(*store, "t1") == pairs{{"AI_RETRIEVAL", "PERMITTED"}, {"DISPLAY", "PROHIBITED"}});
+  CHECK(ids_for_work(*store, "wk_1") == std::vector<std::string>{"ctr_a"});
+  CHECK(ids(store->contracts().list({"t1", "", "wk_1"})) == std::vector<std::string>{"ctr_a"});
+}
+
+TEST_CASE("a format-4 data dir gets the usage pairs of the contract versions it holds at open", "[storage][contracts][migration]") {
+  temp_dir dir;
+  { open_lmdb_store(dir.path, 64); }
+  // As format 4 wrote it: typed contract versions and their Work index, no usage pairs.
+  cl::testing::write_raw_lmdb(dir.path, [](const auto& put_raw) {
+    auto v1 = contract_json("ctr_a", 1, "ACTIVE", {"wk_1"}, prohibits_display);
+    auto v2 = contract_json("ctr_a", 2, "ACTIVE", {"wk_1"}, permits_retrieval);
+    put_raw("contracts", tenant_key("t1", "ctr_a"), encode_contract("ACTIVE", {"wk_1"}, v2));
+    put_raw("contract_versions", tenant_key("t1", std::string{"ctr_a"} + '\0' + big_endian_key(1)),
+            encode_contract("ACTIVE", {"wk_1"}, v1));
+    put_raw("contract_versions", tenant_key("t1", std::string{"ctr_a"} + '\0' + big_endian_key(2)),
+            encode_contract("ACTIVE", {"wk_1"}, v2));
+    put_raw("contract_works", tenant_key("t1", std::string{"wk_1"} + '\0' + "ctr_a"), "");
+    put_raw("meta", "format_version", "4");
+  });
+  auto store = open_lmdb_store(dir.path, 64);
+  using pairs = std::vector<std::pair<std::string, std::string>>;
+  CHECK(sorted_usages(*store, "t1") == pairs{{"AI_RETRIEVAL", "PERMITTED"}, {"DISPLAY", "PROHIBITED"}});
+  CHECK(sorted_usages(*store, "t2").empty());
+  CHECK(ids_for_work(*store, "wk_1") == std::vector<std::string>{"ctr_a"});
 }
