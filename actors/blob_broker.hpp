@@ -7,6 +7,7 @@
 /// written through the writer by the plans (actors/blob_plans.cpp) and by the sweep.
 
 #include "actors/directory.hpp"
+#include "actors/blob_messages.hpp"
 #include "actors/interfaces.hpp"
 #include "domain/blob_upload.hpp"
 #include "storage/blob_backend.hpp"

@@ -8,10 +8,14 @@
 #include "domain/access.hpp"
 #include "domain/rights.hpp"
 
+#include <caf/actor.hpp>
+#include <caf/actor_cast.hpp>
+
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace cl::actors {
@@ -37,22 +41,36 @@ private:
   std::shared_ptr<const domain::platform_policy> policy_ = std::make_shared<const domain::platform_policy>();
 };
 
+/// The slot of interface `Handle` in `concern_handles::actors`: numbered on first use, the same
+/// for the whole process (an inline function's static is one object across translation units).
+std::size_t next_mailbox_slot();
+template <class Handle>
+std::size_t slot_of() {
+  static const std::size_t slot = next_mailbox_slot();
+  return slot;
+}
+
 /// Handles of every concern actor at one moment. A handle may be dead (restart in progress):
 /// asking it fails at once and the request answers 503.
 struct concern_handles {
-  /// The handle of mailbox `Handle` (one of `mailboxes`); empty until its actor started.
+  /// The handle of mailbox `Handle` (any typed actor interface: a route group declares its own
+  /// in its own header); empty until its actor started.
   template <class Handle>
-  const Handle& get() const {
-    return std::get<Handle>(actors);
+  const Handle get() const {  // const: assigning to it (not `set`) does not compile
+    auto slot = slot_of<Handle>();
+    return slot < actors.size() ? caf::actor_cast<Handle>(actors[slot]) : Handle{};
   }
+  /// Publishes `handle` as the mailbox of its interface.
   template <class Handle>
-  Handle& get() {
-    return std::get<Handle>(actors);
+  void set(const Handle& handle) {
+    auto slot = slot_of<Handle>();
+    if (actors.size() <= slot) actors.resize(slot + 1);
+    actors[slot] = caf::actor_cast<caf::actor>(handle);
   }
 
-  /// One handle per supervised interface (actors/interfaces.hpp). Reader views differ only in
+  /// One handle per supervised interface, at its slot (`slot_of`). Reader views differ only in
   /// their reader.
-  mailboxes actors;
+  std::vector<caf::actor> actors;
   /// Verified tokens the auth actor filled; a hit saves the coordinator its ask to auth.
   std::shared_ptr<const token_cache> tokens;
   /// Resolutions the rights resolver filled, by `rights_cache_key`; a hit saves the ask to it.
@@ -102,7 +120,7 @@ public:
   /// Publishes `handle` in every view (after a start or a restart).
   template <class Handle>
   void publish(const Handle& handle) {
-    update([&](concern_handles& h) { h.get<Handle>() = handle; });
+    update([&](concern_handles& h) { h.set(handle); });
   }
 
   /// Publishes `handle` in view number `index` only: an actor of which several run (the readers),
@@ -112,7 +130,7 @@ public:
     std::lock_guard<std::mutex> guard{write_mutex_};
     auto& view = views_.at(index % views_.size());
     auto next = std::make_shared<concern_handles>(*std::atomic_load(&view));
-    next->get<Handle>() = handle;
+    next->set(handle);
     std::atomic_store(&view, std::shared_ptr<const concern_handles>{std::move(next)});
   }
 
@@ -136,8 +154,31 @@ struct service_health {
   std::atomic<bool> keys_loaded{false};
   std::atomic<bool> draining{false};
   std::atomic<int> children_down{0};
-  /// The search index has applied every change committed since start (reported by /readyz).
-  std::atomic<bool> search_caught_up{false};
+
+  /// A flag a route group declares from its own files; /readyz reports it under its name, and
+  /// answers 503 while a `required` one is false.
+  struct check {
+    std::string name;
+    bool required = false;
+    std::shared_ptr<std::atomic<bool>> value;
+  };
+  /// Declares check `name` (false until set); declared again, the same flag.
+  std::shared_ptr<std::atomic<bool>> declare_check(const std::string& name, bool required) {
+    std::lock_guard lock{mutex_};
+    for (const auto& c : checks_)
+      if (c.name == name) return c.value;
+    checks_.push_back({name, required, std::make_shared<std::atomic<bool>>(false)});
+    return checks_.back().value;
+  }
+  /// Every declared check, in declaration order.
+  std::vector<check> checks() const {
+    std::lock_guard lock{mutex_};
+    return checks_;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::vector<check> checks_;
 };
 
 }  // namespace cl::actors

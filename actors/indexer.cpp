@@ -20,11 +20,10 @@ void publish_lag(const indexer_config& cfg, std::uint64_t applied) {
     auto next = cfg.store->read_from(applied, 1);
     if (!next.empty()) seconds = std::max<double>(0, static_cast<double>(domain::now_ms() - next.front().at_ms) / 1000.0);
   }
-  if (cfg.stats) {
-    cfg.stats->set_search_index_lag(behind, seconds);
-    cfg.stats->set_search_index_documents(cfg.index->documents());
-  }
-  if (cfg.health && behind == 0) cfg.health->search_caught_up = true;
+  cfg.lag_changes.set(static_cast<double>(behind));
+  cfg.lag_seconds.set(seconds);
+  cfg.documents.set(static_cast<double>(cfg.index->documents()));
+  if (cfg.caught_up && behind == 0) *cfg.caught_up = true;
 }
 
 /// Runs `work` on the configured lane (waiting for it), else here.

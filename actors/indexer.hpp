@@ -9,6 +9,7 @@
 
 #include "actors/directory.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/search_messages.hpp"
 #include "actors/metrics.hpp"
 #include "actors/work_lane.hpp"
 #include "storage/record_store.hpp"
@@ -26,8 +27,9 @@ struct indexer_config {
   std::shared_ptr<storage::record_store> store;
   std::shared_ptr<storage::search_index> index;
   std::shared_ptr<actor_directory> directory;  ///< where the writer is found (consumer position)
-  std::shared_ptr<metrics> stats;              ///< may be null
-  std::shared_ptr<service_health> health;      ///< may be null
+  /// The group's metrics (default: not published) and its /readyz check (null: none).
+  metrics::gauge lag_changes, lag_seconds, documents;
+  std::shared_ptr<std::atomic<bool>> caught_up;
   /// Where the indexing itself runs (a thread that keeps its priority when the service lowers its
   /// other threads, and outlives this actor's restarts); null: on the actor's own thread.
   std::shared_ptr<work_lane> lane;

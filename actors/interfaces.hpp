@@ -1,6 +1,8 @@
 #pragma once
-/// Every typed actor interface of the service. Reading this file tells the whole actor map;
-/// docs/architecture.md draws it. Handlers answer with values: domain failures travel inside
+/// The typed actor interfaces of the platform every route group builds on (auth, rate limiting,
+/// reads, the writer, rights, contracts, access, the ledger). A route group declares its own
+/// actors' interfaces and messages in its own header (actors/blob_messages.hpp,
+/// actors/search_messages.hpp); docs/architecture.md draws the whole map. Handlers answer with values: domain failures travel inside
 /// the reply (e.g. `auth_outcome::error`); a caf::error means the actor itself failed or was
 /// late, which the coordinator turns into 503 BACKEND_UNAVAILABLE.
 
@@ -9,7 +11,6 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
-#include <tuple>
 
 namespace cl::actors {
 
@@ -105,54 +106,5 @@ using ledger_actor = caf::typed_actor<
 using jwks_fetcher_actor = caf::typed_actor<
   // URL -> the JWKS document or why it could not be fetched.
   caf::replies_to<jwks_atom, std::string>::with<jwks_document>>;
-
-/// Blob broker (the blobs route group, spec 4.4): owns the object store client, reads the upload
-/// and version records, hands out presigned URLs and runs the sweep of abandoned uploads. Store
-/// calls that block (disk, HTTP) run on detached workers; records are written by the writer.
-using blob_broker_actor = caf::typed_actor<
-  // (caller, request body JSON) -> the upload to store and the 201 answer, or the error.
-  caf::replies_to<upload_atom, blob_caller, std::string>::with<blob_outcome>,
-  // (caller, upload id, first part) -> fresh URLs, the stored parts, the upload with its new expiry.
-  caf::replies_to<parts_atom, blob_caller, std::string, std::int32_t>::with<blob_outcome>,
-  // (caller, upload id, declared SHA-256 hex) -> the blob version the store verified, or the error
-  // (the upload stays in progress).
-  caf::replies_to<complete_atom, blob_caller, std::string, std::string>::with<blob_outcome>,
-  // An upload now recorded as aborted: closes its key and releases its parts or object at the
-  // store; answered once the store refuses the upload's URLs (or with the store's error).
-  caf::replies_to<abort_atom, storage::upload_record>::with<blob_outcome>,
-  // (caller, lookups) -> what exists of each, in order, with presigned GET URLs.
-  caf::replies_to<locate_atom, blob_caller, std::vector<blob_lookup>>::with<std::vector<blob_found>>,
-  // Internal: aborts uploads whose URLs expired (sent to itself periodically).
-  caf::reacts_to<sweep_atom>>;
-
-/// Search indexer (the search route group): applies the change log to the Xapian index.
-using indexer_actor = caf::typed_actor<
-  // Internal: applies what the change log holds beyond the index (sent to itself periodically).
-  caf::reacts_to<index_atom>>;
-
-/// Search sessions (the search route group, spec 4.5.3): holds the sessions (whose, which hits
-/// they answered, when they expire) and runs their queries on the Xapian index. Detached: a
-/// query's CPU and disk reads never hold a scheduler thread.
-using search_session_actor = caf::typed_actor<
-  // A page of candidates for a new or continued search, ranked past what the session answered.
-  caf::replies_to<search_atom, search_call>::with<search_outcome>,
-  // (owner, search id, hit ids the answer shows) -> those not answered before (recorded now; a
-  // concurrent page of the same session may have taken the others).
-  caf::replies_to<answered_atom, domain::session_owner, std::string, std::vector<std::string>>::with<
-    std::vector<std::string>>>;
-
-/// A detached worker of the blob broker: runs one blocking store call, answers, and quits.
-using blob_worker_actor = caf::typed_actor<caf::replies_to<run_atom, blob_job>::with<blob_outcome>>;
-
-}  // namespace cl::actors
-
-namespace cl::actors {
-
-/// Every supervised mailbox the actor directory publishes, one slot per interface (a request
-/// reaches them as `concern_handles::get<X_actor>()`). A new route group's actor adds its
-/// interface above and its type here.
-using mailboxes = std::tuple<auth_actor, rate_limiter_actor, reader_actor, writer_actor, rights_actor,
-                             contracts_actor, access_actor, ledger_actor, blob_broker_actor, indexer_actor,
-                             search_session_actor>;
 
 }  // namespace cl::actors

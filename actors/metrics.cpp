@@ -8,6 +8,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <mutex>
 #include <sstream>
 
 namespace cl::actors {
@@ -94,24 +95,10 @@ struct metrics::impl {
       .Help("Records in the idempotency ledger (pruned after idempotency.retention_seconds).")
       .Register(*registry)
       .Add({});
-  prometheus::Gauge& search_lag_changes =
-    prometheus::BuildGauge()
-      .Name("contentlake_search_index_lag_changes")
-      .Help("Change-log entries committed but not yet applied to the search index.")
-      .Register(*registry)
-      .Add({});
-  prometheus::Gauge& search_lag_seconds =
-    prometheus::BuildGauge()
-      .Name("contentlake_search_index_lag_seconds")
-      .Help("Age of the oldest change-log entry not yet applied to the search index (0 when caught up).")
-      .Register(*registry)
-      .Add({});
-  prometheus::Gauge& search_documents =
-    prometheus::BuildGauge()
-      .Name("contentlake_search_index_documents")
-      .Help("Resources in the search index.")
-      .Register(*registry)
-      .Add({});
+  /// Families route groups declared, by name.
+  std::mutex declared_mutex;
+  std::map<std::string, prometheus::Family<prometheus::Gauge>*> gauges;
+  std::map<std::string, prometheus::Family<prometheus::Counter>*> counters;
   std::shared_ptr<write_counters> writes;
 };
 
@@ -153,13 +140,27 @@ void metrics::set_ledger_entries(std::size_t n) {
   impl_->ledger_entries.Set(static_cast<double>(n));
 }
 
-void metrics::set_search_index_lag(std::uint64_t changes, double seconds) {
-  impl_->search_lag_changes.Set(static_cast<double>(changes));
-  impl_->search_lag_seconds.Set(seconds);
+void metrics::gauge::set(double value) const {
+  if (g_) g_->Set(value);
 }
 
-void metrics::set_search_index_documents(std::uint64_t n) {
-  impl_->search_documents.Set(static_cast<double>(n));
+void metrics::counter::increment(double by) const {
+  if (c_) c_->Increment(by);
+}
+
+metrics::gauge metrics::declare_gauge(const std::string& name, const std::string& help) {
+  std::lock_guard lock{impl_->declared_mutex};
+  auto& family = impl_->gauges[name];
+  if (!family) family = &prometheus::BuildGauge().Name(name).Help(help).Register(*impl_->registry);
+  return gauge{&family->Add({})};
+}
+
+metrics::counter metrics::declare_counter(const std::string& name, const std::string& help,
+                                          const std::map<std::string, std::string>& labels) {
+  std::lock_guard lock{impl_->declared_mutex};
+  auto& family = impl_->counters[name];
+  if (!family) family = &prometheus::BuildCounter().Name(name).Help(help).Register(*impl_->registry);
+  return counter{&family->Add(labels)};
 }
 
 void metrics::add_connections(int delta) {

@@ -9,6 +9,11 @@
 #include <string>
 #include <string_view>
 
+namespace prometheus {
+class Counter;
+class Gauge;
+}  // namespace prometheus
+
 namespace cl::actors {
 
 /// Counters of the write path, kept by the writer actor (shared with metrics and benchmarks).
@@ -19,6 +24,29 @@ struct writer_stats {
 
 class metrics {
 public:
+  /// A gauge a route group declares from its own files; a default one sets nothing.
+  class gauge {
+  public:
+    gauge() = default;
+    void set(double value) const;
+
+  private:
+    friend class metrics;
+    explicit gauge(prometheus::Gauge* g) : g_(g) {}
+    prometheus::Gauge* g_ = nullptr;
+  };
+  /// A counter a route group declares from its own files; a default one counts nothing.
+  class counter {
+  public:
+    counter() = default;
+    void increment(double by = 1) const;
+
+  private:
+    friend class metrics;
+    explicit counter(prometheus::Counter* c) : c_(c) {}
+    prometheus::Counter* c_ = nullptr;
+  };
+
   metrics();
   ~metrics();
   metrics(const metrics&) = delete;
@@ -48,10 +76,12 @@ public:
   /// Records currently in the idempotency ledger.
   void set_ledger_entries(std::size_t n);
 
-  /// How far the search index is behind the change log, in changes and in seconds.
-  void set_search_index_lag(std::uint64_t changes, double seconds);
-  /// Documents (Resources) the search index holds.
-  void set_search_index_documents(std::uint64_t n);
+  /// Declares gauge `name` (`contentlake_<group>_...`) with `help`; declared again, the same one.
+  gauge declare_gauge(const std::string& name, const std::string& help);
+  /// Declares counter `name` with `help` and the series of `labels` (declared at 0); a name
+  /// declared again with other labels is another series of the same family.
+  counter declare_counter(const std::string& name, const std::string& help,
+                          const std::map<std::string, std::string>& labels = {});
 
   /// Open public connections changed by `delta`.
   void add_connections(int delta);

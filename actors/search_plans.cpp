@@ -4,6 +4,7 @@
 #include "actors/search_plans.hpp"
 
 #include "actors/plan_support.hpp"
+#include "actors/search_messages.hpp"
 #include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
 

@@ -6,6 +6,7 @@
 /// (layer 3) are resolved by the plan (actors/search_plans.cpp) at answer time, never here.
 
 #include "actors/interfaces.hpp"
+#include "actors/search_messages.hpp"
 #include "domain/search_session.hpp"
 #include "storage/record_store.hpp"
 #include "storage/search_index.hpp"

@@ -81,8 +81,16 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
     return startup_failure(std::string{"search index: "} + e.what());
   }
   cfg->directory = s.directory;
-  cfg->stats = s.stats;
-  cfg->health = s.health;
+  if (s.stats) {
+    cfg->lag_changes = s.stats->declare_gauge("contentlake_search_index_lag_changes",
+                                              "Change-log entries committed but not yet applied to the search index.");
+    cfg->lag_seconds = s.stats->declare_gauge(
+      "contentlake_search_index_lag_seconds",
+      "Age of the oldest change-log entry not yet applied to the search index (0 when caught up).");
+    cfg->documents = s.stats->declare_gauge("contentlake_search_index_documents", "Resources in the search index.");
+  }
+  // Reported, not required: a service whose index still catches up serves everything else.
+  if (s.health) cfg->caught_up = s.health->declare_check("search_index_caught_up", false);
   cfg->batch = static_cast<std::size_t>(section.batch_max_changes);
   cfg->batch_text_bytes = static_cast<std::size_t>(section.batch_max_bytes);
   cfg->interval = std::chrono::milliseconds{section.batch_interval_ms};

@@ -160,11 +160,16 @@ public:
     } else if (request.path == "/readyz") {
       bool keys = health_->keys_loaded, draining = health_->draining, down = health_->children_down > 0;
       bool ready = keys && !draining && !down;
+      std::string groups;  // the checks route groups declared, in their order
+      for (const auto& c : health_->checks()) {
+        bool value = *c.value;
+        ready = ready && (value || !c.required);
+        groups += ",\"" + c.name + "\":" + (value ? "true" : "false");
+      }
       r.status = ready ? 200 : 503;
       r.body = std::string{R"({"status":")"} + (ready ? "ready" : "not_ready") + R"(","signing_keys_loaded":)"
                + (keys ? "true" : "false") + R"(,"draining":)" + (draining ? "true" : "false")
-               + R"(,"actors_down":)" + (down ? "true" : "false") + R"(,"search_index_caught_up":)"
-               + (health_->search_caught_up ? "true" : "false") + "}";
+               + R"(,"actors_down":)" + (down ? "true" : "false") + groups + "}";
     } else {
       r = domain::api_reply::failure(domain::error_id::route_not_found, "The admin listener has /metrics, /healthz and /readyz.");
       r.route = {};

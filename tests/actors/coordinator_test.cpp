@@ -105,10 +105,10 @@ struct fixture {
 
   void with(auth_outcome a, rate_decision r = {true, 0}, bool silent_store = false,
             domain::access_role role = domain::access_role::reader) {
-    handles->get<access_actor>() = sys->spawn(mock_access, n, role);
-    handles->get<auth_actor>() = sys->spawn(mock_auth, n, a);
-    handles->get<rate_limiter_actor>() = sys->spawn(mock_rate, n, r);
-    handles->get<reader_actor>() = sys->spawn(mock_store, n, silent_store);
+    handles->set<access_actor>(sys->spawn(mock_access, n, role));
+    handles->set<auth_actor>(sys->spawn(mock_auth, n, a));
+    handles->set<rate_limiter_actor>(sys->spawn(mock_rate, n, r));
+    handles->set<reader_actor>(sys->spawn(mock_store, n, silent_store));
     sched->run();
   }
 
@@ -362,7 +362,7 @@ TEST_CASE("the directory spreads reads over its readers and updates every view",
   for (int i = 0; i < 3; ++i) seen.insert(directory.snapshot()->get<reader_actor>().address());
   CHECK(seen.size() == 3);
   auto auth = f.sys->spawn(mock_auth, f.n, auth_outcome{});
-  directory.update([&](concern_handles& h) { h.get<auth_actor>() = auth; });
+  directory.update([&](concern_handles& h) { h.set<auth_actor>(auth); });
   for (int i = 0; i < 3; ++i) CHECK(directory.snapshot()->get<auth_actor>() == auth);
   directory.clear();
   CHECK_FALSE(directory.snapshot()->get<reader_actor>());
@@ -411,8 +411,8 @@ TEST_CASE("a cached resolution of the current rights epoch saves the ask to the 
   fixture f;
   f.with({true, alice(), {}});
   auto asked = std::make_shared<int>(0);
-  f.handles->get<reader_actor>() = f.sys->spawn(mock_found_store);
-  f.handles->get<rights_actor>() = f.sys->spawn(mock_rights, asked);
+  f.handles->set<reader_actor>(f.sys->spawn(mock_found_store));
+  f.handles->set<rights_actor>(f.sys->spawn(mock_rights, asked));
   auto cache = std::make_shared<shared_cache<std::shared_ptr<const domain::resolved_rights>>>(100);
   auto epoch = std::make_shared<std::atomic<std::uint64_t>>(7);
   f.handles->rights_cache = cache;

@@ -2,6 +2,7 @@
 
 #include "actors/directory.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/search_messages.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -91,7 +92,7 @@ cl::actors::auth_actor::behavior_type silent_auth(cl::actors::auth_actor::statef
 TEST_CASE("a concern actor that does not answer in time turns into 503 BACKEND_UNAVAILABLE", "[fault]") {
   test_service svc{[](cl::config::settings& s) { s.actors.ask_timeout_ms = 300; }};
   auto mute = svc.service().system().spawn(silent_auth);
-  svc.service().directory().update([&](concern_handles& h) { h.get<cl::actors::auth_actor>() = mute; });
+  svc.service().directory().update([&](concern_handles& h) { h.set<cl::actors::auth_actor>(mute); });
   auto r = get_with_token(svc.port(), "/v0/content-lake/resources/res_x", read_token());
   REQUIRE(r);
   CHECK(r->status == 503);
@@ -167,7 +168,7 @@ TEST_CASE("graceful stop finishes the request in flight, then exits 0", "[fault]
   auto g = svc.service().system().spawn(gate, held);
   auto path = "/v0/content-lake/resources/" + created_resource(svc.port());
   auto store = svc.service().system().spawn(gated_store, g);
-  svc.service().directory().update([&](concern_handles& h) { h.get<cl::actors::reader_actor>() = store; });
+  svc.service().directory().update([&](concern_handles& h) { h.set<cl::actors::reader_actor>(store); });
   auto token = read_token();
   auto in_flight = std::async(std::launch::async, [&] {
     return get_with_token(svc.port(), path, token);

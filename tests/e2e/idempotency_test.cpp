@@ -234,7 +234,7 @@ TEST_CASE("the same key while the first request executes is 409; nothing stored;
   auto held = std::make_shared<std::atomic<int>>(0);
   auto real = svc.service().directory().snapshot()->get<cl::actors::writer_actor>();
   auto gate = svc.service().system().spawn(gated_writer, real, held);
-  svc.service().directory().update([&](cl::actors::concern_handles& h) { h.get<cl::actors::writer_actor>() = gate; });
+  svc.service().directory().update([&](cl::actors::concern_handles& h) { h.set<cl::actors::writer_actor>(gate); });
   auto first = std::async(std::launch::async, [&] {
     return send(svc.port(), "POST", "/v0/content-lake/resources", token, "slow-1", chapter("Slow"));
   });
@@ -254,7 +254,7 @@ TEST_CASE("the same key while the first request executes is 409; nothing stored;
   CHECK(retry->body == answered->body);
   CHECK(resources_titled(svc.port(), token, "Slow") == 1);
   CHECK(metrics_of(svc).find(R"(contentlake_idempotency_total{outcome="in_use"} 1)") != std::string::npos);
-  svc.service().directory().update([&](cl::actors::concern_handles& h) { h.get<cl::actors::writer_actor>() = real; });
+  svc.service().directory().update([&](cl::actors::concern_handles& h) { h.set<cl::actors::writer_actor>(real); });
   caf::anon_send_exit(gate, caf::exit_reason::kill);
 }
 

@@ -1,0 +1,80 @@
+#pragma once
+/// The search route group's actor interfaces and messages (spec 4.5.3): the indexer and the
+/// search session actors. Declared here, in the group's own files; the actor directory publishes
+/// them like any other (`concern_handles::get<search_session_actor>()`).
+
+#include "actors/type_ids.hpp"
+#include "domain/search_session.hpp"
+#include "storage/search_types.hpp"
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cl::actors {
+
+using index_atom = caf::atom_constant<caf::atom("index")>;
+using search_atom = caf::atom_constant<caf::atom("search")>;
+using answered_atom = caf::atom_constant<caf::atom("answered")>;
+constexpr index_atom index_atom_v{};
+constexpr search_atom search_atom_v{};
+constexpr answered_atom answered_atom_v{};
+
+/// What one answer asks of one of a search's two ranked lists: up to `candidates` of them (0: none)
+/// past `exclude`, ids this answer has already taken or passed over.
+struct search_stream_call {
+  std::vector<std::string> exclude;
+  std::size_t candidates = 0;
+};
+/// One ranked list's next candidates, best first; `exhausted`: nothing ranked after them.
+struct search_stream {
+  std::vector<storage::search_hit> hits;
+  bool exhausted = true;
+};
+/// One page asked of the search session actor: a new search (`search_id` empty) or the next page
+/// of one, for a caller whose grants count through `principals`. Layer 3 splits a search in two
+/// lists: `full` ranks the query over titles and text (the hits whose content the caller may use
+/// are taken from it), `metadata` ranks it over titles alone (the hits whose content it may not).
+struct search_call {
+  domain::session_owner owner;
+  std::string search_id;
+  domain::search_request request;  ///< a new search only
+  std::vector<std::string> principals;
+  search_stream_call full, metadata;
+};
+/// The search session actor's answer: the error to answer with (unknown or expired session, a
+/// query Xapian cannot parse), or the session, its request and each list's next candidates.
+struct search_outcome {
+  std::optional<domain::api_error> error;
+  std::string search_id;
+  domain::search_request request;
+  search_stream full, metadata;
+  std::size_t answered_before = 0;  ///< hits the session answered before this page
+  bool session_full = false;        ///< the session answered as many hits as it may
+};
+/// Search indexer (the search route group): applies the change log to the Xapian index.
+using indexer_actor = caf::typed_actor<
+  // Internal: applies what the change log holds beyond the index (sent to itself periodically).
+  caf::reacts_to<index_atom>>;
+
+/// Search sessions (the search route group, spec 4.5.3): holds the sessions (whose, which hits
+/// they answered, when they expire) and runs their queries on the Xapian index. Detached: a
+/// query's CPU and disk reads never hold a scheduler thread.
+using search_session_actor = caf::typed_actor<
+  // A page of candidates for a new or continued search, ranked past what the session answered.
+  caf::replies_to<search_atom, search_call>::with<search_outcome>,
+  // (owner, search id, hit ids the answer shows) -> those not answered before (recorded now; a
+  // concurrent page of the same session may have taken the others).
+  caf::replies_to<answered_atom, domain::session_owner, std::string, std::vector<std::string>>::with<
+    std::vector<std::string>>>;
+
+}  // namespace cl::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::search_call)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::search_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::session_owner)
