@@ -1,6 +1,10 @@
 // Access grants (layer 2): GET /resources/{id}/access, GET/PUT/DELETE /resources/{id}/access/{principal}.
 
 #include "actors/access.hpp"
+#include "actors/plan_access.hpp"
+#include "actors/plan_body.hpp"
+#include "actors/plan_paging.hpp"
+#include "actors/plan_write.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/plans.hpp"
 #include "domain/access.hpp"

@@ -4,6 +4,9 @@
 #include "actors/blob_plans.hpp"
 
 #include "actors/blob_broker.hpp"
+#include "actors/plan_access.hpp"
+#include "actors/plan_body.hpp"
+#include "actors/plan_write.hpp"
 #include "actors/plan_support.hpp"
 #include "domain/access.hpp"
 #include "domain/layer3.hpp"

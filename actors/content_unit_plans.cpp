@@ -1,6 +1,8 @@
 // Content units: GET /content-units, GET /content-units/{id}.
 
 #include "actors/access.hpp"
+#include "actors/plan_access.hpp"
+#include "actors/plan_body.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"
@@ -89,7 +91,7 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
                       + domain::json_string(ctx->page_tokens->issue({ctx->who.tenant_id, binding, std::to_string(end)}));
             body += "}";
             auto r = json_reply(200, std::move(body));
-            r.headers.emplace_back("Cache-Control", "private, max-age=1");
+            private_for_a_second(r);
             done(std::move(r));
           },
           done);
@@ -114,7 +116,7 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
             for (std::size_t i = 0; i < blocks.size(); ++i)
               if (blocks[i].as_object().at("key").as_string() == key) {
                 auto r = json_reply(200, unit_json(resource_id, record, blocks[i], i));
-                r.headers.emplace_back("Cache-Control", "private, max-age=1");
+                private_for_a_second(r);
                 return done(std::move(r));
               }
             done(domain::api_reply::failure(domain::error_id::content_unit_not_found,

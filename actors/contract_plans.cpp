@@ -4,6 +4,9 @@
 // with contracts.commercial.read; naming them in `fields` without it is 403 SCOPE_MISSING.
 
 #include "actors/contracts.hpp"
+#include "actors/plan_body.hpp"
+#include "actors/plan_paging.hpp"
+#include "actors/plan_write.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/plans.hpp"
 #include "domain/contract.hpp"
@@ -205,7 +208,7 @@ void plan_get_contract(caf::event_based_actor* self, std::shared_ptr<const reque
       auto body = presented(*ctx, std::move(found.json));
       if (mask) body = json::serialize(domain::apply_field_mask(json::parse(body).as_object(), *mask));
       auto r = json_reply(200, std::move(body));
-      r.headers.emplace_back("Cache-Control", "private, max-age=1");
+      private_for_a_second(r);
       done(std::move(r));
     },
     fetch_atom_v, ctx->who.tenant_id, id, version);

@@ -1,6 +1,9 @@
 // Resource reads: GET /resources/{id} (every rendering, masks, snapshots), GET /resources, GET .../entities.
 
 #include "actors/access.hpp"
+#include "actors/plan_access.hpp"
+#include "actors/plan_body.hpp"
+#include "actors/plan_paging.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"
@@ -92,7 +95,7 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
     return done(domain::api_reply::from(std::move(*refusal)));
   domain::api_reply r;
   // The body depends on the token (tenant, rights), so shared caches must not keep it.
-  r.headers.emplace_back("Cache-Control", "private, max-age=1");
+  private_for_a_second(r);
   r.headers.emplace_back("Vary", "Accept");
   if (rq.rendering == domain::rendering::ndjson) {
     auto streamed = ndjson_reply(record);
@@ -210,7 +213,7 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
         [done, id, record](const domain::resolved_rights&) {
           auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
           auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
-          r.headers.emplace_back("Cache-Control", "private, max-age=1");
+          private_for_a_second(r);
           done(std::move(r));
         },
         done);

@@ -1,6 +1,8 @@
 // Helpers shared by the Resource route plans.
 
 #include "actors/access.hpp"
+#include "actors/plan_access.hpp"
+#include "actors/plan_paging.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"

@@ -2,7 +2,9 @@
 /// Helpers shared by the Resource route plans (reads, writes, versions, content units).
 /// Included by plan sources only.
 
+#include "actors/plan_paging.hpp"
 #include "actors/plan_support.hpp"
+#include "domain/access.hpp"
 
 namespace cl::actors {
 

@@ -1,6 +1,10 @@
 // Resource snapshots: POST and GET /resources/{id}/versions.
 
 #include "actors/access.hpp"
+#include "actors/plan_access.hpp"
+#include "actors/plan_body.hpp"
+#include "actors/plan_paging.hpp"
+#include "actors/plan_write.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"

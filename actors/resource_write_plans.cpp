@@ -2,6 +2,9 @@
 
 #include "actors/access.hpp"
 #include "actors/blob_plans.hpp"
+#include "actors/plan_access.hpp"
+#include "actors/plan_body.hpp"
+#include "actors/plan_write.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"

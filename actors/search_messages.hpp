@@ -62,9 +62,10 @@ using indexer_actor = caf::typed_actor<
   // Internal: applies what the change log holds beyond the index (sent to itself periodically).
   caf::reacts_to<index_atom>>;
 
-/// Search sessions (the search route group, spec 4.5.3): holds the sessions (whose, which hits
-/// they answered, when they expire) and runs their queries on the Xapian index. Detached: a
-/// query's CPU and disk reads never hold a scheduler thread.
+/// Search sessions (the search route group, spec 4.5.3): hold the sessions (whose, which hits
+/// they answered, when they expire) and run their queries on the Xapian index. One per directory
+/// view, on the scheduler's threads (queries are CPU work, like the readers' LMDB reads), sharing
+/// one locked session store.
 using search_session_actor = caf::typed_actor<
   // A page of candidates for a new or continued search, ranked past what the session answered.
   caf::replies_to<search_atom, search_call>::with<search_outcome>,

@@ -3,6 +3,8 @@
 
 #include "actors/search_plans.hpp"
 
+#include "actors/plan_access.hpp"
+#include "actors/plan_body.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/search_messages.hpp"
 #include "domain/json_text.hpp"

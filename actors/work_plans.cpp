@@ -1,5 +1,9 @@
 // Works: POST /works, GET /works/{id}, GET /works.
 
+#include "actors/plan_access.hpp"
+#include "actors/plan_body.hpp"
+#include "actors/plan_paging.hpp"
+#include "actors/plan_write.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/plans.hpp"
 #include "domain/ids.hpp"
@@ -64,7 +68,7 @@ void plan_get_activity(caf::event_based_actor* self, std::shared_ptr<const reque
       auto record = std::make_shared<std::string>(std::move(found.json));
       auto answer = [done, record] {
         auto r = json_reply(200, std::move(*record));
-        r.headers.emplace_back("Cache-Control", "private, max-age=1");
+        private_for_a_second(r);
         done(std::move(r));
       };
       auto resource = storage::activity_about(*record);

@@ -87,8 +87,9 @@ struct activity_query {
 };
 
 /// What reads see: a snapshot of the record store, or the writer's transaction (which sees its own
-/// writes). The same typed query runs on either. The typed stores (`contracts()`, ...) are the API;
-/// the raw table access below remains for the kinds not moved to typed stores yet.
+/// writes). The same typed query runs on either. The typed stores (`contracts()`, ...) are the API
+/// every caller outside storage/ uses; the raw table access below is what the key-value
+/// implementations of those stores are written on (and the search index's rebuild scan).
 class read_view {
 public:
   virtual ~read_view() = default;

@@ -397,7 +397,8 @@ rights_actor::behavior_type mock_rights(rights_actor::pointer, std::shared_ptr<i
       ++*asked;
       return domain::no_contract_rights("2026-11-22T12:00:00Z");
     },
-    [](resolve_atom, const std::string&, const std::vector<std::string>& works) {
+    [asked](resolve_atom, const std::string&, const std::vector<std::string>& works) {
+      ++*asked;
       return std::vector<domain::resolved_rights>(works.size(), domain::no_contract_rights("2026-11-22T12:00:00Z"));
     },
     [](possible_atom, const std::string&, const std::string&) { return caf::make_result(true, true); },

@@ -119,7 +119,14 @@ class Service:
     def shutdown(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=30)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                # A service that does not stop is a failure, but it must not outlive the test (an
+                # orphan spinning on a CPU slows every later test).
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("the service did not stop within 30 s of SIGTERM")
         self.log_done.wait(timeout=30)
 
     def __enter__(self):

@@ -1,0 +1,132 @@
+#include "actors/plan_access.hpp"
+
+#include "domain/clock.hpp"
+
+#include "actors/access.hpp"
+#include "actors/contracts.hpp"
+#include "actors/rights.hpp"
+#include "domain/idempotency.hpp"
+#include "domain/resource.hpp"
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+#include "domain/layer3.hpp"
+#include "domain/sign_in.hpp"
+#include "domain/page_token.hpp"
+#include "domain/query.hpp"
+#include "domain/records.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                 const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
+  with_rights_of(
+    self, ctx, {work_id}, [k = std::move(k)](const std::vector<domain::resolved_rights>& rights) { k(rights.front()); },
+    std::move(done));
+}
+
+void with_rights_of(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                    std::vector<std::string> work_ids, std::function<void(const std::vector<domain::resolved_rights>&)> k,
+                    reply_fn done) {
+  auto found = std::make_shared<std::vector<domain::resolved_rights>>(work_ids.size());
+  std::vector<std::size_t> missing_at;
+  std::vector<std::string> missing;
+  auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
+  auto now = domain::now_seconds();
+  for (std::size_t i = 0; i < work_ids.size(); ++i) {
+    auto hit = ctx->actors->rights_cache
+                 ? ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_ids[i], epoch), now)
+                 : std::nullopt;
+    if (hit) {
+      (*found)[i] = **hit;
+      continue;
+    }
+    missing_at.push_back(i);
+    missing.push_back(work_ids[i]);
+  }
+  if (missing.empty()) return k(*found);
+  ask(
+    self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver",
+    [found, missing_at, k](std::vector<domain::resolved_rights>& resolved) {
+      for (std::size_t j = 0; j < missing_at.size() && j < resolved.size(); ++j) (*found)[missing_at[j]] = std::move(resolved[j]);
+      k(*found);
+    },
+    resolve_atom_v, ctx->who.tenant_id, std::move(missing));
+}
+
+std::variant<domain::content_use, domain::api_reply> request_use(const request_context& ctx) {
+  auto parsed = domain::parse_content_use(ctx.request.usage_purpose ? std::optional<std::string_view>{*ctx.request.usage_purpose}
+                                                                    : std::nullopt);
+  if (auto* e = std::get_if<domain::api_error>(&parsed)) return domain::api_reply::from(std::move(*e));
+  return std::get<domain::content_use>(parsed);
+}
+
+void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                      const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
+  auto parsed = request_use(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  with_rights(
+    self, ctx, work_id,
+    [k, done, use = std::get<domain::content_use>(parsed)](const domain::resolved_rights& rights) {
+      if (auto refusal = domain::refuse_content(rights, use, true)) return done(domain::api_reply::from(std::move(*refusal)));
+      k(rights);
+    },
+    done);
+}
+
+namespace {
+
+domain::api_reply access_denied(const std::string& resource_id, domain::access_role needed, domain::access_role held) {
+  auto shown = resource_id.size() > 64 ? resource_id.substr(0, 64) + "..." : resource_id;
+  if (held == domain::access_role::none)
+    return domain::api_reply::failure(domain::error_id::access_denied,
+                                      "The caller holds no access grant on Resource " + shown
+                                        + " (directly or through a group), or it does not exist.");
+  return domain::api_reply::failure(
+    domain::error_id::access_denied,
+    "This needs the " + std::string{domain::role_name(needed)} + " role on Resource " + shown + "; the caller is "
+      + std::string{domain::role_name(held)} + ".",
+    {{"role", "needs " + std::string{domain::role_name(needed)}}});
+}
+
+}  // namespace
+
+void with_role(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+               const std::string& resource_id, std::function<void(domain::access_role)> k, reply_fn done) {
+  const auto& tenant = ctx->who.tenant_id;
+  const auto& subject = ctx->who.subject;
+  if (ctx->actors->access_cache) {
+    auto epoch = ctx->actors->access_epoch ? ctx->actors->access_epoch->load() : 0;
+    if (auto hit = ctx->actors->access_cache->find(access_cache_key(tenant, resource_id, subject, epoch), domain::now_seconds()))
+      return k(*hit);
+  }
+  ask(self, *ctx, done, ctx->actors->get<access_actor>(), "access",
+      [k = std::move(k)](std::int32_t held) { k(static_cast<domain::access_role>(held)); }, check_atom_v, tenant, subject,
+      resource_id);
+}
+
+void with_access(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                 const std::string& resource_id, domain::access_role needed, std::function<void(domain::access_role)> k,
+                 reply_fn done) {
+  with_role(
+    self, ctx, resource_id,
+    [k = std::move(k), done, resource_id, needed](domain::access_role held) {
+      if (held >= needed) return k(held);
+      done(access_denied(resource_id, needed, held));
+    },
+    done);
+}
+
+void with_principals(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                     std::function<void(std::vector<std::string>)> k, reply_fn done) {
+  ask(self, *ctx, done, ctx->actors->get<access_actor>(), "access",
+      [k](std::vector<std::string>& principals) { k(std::move(principals)); }, principals_atom_v, ctx->who.tenant_id,
+      ctx->who.subject);
+}
+
+}  // namespace cl::actors

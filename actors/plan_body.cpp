@@ -1,0 +1,72 @@
+#include "actors/plan_body.hpp"
+#include "actors/plan_support.hpp"
+#include "domain/clock.hpp"
+
+#include "actors/access.hpp"
+#include "actors/contracts.hpp"
+#include "actors/rights.hpp"
+#include "domain/idempotency.hpp"
+#include "domain/resource.hpp"
+#include "domain/ids.hpp"
+#include "domain/json_text.hpp"
+#include "domain/layer3.hpp"
+#include "domain/sign_in.hpp"
+#include "domain/page_token.hpp"
+#include "domain/query.hpp"
+#include "domain/records.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+
+
+namespace cl::actors {
+
+namespace json = boost::json;
+
+std::variant<json::object, domain::api_reply> json_body(const domain::api_request& request) {
+  auto type = std::string_view{request.content_type}.substr(0, request.content_type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  if (type != "application/json" && type != "application/merge-patch+json")
+    return domain::api_reply::failure(domain::error_id::unsupported_media_type,
+                                      "Send the body as application/json.",
+                                      {{"Content-Type", "must be application/json (or application/merge-patch+json)"}});
+  boost::system::error_code ec;
+  auto value = json::parse(request.body, ec);
+  if (ec || !value.is_object())
+    return domain::api_reply::failure(domain::error_id::invalid_argument, "The body is not a JSON object.",
+                                      {{"body", ec ? "not valid JSON (UTF-8)" : "must be a JSON object"}});
+  return std::move(value.as_object());
+}
+
+std::optional<domain::api_reply> unknown_members(const json::object& body, std::initializer_list<std::string_view> allowed) {
+  std::vector<domain::error_detail> details;
+  for (const auto& member : body) {
+    std::string_view key{member.key().data(), member.key().size()};
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      details.push_back({"/" + std::string{key}.substr(0, 64), "unknown member"});
+  }
+  if (details.empty()) return std::nullopt;
+  return domain::api_reply::failure(domain::error_id::invalid_argument, "The body has members this operation does not know.",
+                                    std::move(details));
+}
+
+domain::api_reply invalid_field(const std::string& field, const std::string& why) {
+  return domain::api_reply::failure(domain::error_id::invalid_argument,
+                                    "The request is not valid: " + field + " " + why + ".", {{field, why}});
+}
+
+std::string query_param(std::string_view query, std::string_view name) {
+  std::size_t start = 0;
+  while (start <= query.size()) {
+    auto end = query.find('&', start);
+    auto pair = query.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    auto eq = pair.find('=');
+    if (domain::decode_query_component(pair.substr(0, eq)) == name)  // names are read decoded, as caches do
+      return domain::decode_query_component(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return {};
+}
+
+}  // namespace cl::actors
