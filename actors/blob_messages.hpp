@@ -8,6 +8,7 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
+#include <caf/type_id.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -17,22 +18,16 @@
 #include <utility>
 #include <vector>
 
-namespace cl::actors {
+// The group's atoms (in CAF 0.17.6 CAF_ADD_ATOM defines an atom_constant and its _v value; no type id block needed).
+CAF_ADD_ATOM(contentlake, cl::actors, upload_atom, "upload")
+CAF_ADD_ATOM(contentlake, cl::actors, parts_atom, "parts")
+CAF_ADD_ATOM(contentlake, cl::actors, complete_atom, "complete")
+CAF_ADD_ATOM(contentlake, cl::actors, abort_atom, "abort")
+CAF_ADD_ATOM(contentlake, cl::actors, locate_atom, "locate")
+CAF_ADD_ATOM(contentlake, cl::actors, sweep_atom, "sweep")
+CAF_ADD_ATOM(contentlake, cl::actors, run_atom, "run")
 
-using upload_atom = caf::atom_constant<caf::atom("upload")>;
-using parts_atom = caf::atom_constant<caf::atom("parts")>;
-using complete_atom = caf::atom_constant<caf::atom("complete")>;
-using abort_atom = caf::atom_constant<caf::atom("abort")>;
-using locate_atom = caf::atom_constant<caf::atom("locate")>;
-using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
-using run_atom = caf::atom_constant<caf::atom("run")>;
-constexpr upload_atom upload_atom_v{};
-constexpr parts_atom parts_atom_v{};
-constexpr complete_atom complete_atom_v{};
-constexpr abort_atom abort_atom_v{};
-constexpr locate_atom locate_atom_v{};
-constexpr sweep_atom sweep_atom_v{};
-constexpr run_atom run_atom_v{};
+namespace cl::actors {
 
 /// Who asks the blob broker: the token's tenant, subject and client.
 struct blob_caller {

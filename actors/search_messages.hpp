@@ -9,6 +9,7 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
+#include <caf/type_id.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -16,14 +17,12 @@
 #include <string>
 #include <vector>
 
-namespace cl::actors {
+// The group's atoms (in CAF 0.17.6 CAF_ADD_ATOM defines an atom_constant and its _v value; no type id block needed).
+CAF_ADD_ATOM(contentlake, cl::actors, index_atom, "index")
+CAF_ADD_ATOM(contentlake, cl::actors, search_atom, "search")
+CAF_ADD_ATOM(contentlake, cl::actors, answered_atom, "answered")
 
-using index_atom = caf::atom_constant<caf::atom("index")>;
-using search_atom = caf::atom_constant<caf::atom("search")>;
-using answered_atom = caf::atom_constant<caf::atom("answered")>;
-constexpr index_atom index_atom_v{};
-constexpr search_atom search_atom_v{};
-constexpr answered_atom answered_atom_v{};
+namespace cl::actors {
 
 /// What one answer asks of one of a search's two ranked lists: up to `candidates` of them (0: none)
 /// past `exclude`, ids this answer has already taken or passed over.
