@@ -34,7 +34,7 @@ blob_outcome upload_not_found() {
 /// another's upload id).
 std::optional<storage::upload_record> callers_upload(const blob_broker_config& cfg, const blob_caller& who,
                                                      const std::string& id) {
-  auto u = cfg.store->blobs().upload(who.tenant, id);
+  auto u = storage::blobs(*cfg.store).upload(who.tenant, id);
   if (!u || u->uploader != who.sub) return std::nullopt;
   return u;
 }
@@ -152,7 +152,7 @@ blob_outcome start_upload(const blob_broker_config& cfg, const blob_caller& who,
   }
   auto& r = std::get<domain::upload_request>(request);
   if (r.blob_id) {
-    auto latest = cfg.store->blobs().version(who.tenant, *r.blob_id, 0);
+    auto latest = storage::blobs(*cfg.store).version(who.tenant, *r.blob_id, 0);
     if (!latest)
       return failure(error_id::blob_not_found, "The blob has no version to follow; leave blob_id out for a new blob.",
                      {{"/blob_id", "no such blob in this tenant"}});
@@ -274,7 +274,7 @@ std::vector<blob_found> locate(const blob_broker_config& cfg, const blob_caller&
   std::vector<blob_found> out;
   out.reserve(lookups.size());
   auto now = domain::now_seconds();
-  const auto& blobs = cfg.store->blobs();
+  const auto& blobs = storage::blobs(*cfg.store);
   for (const auto& l : lookups) {
     blob_found f;
     auto latest = blobs.version(who.tenant, l.id, 0);
@@ -317,9 +317,9 @@ storage::mutation abort_expired_uploads(std::int64_t now, std::size_t limit,
                                         std::shared_ptr<std::vector<storage::upload_record>> aborted) {
   return [now, limit, aborted](storage::write_txn& tx) {
     aborted->clear();
-    for (auto u : tx.blobs().expired_uploads(now, limit)) {
+    for (auto u : storage::blobs(tx).expired_uploads(now, limit)) {
       u.state = "ABORTED";
-      tx.blobs().put_upload(u);
+      storage::blobs(tx).put_upload(u);
       aborted->push_back(std::move(u));
     }
     return true;
@@ -367,7 +367,7 @@ blob_broker_actor::behavior_type blob_broker(blob_broker_actor::stateful_pointer
       if (!u) return upload_not_found();
       if (u->state == "ABORTED" || expired(*u)) return not_in_progress(*u);
       if (u->state == "COMPLETED") {
-        auto v = cfg->store->blobs().version(who.tenant, u->blob_id, u->version);
+        auto v = storage::blobs(*cfg->store).version(who.tenant, u->blob_id, u->version);
         if (!v) return failure(error_id::internal, "The completed upload's blob version is missing.");
         blob_outcome o;
         o.upload = *u;
@@ -405,7 +405,7 @@ blob_broker_actor::behavior_type blob_broker(blob_broker_actor::stateful_pointer
       try {
         auto now = domain::now_seconds();
         auto writer = cfg->directory ? cfg->directory->snapshot()->get<writer_actor>() : writer_actor{};
-        if (writer && !cfg->store->blobs().expired_uploads(now, 1).empty()) {
+        if (writer && !storage::blobs(*cfg->store).expired_uploads(now, 1).empty()) {
           auto aborted = std::make_shared<std::vector<storage::upload_record>>();
           self->request(writer, std::chrono::seconds{30}, write_atom_v, abort_expired_uploads(now, 100, aborted))
             .then(

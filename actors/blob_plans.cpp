@@ -141,7 +141,7 @@ void plan_start_upload(caf::event_based_actor* self, std::shared_ptr<const reque
     [self, ctx, done](blob_outcome& o) {
       auto outcome = std::make_shared<write_outcome>();
       storage::mutation m = [u = o.upload, body = o.body, outcome](storage::write_txn& tx) {
-        tx.blobs().put_upload(u);
+        storage::blobs(tx).put_upload(u);
         outcome->reply = uncacheable(201, body);
         return true;
       };
@@ -163,14 +163,14 @@ void plan_upload_parts(caf::event_based_actor* self, std::shared_ptr<const reque
       // The fresh URLs live until the new expiry: the sweep must not abort the upload before.
       auto outcome = std::make_shared<write_outcome>();
       storage::mutation m = [u = o.upload, body = o.body, outcome](storage::write_txn& tx) {
-        auto stored = tx.blobs().upload(u.tenant, u.id);
+        auto stored = storage::blobs(tx).upload(u.tenant, u.id);
         if (!stored || stored->state != "IN_PROGRESS") {
           outcome->refusal = domain::api_error{error_id::upload_not_in_progress, "The upload ended meanwhile.", {}};
           return false;
         }
         if (stored->expires_at < u.expires_at) {
           stored->expires_at = u.expires_at;
-          tx.blobs().put_upload(*stored);
+          storage::blobs(tx).put_upload(*stored);
         }
         outcome->reply = uncacheable(200, body);
         return true;
@@ -194,10 +194,10 @@ void plan_complete_upload(caf::event_based_actor* self, std::shared_ptr<const re
         // Refused, and the store now keeps the upload under a new id: record it, then refuse.
         auto outcome = std::make_shared<write_outcome>();
         storage::mutation m = [u = o.upload, e = *o.error, outcome](storage::write_txn& tx) {
-          auto stored = tx.blobs().upload(u.tenant, u.id);
+          auto stored = storage::blobs(tx).upload(u.tenant, u.id);
           if (stored && stored->state == "IN_PROGRESS") {
             stored->store_upload_id = u.store_upload_id;
-            tx.blobs().put_upload(*stored);
+            storage::blobs(tx).put_upload(*stored);
           }
           outcome->reply = domain::api_reply::from(e);
           return true;
@@ -208,24 +208,24 @@ void plan_complete_upload(caf::event_based_actor* self, std::shared_ptr<const re
       if (o.recorded) return done(json_reply(201, blob_version_json(o.version)));
       auto outcome = std::make_shared<write_outcome>();
       storage::mutation m = [u = o.upload, v = o.version, outcome](storage::write_txn& tx) {
-        auto stored = tx.blobs().upload(u.tenant, u.id);
+        auto stored = storage::blobs(tx).upload(u.tenant, u.id);
         if (!stored || stored->state == "ABORTED") {
           outcome->refusal = domain::api_error{error_id::upload_not_in_progress, "The upload was aborted meanwhile.", {}};
           return false;
         }
         if (stored->state == "COMPLETED") {  // a concurrent completion recorded it first
-          auto recorded = tx.blobs().version(u.tenant, u.blob_id, stored->version);
+          auto recorded = storage::blobs(tx).version(u.tenant, u.blob_id, stored->version);
           if (!recorded) return false;
           outcome->reply = json_reply(201, blob_version_json(*recorded));
           return true;
         }
         auto version = v;
-        auto latest = tx.blobs().version(u.tenant, u.blob_id, 0);
+        auto latest = storage::blobs(tx).version(u.tenant, u.blob_id, 0);
         version.version = latest ? latest->version + 1 : 1;
-        tx.blobs().add_version(version);
+        storage::blobs(tx).add_version(version);
         stored->state = "COMPLETED";
         stored->version = version.version;
-        tx.blobs().put_upload(*stored);
+        storage::blobs(tx).put_upload(*stored);
         log_change(tx, u.tenant, storage::change_op::created, storage::change_kind::blob, u.blob_id);
         outcome->reply = json_reply(201, blob_version_json(version));
         return true;
@@ -240,7 +240,7 @@ void plan_abort_upload(caf::event_based_actor* self, std::shared_ptr<const reque
   auto released = std::make_shared<std::optional<storage::upload_record>>();
   storage::mutation m = [who = ctx->who, id = ctx->param("uploadId"), outcome, released](storage::write_txn& tx) {
     released->reset();
-    auto u = tx.blobs().upload(who.tenant_id, id);
+    auto u = storage::blobs(tx).upload(who.tenant_id, id);
     if (!u || u->uploader != who.subject) {
       outcome->refusal =
         domain::api_error{error_id::upload_not_found, "No upload with this id was started by the caller in this tenant.", {}};
@@ -253,7 +253,7 @@ void plan_abort_upload(caf::event_based_actor* self, std::shared_ptr<const reque
     }
     if (u->state == "IN_PROGRESS") {
       u->state = "ABORTED";
-      tx.blobs().put_upload(*u);
+      storage::blobs(tx).put_upload(*u);
     }
     *released = *u;  // closed at the store again on a repeated abort: the first may have failed there
     domain::api_reply r;

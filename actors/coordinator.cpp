@@ -87,7 +87,7 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
                                            "The Idempotency-Key header is not usable: " + *problem + ".",
                                            {{"Idempotency-Key", *problem}}));
   if (!ctx->actors->get<ledger_actor>()) return done(backend_unavailable("idempotency ledger"));
-  auto key = storage::ledger_key(ctx->who.tenant_id, ctx->who.client_id, ctx->request.idempotency_key);
+  auto key = domain::ledger_key{ctx->who.tenant_id, ctx->who.client_id, ctx->request.idempotency_key};
   auto fingerprint = domain::request_fingerprint(ctx->request, ctx->who.subject, ctx->who.scopes);
   auto ledger = ctx->actors->get<ledger_actor>();
   self->request(ledger, ctx->timeout, begin_atom_v, key, fingerprint)

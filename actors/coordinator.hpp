@@ -5,6 +5,7 @@
 #include "actors/directory.hpp"
 #include "actors/metrics.hpp"
 #include "domain/exchange.hpp"
+#include "domain/idempotency.hpp"
 #include "domain/principal.hpp"
 
 namespace cl::domain {
@@ -32,7 +33,7 @@ using reply_fn = std::function<void(domain::api_reply)>;
 
 /// A write request that carries an Idempotency-Key and now holds it (the ledger said "fresh").
 struct idempotency_guard {
-  std::string ledger_key;   ///< tenant NUL client_id NUL key
+  domain::ledger_key ledger_key;
   std::string fingerprint;  ///< domain::request_fingerprint
   std::int64_t retention_ms = 0;
 };

@@ -96,9 +96,9 @@ using access_actor = caf::typed_actor<
 /// Idempotency ledger (spec 4.6): which keys are executing, what a finished key answered.
 using ledger_actor = caf::typed_actor<
   // (ledger key, request fingerprint) -> fresh (the key is now held), replay, mismatch or in_use.
-  caf::replies_to<begin_atom, std::string, std::string>::with<ledger_verdict>,
+  caf::replies_to<begin_atom, domain::ledger_key, std::string>::with<ledger_verdict>,
   // (ledger key): the request that held it has answered.
-  caf::reacts_to<release_atom, std::string>,
+  caf::reacts_to<release_atom, domain::ledger_key>,
   // Internal: removes records past retention through the writer (sent to itself periodically).
   caf::reacts_to<prune_atom>>;
 

@@ -29,7 +29,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
                                    std::shared_ptr<const ledger_config> cfg) {
   self->delayed_send(self, std::chrono::milliseconds{0}, prune_atom_v);
   return {
-    [self, cfg](begin_atom, const std::string& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {
+    [self, cfg](begin_atom, const domain::ledger_key& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {
       try {
         auto now = std::chrono::steady_clock::now();
         auto& held = self->state.held;
@@ -56,7 +56,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
         return caf::make_error(backend_error::storage_failure, "ledger lookup failed");
       }
     },
-    [self](release_atom, const std::string& key) { self->state.held.erase(key); },
+    [self](release_atom, const domain::ledger_key& key) { self->state.held.erase(key); },
     [self, cfg](prune_atom) {
       try {
         auto now = std::chrono::steady_clock::now();
@@ -68,10 +68,10 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
         auto writer = cfg->directory ? cfg->directory->snapshot()->get<writer_actor>() : writer_actor{};
         if (due && writer)
           self->request(writer, std::chrono::seconds{30}, write_atom_v, prune_ledger(cutoff, 1000))
-            .then([cfg](bool) { if (cfg->stats) cfg->stats->set_ledger_entries(cfg->store->ledger_records()); },
+            .then([cfg](bool) { if (cfg->stats) cfg->stats->set_ledger_entries(cfg->store->ledger().records()); },
                   [](caf::error&) {});
         else if (cfg->stats)
-          cfg->stats->set_ledger_entries(cfg->store->ledger_records());
+          cfg->stats->set_ledger_entries(cfg->store->ledger().records());
       } catch (const std::exception& e) {
         spdlog::error("ledger: pruning failed: {}", e.what());
       }

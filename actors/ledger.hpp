@@ -15,7 +15,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <unordered_map>
+#include <map>
 
 namespace cl::actors {
 
@@ -33,7 +33,7 @@ storage::mutation prune_ledger(std::int64_t cutoff_ms, std::size_t limit);
 
 struct ledger_state {
   static constexpr const char* name = "ledger";
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> held;  ///< key -> freed at
+  std::map<domain::ledger_key, std::chrono::steady_clock::time_point> held;  ///< key -> freed at
 };
 
 ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> self,

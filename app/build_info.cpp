@@ -1,6 +1,6 @@
 #include "app/build_info.hpp"
 
-#include "storage/record_store.hpp"
+#include "storage/lmdb_store.hpp"
 #include "storage/search_index.hpp"
 
 namespace cl::app {

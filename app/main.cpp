@@ -7,7 +7,7 @@
 #include "app/groups.hpp"
 #include "app/service.hpp"
 #include "storage/identity.hpp"
-#include "storage/record_store.hpp"
+#include "storage/lmdb_store.hpp"
 #include "storage/search_feed.hpp"
 
 #include <CLI/CLI.hpp>

@@ -10,7 +10,7 @@
 #include "http/api.hpp"
 #include "http/listener.hpp"
 #include "storage/identity.hpp"
-#include "storage/record_store.hpp"
+#include "storage/lmdb_store.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>

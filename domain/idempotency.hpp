@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,20 @@ namespace cl::domain {
 
 /// The header that marks a replayed answer (as Stripe's).
 inline constexpr const char* replay_header = "Idempotent-Replayed";
+
+/// Which request an idempotency record answers: a key is scoped to the tenant and the client that
+/// sent it (spec 4.6). The store decides how it is laid out.
+struct ledger_key {
+  std::string tenant;
+  std::string client_id;
+  std::string key;
+  friend bool operator<(const ledger_key& a, const ledger_key& b) {
+    return std::tie(a.tenant, a.client_id, a.key) < std::tie(b.tenant, b.client_id, b.key);
+  }
+  friend bool operator==(const ledger_key& a, const ledger_key& b) {
+    return a.tenant == b.tenant && a.client_id == b.client_id && a.key == b.key;
+  }
+};
 
 /// Empty when `key` is usable: 1 to 255 characters of visible ASCII (0x21-0x7E); otherwise why not.
 std::optional<std::string> idempotency_key_problem(std::string_view key);

@@ -1,11 +1,21 @@
 #include "storage/blob_store.hpp"
 
 #include "storage/encoding.hpp"
-#include "storage/record_store.hpp"
+#include "storage/kv.hpp"
 
 #include <boost/json.hpp>
 
 namespace cl::storage {
+
+using kv::big_endian_key;
+using kv::tenant_key;
+
+/// The tables this file owns or reads (declared by name: another file naming one shares it).
+namespace tables {
+const kv::table blob_upload_expiry = kv::declare_table("blob_upload_expiry");
+const kv::table blob_uploads = kv::declare_table("blob_uploads");
+const kv::table blob_versions = kv::declare_table("blob_versions");
+}  // namespace tables
 
 namespace json = boost::json;
 
@@ -102,10 +112,10 @@ blob_version decode_version(std::string_view stored) {
 
 class kv_blob_store final : public blob_writes {
 public:
-  kv_blob_store(const read_view& reads, write_txn* writes) : r_(reads), w_(writes) {}
+  explicit kv_blob_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<upload_record> upload(std::string_view tenant, std::string_view id) const override {
-    auto stored = r_.get(table::blob_uploads, tenant_key(tenant, id));
+    auto stored = r_.get(tables::blob_uploads, tenant_key(tenant, id));
     if (!stored) return std::nullopt;
     return decode_upload(*stored);
   }
@@ -113,46 +123,44 @@ public:
   std::optional<blob_version> version(std::string_view tenant, std::string_view blob_id,
                                       std::int64_t version) const override {
     if (version > 0) {
-      auto stored = r_.get(table::blob_versions, version_key(tenant, blob_id, version));
+      auto stored = r_.get(tables::blob_versions, version_key(tenant, blob_id, version));
       if (!stored) return std::nullopt;
       return decode_version(*stored);
     }
     // The latest: the first key under the blob's prefix (versions are keyed newest first).
-    auto first = r_.scan(table::blob_versions, tenant_key(tenant, std::string{blob_id} + '\0'), {}, 1);
+    auto first = r_.scan(tables::blob_versions, tenant_key(tenant, std::string{blob_id} + '\0'), {}, 1);
     if (first.empty()) return std::nullopt;
     return decode_version(first.front().second);
   }
 
   std::vector<upload_record> expired_uploads(std::int64_t now, std::size_t limit) const override {
     std::vector<upload_record> out;
-    for (auto& [key, value] : r_.scan(table::blob_upload_expiry, "", "", limit)) {
+    for (auto& [key, value] : r_.scan(tables::blob_upload_expiry, "", "", limit)) {
       if (key.size() < 8 || static_cast<std::int64_t>(encoding::get_u64(key)) >= now) break;
       auto id_key = key.substr(8);
-      if (auto stored = r_.get(table::blob_uploads, id_key)) out.push_back(decode_upload(*stored));
+      if (auto stored = r_.get(tables::blob_uploads, id_key)) out.push_back(decode_upload(*stored));
     }
     return out;
   }
 
   void put_upload(const upload_record& u) override {
     if (auto before = upload(u.tenant, u.id); before && before->state == "IN_PROGRESS")
-      w_->erase(table::blob_upload_expiry, expiry_key(before->expires_at, u.tenant, u.id));
-    w_->put(table::blob_uploads, tenant_key(u.tenant, u.id), encode(u));
-    if (u.state == "IN_PROGRESS") w_->put(table::blob_upload_expiry, expiry_key(u.expires_at, u.tenant, u.id), "");
+      w_->erase(tables::blob_upload_expiry, expiry_key(before->expires_at, u.tenant, u.id));
+    w_->put(tables::blob_uploads, tenant_key(u.tenant, u.id), encode(u));
+    if (u.state == "IN_PROGRESS") w_->put(tables::blob_upload_expiry, expiry_key(u.expires_at, u.tenant, u.id), "");
   }
 
   void add_version(const blob_version& v) override {
-    w_->put(table::blob_versions, version_key(v.tenant, v.blob_id, v.version), encode(v));
+    w_->put(tables::blob_versions, version_key(v.tenant, v.blob_id, v.version), encode(v));
   }
 
 private:
-  const read_view& r_;
-  write_txn* w_;
+  const kv::reader& r_;
+  kv::writer* w_;
 };
 
 }  // namespace
 
-std::unique_ptr<blob_writes> make_kv_blob_store(const read_view& reads, write_txn* writes) {
-  return std::make_unique<kv_blob_store>(reads, writes);
-}
+const store_kind blob_writes::kind = kv::register_store<kv_blob_store>();
 
 }  // namespace cl::storage

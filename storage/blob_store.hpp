@@ -11,6 +11,9 @@
 /// `latest` = `ORDER BY version DESC LIMIT 1` (LMDB: keys newest first, one read); `expired` = `WHERE state = 'IN_PROGRESS' AND
 /// expires_at < $now ORDER BY expires_at LIMIT $n`.
 
+#include "storage/record_store.hpp"
+#include "storage/typed_store.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -19,9 +22,6 @@
 #include <vector>
 
 namespace cl::storage {
-
-class read_view;
-class write_txn;
 
 /// An upload: created by POST /blobs/uploads, ended by completion or abort (or the sweep).
 struct upload_record {
@@ -56,9 +56,11 @@ struct blob_version {
   bool operator==(const blob_version&) const;
 };
 
-class blob_reads {
+class blob_writes;
+
+class blob_reads : public typed_store {
 public:
-  virtual ~blob_reads() = default;
+  using writes = blob_writes;
   virtual std::optional<upload_record> upload(std::string_view tenant, std::string_view id) const = 0;
   /// Version `version` of a blob, or its latest when `version` is 0.
   virtual std::optional<blob_version> version(std::string_view tenant, std::string_view blob_id,
@@ -69,6 +71,7 @@ public:
 
 class blob_writes : public blob_reads {
 public:
+  static const store_kind kind;
   /// Stores an upload (create or state change); the expiry index follows its state.
   virtual void put_upload(const upload_record& u) = 0;
   /// Adds a version; its number must be the latest + 1 (the caller reads `version(..., 0)` in the
@@ -76,6 +79,8 @@ public:
   virtual void add_version(const blob_version& v) = 0;
 };
 
-std::unique_ptr<blob_writes> make_kv_blob_store(const read_view& reads, write_txn* writes);
+/// The blob store of a view or a transaction (the blobs group's store: the core views do not name it).
+inline const blob_reads& blobs(const read_view& view) { return view.store<blob_reads>(); }
+inline blob_writes& blobs(write_txn& tx) { return tx.store<blob_writes>(); }
 
 }  // namespace cl::storage

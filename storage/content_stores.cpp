@@ -3,7 +3,7 @@
 #include "domain/content_format.hpp"
 #include "domain/json_text.hpp"
 #include "storage/encoding.hpp"
-#include "storage/record_store.hpp"
+#include "storage/kv.hpp"
 
 #include <boost/json.hpp>
 
@@ -11,6 +11,22 @@
 #include <deque>
 
 namespace cl::storage {
+
+using kv::big_endian_key;
+using kv::tenant_key;
+
+/// The tables this file owns or reads (declared by name: another file naming one shares it).
+namespace tables {
+const kv::table activities = kv::declare_table("activities");
+const kv::table activities_by_resource = kv::declare_table("activities_by_resource");
+const kv::table agents = kv::declare_table("agents");
+const kv::table blob_refs = kv::declare_table("blob_refs");
+const kv::table grants_by_principal = kv::declare_table("grants_by_principal");
+const kv::table resources = kv::declare_table("resources");
+const kv::table sources = kv::declare_table("sources");
+const kv::table versions = kv::declare_table("versions");
+const kv::table works = kv::declare_table("works");
+}  // namespace tables
 
 namespace {
 
@@ -62,7 +78,7 @@ std::optional<std::string> json_of_activity(std::optional<std::string> value) {
 /// The ids under one key prefix of a table, in order, after a given id, read in chunks.
 class id_stream {
 public:
-  id_stream(const read_view& r, table t, std::string prefix, const std::string& after)
+  id_stream(const kv::reader& r, kv::table t, std::string prefix, const std::string& after)
     : r_(r), t_(t), prefix_(std::move(prefix)), after_(after.empty() ? std::string{} : prefix_ + after) {
     fill();
   }
@@ -82,8 +98,8 @@ private:
     for (auto& [key, value] : chunk) buffer_.emplace_back(key.substr(prefix_.size()), std::move(value));
   }
   static constexpr std::size_t chunk_size = 128;
-  const read_view& r_;
-  table t_;
+  const kv::reader& r_;
+  kv::table t_;
   std::string prefix_;
   std::string after_;
   std::deque<std::pair<std::string, std::string>> buffer_;
@@ -106,25 +122,35 @@ record_page walk(id_stream& ids, std::size_t limit, std::size_t budget, const Ke
 
 class kv_resource_store final : public resource_writes {
 public:
-  kv_resource_store(const read_view& reads, write_txn* writes) : r_(reads), w_(writes) {}
+  explicit kv_resource_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
-    return json_of_resource(r_.get(table::resources, tenant_key(tenant, id)));
+    return json_of_resource(r_.get(tables::resources, tenant_key(tenant, id)));
   }
 
   std::optional<resource_header> header(std::string_view tenant, std::string_view id) const override {
-    auto value = r_.get(table::resources, tenant_key(tenant, id));
+    auto value = r_.get(tables::resources, tenant_key(tenant, id));
     if (!value) return std::nullopt;
     if (auto d = decode_resource(*value)) return std::move(d->first);
     return resource_header_from_json(*value);
   }
 
   std::optional<std::string> version(std::string_view tenant, std::string_view id, std::string_view version) const override {
-    return r_.get(table::versions, version_key(tenant, id, version));
+    return r_.get(tables::versions, version_key(tenant, id, version));
+  }
+
+  std::vector<resource_position> every(const resource_position& after, std::size_t limit) const override {
+    std::vector<resource_position> out;
+    auto start = after.tenant.empty() ? std::string{} : tenant_key(after.tenant, after.id);
+    for (const auto& [key, value] : r_.scan(tables::resources, "", start, limit)) {
+      auto nul = key.find('\0');
+      if (nul != std::string::npos) out.push_back({key.substr(0, nul), key.substr(nul + 1)});
+    }
+    return out;
   }
 
   record_page versions(const version_query& q) const override {
-    id_stream ids{r_, table::versions, version_key(q.tenant, q.resource_id, ""), q.after};
+    id_stream ids{r_, tables::versions, version_key(q.tenant, q.resource_id, ""), q.after};
     return walk(ids, q.limit, q.limit, [](const std::string&, const std::string& value) { return std::optional{value}; });
   }
 
@@ -141,7 +167,7 @@ public:
       return std::string{decoded->second};
     };
     if (q.readable_by.empty()) {
-      id_stream ids{r_, table::resources, tenant_key(q.tenant, ""), q.after};
+      id_stream ids{r_, tables::resources, tenant_key(q.tenant, ""), q.after};
       return walk(ids, q.limit, q.budget, [&](const std::string&, const std::string& value) { return keep(value); });
     }
     // The by-principal grant index gives each principal's Resource ids in order: merging those
@@ -149,7 +175,7 @@ public:
     std::vector<id_stream> streams;
     streams.reserve(q.readable_by.size());
     for (const auto& p : q.readable_by)
-      streams.emplace_back(r_, table::grants_by_principal, tenant_key(q.tenant, p + '\0'), q.after);
+      streams.emplace_back(r_, tables::grants_by_principal, tenant_key(q.tenant, p + '\0'), q.after);
     record_page page;
     std::size_t examined = 0;
     for (;;) {
@@ -166,7 +192,7 @@ public:
         if (!s.done() && s.current() == id) s.advance();
       ++examined;
       page.resume_after = id;
-      if (auto value = r_.get(table::resources, tenant_key(q.tenant, id)))
+      if (auto value = r_.get(tables::resources, tenant_key(q.tenant, id)))
         if (auto record = keep(*value)) page.entries.emplace_back(id, std::move(*record));
     }
     return page;
@@ -178,24 +204,24 @@ public:
     std::vector<std::string> before;
     if (auto old = this->header(tenant, id)) before = std::move(old->blobs);
     for (const auto& b : before)
-      if (!std::binary_search(header.blobs.begin(), header.blobs.end(), b)) w_->erase(table::blob_refs, blob_ref_key(tenant, b, id));
+      if (!std::binary_search(header.blobs.begin(), header.blobs.end(), b)) w_->erase(tables::blob_refs, blob_ref_key(tenant, b, id));
     for (const auto& b : header.blobs)
-      if (!std::binary_search(before.begin(), before.end(), b)) w_->put(table::blob_refs, blob_ref_key(tenant, b, id), "");
-    w_->put(table::resources, tenant_key(tenant, id), encode_resource(header, record));
+      if (!std::binary_search(before.begin(), before.end(), b)) w_->put(tables::blob_refs, blob_ref_key(tenant, b, id), "");
+    w_->put(tables::resources, tenant_key(tenant, id), encode_resource(header, record));
   }
 
   std::vector<std::string> referencing(std::string_view tenant, std::string_view blob_id, std::string_view after,
                                        std::size_t limit) const override {
     auto prefix = tenant_key(tenant, std::string{blob_id} + '\0');
     std::vector<std::string> out;
-    for (auto& [key, value] : r_.scan(table::blob_refs, prefix, after.empty() ? std::string{} : prefix + std::string{after}, limit))
+    for (auto& [key, value] : r_.scan(tables::blob_refs, prefix, after.empty() ? std::string{} : prefix + std::string{after}, limit))
       out.push_back(key.substr(prefix.size()));
     return out;
   }
 
   void put_version(std::string_view tenant, std::string_view id, std::string_view version,
                    std::string_view record) override {
-    w_->put(table::versions, version_key(tenant, id, version), record);
+    w_->put(tables::versions, version_key(tenant, id, version), record);
   }
 
 private:
@@ -204,16 +230,16 @@ private:
     return tenant_key(tenant, std::string{id} + '\0' + std::string{version});
   }
 
-  const read_view& r_;
-  write_txn* w_;
+  const kv::reader& r_;
+  kv::writer* w_;
 };
 
 class kv_activity_store final : public activity_writes {
 public:
-  kv_activity_store(const read_view& reads, write_txn* writes) : r_(reads), w_(writes) {}
+  explicit kv_activity_store(const kv::context& c) : r_(c.r), w_(c.w), view_(c.view) {}
 
   std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
-    return json_of_activity(r_.get(table::activities, tenant_key(tenant, id)));
+    return json_of_activity(r_.get(tables::activities, tenant_key(tenant, id)));
   }
 
   record_page list(const activity_query& q) const override {
@@ -221,7 +247,7 @@ public:
       if (about.empty() || q.readable_by.empty()) return true;
       // One point read per principal in the by-principal grant index: any grant lets it read.
       for (const auto& p : q.readable_by)
-        if (r_.grants().role(q.tenant, p, about)) return true;
+        if (view_.grants().role(q.tenant, p, about)) return true;
       return false;
     };
     // The filters read the typed header; the JSON is handed out as stored.
@@ -234,41 +260,42 @@ public:
       return std::string{decoded->second};
     };
     if (!q.resource_id.empty()) {  // the by-Resource index: only that Resource's Activities
-      id_stream ids{r_, table::activities_by_resource, tenant_key(q.tenant, q.resource_id + '\0'), q.after};
+      id_stream ids{r_, tables::activities_by_resource, tenant_key(q.tenant, q.resource_id + '\0'), q.after};
       return walk(ids, q.limit, q.budget, [&](const std::string& id, const std::string&) {
-        return keep(r_.get(table::activities, tenant_key(q.tenant, id)));
+        return keep(r_.get(tables::activities, tenant_key(q.tenant, id)));
       });
     }
-    id_stream ids{r_, table::activities, tenant_key(q.tenant, ""), q.after};
+    id_stream ids{r_, tables::activities, tenant_key(q.tenant, ""), q.after};
     return walk(ids, q.limit, q.budget,
                 [&](const std::string&, const std::string& value) { return keep(std::optional{value}); });
   }
 
   void put(std::string_view tenant, std::string_view id, const activity_header& header,
            std::string_view record) override {
-    w_->put(table::activities, tenant_key(tenant, id), encode_activity(header, record));
+    w_->put(tables::activities, tenant_key(tenant, id), encode_activity(header, record));
     if (!header.about_resource.empty())
-      w_->put(table::activities_by_resource,
+      w_->put(tables::activities_by_resource,
               tenant_key(tenant, std::string{header.about_resource} + '\0' + std::string{id}), "");
   }
 
 private:
-  const read_view& r_;
-  write_txn* w_;
+  const kv::reader& r_;
+  kv::writer* w_;
+  const read_view& view_;
 };
 
-table table_of(catalog_kind kind) {
+kv::table table_of(catalog_kind kind) {
   switch (kind) {
-    case catalog_kind::work: return table::works;
-    case catalog_kind::source: return table::sources;
-    case catalog_kind::agent: return table::agents;
+    case catalog_kind::work: return tables::works;
+    case catalog_kind::source: return tables::sources;
+    case catalog_kind::agent: return tables::agents;
   }
-  return table::works;
+  return tables::works;
 }
 
 class kv_catalog_store final : public catalog_writes {
 public:
-  kv_catalog_store(const read_view& reads, write_txn* writes) : r_(reads), w_(writes) {}
+  explicit kv_catalog_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<std::string> get(catalog_kind kind, std::string_view tenant, std::string_view id) const override {
     return r_.get(table_of(kind), tenant_key(tenant, id));
@@ -284,8 +311,8 @@ public:
   }
 
 private:
-  const read_view& r_;
-  write_txn* w_;
+  const kv::reader& r_;
+  kv::writer* w_;
 };
 
 }  // namespace
@@ -362,16 +389,10 @@ activity_header activity_header_from_json(std::string_view json) {
   return h;
 }
 
-std::unique_ptr<resource_writes> make_kv_resource_store(const read_view& reads, write_txn* writes) {
-  return std::make_unique<kv_resource_store>(reads, writes);
-}
+const store_kind resource_writes::kind = kv::register_store<kv_resource_store>();
 
-std::unique_ptr<activity_writes> make_kv_activity_store(const read_view& reads, write_txn* writes) {
-  return std::make_unique<kv_activity_store>(reads, writes);
-}
+const store_kind activity_writes::kind = kv::register_store<kv_activity_store>();
 
-std::unique_ptr<catalog_writes> make_kv_catalog_store(const read_view& reads, write_txn* writes) {
-  return std::make_unique<kv_catalog_store>(reads, writes);
-}
+const store_kind catalog_writes::kind = kv::register_store<kv_catalog_store>();
 
 }  // namespace cl::storage

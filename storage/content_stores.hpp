@@ -12,6 +12,8 @@
 ///   (tenant, about_resource, id); `list` by resource walks that index.
 /// - `catalog(kind, tenant, id, record)` keyed (kind, tenant, id), or one table per kind.
 
+#include "storage/typed_store.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -24,8 +26,6 @@ namespace cl::storage {
 struct record_page;
 struct resource_query;
 struct activity_query;
-class read_view;
-class write_txn;
 
 /// A stored Resource record's own members that callers need, read from a record in hand (the
 /// domain writes records with their own members first, content last): its Work (empty when
@@ -80,10 +80,19 @@ struct version_query {
   std::size_t limit = 50;
 };
 
+/// A place in a walk over every tenant's Resources, in (tenant, id) order: after this Resource
+/// (both empty: from the start).
+struct resource_position {
+  std::string tenant;
+  std::string id;
+};
+
+class resource_writes;
+
 /// Resources and their snapshots.
-class resource_reads {
+class resource_reads : public typed_store {
 public:
-  virtual ~resource_reads() = default;
+  using writes = resource_writes;
   virtual std::optional<std::string> get(std::string_view tenant, std::string_view id) const = 0;
   /// The typed header of `id`'s current record, without reading its JSON.
   virtual std::optional<resource_header> header(std::string_view tenant, std::string_view id) const = 0;
@@ -96,10 +105,14 @@ public:
   /// after `after` (the blob-to-Resource index the store keeps with every put).
   virtual std::vector<std::string> referencing(std::string_view tenant, std::string_view blob_id,
                                                std::string_view after, std::size_t limit) const = 0;
+  /// Up to `limit` Resources of every tenant after `after`, in (tenant, id) order (the search index
+  /// rebuild walks the whole store this way).
+  virtual std::vector<resource_position> every(const resource_position& after, std::size_t limit) const = 0;
 };
 
 class resource_writes : public resource_reads {
 public:
+  static const store_kind kind;
   /// Stores the Resource's current record (create, replace, promotion) with its typed header,
   /// which must describe `record`.
   virtual void put(std::string_view tenant, std::string_view id, const resource_header& header,
@@ -109,10 +122,12 @@ public:
                            std::string_view record) = 0;
 };
 
+class activity_writes;
+
 /// Activities, with an index by the Resource each is about.
-class activity_reads {
+class activity_reads : public typed_store {
 public:
-  virtual ~activity_reads() = default;
+  using writes = activity_writes;
   virtual std::optional<std::string> get(std::string_view tenant, std::string_view id) const = 0;
   /// A page of Activities; with `resource_id` set, the by-Resource index drives it.
   virtual record_page list(const activity_query& q) const = 0;
@@ -120,6 +135,7 @@ public:
 
 class activity_writes : public activity_reads {
 public:
+  static const store_kind kind;
   /// Stores an Activity; `header.about_resource` (empty for Works and contracts) feeds the index.
   virtual void put(std::string_view tenant, std::string_view id, const activity_header& header,
                    std::string_view record) = 0;
@@ -143,15 +159,18 @@ struct catalog_query {
   std::size_t limit = 50;
 };
 
-class catalog_reads {
+class catalog_writes;
+
+class catalog_reads : public typed_store {
 public:
-  virtual ~catalog_reads() = default;
+  using writes = catalog_writes;
   virtual std::optional<std::string> get(catalog_kind kind, std::string_view tenant, std::string_view id) const = 0;
   virtual record_page list(const catalog_query& q) const = 0;
 };
 
 class catalog_writes : public catalog_reads {
 public:
+  static const store_kind kind;
   virtual void put(catalog_kind kind, std::string_view tenant, std::string_view id, std::string_view record) = 0;
 };
 
@@ -165,9 +184,5 @@ std::optional<std::pair<activity_header, std::string_view>> decode_activity(std:
 /// Headers derived from a record's JSON: for the format 3 -> 4 migration only.
 resource_header resource_header_from_json(std::string_view json);
 activity_header activity_header_from_json(std::string_view json);
-
-std::unique_ptr<resource_writes> make_kv_resource_store(const read_view& reads, write_txn* writes);
-std::unique_ptr<activity_writes> make_kv_activity_store(const read_view& reads, write_txn* writes);
-std::unique_ptr<catalog_writes> make_kv_catalog_store(const read_view& reads, write_txn* writes);
 
 }  // namespace cl::storage

@@ -2,11 +2,21 @@
 
 #include "domain/contract.hpp"
 #include "storage/encoding.hpp"
-#include "storage/record_store.hpp"
+#include "storage/kv.hpp"
 
 #include <algorithm>
 
 namespace cl::storage {
+
+using kv::big_endian_key;
+using kv::tenant_key;
+
+/// The tables this file owns or reads (declared by name: another file naming one shares it).
+namespace tables {
+const kv::table contract_versions = kv::declare_table("contract_versions");
+const kv::table contract_works = kv::declare_table("contract_works");
+const kv::table contracts = kv::declare_table("contracts");
+}  // namespace tables
 
 using namespace encoding;
 
@@ -70,20 +80,20 @@ std::optional<stored_contract> decode_contract(std::string_view bytes) {
 /// `contract_works` tenant\0work\0id, and tenant\0\0usage_type\0status for `usages_named`.
 class kv_contract_store final : public contract_writes {
 public:
-  kv_contract_store(const read_view& reads, write_txn* writes) : r_(reads), w_(writes) {}
+  explicit kv_contract_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<std::string> latest(std::string_view tenant, std::string_view id) const override {
-    return record_of(r_.get(table::contracts, tenant_key(tenant, id)));
+    return record_of(r_.get(tables::contracts, tenant_key(tenant, id)));
   }
 
   std::optional<std::string> version(std::string_view tenant, std::string_view id, std::int64_t version) const override {
-    return record_of(r_.get(table::contract_versions, tenant_key(tenant, std::string{id} + '\0' + version_suffix(version))));
+    return record_of(r_.get(tables::contract_versions, tenant_key(tenant, std::string{id} + '\0' + version_suffix(version))));
   }
 
   std::vector<std::string> for_work(std::string_view tenant, std::string_view work_id) const override {
     std::vector<std::string> out;
     auto prefix = tenant_key(tenant, std::string{work_id} + '\0');
-    for (const auto& [key, value] : r_.scan(table::contract_works, prefix, {}, 1000))
+    for (const auto& [key, value] : r_.scan(tables::contract_works, prefix, {}, 1000))
       if (auto record = latest(tenant, std::string_view{key}.substr(prefix.size()))) out.push_back(std::move(*record));
     return out;
   }
@@ -102,11 +112,11 @@ public:
     auto prefix = by_work ? tenant_key(q.tenant, q.work_id + '\0') : tenant_key(q.tenant, "");
     auto after = q.after.empty() ? std::string{} : prefix + q.after;
     for (;;) {
-      auto chunk = r_.scan(by_work ? table::contract_works : table::contracts, prefix, after, 256);
+      auto chunk = r_.scan(by_work ? tables::contract_works : tables::contracts, prefix, after, 256);
       for (const auto& [key, value] : chunk) {
         if (page.entries.size() >= q.limit || examined >= q.budget) return page;
         auto id = key.substr(prefix.size());
-        keep(id, by_work ? r_.get(table::contracts, tenant_key(q.tenant, id)) : std::optional<std::string>{value});
+        keep(id, by_work ? r_.get(tables::contracts, tenant_key(q.tenant, id)) : std::optional<std::string>{value});
       }
       if (chunk.size() < 256) {
         page.exhausted = true;
@@ -124,7 +134,7 @@ public:
                    && std::all_of(q.after.begin(), q.after.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (decimal) after = prefix + version_suffix(std::stoll(q.after));
     else if (q.after.size() >= 8) after = prefix + q.after.substr(q.after.size() - 8);  // a format-1 token: the key's version
-    auto entries = r_.scan(table::contract_versions, prefix, after, q.limit);
+    auto entries = r_.scan(tables::contract_versions, prefix, after, q.limit);
     for (const auto& [key, value] : entries) {
       std::uint64_t n = 0;
       for (char c : std::string_view{key}.substr(prefix.size())) n = (n << 8) | static_cast<unsigned char>(c);
@@ -138,7 +148,7 @@ public:
   std::vector<std::pair<std::string, std::string>> usages_named(std::string_view tenant) const override {
     std::vector<std::pair<std::string, std::string>> out;
     auto prefix = usages_prefix(tenant);
-    for (const auto& [key, value] : r_.scan(table::contract_works, prefix, {}, 10000)) {
+    for (const auto& [key, value] : r_.scan(tables::contract_works, prefix, {}, 10000)) {
       auto pair = std::string_view{key}.substr(prefix.size());
       auto cut = pair.find('\0');
       if (cut != std::string_view::npos) out.emplace_back(pair.substr(0, cut), pair.substr(cut + 1));
@@ -148,18 +158,18 @@ public:
 
   void put_version(std::string_view tenant, std::string_view id, std::int64_t version, std::string_view status,
                    const std::vector<std::string>& works, std::string_view record) override {
-    for (const auto& key : usage_named_keys(tenant, record)) w_->put(table::contract_works, key, "");
+    for (const auto& key : usage_named_keys(tenant, record)) w_->put(tables::contract_works, key, "");
     // The index follows the latest version: Works it no longer lists leave, new ones join.
     std::vector<std::string> before;
-    if (auto bytes = r_.get(table::contracts, tenant_key(tenant, id)))
+    if (auto bytes = r_.get(tables::contracts, tenant_key(tenant, id)))
       if (auto c = decode_contract(*bytes)) before = c->works;
     for (const auto& w : before)
       if (std::find(works.begin(), works.end(), w) == works.end())
-        w_->erase(table::contract_works, tenant_key(tenant, w + '\0' + std::string{id}));
-    for (const auto& w : works) w_->put(table::contract_works, tenant_key(tenant, w + '\0' + std::string{id}), "");
+        w_->erase(tables::contract_works, tenant_key(tenant, w + '\0' + std::string{id}));
+    for (const auto& w : works) w_->put(tables::contract_works, tenant_key(tenant, w + '\0' + std::string{id}), "");
     auto bytes = encode_contract(status, works, record);
-    w_->put(table::contracts, tenant_key(tenant, id), bytes);
-    w_->put(table::contract_versions, tenant_key(tenant, std::string{id} + '\0' + version_suffix(version)), bytes);
+    w_->put(tables::contracts, tenant_key(tenant, id), bytes);
+    w_->put(tables::contract_versions, tenant_key(tenant, std::string{id} + '\0' + version_suffix(version)), bytes);
   }
 
 private:
@@ -170,12 +180,10 @@ private:
     return std::move(c->record);
   }
 
-  const read_view& r_;
-  write_txn* w_;
+  const kv::reader& r_;
+  kv::writer* w_;
 };
 
-std::unique_ptr<contract_writes> make_kv_contract_store(const read_view& reads, write_txn* writes) {
-  return std::make_unique<kv_contract_store>(reads, writes);
-}
+const store_kind contract_writes::kind = kv::register_store<kv_contract_store>();
 
 }  // namespace cl::storage

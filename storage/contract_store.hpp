@@ -12,6 +12,8 @@
 /// of the Works added and removed, and `INSERT ... ON CONFLICT DO NOTHING` into
 /// `contract_usages(tenant, usage_type, status)` for each usage term it names (`usages_named`).
 
+#include "storage/typed_store.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,10 +44,12 @@ struct contract_versions_query {
   std::size_t limit = 50;
 };
 
+class contract_writes;
+
 /// Reads of contracts, as a snapshot or a write transaction sees them.
-class contract_reads {
+class contract_reads : public typed_store {
 public:
-  virtual ~contract_reads() = default;
+  using writes = contract_writes;
   /// The latest version's record of contract `id`, or nullopt.
   virtual std::optional<std::string> latest(std::string_view tenant, std::string_view id) const = 0;
   /// Version `version` (from 1) of contract `id`, or nullopt.
@@ -66,19 +70,13 @@ public:
 /// Writes of contracts, inside the writer's transaction.
 class contract_writes : public contract_reads {
 public:
+  static const store_kind kind;
   /// Stores `record` as version `version` of contract `id` and as its latest, with its `status`
   /// and the Works it lists: the Work index gains the Works it adds and loses those the previous
   /// version listed and this one does not.
   virtual void put_version(std::string_view tenant, std::string_view id, std::int64_t version, std::string_view status,
                            const std::vector<std::string>& works, std::string_view record) = 0;
 };
-
-class read_view;
-class write_txn;
-
-/// The contract store over a read view's tables (the LMDB layout): reads through `reads`, writes
-/// (only with `writes`) through the transaction.
-std::unique_ptr<contract_writes> make_kv_contract_store(const read_view& reads, write_txn* writes);
 
 /// The `contract_works` keys that record the usage terms `record` (a contract version) names for
 /// `usages_named`; the migration to format 5 writes them for versions stored before.

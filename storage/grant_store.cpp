@@ -1,8 +1,17 @@
 #include "storage/grant_store.hpp"
 
-#include "storage/record_store.hpp"
+#include "storage/kv.hpp"
 
 namespace cl::storage {
+
+using kv::big_endian_key;
+using kv::tenant_key;
+
+/// The tables this file owns or reads (declared by name: another file naming one shares it).
+namespace tables {
+const kv::table grants = kv::declare_table("grants");
+const kv::table grants_by_principal = kv::declare_table("grants_by_principal");
+}  // namespace tables
 
 namespace {
 
@@ -18,24 +27,24 @@ std::string by_principal(std::string_view tenant, std::string_view principal, st
 
 class kv_grant_store final : public grant_writes {
 public:
-  kv_grant_store(const read_view& reads, write_txn* writes) : r_(reads), w_(writes) {}
+  explicit kv_grant_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<domain::access_role> role(std::string_view tenant, std::string_view principal,
                                           std::string_view resource) const override {
-    auto name = r_.get(table::grants_by_principal, by_principal(tenant, principal, resource));
+    auto name = r_.get(tables::grants_by_principal, by_principal(tenant, principal, resource));
     if (!name) return std::nullopt;
     return domain::parse_role(*name);
   }
 
   std::optional<std::string> grant(std::string_view tenant, std::string_view resource,
                                    std::string_view principal) const override {
-    return r_.get(table::grants, by_resource(tenant, resource, principal));
+    return r_.get(tables::grants, by_resource(tenant, resource, principal));
   }
 
   record_page on_resource(const grant_query& q) const override {
     record_page page;
     auto prefix = by_resource(q.tenant, q.resource_id, "");
-    auto entries = r_.scan(table::grants, prefix, q.after.empty() ? std::string{} : prefix + q.after, q.limit);
+    auto entries = r_.scan(tables::grants, prefix, q.after.empty() ? std::string{} : prefix + q.after, q.limit);
     for (auto& [key, value] : entries) {
       page.resume_after = key.substr(prefix.size());
       page.entries.emplace_back(page.resume_after, std::move(value));
@@ -48,7 +57,7 @@ public:
     auto prefix = by_resource(tenant, resource, "");
     std::string after;
     for (;;) {
-      auto entries = r_.scan(table::grants, prefix, after, 256);
+      auto entries = r_.scan(tables::grants, prefix, after, 256);
       for (const auto& [key, value] : entries) {
         auto p = std::string_view{key}.substr(prefix.size());
         if (p != principal && role(tenant, p, resource) == domain::access_role::owner) return true;
@@ -59,25 +68,23 @@ public:
   }
 
   void put(std::string_view tenant, const domain::access_grant& g) override {
-    w_->put(table::grants, by_resource(tenant, g.resource_id, g.principal), domain::grant_json(g));
-    w_->put(table::grants_by_principal, by_principal(tenant, g.principal, g.resource_id),
+    w_->put(tables::grants, by_resource(tenant, g.resource_id, g.principal), domain::grant_json(g));
+    w_->put(tables::grants_by_principal, by_principal(tenant, g.principal, g.resource_id),
             std::string{domain::role_name(g.role)});
   }
 
   void erase(std::string_view tenant, std::string_view resource, std::string_view principal) override {
-    w_->erase(table::grants, by_resource(tenant, resource, principal));
-    w_->erase(table::grants_by_principal, by_principal(tenant, principal, resource));
+    w_->erase(tables::grants, by_resource(tenant, resource, principal));
+    w_->erase(tables::grants_by_principal, by_principal(tenant, principal, resource));
   }
 
 private:
-  const read_view& r_;
-  write_txn* w_;
+  const kv::reader& r_;
+  kv::writer* w_;
 };
 
 }  // namespace
 
-std::unique_ptr<grant_writes> make_kv_grant_store(const read_view& reads, write_txn* writes) {
-  return std::make_unique<kv_grant_store>(reads, writes);
-}
+const store_kind grant_writes::kind = kv::register_store<kv_grant_store>();
 
 }  // namespace cl::storage

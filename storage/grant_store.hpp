@@ -11,6 +11,8 @@
 
 #include "domain/access.hpp"
 
+#include "storage/typed_store.hpp"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,8 +21,6 @@
 namespace cl::storage {
 
 struct record_page;
-class read_view;
-class write_txn;
 
 /// The grants on one Resource, in principal order; entry ids are the principals.
 struct grant_query {
@@ -37,10 +37,12 @@ struct grant_ref {
   std::string principal;
 };
 
+class grant_writes;
+
 /// Reads of grants, as a snapshot or a write transaction sees them.
-class grant_reads {
+class grant_reads : public typed_store {
 public:
-  virtual ~grant_reads() = default;
+  using writes = grant_writes;
   /// The role `principal` holds on `resource` by its own grant (groups are the caller's concern).
   virtual std::optional<domain::access_role> role(std::string_view tenant, std::string_view principal,
                                                   std::string_view resource) const = 0;
@@ -56,13 +58,11 @@ public:
 /// Writes of grants, inside the writer's transaction.
 class grant_writes : public grant_reads {
 public:
+  static const store_kind kind;
   /// Makes or replaces `g` (both indexes).
   virtual void put(std::string_view tenant, const domain::access_grant& g) = 0;
   /// Removes `principal`'s grant on `resource` (both indexes).
   virtual void erase(std::string_view tenant, std::string_view resource, std::string_view principal) = 0;
 };
-
-/// The grant store over a read view's tables (the LMDB layout).
-std::unique_ptr<grant_writes> make_kv_grant_store(const read_view& reads, write_txn* writes);
 
 }  // namespace cl::storage

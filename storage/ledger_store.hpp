@@ -7,6 +7,9 @@
 /// (tenant, client_id, key) and an index on created_ms; `prune` = `DELETE ... WHERE created_ms <
 /// $cutoff ORDER BY created_ms LIMIT $n` (in a loop), `prune_due` = `SELECT min(created_ms)`.
 
+#include "domain/idempotency.hpp"
+#include "storage/typed_store.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,35 +18,31 @@
 
 namespace cl::storage {
 
-class read_view;
-class write_txn;
-
-/// The ledger key of (tenant, client, Idempotency-Key).
-std::string ledger_key(std::string_view tenant, std::string_view client_id, std::string_view key);
+class ledger_writes;
 
 /// Reads of the ledger.
-class ledger_reads {
+class ledger_reads : public typed_store {
 public:
-  virtual ~ledger_reads() = default;
+  using writes = ledger_writes;
   /// The stored record (domain/idempotency.hpp) under `key`, if any.
-  virtual std::optional<std::string> record(std::string_view key) const = 0;
+  virtual std::optional<std::string> record(const domain::ledger_key& key) const = 0;
   /// True when some record was created before `cutoff_ms`.
   virtual bool prune_due(std::int64_t cutoff_ms) const = 0;
+  /// How many records the ledger holds (a metric).
+  virtual std::size_t records() const = 0;
 };
 
 /// Writes of the ledger, inside the writer's transaction.
 class ledger_writes : public ledger_reads {
 public:
+  static const store_kind kind;
   /// Stores `record` under `key`, created at `created_ms` (and indexes it by that time).
-  virtual void put(std::string_view key, std::int64_t created_ms, std::string_view record) = 0;
+  virtual void put(const domain::ledger_key& key, std::int64_t created_ms, std::string_view record) = 0;
   /// Drops the time index entry of the record created at `created_ms` under `key` (a key reused
   /// after retention: its old record is replaced).
-  virtual void drop_expired(std::string_view key, std::int64_t created_ms) = 0;
+  virtual void drop_expired(const domain::ledger_key& key, std::int64_t created_ms) = 0;
   /// Removes up to `limit` records created before `cutoff_ms`, oldest first.
   virtual void prune(std::int64_t cutoff_ms, std::size_t limit) = 0;
 };
-
-/// The ledger store over a read view's tables (the LMDB layout).
-std::unique_ptr<ledger_writes> make_kv_ledger_store(const read_view& reads, write_txn* writes);
 
 }  // namespace cl::storage

@@ -1,17 +1,13 @@
-#include "storage/record_store.hpp"
+#include "storage/lmdb_store.hpp"
 
-#include "domain/json_text.hpp"
 #include "storage/contract_store.hpp"
+#include "storage/kv.hpp"
 
 #include <lmdb.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
-#include <cstdint>
-#include <map>
-#include <mutex>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 
 namespace cl::storage {
@@ -30,61 +26,10 @@ std::string_view view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
-/// The LMDB name of each table (stable: it is the on-disk name).
-constexpr const char* table_name(table t) {
-  switch (t) {
-    case table::resources: return "resources";
-    case table::versions: return "versions";
-    case table::works: return "works";
-    case table::sources: return "sources";
-    case table::activities: return "activities";
-    case table::id_index: return "id_index";
-    case table::ledger: return "ledger";
-    case table::changes: return "changes";
-    case table::agents: return "agents";
-    case table::contracts: return "contracts";
-    case table::contract_versions: return "contract_versions";
-    case table::contract_works: return "contract_works";
-    case table::grants: return "grants";
-    case table::grants_by_principal: return "grants_by_principal";
-    case table::ledger_expiry: return "ledger_expiry";
-    case table::change_consumers: return "change_consumers";
-    case table::activities_by_resource: return "activities_by_resource";
-    case table::blob_uploads: return "blob_uploads";
-    case table::blob_upload_expiry: return "blob_upload_expiry";
-    case table::blob_versions: return "blob_versions";
-    case table::blob_refs: return "blob_refs";
-    case table::count_: break;
-  }
-  return nullptr;
-}
-
-constexpr std::size_t table_count = static_cast<std::size_t>(table::count_);
-
-constexpr bool every_table_named() {
-  for (std::size_t i = 0; i < table_count; ++i)
-    if (!table_name(static_cast<table>(i))) return false;
-  return true;
-}
-static_assert(every_table_named(), "a table in storage::table has no LMDB name in table_name()");
-
-std::string sequence_key(std::uint64_t seq) {
-  std::string k(8, '\0');
-  for (int i = 7; i >= 0; --i, seq >>= 8) k[static_cast<std::size_t>(i)] = static_cast<char>(seq & 0xff);
-  return k;
-}
-
-std::uint64_t sequence_of(std::string_view key) {
-  std::uint64_t seq = 0;
-  for (char c : key) seq = (seq << 8) | static_cast<unsigned char>(c);
-  return seq;
-}
-
 /// Up to `limit` entries of `dbi` whose key starts with `prefix` and sorts after `after` (from the
 /// start of the prefix when empty), in key order, as `txn` sees them.
-std::vector<std::pair<std::string, std::string>> scan_in(MDB_txn* txn, MDB_dbi dbi, std::string_view prefix,
-                                                         std::string_view after, std::size_t limit) {
-  std::vector<std::pair<std::string, std::string>> out;
+kv::rows scan_in(MDB_txn* txn, MDB_dbi dbi, std::string_view prefix, std::string_view after, std::size_t limit) {
+  kv::rows out;
   MDB_cursor* cursor = nullptr;
   check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open");
   std::string start = after.empty() ? std::string{prefix} : std::string{after};
@@ -101,73 +46,38 @@ std::vector<std::pair<std::string, std::string>> scan_in(MDB_txn* txn, MDB_dbi d
   return out;
 }
 
-/// Aborts a transaction unless it was committed or handed on.
-struct txn_guard {
+std::optional<std::string> get_in(MDB_txn* txn, MDB_dbi dbi, std::string_view key) {
+  MDB_val k = val(key), v{};
+  int rc = mdb_get(txn, dbi, &k, &v);
+  if (rc == MDB_NOTFOUND) return std::nullopt;
+  check(rc, "mdb_get");
+  return std::string{view(v)};
+}
+
+std::size_t entries_in(MDB_txn* txn, MDB_dbi dbi) {
+  MDB_stat st{};
+  check(mdb_stat(txn, dbi, &st), "mdb_stat");
+  return st.ms_entries;
+}
+
+/// A read-only transaction for one call (MDB_NOTLS: not tied to the thread).
+struct read_txn {
+  explicit read_txn(MDB_env* env) { check(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin"); }
+  ~read_txn() { mdb_txn_abort(txn); }
+  read_txn(const read_txn&) = delete;
+  read_txn& operator=(const read_txn&) = delete;
   MDB_txn* txn = nullptr;
-  ~txn_guard() {
-    if (txn) mdb_txn_abort(txn);
-  }
 };
 
-class lmdb_store;
-
-class lmdb_write_txn final : public write_txn {
+/// One LMDB environment with a named database per declared table.
+class lmdb_engine final : public kv::engine {
 public:
-  lmdb_write_txn(const lmdb_store& store, MDB_txn* txn, std::uint64_t& next_seq)
-    : store_(store),
-      txn_(txn),
-      next_seq_(next_seq),
-      contracts_(make_kv_contract_store(*this, this)),
-      grants_(make_kv_grant_store(*this, this)),
-      ledger_(make_kv_ledger_store(*this, this)),
-      resources_(make_kv_resource_store(*this, this)),
-      activities_(make_kv_activity_store(*this, this)),
-      catalog_(make_kv_catalog_store(*this, this)),
-      blobs_(make_kv_blob_store(*this, this)) {}
-  std::optional<std::string> get(table t, std::string_view key) const override;
-  void put(table t, std::string_view key, std::string_view value) override;
-  void erase(table t, std::string_view key) override;
-  std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
-                                                        std::size_t limit) const override;
-  const contract_reads& contracts() const override { return *contracts_; }
-  contract_writes& contracts() override { return *contracts_; }
-  const grant_reads& grants() const override { return *grants_; }
-  grant_writes& grants() override { return *grants_; }
-  const ledger_reads& ledger() const override { return *ledger_; }
-  ledger_writes& ledger() override { return *ledger_; }
-  const resource_reads& resources() const override { return *resources_; }
-  resource_writes& resources() override { return *resources_; }
-  const activity_reads& activities() const override { return *activities_; }
-  activity_writes& activities() override { return *activities_; }
-  const catalog_reads& catalog() const override { return *catalog_; }
-  catalog_writes& catalog() override { return *catalog_; }
-  const blob_reads& blobs() const override { return *blobs_; }
-  blob_writes& blobs() override { return *blobs_; }
-  std::uint64_t log_change(const change_entry& entry) override;
-  std::uint64_t writes() const override { return writes_; }
-
-private:
-  const lmdb_store& store_;
-  MDB_txn* txn_;
-  std::uint64_t& next_seq_;
-  std::uint64_t writes_ = 0;
-  std::unique_ptr<contract_writes> contracts_;
-  std::unique_ptr<grant_writes> grants_;
-  std::unique_ptr<ledger_writes> ledger_;
-  std::unique_ptr<resource_writes> resources_;
-  std::unique_ptr<activity_writes> activities_;
-  std::unique_ptr<catalog_writes> catalog_;
-  std::unique_ptr<blob_writes> blobs_;
-};
-
-/// One LMDB environment with a named database per table.
-class lmdb_store final : public record_store {
-public:
-  lmdb_store(const std::string& data_dir, std::size_t map_size_mib) {
+  lmdb_engine(const std::string& data_dir, std::size_t map_size_mib) {
     auto dir = std::filesystem::path{data_dir} / "lmdb";
     std::filesystem::create_directories(dir);
+    auto names = kv::table_names();
     check(mdb_env_create(&env_), "mdb_env_create");
-    check(mdb_env_set_maxdbs(env_, 32), "mdb_env_set_maxdbs");
+    check(mdb_env_set_maxdbs(env_, static_cast<MDB_dbi>(std::max<std::size_t>(64, names.size() + 8))), "mdb_env_set_maxdbs");
     check(mdb_env_set_mapsize(env_, map_size_mib * 1024 * 1024), "mdb_env_set_mapsize");
     // MDB_NOTLS: read transactions are not tied to threads, since actors move between threads.
     int rc = mdb_env_open(env_, dir.c_str(), MDB_NOTLS, 0640);
@@ -175,382 +85,208 @@ public:
       mdb_env_close(env_);
       throw std::runtime_error("cannot open LMDB in " + dir.string() + ": " + mdb_strerror(rc));
     }
-    txn_guard txn;
+    MDB_txn* txn = nullptr;
     try {
-      check(mdb_txn_begin(env_, nullptr, 0, &txn.txn), "mdb_txn_begin");
-      check(mdb_dbi_open(txn.txn, "meta", MDB_CREATE, &meta_), "open meta");
-      for (std::size_t i = 0; i < table_count; ++i)
-        check(mdb_dbi_open(txn.txn, table_name(static_cast<table>(i)), MDB_CREATE, &dbis_[i]), "open table");
-      check_format(txn.txn, data_dir);
-      next_seq_ = read_last_change(txn.txn) + 1;
-      committed_.store(next_seq_ - 1);
-      int commit_rc = mdb_txn_commit(txn.txn);  // frees the handle whatever the result
-      txn.txn = nullptr;
-      check(commit_rc, "commit");
+      check(mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
+      dbis_.resize(names.size());
+      for (std::size_t i = 0; i < names.size(); ++i) check(mdb_dbi_open(txn, names[i].c_str(), MDB_CREATE, &dbis_[i]), "open table");
+      rc = mdb_txn_commit(txn);  // frees the handle whatever the result
+      txn = nullptr;
+      check(rc, "commit");
     } catch (...) {
-      if (txn.txn) mdb_txn_abort(txn.txn);
-      txn.txn = nullptr;
+      if (txn) mdb_txn_abort(txn);
       mdb_env_close(env_);
       throw;
     }
   }
 
-  ~lmdb_store() override { mdb_env_close(env_); }
+  ~lmdb_engine() override { mdb_env_close(env_); }
 
-  const contract_reads& contracts() const override { return *contracts_; }
-  const grant_reads& grants() const override { return *grants_; }
-  const ledger_reads& ledger() const override { return *ledger_; }
-  const resource_reads& resources() const override { return *resources_; }
-  const activity_reads& activities() const override { return *activities_; }
-  const catalog_reads& catalog() const override { return *catalog_; }
-  const blob_reads& blobs() const override { return *blobs_; }
+  MDB_env* env() const { return env_; }
+  MDB_dbi dbi(kv::table t) const { return dbis_.at(t.index); }
 
-  MDB_dbi dbi(table t) const { return dbis_[static_cast<std::size_t>(t)]; }
-
-  std::optional<std::string> get(table t, std::string_view key) const override {
-    txn_guard txn;
-    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
-    MDB_val k = val(key), v{};
-    int rc = mdb_get(txn.txn, dbi(t), &k, &v);
-    if (rc == MDB_NOTFOUND) return std::nullopt;
-    check(rc, "mdb_get");
-    return std::string{view(v)};
+  std::optional<std::string> get(kv::table t, std::string_view key) const override {
+    read_txn r{env_};
+    return get_in(r.txn, dbi(t), key);
   }
-
-  std::size_t entries(table t) const override {
-    txn_guard txn;
-    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
-    MDB_stat st{};
-    check(mdb_stat(txn.txn, dbi(t), &st), "mdb_stat");
-    return st.ms_entries;
+  kv::rows scan(kv::table t, std::string_view prefix, std::string_view after, std::size_t limit) const override {
+    read_txn r{env_};
+    return scan_in(r.txn, dbi(t), prefix, after, limit);
   }
-
-  std::vector<std::pair<std::string, std::string>> scan(table t, std::string_view prefix, std::string_view after,
-                                                        std::size_t limit) const override {
-    txn_guard txn;
-    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
-    return scan_in(txn.txn, dbi(t), prefix, after, limit);
+  std::size_t entries(kv::table t) const override {
+    read_txn r{env_};
+    return entries_in(r.txn, dbi(t));
   }
-
-  std::vector<bool> apply(const std::vector<mutation>& batch) override {
-    std::vector<bool> kept(batch.size(), false);
-    txn_guard parent;
-    check(mdb_txn_begin(env_, nullptr, 0, &parent.txn), "mdb_txn_begin");
-    std::uint64_t seq = next_seq_;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      txn_guard child;
-      check(mdb_txn_begin(env_, parent.txn, 0, &child.txn), "mdb_txn_begin (nested)");
-      std::uint64_t before = seq;
-      lmdb_write_txn view{*this, child.txn, seq};
-      bool keep = false;
-      try {
-        keep = batch[i](view);
-      } catch (const std::exception&) {
-        keep = false;  // a throwing mutation loses only its own changes
-      }
-      if (keep) {
-        int rc = mdb_txn_commit(child.txn);  // frees the handle whatever the result
-        child.txn = nullptr;
-        check(rc, "mdb_txn_commit (nested)");
-        kept[i] = true;
-      } else {
-        seq = before;
-      }
-    }
-    // One durable commit (and one fsync) for the whole group.
-    int rc = mdb_txn_commit(parent.txn);  // frees the handle whatever the result
-    parent.txn = nullptr;
-    check(rc, "mdb_txn_commit");
-    bool logged = seq != next_seq_;
-    next_seq_ = seq;
-    committed_.store(seq - 1);
-    if (logged) notify(seq - 1);
-    return kept;
-  }
-
-  std::uint64_t last_change() const override { return committed_.load(); }
-
-  std::vector<change_entry> read_from(std::uint64_t after, std::size_t limit) const override {
-    std::vector<change_entry> out;
-    auto start = sequence_key(after + 1);
-    txn_guard txn;
-    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn.txn), "mdb_txn_begin");
+  std::optional<std::string> last_key(kv::table t) const override {
+    read_txn r{env_};
     MDB_cursor* cursor = nullptr;
-    check(mdb_cursor_open(txn.txn, dbi(table::changes), &cursor), "mdb_cursor_open");
-    MDB_val k = val(start), v{};
-    int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
-    while (rc == MDB_SUCCESS && out.size() < limit) {
-      if (auto e = decode_change(sequence_of(view(k)), view(v))) out.push_back(std::move(*e));
-      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
-    }
+    check(mdb_cursor_open(r.txn, dbi(t), &cursor), "mdb_cursor_open");
+    MDB_val k{}, v{};
+    int rc = mdb_cursor_get(cursor, &k, &v, MDB_LAST);
+    std::optional<std::string> out;
+    if (rc == MDB_SUCCESS) out = std::string{view(k)};
     mdb_cursor_close(cursor);
     if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
     return out;
   }
+  std::unique_ptr<kv::transaction> begin() override;
 
-  std::uint64_t subscribe(commit_listener listener) override {
-    std::lock_guard<std::mutex> guard{listeners_mutex_};
-    listeners_.emplace(++listener_handles_, std::move(listener));
-    return listener_handles_;
+private:
+  MDB_env* env_ = nullptr;
+  std::vector<MDB_dbi> dbis_;  ///< by table index
+};
+
+/// A write transaction, or one nested in another.
+class lmdb_txn final : public kv::transaction {
+public:
+  lmdb_txn(const lmdb_engine& e, MDB_txn* parent) : e_(e) {
+    check(mdb_txn_begin(e.env(), parent, 0, &txn_), parent ? "mdb_txn_begin (nested)" : "mdb_txn_begin");
   }
-
-  void unsubscribe(std::uint64_t handle) override {
-    std::lock_guard<std::mutex> guard{listeners_mutex_};
-    listeners_.erase(handle);
+  ~lmdb_txn() override {
+    if (txn_) mdb_txn_abort(txn_);
   }
+  lmdb_txn(const lmdb_txn&) = delete;
+  lmdb_txn& operator=(const lmdb_txn&) = delete;
 
-  std::vector<std::pair<std::string, std::uint64_t>> consumers() const override {
-    std::vector<std::pair<std::string, std::uint64_t>> out;
-    for (const auto& [name, applied] : scan(table::change_consumers, {}, {}, 100000))
-      out.emplace_back(name, applied.size() == 8 ? sequence_of(applied) : 0);
-    return out;
+  std::optional<std::string> get(kv::table t, std::string_view key) const override { return get_in(txn_, e_.dbi(t), key); }
+  kv::rows scan(kv::table t, std::string_view prefix, std::string_view after, std::size_t limit) const override {
+    return scan_in(txn_, e_.dbi(t), prefix, after, limit);
+  }
+  std::size_t entries(kv::table t) const override { return entries_in(txn_, e_.dbi(t)); }
+  void put(kv::table t, std::string_view key, std::string_view value) override { put_with(t, key, value, 0); }
+  void append(kv::table t, std::string_view key, std::string_view value) override { put_with(t, key, value, MDB_APPEND); }
+  void erase(kv::table t, std::string_view key) override {
+    MDB_val k = val(key);
+    int rc = mdb_del(txn_, e_.dbi(t), &k, nullptr);
+    if (rc != MDB_NOTFOUND) check(rc, "mdb_del");
+  }
+  std::unique_ptr<kv::transaction> child() override { return std::make_unique<lmdb_txn>(e_, txn_); }
+  void commit() override {
+    int rc = mdb_txn_commit(txn_);  // frees the handle whatever the result
+    txn_ = nullptr;
+    check(rc, "mdb_txn_commit");
   }
 
 private:
-  void check_format(MDB_txn* txn, const std::string& data_dir) {
-    MDB_val k = val("format_version"), v{};
-    int rc = mdb_get(txn, meta_, &k, &v);
-    int found = lmdb_format_version;
-    if (rc != MDB_NOTFOUND) {
-      check(rc, "read format version");
-      found = std::stoi(std::string{view(v)});
-    }
-    if (found > lmdb_format_version)
-      throw std::runtime_error("data dir " + data_dir + " has format version " + std::to_string(found)
-                               + ", newer than this build's " + std::to_string(lmdb_format_version)
-                               + "; run a newer contentlake or use another data dir");
-    if (found < 2) migrate_to_2(txn);
-    if (found < 3) migrate_to_3(txn);
-    if (found < 4) migrate_to_4(txn);
-    if (found < 5) migrate_to_5(txn);
-    auto text = std::to_string(lmdb_format_version);
-    MDB_val nv = val(text);
-    check(mdb_put(txn, meta_, &k, &nv, 0), "write format version");
+  void put_with(kv::table t, std::string_view key, std::string_view value, unsigned flags) {
+    MDB_val k = val(key), v = val(value);
+    check(mdb_put(txn_, e_.dbi(t), &k, &v, flags), "mdb_put");
   }
 
-  /// Format 1 -> 2, in the opening transaction (all or nothing): contract versions get their typed
-  /// header, and the contract-to-Work index is rebuilt from the latest versions (format 1 only ever
-  /// added to it, so it held Works that later versions dropped).
-  void migrate_to_2(MDB_txn* txn) {
-    auto put = [&](table t, const std::string& key, const std::string& value) {
-      MDB_val k = val(key), v = val(value);
-      check(mdb_put(txn, dbi(t), &k, &v, 0), "migrate to format 2");
-    };
-    check(mdb_drop(txn, dbi(table::contract_works), 0), "clear the contract index");
-    for (table t : {table::contracts, table::contract_versions}) {
-      std::vector<std::pair<std::string, stored_contract>> found;
-      MDB_cursor* cursor = nullptr;
-      check(mdb_cursor_open(txn, dbi(t), &cursor), "mdb_cursor_open");
-      MDB_val k{}, v{};
-      for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT))
-        if (auto c = decode_contract(view(v))) found.emplace_back(std::string{view(k)}, std::move(*c));
-      mdb_cursor_close(cursor);
-      for (const auto& [key, c] : found) {
-        put(t, key, encode_contract(c.status, c.works, c.record));
-        if (t != table::contracts) continue;
-        auto tenant_end = key.find('\0') + 1;  // tenant\0id -> tenant\0work\0id
-        for (const auto& w : c.works) put(table::contract_works, key.substr(0, tenant_end) + w + '\0' + key.substr(tenant_end), "");
-      }
-    }
-  }
-
-  /// Format 2 -> 3: the index of Activities by the Resource they are about, built from them.
-  void migrate_to_3(MDB_txn* txn) {
-    std::vector<std::string> index;
-    MDB_cursor* cursor = nullptr;
-    check(mdb_cursor_open(txn, dbi(table::activities), &cursor), "mdb_cursor_open");
-    MDB_val k{}, v{};
-    for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
-      auto about = activity_about(view(v));
-      if (about.empty()) continue;
-      auto key = std::string{view(k)};  // tenant\0act -> tenant\0res\0act
-      auto tenant_end = key.find('\0') + 1;
-      index.push_back(key.substr(0, tenant_end) + about + '\0' + key.substr(tenant_end));
-    }
-    mdb_cursor_close(cursor);
-    for (const auto& key : index) {
-      MDB_val ik = val(key), iv = val("");
-      check(mdb_put(txn, dbi(table::activities_by_resource), &ik, &iv, 0), "migrate to format 3");
-    }
-  }
-
-  /// Format 3 -> 4: Resources and Activities get their typed header beside the JSON (what lists
-  /// filter on), derived once here from the JSON; the blob-to-Resource index is built.
-  void migrate_to_4(MDB_txn* txn) {
-    std::vector<std::string> refs;
-    for (table t : {table::resources, table::activities}) {
-      std::vector<std::pair<std::string, std::string>> rewritten;
-      MDB_cursor* cursor = nullptr;
-      check(mdb_cursor_open(txn, dbi(t), &cursor), "mdb_cursor_open");
-      MDB_val k{}, v{};
-      for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
-        auto json = view(v);
-        if (t == table::resources ? decode_resource(json).has_value() : decode_activity(json).has_value()) continue;
-        if (t == table::resources) {
-          auto header = resource_header_from_json(json);
-          auto key = std::string{view(k)};  // tenant\0res -> blob refs tenant\0blb\0res
-          auto tenant_end = key.find('\0') + 1;
-          for (const auto& b : header.blobs) refs.push_back(key.substr(0, tenant_end) + b + '\0' + key.substr(tenant_end));
-          rewritten.emplace_back(key, encode_resource(header, json));
-        } else {
-          rewritten.emplace_back(std::string{view(k)}, encode_activity(activity_header_from_json(json), json));
-        }
-      }
-      mdb_cursor_close(cursor);
-      for (const auto& [key, value] : rewritten) {
-        MDB_val nk = val(key), nv = val(value);
-        check(mdb_put(txn, dbi(t), &nk, &nv, 0), "migrate to format 4");
-      }
-    }
-    for (const auto& key : refs) {
-      MDB_val rk = val(key), rv = val("");
-      check(mdb_put(txn, dbi(table::blob_refs), &rk, &rv, 0), "migrate to format 4");
-    }
-  }
-
-  /// Format 4 -> 5: the usage pairs every stored contract version names (`usages_named`).
-  void migrate_to_5(MDB_txn* txn) {
-    std::vector<std::string> keys;
-    MDB_cursor* cursor = nullptr;
-    check(mdb_cursor_open(txn, dbi(table::contract_versions), &cursor), "mdb_cursor_open");
-    MDB_val k{}, v{};
-    for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
-      auto key = view(k);  // tenant\0id\0version
-      auto c = decode_contract(view(v));
-      if (!c) continue;
-      for (auto& named : usage_named_keys(key.substr(0, key.find('\0')), c->record)) keys.push_back(std::move(named));
-    }
-    mdb_cursor_close(cursor);
-    for (const auto& key : keys) {
-      MDB_val nk = val(key), nv = val("");
-      check(mdb_put(txn, dbi(table::contract_works), &nk, &nv, 0), "migrate to format 5");
-    }
-  }
-
-  std::uint64_t read_last_change(MDB_txn* txn) {
-    MDB_cursor* cursor = nullptr;
-    check(mdb_cursor_open(txn, dbi(table::changes), &cursor), "mdb_cursor_open");
-    MDB_val k{}, v{};
-    int rc = mdb_cursor_get(cursor, &k, &v, MDB_LAST);
-    mdb_cursor_close(cursor);
-    if (rc == MDB_NOTFOUND) return 0;
-    check(rc, "read last change");
-    return sequence_of(view(k));
-  }
-
-  void notify(std::uint64_t last) {
-    std::vector<commit_listener> copy;
-    {
-      std::lock_guard<std::mutex> guard{listeners_mutex_};
-      for (const auto& [handle, l] : listeners_) copy.push_back(l);
-    }
-    for (const auto& l : copy) l(last);
-  }
-
-  MDB_env* env_ = nullptr;
-  MDB_dbi meta_ = 0;
-  std::array<MDB_dbi, table_count> dbis_{};
-  std::uint64_t next_seq_ = 1;  ///< touched only by `apply` (one writer) and the constructor
-  std::atomic<std::uint64_t> committed_{0};  ///< last committed sequence, read by any thread
-  std::mutex listeners_mutex_;
-  std::map<std::uint64_t, commit_listener> listeners_;
-  std::uint64_t listener_handles_ = 0;
-  std::unique_ptr<contract_writes> contracts_ = make_kv_contract_store(*this, nullptr);  ///< reads only
-  std::unique_ptr<grant_writes> grants_ = make_kv_grant_store(*this, nullptr);           ///< reads only
-  std::unique_ptr<ledger_writes> ledger_ = make_kv_ledger_store(*this, nullptr);         ///< reads only
-  std::unique_ptr<resource_writes> resources_ = make_kv_resource_store(*this, nullptr);
-  std::unique_ptr<activity_writes> activities_ = make_kv_activity_store(*this, nullptr);
-  std::unique_ptr<catalog_writes> catalog_ = make_kv_catalog_store(*this, nullptr);
-  std::unique_ptr<blob_writes> blobs_ = make_kv_blob_store(*this, nullptr);
+  const lmdb_engine& e_;
+  MDB_txn* txn_ = nullptr;
 };
 
-std::optional<std::string> lmdb_write_txn::get(table t, std::string_view key) const {
-  MDB_val k = val(key), v{};
-  int rc = mdb_get(txn_, store_.dbi(t), &k, &v);
-  if (rc == MDB_NOTFOUND) return std::nullopt;
-  check(rc, "mdb_get");
-  return std::string{view(v)};
+std::unique_ptr<kv::transaction> lmdb_engine::begin() {
+  return std::make_unique<lmdb_txn>(*this, nullptr);
 }
 
-void lmdb_write_txn::put(table t, std::string_view key, std::string_view value) {
-  ++writes_;
-  MDB_val k = val(key), v = val(value);
-  check(mdb_put(txn_, store_.dbi(t), &k, &v, 0), "mdb_put");
+// -- Format versions and the migrations between them (in the opening transaction: all or nothing).
+
+namespace tables {
+const kv::table meta = kv::declare_table("meta");
+const kv::table contracts = kv::declare_table("contracts");
+const kv::table contract_versions = kv::declare_table("contract_versions");
+const kv::table contract_works = kv::declare_table("contract_works");
+const kv::table activities = kv::declare_table("activities");
+const kv::table activities_by_resource = kv::declare_table("activities_by_resource");
+const kv::table resources = kv::declare_table("resources");
+const kv::table blob_refs = kv::declare_table("blob_refs");
+}  // namespace tables
+
+/// Calls `visit(key, value)` for every entry of `t`, in key order, a page at a time (writes to
+/// other tables, or to keys already visited, may happen between calls).
+void for_each(const kv::reader& r, kv::table t, const std::function<void(const std::string&, const std::string&)>& visit) {
+  std::string after;
+  for (;;) {
+    auto page = r.scan(t, "", after, 512);
+    for (const auto& [key, value] : page) visit(key, value);
+    if (page.size() < 512) return;
+    after = page.back().first;
+  }
 }
 
-void lmdb_write_txn::erase(table t, std::string_view key) {
-  ++writes_;
-  MDB_val k = val(key);
-  int rc = mdb_del(txn_, store_.dbi(t), &k, nullptr);
-  if (rc != MDB_NOTFOUND) check(rc, "mdb_del");
+/// `tenant\0id` + an inner id -> `tenant\0inner\0id`: the layout of the indexes built here.
+std::string index_key(const std::string& key, const std::string& inner) {
+  auto tenant_end = key.find('\0') + 1;
+  return key.substr(0, tenant_end) + inner + '\0' + key.substr(tenant_end);
 }
 
-std::vector<std::pair<std::string, std::string>> lmdb_write_txn::scan(table t, std::string_view prefix,
-                                                                      std::string_view after, std::size_t limit) const {
-  return scan_in(txn_, store_.dbi(t), prefix, after, limit);
+/// Format 1 -> 2: contract versions get their typed header, and the contract-to-Work index is
+/// rebuilt from the latest versions (format 1 only ever added to it, so it held Works that later
+/// versions dropped).
+void migrate_to_2(kv::transaction& tx) {
+  for (;;) {
+    auto stale = tx.scan(tables::contract_works, "", "", 512);
+    for (const auto& [key, value] : stale) tx.erase(tables::contract_works, key);
+    if (stale.size() < 512) break;
+  }
+  for (kv::table t : {tables::contracts, tables::contract_versions}) {
+    for_each(tx, t, [&](const std::string& key, const std::string& value) {
+      auto c = decode_contract(value);
+      if (!c) return;
+      tx.put(t, key, encode_contract(c->status, c->works, c->record));
+      if (t.index != tables::contracts.index) return;
+      for (const auto& w : c->works) tx.put(tables::contract_works, index_key(key, w), "");
+    });
+  }
 }
 
-std::uint64_t lmdb_write_txn::log_change(const change_entry& entry) {
-  ++writes_;
-  auto seq = next_seq_++;
-  auto key = sequence_key(seq);
-  auto bytes = encode_change(entry);
-  MDB_val k = val(key), v = val(bytes);
-  check(mdb_put(txn_, store_.dbi(table::changes), &k, &v, MDB_APPEND), "append change");
-  return seq;
+/// Format 2 -> 3: the index of Activities by the Resource they are about, built from them.
+void migrate_to_3(kv::transaction& tx) {
+  for_each(tx, tables::activities, [&](const std::string& key, const std::string& value) {
+    auto about = activity_about(value);
+    if (!about.empty()) tx.put(tables::activities_by_resource, index_key(key, about), "");
+  });
+}
+
+/// Format 3 -> 4: Resources and Activities get their typed header beside the JSON (what lists
+/// filter on), derived once here from the JSON; the blob-to-Resource index is built.
+void migrate_to_4(kv::transaction& tx) {
+  for_each(tx, tables::resources, [&](const std::string& key, const std::string& json) {
+    if (decode_resource(json)) return;
+    auto header = resource_header_from_json(json);
+    for (const auto& b : header.blobs) tx.put(tables::blob_refs, index_key(key, b), "");
+    tx.put(tables::resources, key, encode_resource(header, json));
+  });
+  for_each(tx, tables::activities, [&](const std::string& key, const std::string& json) {
+    if (!decode_activity(json)) tx.put(tables::activities, key, encode_activity(activity_header_from_json(json), json));
+  });
+}
+
+/// Format 4 -> 5: the usage pairs every stored contract version names (`usages_named`).
+void migrate_to_5(kv::transaction& tx) {
+  for_each(tx, tables::contract_versions, [&](const std::string& key, const std::string& value) {
+    auto c = decode_contract(value);  // key: tenant\0id\0version
+    if (!c) return;
+    for (const auto& named : usage_named_keys(key.substr(0, key.find('\0')), c->record))
+      tx.put(tables::contract_works, named, "");
+  });
+}
+
+/// Refuses a newer format, migrates an older one, records this build's.
+void check_format(kv::transaction& tx, const std::string& data_dir) {
+  int found = lmdb_format_version;
+  if (auto stored = tx.get(tables::meta, "format_version")) found = std::stoi(*stored);
+  if (found > lmdb_format_version)
+    throw std::runtime_error("data dir " + data_dir + " has format version " + std::to_string(found)
+                             + ", newer than this build's " + std::to_string(lmdb_format_version)
+                             + "; run a newer contentlake or use another data dir");
+  const std::function<void(kv::transaction&)> steps[] = {migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5};
+  for (int to = 2; to <= lmdb_format_version; ++to)
+    if (found < to) steps[to - 2](tx);
+  tx.put(tables::meta, "format_version", std::to_string(lmdb_format_version));
 }
 
 }  // namespace
 
-std::string big_endian_key(std::uint64_t n) {
-  return sequence_key(n);
-}
-
-std::string tenant_key(std::string_view tenant, std::string_view id) {
-  std::string k;
-  k.reserve(tenant.size() + 1 + id.size());
-  k.append(tenant).push_back('\0');
-  k.append(id);
-  return k;
-}
-
-mutation acknowledge_changes(std::string name, std::uint64_t applied) {
-  return [name = std::move(name), applied](write_txn& tx) {
-    tx.put(table::change_consumers, name, sequence_key(applied));
-    return true;
-  };
-}
-
-mutation forget_consumer(std::string name) {
-  return [name = std::move(name)](write_txn& tx) {
-    tx.erase(table::change_consumers, name);
-    return true;
-  };
-}
-
-mutation prune_changes(std::int64_t cutoff_ms, std::size_t limit) {
-  return [cutoff_ms, limit](write_txn& tx) {
-    // Nothing a registered consumer still needs goes, however old.
-    std::uint64_t needed_after = UINT64_MAX;
-    for (const auto& [name, applied] : tx.scan(table::change_consumers, "", 100000))
-      needed_after = std::min(needed_after, applied.size() == 8 ? sequence_of(applied) : 0);
-    auto oldest = tx.scan(table::changes, "", limit + 1);
-    // The newest entry always stays: the sequence continues from it after a restart.
-    if (oldest.size() <= limit && !oldest.empty()) oldest.pop_back();
-    if (oldest.size() > limit) oldest.resize(limit);
-    for (const auto& [key, value] : oldest) {
-      auto seq = sequence_of(key);
-      auto e = decode_change(seq, value);
-      // Format-1 entries carry no time: they are pruned as old.
-      if (seq > needed_after || (e && e->at_ms != 0 && e->at_ms >= cutoff_ms)) break;
-      tx.erase(table::changes, key);
-    }
-    return true;
-  };
-}
-
 std::shared_ptr<record_store> open_lmdb_store(const std::string& data_dir, std::size_t map_size_mib) {
-  return std::make_shared<lmdb_store>(data_dir, map_size_mib);
+  auto engine = std::make_unique<lmdb_engine>(data_dir, map_size_mib);
+  auto tx = engine->begin();
+  check_format(*tx, data_dir);
+  tx->commit();
+  tx.reset();
+  return kv::make_record_store(std::move(engine));
 }
 
 }  // namespace cl::storage

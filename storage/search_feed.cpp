@@ -50,23 +50,21 @@ rebuild_step_result rebuild_step(search_index& index, const record_store& store,
                                  std::size_t max_text_bytes) {
   auto progress = index.rebuilding();
   if (!progress) return {0, true};
-  auto rows = store.scan(table::resources, "", progress->after, page);
+  auto found = store.resources().every(progress->after, page);
   std::vector<indexed_resource> docs;
   std::size_t taken = 0;
   std::size_t bytes = 0;
-  while (taken < rows.size() && bytes < max_text_bytes) {
-    const auto& key = rows[taken++].first;
-    auto nul = key.find('\0');
-    if (nul == std::string::npos) continue;
-    if (auto entry = index_entry(store, key.substr(0, nul), key.substr(nul + 1))) {
+  while (taken < found.size() && bytes < max_text_bytes) {
+    const auto& at = found[taken++];
+    if (auto entry = index_entry(store, at.tenant, at.id)) {
       bytes += text_bytes(*entry);
       docs.push_back(std::move(*entry));
     }
   }
   rebuild_step_result result;
   result.documents = docs.size();
-  result.done = taken == rows.size() && rows.size() < page;
-  index.apply_rebuild(docs, taken == 0 ? progress->after : rows[taken - 1].first, result.done);
+  result.done = taken == found.size() && found.size() < page;
+  index.apply_rebuild(docs, taken == 0 ? progress->after : found[taken - 1], result.done);
   return result;
 }
 

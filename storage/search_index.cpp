@@ -969,14 +969,14 @@ void search_index::begin_rebuild(std::uint64_t target) {
   impl_->rebuilding = true;
 }
 
-void search_index::apply_rebuild(const std::vector<indexed_resource>& docs, const std::string& after, bool last) {
+void search_index::apply_rebuild(const std::vector<indexed_resource>& docs, const resource_position& after, bool last) {
   auto progress = rebuilding();
   if (!progress) throw std::logic_error("no rebuild of the search index is in progress");
   if (last) {
     impl_->write(docs, {}, progress->target, {{rebuild_target_key, ""}, {rebuild_after_key, ""}});
     impl_->rebuilding = false;
   } else {
-    impl_->write(docs, {}, 0, {{rebuild_after_key, after}});
+    impl_->write(docs, {}, 0, {{rebuild_after_key, after.tenant + '\0' + after.id}});
   }
 }
 
@@ -985,7 +985,10 @@ std::optional<search_index::rebuild_progress> search_index::rebuilding() const {
   std::lock_guard lock{first.mutex};
   auto target = first.db.get_metadata(rebuild_target_key);
   if (target.empty()) return std::nullopt;
-  return rebuild_progress{std::stoull(target), first.db.get_metadata(rebuild_after_key)};
+  auto after = first.db.get_metadata(rebuild_after_key);  // tenant NUL id, or empty
+  auto nul = after.find('\0');
+  if (nul == std::string::npos) return rebuild_progress{std::stoull(target), {}};
+  return rebuild_progress{std::stoull(target), {after.substr(0, nul), after.substr(nul + 1)}};
 }
 
 bool search_index::is_rebuilding() const noexcept {

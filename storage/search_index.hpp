@@ -21,6 +21,7 @@
 /// in parallel, and a search reads them as one database. Shard k's word sequences are in
 /// `<dir>/documents-<k>`.
 
+#include "storage/content_stores.hpp"
 #include "storage/search_types.hpp"
 
 #include <cstdint>
@@ -58,16 +59,16 @@ public:
              std::uint64_t applied_seq);
 
   /// A rebuild from the record store, done page by page while the service serves (and resumed
-  /// after a restart): the change-log sequence it completes at, the last record-store key indexed.
+  /// after a restart): the change-log sequence it completes at, the last Resource indexed.
   struct rebuild_progress {
     std::uint64_t target = 0;
-    std::string after;
+    resource_position after;
   };
   /// Starts a rebuild of this (empty) index towards `target`, recorded in the index.
   void begin_rebuild(std::uint64_t target);
-  /// One page of the rebuild: `docs`, up to record-store key `after`; `last` completes it (the
+  /// One page of the rebuild: `docs`, up to Resource `after`; `last` completes it (the
   /// index then holds everything up to the target and catches up from the change log).
-  void apply_rebuild(const std::vector<indexed_resource>& docs, const std::string& after, bool last);
+  void apply_rebuild(const std::vector<indexed_resource>& docs, const resource_position& after, bool last);
   /// The rebuild in progress, if any (reads the index).
   std::optional<rebuild_progress> rebuilding() const;
   /// Whether a rebuild is in progress (no read: for every search).

@@ -32,3 +32,24 @@ TEST_CASE("actors/ holds no key layout, no table name and no search in stored JS
   }
   CHECK(files > 20);
 }
+
+TEST_CASE("the key-value layer is storage's own: nothing above storage/ includes it or names LMDB's store",
+          "[layering]") {
+  int files = 0;
+  for (const char* dir : {"/actors", "/app", "/http", "/domain"}) {
+    for (const auto& entry : std::filesystem::directory_iterator{std::string{CL_SOURCE_DIR} + dir}) {
+      std::ifstream in{entry.path()};
+      std::stringstream text;
+      text << in.rdbuf();
+      ++files;
+      INFO(entry.path().string());
+      CHECK(text.str().find("storage/kv.hpp") == std::string::npos);
+      CHECK(text.str().find("kv::") == std::string::npos);
+      // Only the place that chooses the backend opens it.
+      if (entry.path().filename() != "service.cpp" && entry.path().filename() != "main.cpp"
+          && entry.path().filename() != "build_info.cpp")
+        CHECK(text.str().find("storage/lmdb_store.hpp") == std::string::npos);
+    }
+  }
+  CHECK(files > 60);
+}

@@ -2,6 +2,7 @@
 
 #include "actors/writer.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
@@ -13,7 +14,7 @@ using namespace cl::actors;
 
 TEST_CASE("mutations queued during a commit share the next group commit", "[writer]") {
   testing::temp_dir dir;
-  auto store = storage::open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   auto stats = std::make_shared<writer_stats>();
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
@@ -25,14 +26,14 @@ TEST_CASE("mutations queued during a commit share the next group commit", "[writ
   auto gate = all_queued.get_future().share();
   storage::mutation first = [gate](storage::write_txn& tx) {
     gate.wait();
-    tx.put(storage::table::resources, storage::tenant_key("t", "res_first"), "1");
+    cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t", "res_first"), "1");
     return true;
   };
   self->send(aut, write_atom_v, first);
   constexpr int n = 100;
   for (int i = 0; i < n; ++i) {
     storage::mutation m = [i](storage::write_txn& tx) {
-      tx.put(storage::table::resources, storage::tenant_key("t", "res_" + std::to_string(i)), "x");
+      cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t", "res_" + std::to_string(i)), "x");
       tx.log_change(storage::change_entry{0, "t", storage::change_kind::resource, "res", storage::change_op::created, 1});
       return i % 10 != 0;  // every tenth refuses: only its own changes roll back
     };
@@ -58,7 +59,7 @@ TEST_CASE("mutations queued during a commit share the next group commit", "[writ
 
 TEST_CASE("without group commit every mutation is its own transaction", "[writer]") {
   testing::temp_dir dir;
-  auto store = storage::open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   auto stats = std::make_shared<writer_stats>();
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
@@ -66,7 +67,7 @@ TEST_CASE("without group commit every mutation is its own transaction", "[writer
   caf::scoped_actor self{sys};
   for (int i = 0; i < 20; ++i) {
     storage::mutation m = [i](storage::write_txn& tx) {
-      tx.put(storage::table::works, storage::tenant_key("t", "wk_" + std::to_string(i)), "w");
+      cl::storage::kv::writer_of(tx).put(cl::testing::raw("works"), cl::storage::kv::tenant_key("t", "wk_" + std::to_string(i)), "w");
       return true;
     };
     self->send(aut, write_atom_v, m);

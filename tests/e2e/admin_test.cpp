@@ -1,5 +1,6 @@
 // The operations listener: /metrics, /healthz, /readyz; not part of the public API.
 
+#include "storage/lmdb_store.hpp"
 #include "storage/record_store.hpp"
 #include "storage/search_index.hpp"
 #include "tests/support/eventually.hpp"

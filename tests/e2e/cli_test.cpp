@@ -1,5 +1,6 @@
 // The `contentlake` command as an operator runs it: a real process, signals, exit codes.
 
+#include "storage/lmdb_store.hpp"
 #include "domain/base64url.hpp"
 #include "storage/identity.hpp"
 #include "storage/record_store.hpp"

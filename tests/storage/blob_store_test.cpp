@@ -1,8 +1,9 @@
 // The blob store: uploads and their expiry index follow the upload's state; versions are read
 // by number or latest, per tenant.
 
-#include "storage/record_store.hpp"
+#include "storage/blob_store.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -30,7 +31,7 @@ upload_record upload_of(const std::string& tenant, const std::string& id, std::i
 
 std::vector<std::string> expired_ids(const record_store& store, std::int64_t now) {
   std::vector<std::string> out;
-  for (const auto& u : store.blobs().expired_uploads(now, 100)) out.push_back(u.id);
+  for (const auto& u : blobs(store).expired_uploads(now, 100)) out.push_back(u.id);
   return out;
 }
 
@@ -45,13 +46,13 @@ void write(record_store& store, const std::function<void(write_txn&)>& f) {
 
 TEST_CASE("an upload's expiry index follows its state: in progress until completed or aborted", "[storage][blobs]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   auto a = upload_of("t1", "upl_a", 100), b = upload_of("t1", "upl_b", 50), c = upload_of("t2", "upl_c", 200);
   write(*store, [&](write_txn& tx) {
-    for (const auto* u : {&a, &b, &c}) tx.blobs().put_upload(*u);
+    for (const auto* u : {&a, &b, &c}) blobs(tx).put_upload(*u);
   });
-  CHECK(store->blobs().upload("t1", "upl_a") == a);
-  CHECK_FALSE(store->blobs().upload("t2", "upl_a"));  // tenant-scoped
+  CHECK(blobs(*store).upload("t1", "upl_a") == a);
+  CHECK_FALSE(blobs(*store).upload("t2", "upl_a"));  // tenant-scoped
   CHECK(expired_ids(*store, 10).empty());
   CHECK(expired_ids(*store, 101) == std::vector<std::string>{"upl_b", "upl_a"});  // soonest first
   CHECK(expired_ids(*store, 1000) == std::vector<std::string>{"upl_b", "upl_a", "upl_c"});
@@ -62,18 +63,18 @@ TEST_CASE("an upload's expiry index follows its state: in progress until complet
   b.version = 1;
   c.state = "ABORTED";
   write(*store, [&](write_txn& tx) {
-    for (const auto* u : {&a, &b, &c}) tx.blobs().put_upload(*u);
+    for (const auto* u : {&a, &b, &c}) blobs(tx).put_upload(*u);
   });
   CHECK(expired_ids(*store, 400).empty());
   CHECK(expired_ids(*store, 1000) == std::vector<std::string>{"upl_a"});
-  CHECK(store->entries(table::blob_upload_expiry) == 1);
-  CHECK(store->blobs().upload("t1", "upl_b")->state == "COMPLETED");
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("blob_upload_expiry")) == 1);
+  CHECK(blobs(*store).upload("t1", "upl_b")->state == "COMPLETED");
 }
 
 TEST_CASE("blob versions are read by number or latest, per tenant", "[storage][blobs]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
-  CHECK_FALSE(store->blobs().version("t1", "blb_1", 0));
+  auto store = cl::testing::open_store(dir.path);
+  CHECK_FALSE(blobs(*store).version("t1", "blb_1", 0));
   std::vector<blob_version> versions;
   for (int i = 1; i <= 300; ++i) {  // many versions: the latest is still one read (keys newest first)
     blob_version v{"t1", "blb_1", i, static_cast<std::uint64_t>(i), "image/png", "ab", "2026-11-22T00:00:00Z",
@@ -81,14 +82,14 @@ TEST_CASE("blob versions are read by number or latest, per tenant", "[storage][b
     versions.push_back(v);
   }
   write(*store, [&](write_txn& tx) {
-    for (const auto& v : versions) tx.blobs().add_version(v);
-    tx.blobs().add_version({"t1", "blb_2", 1, 9, "text/plain", "cd", "2026-11-22T00:00:00Z", "u_bob", "t1/blb_2/upl_x"});
+    for (const auto& v : versions) blobs(tx).add_version(v);
+    blobs(tx).add_version({"t1", "blb_2", 1, 9, "text/plain", "cd", "2026-11-22T00:00:00Z", "u_bob", "t1/blb_2/upl_x"});
     // Inside the transaction, the latest already counts what it added.
-    CHECK(tx.blobs().version("t1", "blb_1", 0)->version == 300);
+    CHECK(blobs(tx).version("t1", "blb_1", 0)->version == 300);
   });
-  CHECK(store->blobs().version("t1", "blb_1", 0) == versions.back());
-  CHECK(store->blobs().version("t1", "blb_1", 7) == versions[6]);
-  CHECK_FALSE(store->blobs().version("t1", "blb_1", 301));
-  CHECK(store->blobs().version("t1", "blb_2", 0)->version == 1);
-  CHECK_FALSE(store->blobs().version("t2", "blb_1", 0));
+  CHECK(blobs(*store).version("t1", "blb_1", 0) == versions.back());
+  CHECK(blobs(*store).version("t1", "blb_1", 7) == versions[6]);
+  CHECK_FALSE(blobs(*store).version("t1", "blb_1", 301));
+  CHECK(blobs(*store).version("t1", "blb_2", 0)->version == 1);
+  CHECK_FALSE(blobs(*store).version("t2", "blb_1", 0));
 }

@@ -3,8 +3,8 @@
 // past retention and past every registered consumer.
 
 #include "storage/change_log.hpp"
-#include "storage/record_store.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -19,7 +19,7 @@ namespace {
 /// A mutation that writes Resource `id` and logs `op` on it at `at_ms`; refuses when `keep` is false.
 mutation change(std::string id, change_op op = change_op::created, std::int64_t at_ms = 1000, bool keep = true) {
   return [=](write_txn& tx) {
-    tx.put(table::resources, tenant_key("t1", id), "{}");
+    cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t1", id), "{}");
     tx.log_change(change_entry{0, "t1", change_kind::resource, id, op, at_ms});
     return keep;
   };
@@ -35,7 +35,7 @@ std::vector<std::uint64_t> sequences(const std::vector<change_entry>& entries) {
 
 TEST_CASE("entries are typed, in commit order, numbered without gaps", "[change_log]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   store->apply({change("res_a"), change("res_refused", change_op::created, 1000, false),
                 change("res_b", change_op::patched, 2000)});
   store->apply({change("res_a", change_op::promoted, 3000)});
@@ -52,7 +52,7 @@ TEST_CASE("entries are typed, in commit order, numbered without gaps", "[change_
 
 TEST_CASE("an entry is visible, and announced, only once its transaction has committed", "[change_log]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   std::vector<std::uint64_t> announced;
   auto handle = store->subscribe([&](std::uint64_t last) { announced.push_back(last); });
   std::vector<change_entry> seen_inside;
@@ -66,7 +66,7 @@ TEST_CASE("an entry is visible, and announced, only once its transaction has com
   CHECK(last_inside == 0);
   CHECK(announced == std::vector<std::uint64_t>{1});
   store->apply({[](write_txn& tx) {  // no entry: nothing to announce
-    tx.put(table::works, tenant_key("t1", "wk_a"), "{}");
+    cl::storage::kv::writer_of(tx).put(cl::testing::raw("works"), cl::storage::kv::tenant_key("t1", "wk_a"), "{}");
     return true;
   }});
   CHECK(announced.size() == 1);
@@ -76,15 +76,15 @@ TEST_CASE("an entry is visible, and announced, only once its transaction has com
   CHECK(store->read_from(0, 10).size() == 2);
 }
 
-TEST_CASE("the log and the consumers' positions survive a restart", "[change_log]") {
+TEST_CASE("the log and the consumers' positions survive a restart", "[change_log][lmdb]") {
   temp_dir dir;
   std::vector<change_entry> before;
   {
-    auto store = open_lmdb_store(dir.path, 64);
+    auto store = cl::storage::open_lmdb_store(dir.path, 64);
     store->apply({change("res_a"), change("res_b"), acknowledge_changes("search", 1)});
     before = store->read_from(0, 10);
   }
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::storage::open_lmdb_store(dir.path, 64);
   CHECK(store->read_from(0, 10) == before);
   CHECK(store->consumers() == std::vector<std::pair<std::string, std::uint64_t>>{{"search", 1}});
   store->apply({change("res_c")});
@@ -93,7 +93,7 @@ TEST_CASE("the log and the consumers' positions survive a restart", "[change_log
 
 TEST_CASE("retention keeps what a slow consumer has not applied, and the newest entry always", "[change_log]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   std::vector<mutation> batch;
   for (int i = 1; i <= 6; ++i) batch.push_back(change("res_" + std::to_string(i), change_op::created, i * 1000));
   batch.push_back(acknowledge_changes("fast", 6));
@@ -117,7 +117,7 @@ TEST_CASE("retention keeps what a slow consumer has not applied, and the newest 
 
 TEST_CASE("last_change is read safely while the writer commits", "[change_log]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   std::atomic<bool> done{false};
   std::uint64_t highest = 0;
   bool went_back = false;

@@ -2,9 +2,9 @@
 // a version that drops a Work, typed list queries, and the migration of a data dir written by
 // format 1 (bare JSON values, an index that was only ever added to).
 
-#include "storage/record_store.hpp"
 #include "tests/support/raw_lmdb.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -48,7 +48,7 @@ std::vector<std::string> ids(const record_page& page) {
 
 TEST_CASE("the Work index follows each contract's latest version, also when a version drops a Work", "[storage][contracts]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   store->apply({put("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}), put("ctr_b", 1, "DRAFT", {"wk_2"})});
   CHECK(ids_for_work(*store, "wk_1") == std::vector<std::string>{"ctr_a"});
   CHECK(ids_for_work(*store, "wk_2") == std::vector<std::string>{"ctr_a", "ctr_b"});
@@ -56,7 +56,7 @@ TEST_CASE("the Work index follows each contract's latest version, also when a ve
   store->apply({put("ctr_a", 2, "ACTIVE", {"wk_1", "wk_3"})});
   CHECK(ids_for_work(*store, "wk_2") == std::vector<std::string>{"ctr_b"});
   CHECK(ids_for_work(*store, "wk_3") == std::vector<std::string>{"ctr_a"});
-  CHECK(store->entries(table::contract_works) == 3);  // wk_1/a, wk_3/a, wk_2/b: nothing stale
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("contract_works")) == 3);  // wk_1/a, wk_3/a, wk_2/b: nothing stale
   // The record of each version stays readable; the latest is version 2.
   CHECK(store->contracts().version("t1", "ctr_a", 1) == contract_json("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}));
   CHECK(store->contracts().latest("t1", "ctr_a") == contract_json("ctr_a", 2, "ACTIVE", {"wk_1", "wk_3"}));
@@ -72,7 +72,7 @@ TEST_CASE("the Work index follows each contract's latest version, also when a ve
 
 TEST_CASE("contract lists filter by status and Work and page by id; versions page by number", "[storage][contracts]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   store->apply({put("ctr_a", 1, "ACTIVE", {"wk_1"}), put("ctr_b", 1, "DRAFT", {"wk_1"}), put("ctr_c", 1, "ACTIVE", {"wk_2"}),
                 put("ctr_a", 2, "SUSPENDED", {"wk_1"}), put("ctr_a", 3, "ACTIVE", {"wk_2"})});
   contract_query q;
@@ -96,28 +96,28 @@ TEST_CASE("contract lists filter by status and Work and page by id; versions pag
   CHECK(ids(store->contracts().versions(v)) == std::vector<std::string>{"2"});
 }
 
-TEST_CASE("a format-1 data dir is migrated at open: headers added, the Work index rebuilt exactly", "[storage][contracts][migration]") {
+TEST_CASE("a format-1 data dir is migrated at open: headers added, the Work index rebuilt exactly", "[storage][contracts][migration][lmdb]") {
   temp_dir dir;
-  { open_lmdb_store(dir.path, 64); }
+  { cl::storage::open_lmdb_store(dir.path, 64); }
   // Rewrite it as format 1 wrote it: bare JSON values, an index entry for a Work a later version
   // dropped, format_version 1.
   cl::testing::write_raw_lmdb(dir.path, [](const auto& put_raw) {
     auto v1 = contract_json("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"});
     auto v2 = contract_json("ctr_a", 2, "ACTIVE", {"wk_1"});
-    put_raw("contracts", tenant_key("t1", "ctr_a"), v2);
-    put_raw("contract_versions", tenant_key("t1", std::string{"ctr_a"} + '\0' + big_endian_key(1)), v1);
-    put_raw("contract_versions", tenant_key("t1", std::string{"ctr_a"} + '\0' + big_endian_key(2)), v2);
-    put_raw("contract_works", tenant_key("t1", std::string{"wk_1"} + '\0' + "ctr_a"), "");
-    put_raw("contract_works", tenant_key("t1", std::string{"wk_2"} + '\0' + "ctr_a"), "");  // stale
+    put_raw("contracts", cl::storage::kv::tenant_key("t1", "ctr_a"), v2);
+    put_raw("contract_versions", cl::storage::kv::tenant_key("t1", std::string{"ctr_a"} + '\0' + cl::storage::kv::big_endian_key(1)), v1);
+    put_raw("contract_versions", cl::storage::kv::tenant_key("t1", std::string{"ctr_a"} + '\0' + cl::storage::kv::big_endian_key(2)), v2);
+    put_raw("contract_works", cl::storage::kv::tenant_key("t1", std::string{"wk_1"} + '\0' + "ctr_a"), "");
+    put_raw("contract_works", cl::storage::kv::tenant_key("t1", std::string{"wk_2"} + '\0' + "ctr_a"), "");  // stale
     put_raw("meta", "format_version", "1");
   });
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::storage::open_lmdb_store(dir.path, 64);
   CHECK(store->contracts().latest("t1", "ctr_a") == contract_json("ctr_a", 2, "ACTIVE", {"wk_1"}));
   CHECK(store->contracts().version("t1", "ctr_a", 1) == contract_json("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}));
   CHECK(ids_for_work(*store, "wk_1") == std::vector<std::string>{"ctr_a"});
   CHECK(ids_for_work(*store, "wk_2").empty());
-  CHECK(store->entries(table::contract_works) == 1);
-  CHECK(store->get(table::contracts, tenant_key("t1", "ctr_a"))->front() == '\x02');  // the typed header
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("contract_works")) == 1);
+  CHECK(cl::storage::kv::engine_of(*store).get(cl::testing::raw("contracts"), cl::storage::kv::tenant_key("t1", "ctr_a"))->front() == '\x02');  // the typed header
 }
 
 namespace {
@@ -135,7 +135,7 @@ std::vector<std::pair<std::string, std::string>> sorted_usages(const record_stor
 
 TEST_CASE("the usage pairs a tenant's contract versions name are kept, per tenant, never forgotten", "[storage][contracts]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   CHECK(store->contracts().usages_named("t1").empty());
   store->apply({[](write_txn& tx) {
     tx.contracts().put_version("t1", "ctr_a", 1, "ACTIVE", {"wk_1"},
@@ -157,22 +157,22 @@ TEST_CASE("the usage pairs a tenant's contract versions name are kept, per tenan
   CHECK(ids(store->contracts().list({"t1", "", "wk_1"})) == std::vector<std::string>{"ctr_a"});
 }
 
-TEST_CASE("a format-4 data dir gets the usage pairs of the contract versions it holds at open", "[storage][contracts][migration]") {
+TEST_CASE("a format-4 data dir gets the usage pairs of the contract versions it holds at open", "[storage][contracts][migration][lmdb]") {
   temp_dir dir;
-  { open_lmdb_store(dir.path, 64); }
+  { cl::storage::open_lmdb_store(dir.path, 64); }
   // As format 4 wrote it: typed contract versions and their Work index, no usage pairs.
   cl::testing::write_raw_lmdb(dir.path, [](const auto& put_raw) {
     auto v1 = contract_json("ctr_a", 1, "ACTIVE", {"wk_1"}, prohibits_display);
     auto v2 = contract_json("ctr_a", 2, "ACTIVE", {"wk_1"}, permits_retrieval);
-    put_raw("contracts", tenant_key("t1", "ctr_a"), encode_contract("ACTIVE", {"wk_1"}, v2));
-    put_raw("contract_versions", tenant_key("t1", std::string{"ctr_a"} + '\0' + big_endian_key(1)),
+    put_raw("contracts", cl::storage::kv::tenant_key("t1", "ctr_a"), encode_contract("ACTIVE", {"wk_1"}, v2));
+    put_raw("contract_versions", cl::storage::kv::tenant_key("t1", std::string{"ctr_a"} + '\0' + cl::storage::kv::big_endian_key(1)),
             encode_contract("ACTIVE", {"wk_1"}, v1));
-    put_raw("contract_versions", tenant_key("t1", std::string{"ctr_a"} + '\0' + big_endian_key(2)),
+    put_raw("contract_versions", cl::storage::kv::tenant_key("t1", std::string{"ctr_a"} + '\0' + cl::storage::kv::big_endian_key(2)),
             encode_contract("ACTIVE", {"wk_1"}, v2));
-    put_raw("contract_works", tenant_key("t1", std::string{"wk_1"} + '\0' + "ctr_a"), "");
+    put_raw("contract_works", cl::storage::kv::tenant_key("t1", std::string{"wk_1"} + '\0' + "ctr_a"), "");
     put_raw("meta", "format_version", "4");
   });
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::storage::open_lmdb_store(dir.path, 64);
   using pairs = std::vector<std::pair<std::string, std::string>>;
   CHECK(sorted_usages(*store, "t1") == pairs{{"AI_RETRIEVAL", "PERMITTED"}, {"DISPLAY", "PROHIBITED"}});
   CHECK(sorted_usages(*store, "t2").empty());

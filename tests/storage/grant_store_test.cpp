@@ -1,8 +1,8 @@
 // The grant store keeps its two indexes (by Resource, by principal) in step under create, replace
 // and delete, and answers the last-owner question from them.
 
-#include "storage/record_store.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -31,26 +31,26 @@ mutation revoke(std::string resource, std::string principal) {
 
 TEST_CASE("both grant indexes stay in step under create, replace and delete", "[storage][grants]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   store->apply({grant("res_1", "u_a", access_role::owner), grant("res_1", "u_b", access_role::reader),
                 grant("res_2", "u_b", access_role::writer)});
   CHECK(store->grants().role("t1", "u_b", "res_1") == access_role::reader);
   CHECK(store->grants().role("t1", "u_b", "res_2") == access_role::writer);
   CHECK_FALSE(store->grants().role("t2", "u_b", "res_1"));
-  CHECK(store->entries(table::grants) == 3);
-  CHECK(store->entries(table::grants_by_principal) == 3);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 3);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants_by_principal")) == 3);
   // Replace: one record each, the new role in both.
   store->apply({grant("res_1", "u_b", access_role::owner)});
   CHECK(store->grants().role("t1", "u_b", "res_1") == access_role::owner);
   CHECK(store->grants().grant("t1", "res_1", "u_b")->find("\"owner\"") != std::string::npos);
-  CHECK(store->entries(table::grants) == 3);
-  CHECK(store->entries(table::grants_by_principal) == 3);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 3);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants_by_principal")) == 3);
   // Delete: gone from both.
   store->apply({revoke("res_1", "u_a")});
   CHECK_FALSE(store->grants().role("t1", "u_a", "res_1"));
   CHECK_FALSE(store->grants().grant("t1", "res_1", "u_a"));
-  CHECK(store->entries(table::grants) == 2);
-  CHECK(store->entries(table::grants_by_principal) == 2);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 2);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants_by_principal")) == 2);
   // The grants on a Resource, in principal order, paged.
   store->apply({grant("res_1", "g_team", access_role::reader), grant("res_1", "a_bot", access_role::writer)});
   grant_query q{"t1", "res_1", {}, 2};
@@ -66,7 +66,7 @@ TEST_CASE("both grant indexes stay in step under create, replace and delete", "[
 
 TEST_CASE("another_owner answers from the grants as the transaction sees them", "[storage][grants]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   store->apply({grant("res_1", "u_a", access_role::owner), grant("res_1", "u_b", access_role::writer)});
   CHECK_FALSE(store->grants().another_owner("t1", "res_1", "u_a"));
   CHECK(store->grants().another_owner("t1", "res_1", "u_b"));

@@ -2,8 +2,8 @@
 // retention, and pruning in age order that never removes a younger record under a reused key.
 
 #include "domain/idempotency.hpp"
-#include "storage/record_store.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -21,7 +21,7 @@ std::string record_at(std::int64_t created_ms) {
   return cl::domain::ledger_record_json(r);
 }
 
-mutation put(std::string key, std::int64_t at) {
+mutation put(cl::domain::ledger_key key, std::int64_t at) {
   return [=](write_txn& tx) {
     tx.ledger().put(key, at, record_at(at));
     return true;
@@ -32,12 +32,13 @@ mutation put(std::string key, std::int64_t at) {
 
 TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest first", "[storage][ledger]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
-  auto a = ledger_key("t1", "a_app", "k1"), b = ledger_key("t1", "a_app", "k2"), c = ledger_key("t2", "a_app", "k1");
+  auto store = cl::testing::open_store(dir.path);
+  auto a = cl::domain::ledger_key{"t1", "a_app", "k1"}, b = cl::domain::ledger_key{"t1", "a_app", "k2"},
+       c = cl::domain::ledger_key{"t2", "a_app", "k1"};
   store->apply({put(a, 1000), put(b, 2000), put(c, 3000)});
   CHECK(store->ledger().record(a) == record_at(1000));
-  CHECK(store->ledger_records() == 3);
-  CHECK(store->entries(table::ledger_expiry) == 3);
+  CHECK(store->ledger().records() == 3);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 3);
   CHECK_FALSE(store->ledger().prune_due(1000));
   CHECK(store->ledger().prune_due(1001));
   // Key a reused after retention: the old age entry goes with it.
@@ -46,7 +47,7 @@ TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest 
     tx.ledger().put(a, 5000, record_at(5000));
     return true;
   }});
-  CHECK(store->entries(table::ledger_expiry) == 3);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 3);
   // Pruning before 4000 removes b and c (oldest first), never the reused a.
   store->apply({[](write_txn& tx) {
     tx.ledger().prune(4000, 1000);
@@ -55,6 +56,6 @@ TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest 
   CHECK(store->ledger().record(a) == record_at(5000));
   CHECK_FALSE(store->ledger().record(b));
   CHECK_FALSE(store->ledger().record(c));
-  CHECK(store->ledger_records() == 1);
-  CHECK(store->entries(table::ledger_expiry) == 1);
+  CHECK(store->ledger().records() == 1);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 1);
 }

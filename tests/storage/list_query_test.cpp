@@ -2,9 +2,9 @@
 // principals merged, each id once, in order), filters apply to the record's own members, pages
 // resume after an id, and activities are kept per grant.
 
-#include "storage/record_store.hpp"
 #include "tests/support/raw_lmdb.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -27,21 +27,21 @@ void put_resource(write_txn& tx, const std::string& tenant, const std::string& i
 /// Resources res_00..res_19 of t1 (every third a DATASET, every fourth staged); u_a holds grants on
 /// the even ones, g_team on multiples of 3 (so 0, 6, 12, 18 are reachable both ways).
 std::shared_ptr<record_store> fixture_store(const std::string& dir) {
-  auto store = open_lmdb_store(dir, 64);
+  auto store = cl::testing::open_store(dir);
   store->apply({[](write_txn& tx) {
     for (int i = 0; i < 20; ++i) {
       char id[8];
       std::snprintf(id, sizeof id, "res_%02d", i);
       put_resource(tx, "t1", id, i % 3 == 0 ? "DATASET" : "CHAPTER", i % 4 == 0);
-      if (i % 2 == 0) tx.put(table::grants_by_principal, tenant_key("t1", std::string{"u_a"} + '\0' + id), "reader");
-      if (i % 3 == 0) tx.put(table::grants_by_principal, tenant_key("t1", std::string{"g_team"} + '\0' + id), "reader");
+      if (i % 2 == 0) cl::storage::kv::writer_of(tx).put(cl::testing::raw("grants_by_principal"), cl::storage::kv::tenant_key("t1", std::string{"u_a"} + '\0' + id), "reader");
+      if (i % 3 == 0) cl::storage::kv::writer_of(tx).put(cl::testing::raw("grants_by_principal"), cl::storage::kv::tenant_key("t1", std::string{"g_team"} + '\0' + id), "reader");
       tx.activities().put("t1", "act_" + std::string{id}, activity_header{id, "CREATION"},
                           R"({"id":"act_)" + std::string{id} + R"(","type":"CREATION","target":{"kind":"resource","id":")" + id
                             + "\"}}");
     }
     tx.activities().put("t1", "act_work", activity_header{"", "CREATION"}, R"({"id":"act_work","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
     put_resource(tx, "t2", "res_00", "CHAPTER", false);
-    tx.put(table::grants_by_principal, tenant_key("t2", std::string{"u_a"} + '\0' + "res_00"), "owner");
+    cl::storage::kv::writer_of(tx).put(cl::testing::raw("grants_by_principal"), cl::storage::kv::tenant_key("t2", std::string{"u_a"} + '\0' + "res_00"), "owner");
     return true;
   }});
   return store;
@@ -115,37 +115,37 @@ TEST_CASE("activities about Resources are listed only through a grant of one of 
   CHECK(store->activities().list(q).entries.empty());
 }
 
-TEST_CASE("a format-2 data dir gets its Activities indexed by Resource at open", "[storage][lists][migration]") {
+TEST_CASE("a format-2 data dir gets its Activities indexed by Resource at open", "[storage][lists][migration][lmdb]") {
   temp_dir dir;
-  { open_lmdb_store(dir.path, 64); }
+  { cl::storage::open_lmdb_store(dir.path, 64); }
   cl::testing::write_raw_lmdb(dir.path, [](const auto& put_raw) {
-    put_raw("activities", tenant_key("t1", "act_1"), R"({"id":"act_1","type":"CREATION","target":{"kind":"resource","id":"res_9"}})");
-    put_raw("activities", tenant_key("t1", "act_2"), R"({"id":"act_2","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
+    put_raw("activities", cl::storage::kv::tenant_key("t1", "act_1"), R"({"id":"act_1","type":"CREATION","target":{"kind":"resource","id":"res_9"}})");
+    put_raw("activities", cl::storage::kv::tenant_key("t1", "act_2"), R"({"id":"act_2","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
     put_raw("meta", "format_version", "2");
   });
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::storage::open_lmdb_store(dir.path, 64);
   activity_query q;
   q.tenant = "t1";
   q.resource_id = "res_9";
   CHECK(ids(store->activities().list(q)) == std::vector<std::string>{"act_1"});
-  CHECK(store->entries(table::activities_by_resource) == 1);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("activities_by_resource")) == 1);
 }
 
 TEST_CASE("a format-3 data dir gets typed headers at open: lists filter the same, reads return the same bytes",
-          "[storage][lists][migration]") {
+          "[storage][lists][migration][lmdb]") {
   temp_dir dir;
-  { open_lmdb_store(dir.path, 64); }
+  { cl::storage::open_lmdb_store(dir.path, 64); }
   auto chapter = resource_json("res_1", "CHAPTER", false);
   auto staged = resource_json("res_2", "DATASET", true);
   auto activity = std::string{R"({"id":"act_1","type":"UPDATE","target":{"kind":"resource","id":"res_1"}})"};
   cl::testing::write_raw_lmdb(dir.path, [&](const auto& put_raw) {
-    put_raw("resources", tenant_key("t1", "res_1"), chapter);
-    put_raw("resources", tenant_key("t1", "res_2"), staged);
-    put_raw("activities", tenant_key("t1", "act_1"), activity);
-    put_raw("activities_by_resource", tenant_key("t1", std::string{"res_1"} + '\0' + "act_1"), "");
+    put_raw("resources", cl::storage::kv::tenant_key("t1", "res_1"), chapter);
+    put_raw("resources", cl::storage::kv::tenant_key("t1", "res_2"), staged);
+    put_raw("activities", cl::storage::kv::tenant_key("t1", "act_1"), activity);
+    put_raw("activities_by_resource", cl::storage::kv::tenant_key("t1", std::string{"res_1"} + '\0' + "act_1"), "");
     put_raw("meta", "format_version", "3");
   });
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::storage::open_lmdb_store(dir.path, 64);
   CHECK(store->resources().get("t1", "res_1") == chapter);
   CHECK(store->activities().get("t1", "act_1") == activity);
   CHECK(store->resources().header("t1", "res_2") == resource_header{"", "DATASET", "en", "ver_1", {}});
@@ -168,7 +168,7 @@ TEST_CASE("a format-3 data dir gets typed headers at open: lists filter the same
 
 TEST_CASE("a Resource's typed header follows it through create, replace and promotion", "[storage][lists]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   auto by = [&](const std::string& type, std::optional<bool> staged) {
     resource_query q;
     q.tenant = "t1";
@@ -197,7 +197,7 @@ TEST_CASE("a Resource's typed header follows it through create, replace and prom
 
 TEST_CASE("the blob-to-Resource index follows each Resource's current content", "[storage][blobs]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   auto put = [&](const std::string& id, std::vector<std::string> blobs) {
     store->apply({[&](write_txn& tx) {
       tx.resources().put("t1", id, resource_header{"", "CHAPTER", "en", "ver_1", blobs}, resource_json(id, "CHAPTER", true));
@@ -215,20 +215,20 @@ TEST_CASE("the blob-to-Resource index follows each Resource's current content", 
   CHECK(store->resources().header("t1", "res_a")->blobs == std::vector<std::string>{"blb_2", "blb_3"});
   put("res_b", {});
   CHECK(store->resources().referencing("t1", "blb_1", "", 10).empty());
-  CHECK(store->entries(table::blob_refs) == 2);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("blob_refs")) == 2);
 }
 
-TEST_CASE("the format 3 -> 4 migration indexes the blobs a Resource's images reference", "[storage][blobs][migration]") {
+TEST_CASE("the format 3 -> 4 migration indexes the blobs a Resource's images reference", "[storage][blobs][migration][lmdb]") {
   temp_dir dir;
-  { open_lmdb_store(dir.path, 64); }
+  { cl::storage::open_lmdb_store(dir.path, 64); }
   std::string with_image =
     R"({"id":"res_1","version":"ver_1","title":"T","type":"CHAPTER","language":"en","content":{"format":"cl.content/1",)"
     R"("blocks":[{"type":"image","key":"i1","blob":"blb_9","alt":"a map"},{"type":"image","key":"i2","blob":"blb_9","alt":"again"}]}})";
   cl::testing::write_raw_lmdb(dir.path, [&](const auto& put_raw) {
-    put_raw("resources", tenant_key("t1", "res_1"), with_image);
+    put_raw("resources", cl::storage::kv::tenant_key("t1", "res_1"), with_image);
     put_raw("meta", "format_version", "3");
   });
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::storage::open_lmdb_store(dir.path, 64);
   CHECK(store->resources().referencing("t1", "blb_9", "", 10) == std::vector<std::string>{"res_1"});
   CHECK(store->resources().header("t1", "res_1")->blobs == std::vector<std::string>{"blb_9"});
   CHECK(store->resources().get("t1", "res_1") == with_image);

@@ -3,9 +3,9 @@
 // contract changes touch nothing, batches are bounded, and a catch-up resumes after what it applied.
 
 #include "domain/access.hpp"
-#include "storage/record_store.hpp"
 #include "storage/search_feed.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -44,7 +44,7 @@ std::vector<std::string> hits(const search_index& index, const std::string& text
 
 TEST_CASE("the change log feeds the index: writes, grants, removals, resumption", "[search][feed]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   search_index index{dir.path + "/search"};
   store->apply({write_resource("res_1", "Tides", "spring tide at Brest", "u_a"),
                 write_resource("res_2", "Winds", "mistral and tramontane", "u_b")});
@@ -84,7 +84,7 @@ TEST_CASE("the change log feeds the index: writes, grants, removals, resumption"
 TEST_CASE("a rebuild takes every Resource from the store, starts after the last change, and replaces the index",
           "[search][feed]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   store->apply({write_resource("res_1", "Tides", "spring tide", "u_a"), write_resource("res_2", "Winds", "mistral", "u_a")});
   {
     search_index stale{dir.path + "/search"};
@@ -102,7 +102,7 @@ TEST_CASE("a rebuild takes every Resource from the store, starts after the last 
 TEST_CASE("a rebuild in the background goes page by page, survives a restart, and misses nothing written meanwhile",
           "[search][feed]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   store->apply({write_resource("res_1", "Tides", "spring tide", "u_a"), write_resource("res_2", "Winds", "spring mistral", "u_a"),
                 write_resource("res_3", "Rain", "spring rain", "u_a")});
   auto target = store->last_change();
@@ -122,7 +122,7 @@ TEST_CASE("a rebuild in the background goes page by page, survives a restart, an
   auto progress = index.rebuilding();
   REQUIRE(progress);
   CHECK(progress->target == target);
-  CHECK_FALSE(progress->after.empty());
+  CHECK_FALSE(progress->after.id.empty());
   // A Resource written meanwhile comes through the change log after the target.
   store->apply({write_resource("res_4", "Snow", "spring snow", "u_a")});
   std::size_t pages = 0;
@@ -143,7 +143,7 @@ TEST_CASE("a rebuild in the background goes page by page, survives a restart, an
 TEST_CASE("a batch holds text up to its byte bound: large Resources are indexed a few per commit, none lost or repeated",
           "[search][feed]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   // Five Resources of ~600 bytes of text each, and a bound of 1,000 bytes: two per commit (the one that
   // reaches the bound is the batch's last), not the five a count of 1,000 would allow.
   std::string words;

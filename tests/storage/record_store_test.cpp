@@ -1,9 +1,10 @@
-// The LMDB record store: group commit with per-mutation rollback, the change log, scans, reopen.
+// The record store on either backend (LMDB, in memory): group commit with per-mutation rollback, the
+// change log, scans through a transaction's own writes and erases; reopening (LMDB only).
 
 #include "storage/identity.hpp"
-#include "storage/record_store.hpp"
 #include "tests/support/raw_lmdb.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <catch2/catch.hpp>
 #include <lmdb.h>
@@ -15,7 +16,7 @@ namespace {
 
 mutation put_resource(std::string tenant, std::string id, std::string json) {
   return [=](write_txn& tx) {
-    tx.put(table::resources, tenant_key(tenant, id), json);
+    cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key(tenant, id), json);
     tx.log_change(change_entry{0, tenant, change_kind::resource, id, change_op::created, 1});
     return true;
   };
@@ -25,11 +26,11 @@ mutation put_resource(std::string tenant, std::string id, std::string json) {
 
 TEST_CASE("a group commits every kept mutation and rolls back only the refused ones", "[storage]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   std::vector<mutation> batch = {
     put_resource("t1", "res_a", "{\"a\":1}"),
     [](write_txn& tx) {
-      tx.put(table::resources, tenant_key("t1", "res_refused"), "{}");
+      cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t1", "res_refused"), "{}");
       tx.log_change(change_entry{0, "t1", change_kind::resource, "res_refused", change_op::created, 1});
       return false;
     },
@@ -43,17 +44,17 @@ TEST_CASE("a group commits every kept mutation and rolls back only the refused o
   CHECK_FALSE(store->get_resource("t1", "res_refused"));
   // The refused mutation's change-log entry is gone too: sequences stay dense.
   CHECK(store->last_change() == 2);
-  auto changes = store->scan(table::changes, "", "", 10);
+  auto changes = cl::storage::kv::engine_of(*store).scan(cl::testing::raw("changes"), "", "", 10);
   REQUIRE(changes.size() == 2);
   CHECK(changes[1].second.find("res_b") != std::string::npos);
 }
 
 TEST_CASE("a mutation reads what earlier mutations of its group wrote", "[storage]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   std::optional<std::string> seen;
   std::vector<mutation> batch = {put_resource("t1", "res_a", "first"), [&](write_txn& tx) {
-                                   seen = tx.get(table::resources, tenant_key("t1", "res_a"));
+                                   seen = cl::storage::kv::writer_of(tx).get(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t1", "res_a"));
                                    return true;
                                  }};
   store->apply(batch);
@@ -62,39 +63,39 @@ TEST_CASE("a mutation reads what earlier mutations of its group wrote", "[storag
 
 TEST_CASE("keys are scoped by tenant and scans page by key", "[storage]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   std::vector<mutation> batch;
   for (int i = 0; i < 5; ++i) batch.push_back(put_resource("t1", "res_" + std::to_string(i), "x"));
   batch.push_back(put_resource("t2", "res_0", "other tenant"));
   store->apply(batch);
   CHECK(store->get_resource("t2", "res_0") == std::string{"other tenant"});
   CHECK_FALSE(store->get_resource("t2", "res_1"));
-  auto first = store->scan(table::resources, tenant_key("t1", ""), "", 2);
+  auto first = cl::storage::kv::engine_of(*store).scan(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t1", ""), "", 2);
   REQUIRE(first.size() == 2);
-  auto next = store->scan(table::resources, tenant_key("t1", ""), first.back().first, 10);
+  auto next = cl::storage::kv::engine_of(*store).scan(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t1", ""), first.back().first, 10);
   REQUIRE(next.size() == 3);
-  CHECK(next.back().first == tenant_key("t1", "res_4"));
+  CHECK(next.back().first == cl::storage::kv::tenant_key("t1", "res_4"));
 }
 
-TEST_CASE("stop and start keep records and the change-log position", "[storage]") {
+TEST_CASE("stop and start keep records and the change-log position", "[storage][lmdb]") {
   temp_dir dir;
   {
-    auto store = open_lmdb_store(dir.path, 64);
+    auto store = cl::storage::open_lmdb_store(dir.path, 64);
     store->apply({put_resource("t1", "res_a", "{\"hash\":\"sha256:00\"}"), put_resource("t1", "res_b", "b")});
   }
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::storage::open_lmdb_store(dir.path, 64);
   CHECK(store->get_resource("t1", "res_a") == std::string{"{\"hash\":\"sha256:00\"}"});
   CHECK(store->last_change() == 2);
   store->apply({put_resource("t1", "res_c", "c")});
   CHECK(store->last_change() == 3);
 }
 
-TEST_CASE("a data dir written by a newer format is refused with a clear message", "[storage]") {
+TEST_CASE("a data dir written by a newer format is refused with a clear message", "[storage][lmdb]") {
   temp_dir dir;
-  { open_lmdb_store(dir.path, 64); }
+  { cl::storage::open_lmdb_store(dir.path, 64); }
   cl::testing::write_raw_lmdb(dir.path, [](const auto& put) { put("meta", "format_version", "99"); });
   try {
-    open_lmdb_store(dir.path, 64);
+    cl::storage::open_lmdb_store(dir.path, 64);
     FAIL("a newer format was accepted");
   } catch (const std::runtime_error& e) {
     CHECK(std::string{e.what()}.find("newer") != std::string::npos);
@@ -104,17 +105,17 @@ TEST_CASE("a data dir written by a newer format is refused with a clear message"
 TEST_CASE("inside a transaction: scans see the group's own writes, writes() counts them, entries() counts a table",
           "[storage]") {
   temp_dir dir;
-  auto store = open_lmdb_store(dir.path, 64);
+  auto store = cl::testing::open_store(dir.path);
   std::vector<std::pair<std::string, std::string>> seen;
   std::uint64_t before = 0, after = 0;
   std::vector<mutation> batch = {
     put_resource("t1", "res_a", "a"),
     [&](write_txn& tx) {
       before = tx.writes();
-      tx.put(table::grants, tenant_key("t1", std::string{"res_a\0u_x", 9}), "g1");
-      tx.put(table::grants, tenant_key("t1", std::string{"res_a\0u_y", 9}), "g2");
-      tx.put(table::grants, tenant_key("t1", "res_b"), "other");
-      seen = tx.scan(table::grants, tenant_key("t1", std::string{"res_a\0", 6}), 10);
+      cl::storage::kv::writer_of(tx).put(cl::testing::raw("grants"), cl::storage::kv::tenant_key("t1", std::string{"res_a\0u_x", 9}), "g1");
+      cl::storage::kv::writer_of(tx).put(cl::testing::raw("grants"), cl::storage::kv::tenant_key("t1", std::string{"res_a\0u_y", 9}), "g2");
+      cl::storage::kv::writer_of(tx).put(cl::testing::raw("grants"), cl::storage::kv::tenant_key("t1", "res_b"), "other");
+      seen = cl::storage::kv::writer_of(tx).scan(cl::testing::raw("grants"), cl::storage::kv::tenant_key("t1", std::string{"res_a\0", 6}), "", 10);
       after = tx.writes();
       return true;
     }};
@@ -123,8 +124,43 @@ TEST_CASE("inside a transaction: scans see the group's own writes, writes() coun
   CHECK(seen[0].second == "g1");
   CHECK(seen[1].second == "g2");
   CHECK(after - before == 3);
-  CHECK(store->entries(table::grants) == 3);
-  CHECK(store->entries(table::ledger) == 0);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 3);
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger")) == 0);
+}
+
+TEST_CASE("erases inside a group hide committed entries from its scans and counts; a refused mutation's do not",
+          "[storage]") {
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  auto grants = cl::testing::raw("grants");
+  auto key = [](int i) { return cl::storage::kv::tenant_key("t1", "g_" + std::to_string(10 + i)); };
+  store->apply({[&](write_txn& tx) {
+    for (int i = 0; i < 10; ++i) cl::storage::kv::writer_of(tx).put(grants, key(i), std::to_string(i));
+    return true;
+  }});
+  std::vector<std::string> page, after_refusal;
+  std::size_t counted = 0;
+  store->apply({
+    [&](write_txn& tx) {  // refused: its erases must not leak into the next mutation
+      for (int i = 0; i < 10; ++i) cl::storage::kv::writer_of(tx).erase(grants, key(i));
+      return false;
+    },
+    [&](write_txn& tx) {
+      auto& w = cl::storage::kv::writer_of(tx);
+      for (const auto& [k, v] : w.scan(grants, cl::storage::kv::tenant_key("t1", ""), "", 3)) after_refusal.push_back(v);
+      for (int i : {0, 1, 2, 4}) w.erase(grants, key(i));  // the first page's entries, and one past it
+      w.put(grants, key(3), "3'");
+      counted = w.entries(grants);
+      for (const auto& [k, v] : w.scan(grants, cl::storage::kv::tenant_key("t1", ""), "", 3)) page.push_back(v);
+      return true;
+    }});
+  CHECK(after_refusal == std::vector<std::string>{"0", "1", "2"});
+  CHECK(page == std::vector<std::string>{"3'", "5", "6"});
+  CHECK(counted == 6);
+  CHECK(cl::storage::kv::engine_of(*store).entries(grants) == 6);
+  auto rest = cl::storage::kv::engine_of(*store).scan(grants, "", key(6), 10);
+  REQUIRE(rest.size() == 3);
+  CHECK(rest.front().second == "7");
 }
 
 TEST_CASE("a development key that was published is refused, not trusted", "[identity]") {
