@@ -135,22 +135,12 @@ void release_at_store(blob_broker_actor::stateful_pointer<blob_broker_state> sel
 
 /// The upload a request asks for, validated and laid out; the store is not called yet (a
 /// MULTIPART upload still needs `open_at_store`).
-blob_outcome start_upload(const blob_broker_config& cfg, const blob_caller& who, const std::string& body) {
-  json::object parsed;
-  try {
-    auto v = json::parse(body);
-    if (!v.is_object()) throw std::invalid_argument("not an object");
-    parsed = std::move(v.as_object());
-  } catch (const std::exception&) {
-    return failure(error_id::invalid_argument, "The body must be a JSON object.");
-  }
-  auto request = domain::parse_upload_request(parsed, cfg.limits);
-  if (auto* e = std::get_if<domain::api_error>(&request)) {
+blob_outcome start_upload(const blob_broker_config& cfg, const blob_caller& who, const domain::upload_request& r) {
+  if (auto over = domain::over_limits(r, cfg.limits)) {
     blob_outcome o;
-    o.error = std::move(*e);
+    o.error = std::move(*over);
     return o;
   }
-  auto& r = std::get<domain::upload_request>(request);
   if (r.blob_id) {
     auto latest = storage::blobs(*cfg.store).version(who.tenant, *r.blob_id, 0);
     if (!latest)
@@ -340,7 +330,7 @@ blob_broker_actor::behavior_type blob_broker(blob_broker_actor::stateful_pointer
                                              std::shared_ptr<const blob_broker_config> cfg) {
   self->delayed_send(self, cfg->sweep_interval, sweep_atom_v);
   return {
-    [self, cfg](upload_atom, const blob_caller& who, const std::string& body) -> caf::result<blob_outcome> {
+    [self, cfg](upload_atom, const blob_caller& who, const domain::upload_request& body) -> caf::result<blob_outcome> {
       // Validation, the blob lookup and a SINGLE upload's presigned URL are quick: here. Only a
       // MULTIPART upload calls the store (disk or HTTP): on a worker.
       auto o = guarded([&] { return start_upload(*cfg, who, body); });

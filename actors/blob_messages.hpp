@@ -4,6 +4,7 @@
 /// like any other (`concern_handles::get<blob_broker_actor>()`).
 
 #include "actors/type_ids.hpp"
+#include "domain/blob_upload.hpp"
 #include "storage/blob_store.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -72,8 +73,8 @@ struct blob_job {
 /// and version records, hands out presigned URLs and runs the sweep of abandoned uploads. Store
 /// calls that block (disk, HTTP) run on detached workers; records are written by the writer.
 using blob_broker_actor = caf::typed_actor<
-  // (caller, request body JSON) -> the upload to store and the 201 answer, or the error.
-  caf::replies_to<upload_atom, blob_caller, std::string>::with<blob_outcome>,
+  // (caller, the validated request) -> the upload to store and the 201 answer, or the error.
+  caf::replies_to<upload_atom, blob_caller, domain::upload_request>::with<blob_outcome>,
   // (caller, upload id, first part) -> fresh URLs, the stored parts, the upload with its new expiry.
   caf::replies_to<parts_atom, blob_caller, std::string, std::int32_t>::with<blob_outcome>,
   // (caller, upload id, declared SHA-256 hex) -> the blob version the store verified, or the error
@@ -99,3 +100,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::blob_lookup)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cl::actors::blob_lookup>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cl::actors::blob_found>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::storage::upload_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::upload_request)

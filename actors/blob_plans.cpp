@@ -136,6 +136,8 @@ domain::api_reply uncacheable(int status, std::string body) {
 void plan_start_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   auto parsed = json_body(ctx->request);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+  auto request = domain::parse_upload_request(std::get<boost::json::object>(parsed));
+  if (auto* e = std::get_if<domain::api_error>(&request)) return done(domain::api_reply::from(std::move(*e)));
   ask_broker(
     self, ctx, done,
     [self, ctx, done](blob_outcome& o) {
@@ -147,7 +149,7 @@ void plan_start_upload(caf::event_based_actor* self, std::shared_ptr<const reque
       };
       write_then(self, ctx, std::move(m), outcome, "The upload", done);
     },
-    upload_atom_v, caller(*ctx), ctx->request.body);
+    upload_atom_v, caller(*ctx), std::get<domain::upload_request>(request));
 }
 
 void plan_upload_parts(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {

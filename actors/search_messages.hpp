@@ -45,6 +45,8 @@ struct search_call {
   domain::search_request request;  ///< a new search only
   std::vector<std::string> principals;
   search_stream_call full, metadata;
+  /// Index rankings this call may run in all, both lists and every retry (the answer's budget).
+  int budget = 1;
 };
 /// The search session actor's answer: the error to answer with (unknown or expired session, a
 /// query Xapian cannot parse), or the session, its request and each list's next candidates.
@@ -55,6 +57,7 @@ struct search_outcome {
   search_stream full, metadata;
   std::size_t answered_before = 0;  ///< hits the session answered before this page
   bool session_full = false;        ///< the session answered as many hits as it may
+  int spent = 0;                    ///< index rankings this call ran (of `search_call::budget`)
 };
 /// Search indexer (the search route group): applies the change log to the Xapian index.
 using indexer_actor = caf::typed_actor<

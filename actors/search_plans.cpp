@@ -27,8 +27,11 @@ using domain::error_id;
 constexpr std::size_t max_query_chars = 1000;  ///< code points
 constexpr std::size_t max_page_size = 100;
 constexpr std::size_t default_page_size = 20;
-/// Index queries one answer makes at most to fill its page past hits that layer 3 refuses.
-constexpr int max_rounds = 4;
+/// Index rankings one answer runs at most, in all: the plan's rounds (to fill the page past hits
+/// layer 3 refuses), each list's re-rankings past revoked grants (the session actor), and the
+/// index's own re-runs (a reader overtaken by a commit, a remembered id gone stale). One budget:
+/// the worst case of an answer is this many rankings (docs/architecture.md, Search).
+constexpr int max_index_runs = 8;
 
 std::size_t code_points(std::string_view s) {
   std::size_t n = 0;
@@ -94,6 +97,7 @@ struct gathered {
   std::size_t answered_before = 0;
   bool exhausted = false;
   int rounds = 0;
+  int budget = max_index_runs;  ///< index rankings left to this answer
 };
 
 /// A hit as the caller sees it: rights resolved now; without its snippet when those rights refuse
@@ -163,6 +167,12 @@ double bound_of(const search_stream& s) {
   return low;
 }
 
+/// The session call of the next round, with what is left of the answer's budget.
+search_call with_budget(const std::shared_ptr<gathered>& g) {
+  g->call.budget = g->budget;
+  return g->call;
+}
+
 /// One round: the next candidates of both lists from the session actor, their rights, layer 3
 /// per hit, then the page merged by score; another round while the page is short, more is ranked,
 /// and the rounds last.
@@ -192,6 +202,7 @@ void round(caf::event_based_actor* self, const std::shared_ptr<const request_con
       }
       if (g->rounds == 0) g->answered_before = o.answered_before;
       ++g->rounds;
+      g->budget -= std::max(1, o.spent);
       if (o.session_full) {
         g->exhausted = true;
         return answer(self, ctx, g, done);
@@ -225,7 +236,7 @@ void round(caf::event_based_actor* self, const std::shared_ptr<const request_con
           }
           // Merged by score. A candidate is answered only when the other list cannot rank a better
           // one later (its lowest candidate scores no more), unless this is the last round.
-          bool last = g->rounds >= max_rounds;
+          bool last = g->budget <= 0;
           auto full_bound = bound_of(full), metadata_bound = bound_of(metadata);
           std::size_t a = 0, b = 0;
           while (g->ids.size() < g->page_size && (a < from_full.size() || b < from_metadata.size())) {
@@ -255,7 +266,7 @@ void round(caf::event_based_actor* self, const std::shared_ptr<const request_con
         },
         done);
     },
-    search_atom_v, g->call);
+    search_atom_v, with_budget(g));
 }
 
 }  // namespace

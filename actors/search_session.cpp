@@ -31,9 +31,6 @@ storage::search_query index_query(const domain::session_owner& owner, const doma
   return q;
 }
 
-/// Index queries one answer makes at most to replace candidates whose grant no longer holds.
-constexpr int max_grant_rounds = 4;
-
 /// Layer 2 against the record store: one of `principals` (the caller and its groups) holds a grant
 /// on the Resource now (any role reads). Point reads, one per principal.
 bool readable(const storage::record_store& store, const std::string& tenant, const std::vector<std::string>& principals,
@@ -81,9 +78,11 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
         return out;
       }
       auto room = cfg->limits.max_returned - out.answered_before;
+      int left = call.budget;
       // The index may lag the grants (a revoked grant, a burst of writes ahead of it): every
       // candidate's grant is read again from the record store, and one that no longer holds is
-      // ranked past, so a page is the truth of now, not of the index.
+      // ranked past (the list ranks again while the call's budget lasts), so a page is the truth
+      // of now, not of the index.
       auto rank = [&](const search_stream_call& asked, bool metadata_only) {
         search_stream out_stream;
         if (asked.candidates == 0) return out_stream;
@@ -93,9 +92,12 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
         q.metadata_only = metadata_only;
         q.skip = &skip;
         auto wanted = std::min(asked.candidates, room);
-        for (int round = 0; round < max_grant_rounds; ++round) {
+        out_stream.exhausted = false;  // until the index says so
+        while (left > 0) {
           q.page_size = wanted - out_stream.hits.size();
+          q.max_runs = left;
           auto page = cfg->index->search(q);
+          left -= std::max(1, page.runs);
           out_stream.exhausted = page.exhausted;
           for (auto& h : page.hits) {
             skip.insert(h.id);  // taken or refused: a further round ranks past it
@@ -108,6 +110,7 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
       try {
         out.full = rank(call.full, false);
         out.metadata = rank(call.metadata, true);
+        out.spent = call.budget - left;
       } catch (const storage::query_syntax_error& e) {
         out.error = domain::api_error{domain::error_id::query_syntax, "The query cannot be parsed: " + e.message,
                                       {{"/query", e.message}}};

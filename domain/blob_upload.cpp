@@ -53,7 +53,7 @@ bool active_content_type(std::string_view content_type) {
   return type.size() > 4 && type.compare(type.size() - 4, 4, "+xml") == 0;
 }
 
-std::variant<upload_request, api_error> parse_upload_request(const json::object& body, const upload_limits& limits) {
+std::variant<upload_request, api_error> parse_upload_request(const json::object& body) {
   for (const auto& m : body)
     if (m.key() != "size" && m.key() != "content_type" && m.key() != "blob_id")
       return invalid("/" + std::string{m.key()}.substr(0, 64), "is not a member of an upload request");
@@ -62,10 +62,6 @@ std::variant<upload_request, api_error> parse_upload_request(const json::object&
   if (!size || !(size->is_int64() || size->is_uint64()) || (size->is_int64() && size->as_int64() < 1))
     return invalid("/size", "must be a whole number of bytes, at least 1");
   r.size = size->is_uint64() ? size->as_uint64() : static_cast<std::uint64_t>(size->as_int64());
-  if (r.size > limits.max_blob_bytes)
-    return api_error{error_id::limit_exceeded,
-                     "The blob is larger than " + std::to_string(limits.max_blob_bytes) + " bytes.",
-                     {{"/size", "at most " + std::to_string(limits.max_blob_bytes) + " bytes (blobs.max_blob_bytes)"}}};
   auto* type = body.if_contains("content_type");
   if (!type || !type->is_string() || !valid_content_type(std::string_view{type->as_string().data(), type->as_string().size()}))
     return invalid("/content_type", "must be a media type such as image/png");
@@ -77,6 +73,12 @@ std::variant<upload_request, api_error> parse_upload_request(const json::object&
     r.blob_id = std::string{blob->as_string()};
   }
   return r;
+}
+
+std::optional<api_error> over_limits(const upload_request& r, const upload_limits& limits) {
+  if (r.size <= limits.max_blob_bytes) return std::nullopt;
+  return api_error{error_id::limit_exceeded, "The blob is larger than " + std::to_string(limits.max_blob_bytes) + " bytes.",
+                   {{"/size", "at most " + std::to_string(limits.max_blob_bytes) + " bytes (blobs.max_blob_bytes)"}}};
 }
 
 upload_layout layout_upload(std::uint64_t size, const upload_limits& limits) {

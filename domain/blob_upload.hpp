@@ -25,21 +25,24 @@ struct upload_limits {
   std::size_t parts_per_answer = 100;               ///< URLs handed out at once
 };
 
-/// A validated upload request.
 /// Whether a browser would run or render active content served as `content_type` (HTML, XHTML,
 /// SVG, XML, JavaScript, PDF, Flash): downloads of such blobs are served as attachments, so a blob
 /// never runs in the object store's origin. Parameters (`; charset=...`) and case are ignored.
 bool active_content_type(std::string_view content_type);
 
+/// A validated upload request (the body of `POST /blobs/uploads`).
 struct upload_request {
   std::uint64_t size = 0;
   std::string content_type;
   std::optional<std::string> blob_id;  ///< a new version of this blob
 };
 
-/// Validates `{"size", "content_type", "blob_id"?}`: unknown members, a size of 1 byte to
-/// `max_blob_bytes` (over it: LIMIT_EXCEEDED), a `type/subtype` content type, a `blb_` id.
-std::variant<upload_request, api_error> parse_upload_request(const boost::json::object& body, const upload_limits& limits);
+/// Validates `{"size", "content_type", "blob_id"?}`: unknown members, a size of at least 1 byte,
+/// a `type/subtype` content type, a `blb_` id.
+std::variant<upload_request, api_error> parse_upload_request(const boost::json::object& body);
+
+/// LIMIT_EXCEEDED when `r` is larger than `limits.max_blob_bytes` (the broker's configuration).
+std::optional<api_error> over_limits(const upload_request& r, const upload_limits& limits);
 
 /// One part of a multipart upload: its number (from 1) and its size.
 struct part_plan {

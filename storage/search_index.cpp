@@ -327,21 +327,51 @@ struct search_index::snapshot {
 
 const char* search_index::format() noexcept { return format_version; }
 
+namespace {
+
+/// Runs `rank(exact)` (one ranking: a page, its hits' ids learnt) until no hit it should have
+/// passed over comes back, or `left` runs out. A remembered document id is stale when its Resource
+/// was removed and indexed again (another id): the hit then comes back; its new id is learnt and
+/// the ranking runs again (`exact` from the third: every id looked up). Out of runs, the page drops
+/// those hits and is not exhausted (what it dropped is ranked again on a later page).
+template <class Rank>
+search_page passing_over(const search_query& q, int& left, const Rank& rank) {
+  for (int attempt = 0;; ++attempt) {
+    --left;
+    auto page = rank(attempt >= 2);
+    page.runs = attempt + 1;
+    auto passed = [&](const search_hit& h) { return q.skip && q.skip->count(h.id) > 0; };
+    if (std::none_of(page.hits.begin(), page.hits.end(), passed)) return page;
+    if (left <= 0) {
+      page.hits.erase(std::remove_if(page.hits.begin(), page.hits.end(), passed), page.hits.end());
+      page.exhausted = false;
+      return page;
+    }
+  }
+}
+
+}  // namespace
+
 search_page search_index::search(const search_query& q) const {
+  int left = std::max(1, q.max_runs);
+  const int budget = left;
   // A reader whose revision the writer has since overwritten throws DatabaseModifiedError: reopen
-  // and run again (Xapian's documented way).
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  // and run again (Xapian's documented way), while more than one run is left.
+  while (left > 1) {
+    int before = left;
     try {
       auto r = impl_->checkout();  // opening or reopening may meet a discarded revision too
-      auto page = run({*r.db, r.shards, r.keys, r.common, r.documents}, q);
+      auto page = run({*r.db, r.shards, r.keys, r.common, r.documents}, q, left);
       impl_->give_back(std::move(r));
+      page.runs = budget - left;
       return page;
     } catch (const Xapian::DatabaseModifiedError&) {
       // That reader is dropped; the next attempt takes (or opens) another at the last commit.
+      if (left == before) --left;
     }
   }
-  // Commits keep overtaking this search: run it on the writers' databases, which cannot change
-  // while their locks are held.
+  // The last run (commits keep overtaking this search): on the writers' databases, which cannot
+  // change while their locks are held.
   std::vector<std::unique_lock<std::mutex>> locks;
   Xapian::Database all;
   std::vector<Xapian::Database> each;
@@ -354,9 +384,10 @@ search_page search_index::search(const search_query& q) const {
   }
   auto keys = index_keys_of(all);
   auto common = impl::common_of(each);
-  return run({all, each, keys, common, documents}, q);
+  auto page = run({all, each, keys, common, documents}, q, left);
+  page.runs = budget - left;
+  return page;
 }
-
 
 Xapian::Query search_index::skipped(const snapshot& at, const search_query& q, bool exact) const {
   const auto& shards = at.shards;
@@ -400,7 +431,7 @@ std::optional<search_hit> search_index::hit_of(const snapshot& at, Xapian::docid
   return decode_record(*record).hit(score);
 }
 
-search_page search_index::run_metadata(const snapshot& at, const search_query& q) const {
+search_page search_index::run_metadata(const snapshot& at, const search_query& q, int& left) const {
   // Titles are short and few documents hold a query's title terms: Xapian's own phrase check (on
   // the title terms' positions) and no tiers, pairs or proximity. The weights are the whole
   // index's (`at.db`), so equal titles weigh the same in any shard.
@@ -410,27 +441,23 @@ search_page search_index::run_metadata(const snapshot& at, const search_query& q
                        filters_of(impl_->filters, groups, reach_of(at.db, *groups)));
   Xapian::Enquire enquire{at.db};
   enquire.set_weighting_scheme(ranking());
-  search_page page;
-  for (int attempt = 0; attempt < 3; ++attempt) {  // as in run: a stale known id runs it again
-    bool skipping = q.skip && !q.skip->empty();
-    page = search_page{};
-    enquire.set_query(skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, skipped(at, q, attempt == 2)) : ranked);
+  bool skipping = q.skip && !q.skip->empty();
+  return passing_over(q, left, [&](bool exact) {
+    search_page page;
+    enquire.set_query(skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, ranked, skipped(at, q, exact)) : ranked);
     auto mset = enquire.get_mset(0, static_cast<Xapian::doccount>(q.page_size + 1));
     page.total_estimate = mset.get_matches_estimated();
-    bool stale = false;
     impl::learnt answered;
     for (auto it = mset.begin(); it != mset.end() && page.hits.size() < q.page_size; ++it) {
       auto h = hit_of(at, *it, it.get_weight());
       if (!h) continue;
       answered.emplace_back(unique_term(q.tenant, h->id), *it);
-      if (skipping && q.skip->count(h->id)) stale = true;
       page.hits.push_back(std::move(*h));
     }
     page.exhausted = mset.size() <= q.page_size;
     impl_->learn(answered);
-    if (!stale) break;
-  }
-  return page;
+    return page;
+  });
 }
 
 namespace {
@@ -526,8 +553,8 @@ std::vector<candidate> with_proximity(const Xapian::MSet& mset, const Xapian::Da
 
 }  // namespace
 
-search_page search_index::run(const snapshot& at, const search_query& q) const {
-  if (q.metadata_only) return run_metadata(at, q);
+search_page search_index::run(const snapshot& at, const search_query& q, int& left) const {
+  if (q.metadata_only) return run_metadata(at, q, left);
   const auto& db = at.db;
   auto n = at.shards.size();
   auto plan = plan_text(db, at.shards, at.common, at.keys, q);
@@ -541,14 +568,10 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
   int top_level = top_tier(db, plan, reach, at.common, 2.0 * static_cast<double>(window + (q.skip ? q.skip->size() : 0)), tiered);
   Xapian::Enquire enquire{db};
   enquire.set_weighting_scheme(ranking());
-  search_page page;
-  // A known document id is stale when its Resource was removed and indexed again (another id): a
-  // hit the query should have passed over then comes back. Its id is learnt and the query runs
-  // again (the last attempt looks every id up).
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    bool skipping = q.skip && !q.skip->empty();
-    page = search_page{};
-    auto passed_over = skipping ? skipped(at, q, attempt == 2) : Xapian::Query{};
+  bool skipping = q.skip && !q.skip->empty();
+  return passing_over(q, left, [&](bool exact) {
+    search_page page;
+    auto passed_over = skipping ? skipped(at, q, exact) : Xapian::Query{};
     auto without_skipped = [&](const Xapian::Query& query) {
       return skipping ? Xapian::Query(Xapian::Query::OP_AND_NOT, query, passed_over) : query;
     };
@@ -568,7 +591,6 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
       page.total_estimate = mset.get_matches_estimated();
     }
     auto order = with_proximity(mset, db, at.documents, plan);
-    bool stale = false;
     impl::learnt answered;  // answered hits are known by document id on the session's next page
     for (std::size_t i = 0; i < order.size() && page.hits.size() < q.page_size; ++i) {
       auto at_shard = split_docid(*order[i].it, n);
@@ -577,15 +599,13 @@ search_page search_index::run(const snapshot& at, const search_query& q) const {
       auto fields = decode_record(*record);
       auto h = fields.hit(order[i].score);
       answered.emplace_back(unique_term(q.tenant, h.id), *order[i].it);
-      if (skipping && q.skip->count(h.id)) stale = true;
       h.snippet = snippet_of(fields.text, plan.marks, stemmer_for(h.language), 200);
       page.hits.push_back(std::move(h));
     }
     page.exhausted = mset.size() <= q.page_size;
     impl_->learn(answered);
-    if (!stale) break;
-  }
-  return page;
+    return page;
+  });
 }
 
 }  // namespace cl::storage

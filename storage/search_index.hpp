@@ -89,8 +89,10 @@ public:
 private:
   /// What one search reads: every shard as one, each alone, and what goes with them.
   struct snapshot;
-  search_page run(const snapshot& at, const search_query& q) const;
-  search_page run_metadata(const snapshot& at, const search_query& q) const;
+  /// One search on `at`, spending rankings from `left` (at least one; more while a remembered id
+  /// turns out stale).
+  search_page run(const snapshot& at, const search_query& q, int& left) const;
+  search_page run_metadata(const snapshot& at, const search_query& q, int& left) const;
   /// `q.skip` as a query of their document ids, each in its own shard: known from an earlier
   /// answer (as numbered across shards), else one lookup of the unique term in its shard
   /// (`exact`: all of them looked up).

@@ -31,6 +31,11 @@ struct search_query {
   /// metadata (its title) alone, ranked by that alone: what a caller whose rights refuse a
   /// Resource's content may find it by (layer 3). Hits then carry no snippet.
   bool metadata_only = false;
+  /// Rankings this call may run (at least 1): a ranking that meets a reader the writer has moved
+  /// on from, or a remembered document id gone stale, runs again while this lasts (the answer's
+  /// one budget: actors/search_plans.cpp). Out of it, the page drops what it should have passed
+  /// over and says it is not exhausted.
+  int max_runs = 3;
 };
 
 struct search_hit {
@@ -46,6 +51,7 @@ struct search_page {
   /// The level of the query term's impact tiers that ranked this page (0: the whole posting list;
   /// storage/search_index.cpp). The same page either way; tests and benches read it.
   int tier_level = 0;
+  int runs = 0;  ///< rankings this page took (of `search_query::max_runs`)
 };
 
 /// A query Xapian cannot parse (the caller answers 400 with it).

@@ -11,7 +11,10 @@ using namespace cl::domain;
 namespace {
 
 std::variant<upload_request, api_error> parse(const std::string& body, upload_limits limits = {}) {
-  return parse_upload_request(boost::json::parse(body).as_object(), limits);
+  auto r = parse_upload_request(boost::json::parse(body).as_object());
+  if (auto* ok = std::get_if<upload_request>(&r))
+    if (auto over = over_limits(*ok, limits)) return *over;
+  return r;
 }
 
 api_error refusal(const std::string& body, upload_limits limits = {}) {

@@ -485,6 +485,38 @@ TEST_CASE("a session's answered hits are passed over by the ids they were answer
   CHECK(pages == 5);
 }
 
+TEST_CASE("a search runs within its budget of rankings: out of it, a stale hit is dropped, never answered twice",
+          "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  index_tides(index, 30);
+  std::unordered_set<std::string> answered;
+  auto q = ask("tide");
+  q.page_size = 10;
+  q.skip = &answered;
+  auto first = index.search(q);
+  REQUIRE(first.hits.size() == 10);
+  CHECK(first.runs == 1);
+  for (const auto& h : first.hits) answered.insert(h.id);
+  // An answered Resource indexed again under another document id, now ranking first: the id the
+  // index remembers for it is stale, so a ranking brings it back.
+  auto again = first.hits[3].id;
+  index.apply({}, {{"t_a", again}}, 2);
+  index.apply({doc(again, "Tide", "tide tide tide tide table")}, {}, 3);
+  q.max_runs = 1;  // no run left to rank again: the hit is dropped and the page says more may come
+  auto tight = index.search(q);
+  CHECK(tight.runs == 1);
+  CHECK_FALSE(tight.exhausted);
+  CHECK(tight.hits.size() == 9);
+  for (const auto& h : tight.hits) CHECK(answered.count(h.id) == 0);
+  q.max_runs = 3;  // with runs left, the new id is learnt and the page is whole
+  auto whole = index.search(q);
+  CHECK(whole.runs >= 1);
+  CHECK(whole.runs <= 3);
+  CHECK(whole.hits.size() == 10);
+  for (const auto& h : whole.hits) CHECK(answered.count(h.id) == 0);
+}
+
 TEST_CASE("phrases are checked by each document's own stemming, in a search of several languages", "[search][index]") {
   cl::testing::temp_dir dir;
   search_index index{dir.path + "/search"};
