@@ -40,6 +40,36 @@ bool readable(const storage::record_store& store, const std::string& tenant, con
   return false;
 }
 
+
+/// One list's next `wanted` candidates for `call`, ranked by `q` past what the session `returned`
+/// and what the call excludes, spending rankings from `left`. The index may lag the grants (a
+/// revoked grant, a burst of writes ahead of it): every candidate's grant is read again from the
+/// record store, and one that no longer holds is ranked past (the list ranks again while the
+/// budget lasts), so a page is the truth of now, not of the index.
+search_stream rank_list(const search_session_config& cfg, const search_call& call, storage::search_query& q,
+                        const std::vector<std::string>& returned, const search_stream_call& asked, std::size_t wanted,
+                        int& left) {
+  search_stream out;
+  if (asked.candidates == 0) return out;
+  std::unordered_set<std::string> skip(returned.begin(), returned.end());
+  skip.insert(asked.exclude.begin(), asked.exclude.end());
+  q.skip = &skip;
+  out.exhausted = false;  // until the index says so
+  while (left > 0) {
+    q.page_size = wanted - out.hits.size();
+    q.max_runs = left;
+    auto page = cfg.index->search(q);
+    left -= std::max(1, page.runs);
+    out.exhausted = page.exhausted;
+    for (auto& h : page.hits) {
+      skip.insert(h.id);  // taken or refused: a further round ranks past it
+      if (readable(*cfg.store, call.owner.tenant, call.principals, h.id)) out.hits.push_back(std::move(h));
+    }
+    if (out.hits.size() >= wanted || page.exhausted) break;
+  }
+  return out;
+}
+
 }  // namespace
 
 search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state>,
@@ -79,33 +109,10 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
       }
       auto room = cfg->limits.max_returned - out.answered_before;
       int left = call.budget;
-      // The index may lag the grants (a revoked grant, a burst of writes ahead of it): every
-      // candidate's grant is read again from the record store, and one that no longer holds is
-      // ranked past (the list ranks again while the call's budget lasts), so a page is the truth
-      // of now, not of the index.
       auto rank = [&](const search_stream_call& asked, bool metadata_only) {
-        search_stream out_stream;
-        if (asked.candidates == 0) return out_stream;
-        std::unordered_set<std::string> skip(returned.begin(), returned.end());
-        skip.insert(asked.exclude.begin(), asked.exclude.end());
         auto q = index_query(call.owner, out.request, call);
         q.metadata_only = metadata_only;
-        q.skip = &skip;
-        auto wanted = std::min(asked.candidates, room);
-        out_stream.exhausted = false;  // until the index says so
-        while (left > 0) {
-          q.page_size = wanted - out_stream.hits.size();
-          q.max_runs = left;
-          auto page = cfg->index->search(q);
-          left -= std::max(1, page.runs);
-          out_stream.exhausted = page.exhausted;
-          for (auto& h : page.hits) {
-            skip.insert(h.id);  // taken or refused: a further round ranks past it
-            if (readable(*cfg->store, call.owner.tenant, call.principals, h.id)) out_stream.hits.push_back(std::move(h));
-          }
-          if (out_stream.hits.size() >= wanted || page.exhausted) break;
-        }
-        return out_stream;
+        return rank_list(*cfg, call, q, returned, asked, std::min(asked.candidates, room), left);
       };
       try {
         out.full = rank(call.full, false);
