@@ -3,21 +3,7 @@
 #include "domain/clock.hpp"
 
 #include "actors/access.hpp"
-#include "actors/contracts.hpp"
-#include "actors/rights.hpp"
-#include "domain/idempotency.hpp"
-#include "domain/resource.hpp"
-#include "domain/ids.hpp"
-#include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
-#include "domain/sign_in.hpp"
-#include "domain/page_token.hpp"
-#include "domain/query.hpp"
-#include "domain/records.hpp"
-
-#include <boost/json.hpp>
-#include <caf/all.hpp>
-
 
 namespace cl::actors {
 

@@ -1,24 +1,5 @@
 #include "actors/plan_support.hpp"
 
-#include "domain/clock.hpp"
-
-#include "actors/access.hpp"
-#include "actors/contracts.hpp"
-#include "actors/rights.hpp"
-#include "domain/idempotency.hpp"
-#include "domain/resource.hpp"
-#include "domain/ids.hpp"
-#include "domain/json_text.hpp"
-#include "domain/layer3.hpp"
-#include "domain/sign_in.hpp"
-#include "domain/page_token.hpp"
-#include "domain/query.hpp"
-#include "domain/records.hpp"
-
-#include <boost/json.hpp>
-#include <caf/all.hpp>
-
-
 namespace cl::actors {
 
 namespace json = boost::json;
@@ -30,12 +11,10 @@ domain::api_reply json_reply(int status, std::string body) {
   return r;
 }
 
-
 domain::api_reply not_found(domain::error_id missing, const std::string& what, const std::string& id) {
   auto shown = id.size() > 64 ? id.substr(0, 64) + "..." : id;
   return domain::api_reply::failure(missing, "No " + what + " " + shown + " exists in this tenant.");
 }
-
 
 void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                     storage::catalog_kind kind, const std::string& id, domain::error_id missing, const std::string& what,

@@ -2,22 +2,12 @@
 #include "actors/plan_access.hpp"
 #include "domain/clock.hpp"
 
-#include "actors/access.hpp"
-#include "actors/contracts.hpp"
 #include "actors/rights.hpp"
-#include "domain/idempotency.hpp"
 #include "domain/resource.hpp"
 #include "domain/ids.hpp"
-#include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
 #include "domain/sign_in.hpp"
-#include "domain/page_token.hpp"
-#include "domain/query.hpp"
 #include "domain/records.hpp"
-
-#include <boost/json.hpp>
-#include <caf/all.hpp>
-
 
 namespace cl::actors {
 
@@ -56,7 +46,6 @@ void log_change(storage::write_txn& tx, const std::string& tenant, storage::chan
 }
 
 namespace {
-
 
 /// `m`, run so that its answer is stored in the ledger under `guard` in the same transaction. A
 /// record that is there already (a concurrent request with the key committed first) is answered
