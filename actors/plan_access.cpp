@@ -7,8 +7,6 @@
 
 namespace cl::actors {
 
-namespace json = boost::json;
-
 void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                  const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
   with_rights_of(

@@ -6,8 +6,6 @@
 
 namespace cl::actors {
 
-namespace json = boost::json;
-
 namespace {
 
 /// The page asked for: its size and the position after which it starts (from `page_token`,

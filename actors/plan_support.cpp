@@ -2,8 +2,6 @@
 
 namespace cl::actors {
 
-namespace json = boost::json;
-
 domain::api_reply json_reply(int status, std::string body) {
   domain::api_reply r;
   r.status = status;

@@ -11,8 +11,6 @@
 
 namespace cl::actors {
 
-namespace json = boost::json;
-
 std::string record_activity(storage::write_txn& tx, const domain::principal& who, const std::string& type,
                             const std::string& kind, const std::string& id, const std::vector<std::string>& extra_agents,
                             const std::vector<std::string>& tooling, const std::string& at) {
