@@ -107,7 +107,7 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
     domain::access_grant g{id, principal, role, who.subject, domain::iso8601_now()};
     auto record = domain::grant_json(g);
     tx.grants().put(who.tenant_id, g);
-    log_change(tx, who.tenant_id, storage::change_op::granted, storage::change_kind::resource, id);
+    log_change(tx, who.tenant_id, storage::change_op::granted, storage::change_kind::resource, id, {{}, {}, principal});
     outcome->reply = json_reply(existing ? 200 : 201, record);
     if (!existing) outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "/access/" + principal);
     outcome->reply->headers.emplace_back("Cache-Control", "no-store");
@@ -159,7 +159,7 @@ void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const reque
       return refuse({domain::error_id::last_owner, "The Resource would be left without an owner.",
                      {{"principal", principal + " is its only owner"}}});
     tx.grants().erase(who.tenant_id, id, principal);
-    log_change(tx, who.tenant_id, storage::change_op::revoked, storage::change_kind::resource, id);
+    log_change(tx, who.tenant_id, storage::change_op::revoked, storage::change_kind::resource, id, {{}, {}, principal});
     outcome->reply = domain::api_reply{};
     outcome->reply->status = 204;
     outcome->reply->content_type.clear();

@@ -33,13 +33,16 @@ std::string record_activity(storage::write_txn& tx, const domain::principal& who
 }
 
 void log_change(storage::write_txn& tx, const std::string& tenant, storage::change_op op, storage::change_kind kind,
-                const std::string& id) {
+                const std::string& id, change_detail detail) {
   storage::change_entry e;
   e.tenant = tenant;
   e.kind = kind;
   e.id = id;
   e.op = op;
   e.at_ms = domain::now_ms();
+  e.version = std::move(detail.version);
+  e.hash = std::move(detail.hash);
+  e.principal = std::move(detail.principal);
   tx.log_change(e);
 }
 
@@ -121,12 +124,13 @@ void write_with_access(caf::event_based_actor* self, const std::shared_ptr<const
 
 domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
                                   const std::string& tenant, int status, const std::string& record,
-                                  const domain::content_use& use) {
+                                  const domain::content_use& use, std::string* hash_out) {
   auto work = storage::fields_of(record).work_id;
   auto now = domain::now_ms() / 1000;
   auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : tx.contracts().for_work(tenant, work),
                              policy, now);
   auto hash = domain::resource_hash(record, rights.digest_input);
+  if (hash_out) *hash_out = hash;
   auto r = json_reply(status, domain::content_as_allowed(domain::compose_resource(record, rights.json, hash), rights, use));
   if (domain::content_allowed(rights, use)) r.headers.emplace_back("ETag", "\"" + hash + "\"");
   r.headers.emplace_back("Cache-Control", "no-store");

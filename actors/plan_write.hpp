@@ -68,7 +68,7 @@ void write_with_access(caf::event_based_actor* self, const std::shared_ptr<const
 /// must not hand out content its caller may not read).
 domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
                                   const std::string& tenant, int status, const std::string& record,
-                                  const domain::content_use& use);
+                                  const domain::content_use& use, std::string* hash = nullptr);
 
 
 /// The policy a write resolves rights with (the resolver's, published in `ctx->actors`).
@@ -87,8 +87,16 @@ struct resource_write_context {
 /// The context of a Resource write; nullopt when the declared use is refused (`done` answered).
 std::optional<resource_write_context> begin_resource_write(const request_context& ctx, const reply_fn& done);
 
+/// What a change-log entry says beyond what changed: the record's version and `hash` after it, the
+/// grantee of a grant change (what the change feed's events name).
+struct change_detail {
+  std::string version;
+  std::string hash;
+  std::string principal;
+};
+
 /// Appends a change-log entry: `op` happened to `kind`/`id` of `tenant`, now.
 void log_change(storage::write_txn& tx, const std::string& tenant, storage::change_op op, storage::change_kind kind,
-                const std::string& id);
+                const std::string& id, change_detail detail = {});
 
 }  // namespace cl::actors

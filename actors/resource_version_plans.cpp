@@ -45,8 +45,9 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
       return false;
     }
     auto version = tx.resources().header(who.tenant_id, id)->version;
+    std::string hash;
     auto answer = [&](int status, const std::string& record) {
-      outcome->reply = resource_answer(tx, *policy, who.tenant_id, status, record, use);
+      outcome->reply = resource_answer(tx, *policy, who.tenant_id, status, record, use, &hash);
       outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + id + "?version=" + version);
       return true;
     };
@@ -54,8 +55,9 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
     if (auto existing = tx.resources().version(who.tenant_id, id, version)) return answer(200, *existing);
     tx.resources().put_version(who.tenant_id, id, version, *current);
     record_activity(tx, who, "VERSION", "resource", id, {}, {}, domain::iso8601_now());
-    log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id);
-    return answer(201, *current);
+    answer(201, *current);
+    log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id, {version, hash});
+    return true;
   };
   write_with_access(self, ctx, id, domain::access_role::writer, std::move(snapshot), w->outcome, "The snapshot", done);
 }

@@ -11,6 +11,7 @@ using namespace encoding;
 namespace {
 
 constexpr char format_v2 = '\x02';
+constexpr char format_v3 = '\x03';
 
 bool valid_kind(unsigned v) { return v >= 1 && v <= 4; }
 bool valid_op(unsigned v) { return v >= 1 && v <= 8; }
@@ -72,20 +73,25 @@ std::string_view change_kind_name(change_kind kind) {
 
 std::string encode_change(const change_entry& e) {
   std::string out;
-  out.reserve(12 + e.tenant.size() + e.id.size() + 4);
-  out.push_back(format_v2);
+  out.reserve(21 + e.tenant.size() + e.id.size() + e.version.size() + e.hash.size() + e.principal.size() + 10);
+  out.push_back(format_v3);
   out.push_back(static_cast<char>(e.kind));
   out.push_back(static_cast<char>(e.op));
   put_u64(out, static_cast<std::uint64_t>(e.at_ms));
+  put_u64(out, e.transaction);
   put_text(out, e.tenant);
   put_text(out, e.id);
+  put_text(out, e.version);
+  put_text(out, e.hash);
+  put_text(out, e.principal);
   return out;
 }
 
 std::optional<change_entry> decode_change(std::uint64_t seq, std::string_view bytes) {
   if (bytes.empty()) return std::nullopt;
   if (bytes.front() == '{') return decode_json(seq, bytes);
-  if (bytes.front() != format_v2 || bytes.size() < 11) return std::nullopt;
+  bool v3 = bytes.front() == format_v3;
+  if ((!v3 && bytes.front() != format_v2) || bytes.size() < (v3 ? 19u : 11u)) return std::nullopt;
   auto kind = static_cast<unsigned char>(bytes[1]), op = static_cast<unsigned char>(bytes[2]);
   if (!valid_kind(kind) || !valid_op(op)) return std::nullopt;
   change_entry e;
@@ -93,8 +99,11 @@ std::optional<change_entry> decode_change(std::uint64_t seq, std::string_view by
   e.kind = static_cast<change_kind>(kind);
   e.op = static_cast<change_op>(op);
   e.at_ms = static_cast<std::int64_t>(get_u64(bytes.substr(3, 8)));
-  auto rest = bytes.substr(11);
-  if (!get_text(rest, e.tenant) || !get_text(rest, e.id) || !rest.empty()) return std::nullopt;
+  if (v3) e.transaction = get_u64(bytes.substr(11, 8));
+  auto rest = bytes.substr(v3 ? 19 : 11);
+  if (!get_text(rest, e.tenant) || !get_text(rest, e.id)) return std::nullopt;
+  if (v3 && (!get_text(rest, e.version) || !get_text(rest, e.hash) || !get_text(rest, e.principal))) return std::nullopt;
+  if (!rest.empty()) return std::nullopt;
   return e;
 }
 

@@ -42,19 +42,26 @@ struct change_entry {
   std::string id;          ///< the record's id (`res_`, `wk_`, `ctr_`)
   change_op op = change_op::created;
   std::int64_t at_ms = 0;  ///< Unix milliseconds of the write
+  std::string version;     ///< the record's version after the change, where it has one (a Resource's `ver_`)
+  std::string hash;        ///< the record's `hash` (ETag) after the change, where the write answered one
+  std::string principal;   ///< `granted` / `revoked`: the grantee
+  /// The sequence of the first entry its mutation logged: the entries of one write share it (set
+  /// by the log when appended; 0 in entries written before it was kept).
+  std::uint64_t transaction = 0;
 
   friend bool operator==(const change_entry& a, const change_entry& b) {
     return a.seq == b.seq && a.tenant == b.tenant && a.kind == b.kind && a.id == b.id && a.op == b.op
-           && a.at_ms == b.at_ms;
+           && a.at_ms == b.at_ms && a.version == b.version && a.hash == b.hash && a.principal == b.principal
+           && a.transaction == b.transaction;
   }
 };
 
 /// The stored bytes of `e` (without its sequence, which is the key): a version byte, kind, op,
-/// time, then tenant and id, length-prefixed.
+/// time, the transaction, then tenant, id, version, hash and principal, length-prefixed.
 std::string encode_change(const change_entry& e);
 
-/// The entry stored under `seq`, or nullopt when the bytes are not one. Entries written by format 1
-/// (JSON `{"op","tenant","kind","id"}`) are read too.
+/// The entry stored under `seq`, or nullopt when the bytes are not one. Entries of earlier
+/// layouts (2: no version, hash, principal or transaction; 1: JSON `{"op","tenant","kind","id"}`) are read too.
 std::optional<change_entry> decode_change(std::uint64_t seq, std::string_view bytes);
 
 }  // namespace cl::storage

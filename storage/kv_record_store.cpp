@@ -65,7 +65,10 @@ public:
 
   std::uint64_t log_change(const change_entry& entry) override {
     auto seq = next_seq_++;
-    writes_.append(changes, big_endian_key(seq), encode_change(entry));
+    if (first_ == 0) first_ = seq;
+    auto stamped = entry;
+    stamped.transaction = first_;
+    writes_.append(changes, big_endian_key(seq), encode_change(stamped));
     return seq;
   }
 
@@ -85,6 +88,7 @@ private:
 
   mutable counting_writer writes_;
   std::uint64_t& next_seq_;
+  std::uint64_t first_ = 0;  ///< the sequence of this mutation's first entry
   mutable std::vector<std::unique_ptr<typed_store>> stores_;
 };
 

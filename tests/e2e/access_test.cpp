@@ -2,6 +2,8 @@
 // group from the directory file), every read path and list applies it, and the three 403s differ.
 
 #include "app/access_group.hpp"
+#include "app/service.hpp"
+#include "storage/record_store.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/json_response.hpp"
@@ -406,4 +408,32 @@ TEST_CASE("the three authorisation layers fail distinctly", "[access][layers]") 
   CHECK(reason_of(*both) == "ACCESS_DENIED");
   // And bob's plain read passes all three.
   CHECK(t.read(t.bob, id) == 200);
+}
+
+TEST_CASE("the change log names what each write left: the version and hash it answered, the grantee, one transaction",
+          "[access][changes]") {
+  team t;
+  auto id = t.create("Ebb");
+  auto created = json_object_of(get_with_token(t.port(), "/v0/content-lake/resources/" + id, t.alice));
+  REQUIRE(t.grant(t.alice, id, "u_bob", "reader")->status == 201);
+  auto patched = t.patch_title(t.alice, id, "Flood");
+  REQUIRE(patched);
+  REQUIRE(patched->status == 200);
+  auto after = json_object_of(patched);
+  REQUIRE(t.revoke(t.alice, id, "u_bob")->status == 204);
+  std::vector<cl::storage::change_entry> mine;
+  for (const auto& e : t.svc.service().store().read_from(0, 1000))
+    if (e.id == id) mine.push_back(e);
+  REQUIRE(mine.size() == 4);
+  CHECK(mine[0].op == cl::storage::change_op::created);
+  CHECK(mine[0].version == std::string{created.at("version").as_string()});
+  CHECK(mine[0].hash == std::string{created.at("hash").as_string()});  // no contract moved its rights since
+  CHECK(mine[1].op == cl::storage::change_op::granted);
+  CHECK(mine[1].principal == "u_bob");
+  CHECK(mine[2].op == cl::storage::change_op::patched);
+  CHECK(mine[2].version == std::string{after.at("version").as_string()});
+  CHECK(mine[2].hash == std::string{after.at("hash").as_string()});
+  CHECK(mine[3].op == cl::storage::change_op::revoked);
+  CHECK(mine[3].principal == "u_bob");
+  for (const auto& e : mine) CHECK(e.transaction == e.seq);  // each write logged one entry
 }

@@ -33,6 +33,23 @@ std::vector<std::uint64_t> sequences(const std::vector<change_entry>& entries) {
 
 }  // namespace
 
+TEST_CASE("the entries one mutation logs share its transaction: the sequence of its first", "[change_log]") {
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  auto two = [](write_txn& tx) {
+    tx.log_change(change_entry{0, "t1", change_kind::resource, "res_a", change_op::created, 1});
+    tx.log_change(change_entry{0, "t1", change_kind::work, "wk_a", change_op::created, 1});
+    return true;
+  };
+  store->apply({two, two});
+  auto entries = store->read_from(0, 10);
+  REQUIRE(entries.size() == 4);
+  CHECK(entries[0].transaction == 1);
+  CHECK(entries[1].transaction == 1);
+  CHECK(entries[2].transaction == 3);
+  CHECK(entries[3].transaction == 3);
+}
+
 TEST_CASE("entries are typed, in commit order, numbered without gaps", "[change_log]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
@@ -41,8 +58,8 @@ TEST_CASE("entries are typed, in commit order, numbered without gaps", "[change_
   store->apply({change("res_a", change_op::promoted, 3000)});
   auto all = store->read_from(0, 100);
   REQUIRE(sequences(all) == std::vector<std::uint64_t>{1, 2, 3});
-  CHECK(all[0] == change_entry{1, "t1", change_kind::resource, "res_a", change_op::created, 1000});
-  CHECK(all[1] == change_entry{2, "t1", change_kind::resource, "res_b", change_op::patched, 2000});
+  CHECK(all[0] == change_entry{1, "t1", change_kind::resource, "res_a", change_op::created, 1000, "", "", "", 1});
+  CHECK(all[1] == change_entry{2, "t1", change_kind::resource, "res_b", change_op::patched, 2000, "", "", "", 2});
   CHECK(all[2].op == change_op::promoted);
   CHECK(store->last_change() == 3);
   // From any position, at most `limit`.
@@ -135,9 +152,20 @@ TEST_CASE("last_change is read safely while the writer commits", "[change_log]")
   CHECK(store->last_change() == 200);
 }
 
-TEST_CASE("entries round-trip their encoding; format-1 JSON entries are still read", "[change_log]") {
-  change_entry e{42, "t_x", change_kind::contract, "ctr_1", change_op::contract_changed, 1763800000123};
+TEST_CASE("entries round-trip their encoding; format-2 and format-1 JSON entries are still read", "[change_log]") {
+  change_entry e{42, "t_x", change_kind::resource, "res_1", change_op::patched, 1763800000123, "ver_2", "sha256:ab", "u_x", 40};
   CHECK(decode_change(42, encode_change(e)) == e);
+  // Format 2: version byte, kind, op, time, tenant, id (no version, hash or transaction).
+  std::string v2{'\x02', '\x03', '\x08'};
+  for (int i = 0; i < 8; ++i) v2.push_back('\0');
+  v2 += std::string{'\0', '\x03'} + "t_x" + std::string{'\0', '\x05'} + "ctr_1";
+  auto old = decode_change(9, v2);
+  REQUIRE(old);
+  CHECK(old->kind == change_kind::contract);
+  CHECK(old->op == change_op::contract_changed);
+  CHECK(old->id == "ctr_1");
+  CHECK(old->version.empty());
+  CHECK(old->transaction == 0);
   auto legacy = decode_change(7, R"({"op":"version","tenant":"t","kind":"resource","id":"res_1"})");
   REQUIRE(legacy);
   CHECK(legacy->op == change_op::snapshotted);
