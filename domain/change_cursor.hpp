@@ -1,0 +1,49 @@
+#pragma once
+/// Cursors and event ids of the change feed (issue 29): a position in the change log, bound to the
+/// tenant and the filter it was issued for, and sealed (AES-256-GCM under a key derived from the
+/// data dir's secret). The change log's sequence is global: a readable cursor or event id would tell
+/// a tenant how much every other tenant writes, so neither shows it. An event id is a keyed hash of
+/// (tenant, sequence): stable across polls, streams and webhook retries, unique, opaque.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cl::domain {
+
+/// Where a feed resumes: after sequence `after`, for `tenant` and the filter `binding` names
+/// (the format version and the sorted types: `feed_binding`).
+struct feed_position {
+  std::string tenant;
+  std::string binding;
+  std::uint64_t after = 0;
+};
+
+/// Why a cursor does not open.
+enum class cursor_problem {
+  malformed,  ///< not a cursor this service sealed (or tampered with, or sealed under another secret)
+  mismatch,   ///< another tenant's, or issued for another filter
+};
+
+class feed_cursor_codec {
+public:
+  /// `secret`: at least 32 random bytes (the data dir's page token secret serves).
+  explicit feed_cursor_codec(std::string_view secret);
+
+  /// A cursor for `p`: URL-safe, different at every call (a random nonce), opens to `p.after`.
+  std::string seal(const feed_position& p) const;
+
+  /// The position a cursor holds, when it was sealed for `tenant` and `binding`.
+  std::optional<std::uint64_t> open(std::string_view cursor, std::string_view tenant, std::string_view binding,
+                                    cursor_problem* why = nullptr) const;
+
+  /// The id of the event at `seq` of `tenant`: `evt_` and 24 hex digits of a keyed hash.
+  std::string event_id(std::string_view tenant, std::uint64_t seq) const;
+
+private:
+  std::string seal_key_;
+  std::string id_key_;
+};
+
+}  // namespace cl::domain
