@@ -28,14 +28,6 @@ blob_caller caller(const request_context& ctx) {
   return blob_caller{ctx.who.tenant_id, ctx.who.subject, ctx.who.client_id};
 }
 
-/// A whole number >= 1 from a query parameter or a JSON member; nullopt when malformed.
-std::optional<std::int64_t> positive(std::string_view text) {
-  std::int64_t n = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc{} || p != text.data() + text.size() || n < 1) return std::nullopt;
-  return n;
-}
-
 /// What stops a caller from reading a blob.
 enum class verdict { allowed, no_grant, prohibited };
 

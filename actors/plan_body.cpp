@@ -4,7 +4,16 @@
 
 #include <boost/json.hpp>
 
+#include <charconv>
+
 namespace cl::actors {
+
+std::optional<std::int64_t> positive(std::string_view text) {
+  std::int64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || p != text.data() + text.size() || n < 1) return std::nullopt;
+  return n;
+}
 
 namespace json = boost::json;
 

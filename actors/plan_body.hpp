@@ -5,6 +5,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -26,5 +27,8 @@ domain::api_reply invalid_field(const std::string& field, const std::string& why
 
 /// The decoded value of query parameter `name` (`+` as space, %XX decoded); empty when absent.
 std::string query_param(std::string_view query, std::string_view name);
+
+/// A whole number >= 1 from a query parameter or a JSON member; nullopt when malformed.
+std::optional<std::int64_t> positive(std::string_view text);
 
 }  // namespace cl::actors

@@ -31,14 +31,6 @@ storage::search_query index_query(const domain::session_owner& owner, const doma
   return q;
 }
 
-/// Layer 2 against the record store: one of `principals` (the caller and its groups) holds a grant
-/// on the Resource now (any role reads). Point reads, one per principal.
-bool readable(const storage::record_store& store, const std::string& tenant, const std::vector<std::string>& principals,
-              const std::string& id) {
-  for (const auto& p : principals)
-    if (store.grants().role(tenant, p, id)) return true;
-  return false;
-}
 
 
 /// One list's next `wanted` candidates for `call`, ranked by `q` past what the session `returned`
@@ -63,7 +55,7 @@ search_stream rank_list(const search_session_config& cfg, const search_call& cal
     out.exhausted = page.exhausted;
     for (auto& h : page.hits) {
       skip.insert(h.id);  // taken or refused: a further round ranks past it
-      if (readable(*cfg.store, call.owner.tenant, call.principals, h.id)) out.hits.push_back(std::move(h));
+      if (storage::holds_any_grant(cfg.store->grants(), call.owner.tenant, call.principals, h.id)) out.hits.push_back(std::move(h));
     }
     if (out.hits.size() >= wanted || page.exhausted) break;
   }

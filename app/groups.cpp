@@ -13,6 +13,7 @@ const registry& groups() {
     register_contracts(r);
     register_blobs(r);
     register_search(r);
+    register_changes(r);
     return r;
   }();
   return all;

@@ -20,7 +20,10 @@ void register_catalog(registry& r);
 void register_contracts(registry& r);
 /// Blobs: the embedded S3-compatible object store (the broker and its routes come next).
 void register_blobs(registry& r);
+/// Search (POST /v0/content-lake/search): the indexer and the search sessions.
 void register_search(registry& r);
+/// The change feed (GET /v0/content-lake/changes).
+void register_changes(registry& r);
 
 /// Every group registered, built once; pure (nothing starts), so tests read its routes and options.
 const registry& groups();

@@ -52,6 +52,11 @@ const std::vector<error_entry>& catalogue() {
      "The page_token is malformed or was altered."},
     {error_id::page_token_mismatch, 400, "INVALID_ARGUMENT", "PAGE_TOKEN_MISMATCH", contentlake_domain,
      "The page_token was issued for another tenant or another query; restart from the first page."},
+    {error_id::cursor_invalid, 400, "INVALID_ARGUMENT", "CURSOR_INVALID", contentlake_domain,
+     "The change feed's `since` is not a cursor this service issued (malformed, altered, or from another data dir)."},
+    {error_id::cursor_mismatch, 400, "INVALID_ARGUMENT", "CURSOR_MISMATCH", contentlake_domain,
+     "The change feed's `since` was issued for another tenant or other `types`: follow a cursor with the `types` it "
+     "was issued for."},
     {error_id::idempotency_key_invalid, 400, "INVALID_ARGUMENT", "IDEMPOTENCY_KEY_INVALID", contentlake_domain,
      "The Idempotency-Key header is empty, longer than 255 characters or not visible ASCII."},
     {error_id::pcf001, 400, "INVALID_ARGUMENT", "PCF001", contentlake_domain,
@@ -105,6 +110,9 @@ const std::vector<error_entry>& catalogue() {
      "they do not survive a restart or an eviction): start a new search."},
     {error_id::search_session_expired, 404, "NOT_FOUND", "SEARCH_SESSION_EXPIRED", contentlake_domain,
      "The search session was idle longer than search.session_ttl_seconds and is gone: start a new search."},
+    {error_id::cursor_expired, 410, "OUT_OF_RANGE", "CURSOR_EXPIRED", contentlake_domain,
+     "The change feed no longer holds what followed this cursor (past the change log's retention): take a cursor "
+     "at now (a poll without `since`), list again, then follow from that cursor."},
     {error_id::token_mismatch, 409, "ABORTED", "TOKEN_MISMATCH", contentlake_domain,
      "The update_token is stale: the Resource or contract changed since it was read; read it again and retry."},
     {error_id::idempotency_key_in_use, 409, "ABORTED", "IDEMPOTENCY_KEY_IN_USE", contentlake_domain,

@@ -11,16 +11,20 @@
 
 namespace cl::domain {
 
-std::string iso8601_now() {
-  auto now = std::chrono::system_clock::now();
-  auto secs = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+std::string iso8601_at_ms(std::int64_t unix_ms) {
+  auto secs = static_cast<std::time_t>(unix_ms / 1000);
+  auto ms = unix_ms % 1000;
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[80];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
   return buf;
+}
+
+std::string iso8601_now() {
+  auto now = std::chrono::system_clock::now();
+  return iso8601_at_ms(std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count());
 }
 
 agent_ref derived_agent(const principal& who) {

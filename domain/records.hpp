@@ -13,6 +13,9 @@ namespace cl::domain {
 /// ISO 8601 UTC with milliseconds, e.g. 2026-11-22T01:02:03.456Z.
 std::string iso8601_now();
 
+/// `unix_ms` as UTC ISO 8601 with milliseconds (`2026-11-25T14:20:52.123Z`).
+std::string iso8601_at_ms(std::int64_t unix_ms);
+
 /// The agent a principal acts as: a `u_` principal is that person's HUMAN agent, an `a_`
 /// principal a SYSTEM agent. Stable: the same principal always yields the same `agt_` id.
 struct agent_ref {

@@ -85,6 +85,13 @@ private:
 
 }  // namespace
 
+bool holds_any_grant(const grant_reads& grants, std::string_view tenant, const std::vector<std::string>& principals,
+                     std::string_view resource) {
+  for (const auto& p : principals)
+    if (grants.role(tenant, p, resource)) return true;
+  return false;
+}
+
 const store_kind grant_writes::kind = kv::register_store<kv_grant_store>();
 
 }  // namespace cl::storage

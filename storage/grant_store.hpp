@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cl::storage {
 
@@ -64,5 +65,10 @@ public:
   /// Removes `principal`'s grant on `resource` (both indexes).
   virtual void erase(std::string_view tenant, std::string_view resource, std::string_view principal) = 0;
 };
+
+/// Layer 2 now: whether one of `principals` (a caller and its groups) holds a grant on Resource
+/// `resource` of `tenant` (any role reads). A point read per principal.
+bool holds_any_grant(const grant_reads& grants, std::string_view tenant, const std::vector<std::string>& principals,
+                     std::string_view resource);
 
 }  // namespace cl::storage

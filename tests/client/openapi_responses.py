@@ -82,6 +82,8 @@ def replay(binary, source, doc, check, failures):
                 check("HEAD", template, path, head_status, b"", headers=head_headers)
             return json.loads(answer) if answer and status != 304 else None
 
+        changes = "/v0/content-lake/changes"
+        feed_start = call("GET", changes, changes, expect=200)["next_cursor"]
         work = call("POST", "/v0/content-lake/works", "/v0/content-lake/works", {"title": "Tides"}, 201)["id"]
         content = {"format": "cl.content/1", "blocks": [
             {"type": "paragraph", "key": "p1", "children": [{"type": "span", "text": "Seven metres."}]}]}
@@ -133,6 +135,10 @@ def replay(binary, source, doc, check, failures):
         call("GET", one, path + "?fields=nonsense", expect=400)
         call("GET", one, path + "?fields=a&fields=b", expect=400)
 
+        call("GET", changes, changes + "?since=" + feed_start, expect=200)  # the writes above, as events
+        call("GET", changes, changes + "?types=resource.updated&since=" + feed_start, expect=400)  # CURSOR_MISMATCH
+        call("GET", changes, changes + "?since=garbage", expect=400)
+        call("GET", changes, changes + "?types=nonsense", expect=400)
         # Every other operation: its success path and a documented error.
         call("GET", "/v0/openapi.json", "/v0/openapi.json", expect=200)
         call("GET", "/v0/content-lake/works/{id}", "/v0/content-lake/works/" + work, expect=200)

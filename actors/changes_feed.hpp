@@ -1,0 +1,43 @@
+#pragma once
+/// The change feed actor (the changes route group, issue 29): answers a poll from the change log,
+/// for one caller: its tenant's entries, as thin events of the types asked for, each Resource
+/// event only if the caller may read that Resource at delivery time (layer 2 now, not when it
+/// changed). A poll scans a bounded number of entries and always answers the cursor after the last
+/// one it scanned, so a narrow reader moves on through other tenants' and other readers' changes.
+
+#include "actors/changes_messages.hpp"
+#include "actors/metrics.hpp"
+#include "domain/change_cursor.hpp"
+#include "storage/record_store.hpp"
+
+#include <caf/stateful_actor.hpp>
+
+#include <memory>
+
+namespace cl::actors {
+
+struct changes_feed_config {
+  std::shared_ptr<storage::record_store> store;
+  std::shared_ptr<const domain::feed_cursor_codec> cursors;
+  std::size_t scan_limit = 1000;  ///< change-log entries a poll reads at most
+  metrics::counter scanned;        ///< change-log entries polls have read
+  metrics::counter delivered;      ///< events polls have answered
+};
+
+struct changes_feed_state {
+  static constexpr const char* name = "changes-feed";
+};
+
+/// What the feed answers for `poll` (pure of actors: the actor calls it; tests may too).
+changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll);
+
+/// The binding a cursor is sealed with: the cursor layout and the sorted types.
+std::string changes_binding(std::vector<std::string> types);
+
+/// The event types the feed answers.
+const std::vector<std::string>& change_event_types();
+
+changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<changes_feed_state> self,
+                                          std::shared_ptr<const changes_feed_config> cfg);
+
+}  // namespace cl::actors

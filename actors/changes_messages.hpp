@@ -1,0 +1,58 @@
+#pragma once
+/// The change feed's actor interface and messages (the changes route group, issue 29).
+
+#include "actors/type_ids.hpp"
+#include "domain/errors.hpp"
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/type_id.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+// The group's atoms (in CAF 0.17.6 CAF_ADD_ATOM defines an atom_constant and its _v value; no type id block needed).
+CAF_ADD_ATOM(contentlake, cl::actors, changes_atom, "changes")
+
+namespace cl::actors {
+
+/// One poll of the feed: the caller's tenant and principals (layer 2 at delivery), the event types
+/// asked for (empty: all), the cursor to resume after (empty: from now), and the page's bound.
+struct changes_poll {
+  std::string tenant;
+  std::vector<std::string> principals;
+  std::vector<std::string> types;
+  std::string since;
+  std::size_t page_size = 100;
+};
+
+/// One event as the feed answers it (thin: what changed, never its content or title).
+struct change_event {
+  std::string id;           ///< `evt_...`: stable, opaque
+  std::string type;         ///< `resource.created`, ...
+  std::string subject;      ///< `resource_id` or `work_id`
+  std::string subject_id;
+  std::string version, hash;
+  std::int64_t at_ms = 0;
+  std::string transaction;  ///< `txn_...`: the same for the events of one write
+};
+
+/// A poll's answer: the events, the cursor after the last entry scanned (also when none was the
+/// caller's: a bookmark), or the error (a cursor that does not open, or one past retention).
+struct changes_page {
+  std::optional<domain::api_error> error;
+  std::vector<change_event> events;
+  std::string next_cursor;
+};
+
+/// The change feed (the changes route group): reads the change log for one caller at a time.
+using changes_actor = caf::typed_actor<caf::replies_to<changes_atom, changes_poll>::with<changes_page>>;
+
+}  // namespace cl::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::changes_poll)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::changes_page)
