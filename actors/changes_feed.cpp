@@ -2,6 +2,8 @@
 
 #include "actors/backend_error.hpp"
 
+#include <caf/actor_cast.hpp>
+#include <caf/send.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
@@ -13,6 +15,9 @@ namespace {
 
 using storage::change_kind;
 using storage::change_op;
+
+/// How often waiting polls look whether the service drains (id 0 of `expire_atom`).
+constexpr std::chrono::milliseconds drain_check{250};
 
 /// The cursor layout, part of every cursor's binding: another layout's cursors do not open.
 constexpr const char* cursor_layout = "1";
@@ -64,7 +69,7 @@ std::string changes_binding(std::vector<std::string> types) {
   return out;
 }
 
-changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll) {
+changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll, bool* caught_up) {
   auto binding = changes_binding(poll.types);
   auto last = cfg.store->last_change();
   std::uint64_t after = last;  // no `since`: from now
@@ -113,21 +118,91 @@ changes_page read_changes(const changes_feed_config& cfg, const changes_poll& po
     page.events.push_back(std::move(ev));
   }
   page.next_cursor = cfg.cursors->seal({poll.tenant, binding, position});
+  if (caught_up) *caught_up = position >= last && (entries.empty() || position == entries.back().seq);
   cfg.scanned.increment(static_cast<double>(position - after));
   cfg.delivered.increment(static_cast<double>(page.events.size()));
   return page;
 }
 
-changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<changes_feed_state>,
+changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<changes_feed_state> self,
                                           std::shared_ptr<const changes_feed_config> cfg) {
+  // Every durable commit that logged changes wakes the waiting polls (the listener runs on the
+  // writer's thread: it only sends a message, and not to an actor that is gone).
+  auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
+  auto listening = cfg->store->subscribe([weak](std::uint64_t seq) {
+    if (auto strong = weak.lock()) caf::anon_send(caf::actor_cast<changes_actor>(strong), committed_atom_v, seq);
+  });
+  self->attach_functor([store = cfg->store, listening] { store->unsubscribe(listening); });
+  auto count_waiting = [self, cfg] { cfg->waiting.set(static_cast<double>(self->state.waiting.size())); };
   return {
-    [cfg](changes_atom, const changes_poll& poll) -> caf::result<changes_page> {
+    [self, cfg, count_waiting](changes_atom, changes_poll& poll) -> caf::result<changes_page> {
       try {
-        return read_changes(*cfg, poll);
+        bool caught_up = false;
+        auto page = read_changes(*cfg, poll, &caught_up);
+        if (page.error || !page.events.empty() || poll.wait_ms <= 0 || !caught_up
+            || self->state.waiting.size() >= cfg->max_waiting)
+          return page;
+        // Nothing for the caller yet: wait for a change, from where this read ended.
+        poll.since = page.next_cursor;
+        auto id = ++self->state.next_id;
+        auto rp = self->make_response_promise<changes_page>();
+        self->state.waiting.push_back({id, std::move(poll), rp});
+        self->delayed_send(self, std::chrono::milliseconds{self->state.waiting.back().poll.wait_ms}, expire_atom_v, id);
+        if (self->state.waiting.size() == 1) self->delayed_send(self, drain_check, expire_atom_v, std::uint64_t{0});
+        count_waiting();
+        return rp;
       } catch (const std::exception& e) {
         spdlog::error("changes: the change log could not be read: {}", e.what());
         return caf::make_error(backend_error::storage_failure, "change log read failed");
       }
+    },
+    [self, cfg, count_waiting](committed_atom, std::uint64_t) {
+      auto& waiting = self->state.waiting;
+      for (auto w = waiting.begin(); w != waiting.end();) {
+        changes_page page;
+        try {
+          page = read_changes(*cfg, w->poll);
+        } catch (const std::exception& e) {
+          spdlog::error("changes: the change log could not be read: {}", e.what());
+          ++w;
+          continue;  // answered when its time is up
+        }
+        if (page.error || !page.events.empty()) {
+          w->answer.deliver(std::move(page));
+          w = waiting.erase(w);
+        } else {
+          w->poll.since = page.next_cursor;  // the next read starts after what this one passed
+          ++w;
+        }
+      }
+      count_waiting();
+    },
+    [self, cfg, count_waiting](expire_atom, std::uint64_t id) {
+      auto& waiting = self->state.waiting;
+      if (id == 0) {  // the drain check: while the service drains, every waiting poll answers now
+        bool draining = cfg->health && cfg->health->draining.load();
+        for (auto& w : waiting) {
+          if (!draining) break;
+          changes_page page;
+          page.next_cursor = w.poll.since;
+          w.answer.deliver(std::move(page));
+        }
+        if (draining) waiting.clear();
+        if (!waiting.empty()) self->delayed_send(self, drain_check, expire_atom_v, std::uint64_t{0});
+        count_waiting();
+        return;
+      }
+      auto w = std::find_if(waiting.begin(), waiting.end(), [id](const auto& x) { return x.id == id; });
+      if (w == waiting.end()) return;  // answered by a change already
+      changes_page page;
+      try {
+        page = read_changes(*cfg, w->poll);
+      } catch (const std::exception&) {
+        page.next_cursor = w->poll.since;  // nothing new read: where it was
+      }
+      w->answer.deliver(std::move(page));
+      waiting.erase(w);
+      count_waiting();
     },
   };
 }

@@ -6,6 +6,7 @@
 /// one it scanned, so a narrow reader moves on through other tenants' and other readers' changes.
 
 #include "actors/changes_messages.hpp"
+#include "actors/directory.hpp"
 #include "actors/metrics.hpp"
 #include "domain/change_cursor.hpp"
 #include "storage/record_store.hpp"
@@ -20,16 +21,31 @@ struct changes_feed_config {
   std::shared_ptr<storage::record_store> store;
   std::shared_ptr<const domain::feed_cursor_codec> cursors;
   std::size_t scan_limit = 1000;  ///< change-log entries a poll reads at most
+  std::size_t max_waiting = 10000;  ///< long polls held at once; past it a poll answers at once
   metrics::counter scanned;        ///< change-log entries polls have read
   metrics::counter delivered;      ///< events polls have answered
+  metrics::gauge waiting;          ///< long polls waiting for a change
+  /// The service's health: while it drains, waiting polls answer at once (a stop is not held up
+  /// by a poll that waits for a change).
+  std::shared_ptr<const service_health> health;
 };
 
+/// Polls waiting for a change (long polls), answered at the next change that is theirs or when
+/// their time is up, whichever comes first.
 struct changes_feed_state {
   static constexpr const char* name = "changes-feed";
+  struct waiting_poll {
+    std::uint64_t id = 0;
+    changes_poll poll;  ///< `since`: the cursor it has read up to
+    caf::typed_response_promise<changes_page> answer;
+  };
+  std::vector<waiting_poll> waiting;
+  std::uint64_t next_id = 0;
 };
 
 /// What the feed answers for `poll` (pure of actors: the actor calls it; tests may too).
-changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll);
+/// `caught_up`: the poll read up to the end of the log (nothing more to scan now).
+changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll, bool* caught_up = nullptr);
 
 /// The binding a cursor is sealed with: the cursor layout and the sorted types.
 std::string changes_binding(std::vector<std::string> types);

@@ -17,6 +17,8 @@
 
 // The group's atoms (in CAF 0.17.6 CAF_ADD_ATOM defines an atom_constant and its _v value; no type id block needed).
 CAF_ADD_ATOM(contentlake, cl::actors, changes_atom, "changes")
+CAF_ADD_ATOM(contentlake, cl::actors, committed_atom, "committed")
+CAF_ADD_ATOM(contentlake, cl::actors, expire_atom, "expire")
 
 namespace cl::actors {
 
@@ -28,6 +30,7 @@ struct changes_poll {
   std::vector<std::string> types;
   std::string since;
   std::size_t page_size = 100;
+  std::int64_t wait_ms = 0;  ///< a long poll: when nothing is the caller's yet, wait this long for a change
 };
 
 /// One event as the feed answers it (thin: what changed, never its content or title).
@@ -50,7 +53,12 @@ struct changes_page {
 };
 
 /// The change feed (the changes route group): reads the change log for one caller at a time.
-using changes_actor = caf::typed_actor<caf::replies_to<changes_atom, changes_poll>::with<changes_page>>;
+using changes_actor = caf::typed_actor<
+  caf::replies_to<changes_atom, changes_poll>::with<changes_page>,
+  // Internal: the record store committed changes up to this sequence (its commit listener).
+  caf::reacts_to<committed_atom, std::uint64_t>,
+  // Internal: a waiting poll's time is up (its id).
+  caf::reacts_to<expire_atom, std::uint64_t>>;
 
 }  // namespace cl::actors
 

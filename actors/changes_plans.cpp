@@ -15,6 +15,8 @@ namespace {
 
 constexpr std::size_t default_page_size = 100;
 constexpr std::size_t max_page_size = 1000;
+/// A long poll waits at most this long (the route's deadline leaves it room: app/changes_group.cpp).
+constexpr std::int64_t max_wait_seconds = 30;
 
 std::string event_json(const change_event& e) {
   auto text_or_null = [](const std::string& s) { return s.empty() ? std::string{"null"} : domain::json_string(s); };
@@ -61,6 +63,11 @@ void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_co
     if (!n || *n > static_cast<std::int64_t>(max_page_size))
       return done(invalid_field("page_size", "must be a whole number from 1 to 1000"));
     poll->page_size = static_cast<std::size_t>(*n);
+  }
+  if (auto raw = query_param(ctx->request.query, "wait"); !raw.empty()) {
+    auto n = raw == "0" ? std::optional<std::int64_t>{0} : positive(raw);
+    if (!n || *n > max_wait_seconds) return done(invalid_field("wait", "must be a whole number of seconds from 0 to 30"));
+    poll->wait_ms = *n * 1000;
   }
   with_principals(
     self, ctx,

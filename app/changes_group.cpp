@@ -17,13 +17,17 @@ namespace {
 
 struct changes_settings {
   std::int64_t scan_limit = 1000;
+  std::int64_t max_waiting = 10000;
 };
 
 caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
   if (!s.store) return startup_failure("the change feed needs the record store");
   auto cfg = std::make_shared<actors::changes_feed_config>();
   cfg->store = s.store;
-  cfg->scan_limit = static_cast<std::size_t>(s.settings.groups.get<changes_settings>().scan_limit);
+  cfg->health = s.health;
+  const auto& section = s.settings.groups.get<changes_settings>();
+  cfg->scan_limit = static_cast<std::size_t>(section.scan_limit);
+  cfg->max_waiting = static_cast<std::size_t>(section.max_waiting);
   try {
     cfg->cursors = std::make_shared<const domain::feed_cursor_codec>(
       storage::load_or_create_secret(s.settings.data_dir, "feed-cursor.key"));
@@ -35,6 +39,8 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
                                             "Change-log entries polls of the change feed have read.");
     cfg->delivered = s.stats->declare_counter("contentlake_changes_events_total",
                                               "Events polls of the change feed have answered.");
+    cfg->waiting = s.stats->declare_gauge("contentlake_changes_waiting_polls",
+                                          "Long polls of the change feed waiting for a change.");
   }
   std::shared_ptr<const actors::changes_feed_config> shared = cfg;
   return std::vector<actors::child_spec>{actors::supervised<actors::changes_actor>(
@@ -45,13 +51,17 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
 
 void register_changes(registry& r) {
   r.add_routes({
-    {"GET", "/v0/content-lake/changes", "content-lake.read", &actors::plan_changes, nullptr},
+    // A long poll waits up to 30 s for a change: its deadline leaves it room.
+    {"GET", "/v0/content-lake/changes", "content-lake.read", &actors::plan_changes, nullptr, std::chrono::seconds{35}},
   });
   r.add_options({
     {"changes.scan_limit", "1000",
      "Change-log entries one poll of the change feed reads at most (whatever it answers: its cost is bounded by "
      "this, not by the tenant).",
      config::integer_member(&changes_settings::scan_limit, 1, 100000)},
+    {"changes.max_waiting", "10000",
+     "Long polls (`wait`) of the change feed held at once; past it a poll answers at once, as without `wait`.",
+     config::integer_member(&changes_settings::max_waiting, 0, 1000000)},
   });
   r.add_actors("changes", &spawn_changes);
 }

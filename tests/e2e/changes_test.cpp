@@ -4,6 +4,7 @@
 
 #include "app/groups.hpp"
 #include "config/settings.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/json_response.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -12,6 +13,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <future>
 #include <regex>
 
 using namespace cl::testing;
@@ -233,4 +235,55 @@ TEST_CASE("cursors are refused for another tenant, other types or when not ours;
   CHECK(r->status == 403);
   CHECK(reason_of(r) == "SCOPE_MISSING");
   CHECK(f.poll("", "")->status == 401);
+}
+
+namespace {
+
+double gauge(test_service& svc, const std::string& name) {
+  auto m = http_request(svc.admin_port(), "GET", "/metrics");
+  auto at = m ? m->body.find("\n" + name + " ") : std::string::npos;
+  return at == std::string::npos ? -1.0 : std::stod(m->body.substr(at + name.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("a long poll waits for the caller's next change and answers it; other changes do not end the wait",
+          "[changes][wait]") {
+  feed f;
+  auto cursor = f.now(f.bob);
+  auto waiting = std::async(std::launch::async, [&] { return f.events(f.bob, "?wait=20&since=" + cursor); });
+  REQUIRE(eventually([&] { return gauge(f.svc, "contentlake_changes_waiting_polls") == 1.0; }));
+  // A change bob may not read: the poll goes on waiting (the cursor moves past it).
+  auto id = std::string{f.create("Ebb").at("id").as_string()};
+  // Then one he may: the poll answers with it.
+  REQUIRE(f.grant(id, "u_bob", "reader")->status == 201);
+  auto [events, next] = waiting.get();
+  REQUIRE(events.size() == 1);
+  CHECK(text(events[0], "type") == "resource.appeared");
+  CHECK(gauge(f.svc, "contentlake_changes_waiting_polls") == 0.0);
+  // Nothing more: a short wait ends empty, with a cursor that still follows.
+  auto [none, after] = f.events(f.bob, "?wait=1&since=" + next);
+  CHECK(none.empty());
+  f.patch_title(id, "Flood");
+  auto [updated, more] = f.events(f.bob, "?since=" + after);
+  REQUIRE(updated.size() == 1);
+  CHECK(text(updated[0], "type") == "resource.updated");
+  for (const std::string& bad : {"31", "-1", "x", "1.5"}) {
+    auto r = f.poll(f.bob, "?wait=" + bad);
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    CHECK(reason_of(r) == "INVALID_ARGUMENT");
+  }
+}
+
+TEST_CASE("a stop does not wait for long polls: they answer at once, empty, with their cursor", "[changes][wait]") {
+  feed f;
+  auto cursor = f.now(f.bob);
+  auto waiting = std::async(std::launch::async, [&] { return f.poll(f.bob, "?wait=30&since=" + cursor); });
+  REQUIRE(eventually([&] { return gauge(f.svc, "contentlake_changes_waiting_polls") == 1.0; }));
+  f.svc.service().stop();
+  auto answered = waiting.get();
+  REQUIRE(answered);
+  CHECK(answered->status == 200);
+  CHECK(json_object_of(answered).at("events").as_array().empty());
 }
