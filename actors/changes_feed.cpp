@@ -115,9 +115,12 @@ changes_page read_changes(const changes_feed_config& cfg, const changes_poll& po
     ev.hash = e.hash;
     ev.at_ms = e.at_ms;
     if (e.transaction != 0) ev.transaction = "txn_" + cfg.cursors->event_id(poll.tenant, e.transaction).substr(4);
+    if (poll.cursor_per_event) ev.cursor = cfg.cursors->seal({poll.tenant, binding, e.seq});
     page.events.push_back(std::move(ev));
   }
   page.next_cursor = cfg.cursors->seal({poll.tenant, binding, position});
+  page.closing = cfg.health && cfg.health->draining.load();
+  page.stream_ms = cfg.stream_ms;
   if (caught_up) *caught_up = position >= last && (entries.empty() || position == entries.back().seq);
   cfg.scanned.increment(static_cast<double>(position - after));
   cfg.delivered.increment(static_cast<double>(page.events.size()));
@@ -185,6 +188,7 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
           if (!draining) break;
           changes_page page;
           page.next_cursor = w.poll.since;
+          page.closing = true;
           w.answer.deliver(std::move(page));
         }
         if (draining) waiting.clear();

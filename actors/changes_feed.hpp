@@ -22,6 +22,7 @@ struct changes_feed_config {
   std::shared_ptr<const domain::feed_cursor_codec> cursors;
   std::size_t scan_limit = 1000;  ///< change-log entries a poll reads at most
   std::size_t max_waiting = 10000;  ///< long polls held at once; past it a poll answers at once
+  std::int64_t stream_ms = 300000;  ///< an event stream's lifetime
   metrics::counter scanned;        ///< change-log entries polls have read
   metrics::counter delivered;      ///< events polls have answered
   metrics::gauge waiting;          ///< long polls waiting for a change

@@ -31,6 +31,7 @@ struct changes_poll {
   std::string since;
   std::size_t page_size = 100;
   std::int64_t wait_ms = 0;  ///< a long poll: when nothing is the caller's yet, wait this long for a change
+  bool cursor_per_event = false;  ///< each event carries its own cursor (an event stream)
 };
 
 /// One event as the feed answers it (thin: what changed, never its content or title).
@@ -42,6 +43,7 @@ struct change_event {
   std::string version, hash;
   std::int64_t at_ms = 0;
   std::string transaction;  ///< `txn_...`: the same for the events of one write
+  std::string cursor;       ///< the feed's position right after this event (an event stream's `id:`)
 };
 
 /// A poll's answer: the events, the cursor after the last entry scanned (also when none was the
@@ -50,6 +52,8 @@ struct changes_page {
   std::optional<domain::api_error> error;
   std::vector<change_event> events;
   std::string next_cursor;
+  bool closing = false;  ///< the service drains: an event stream ends now
+  std::int64_t stream_ms = 0;  ///< how long an event stream lasts before its client reconnects (`changes.stream_seconds`)
 };
 
 /// The change feed (the changes route group): reads the change log for one caller at a time.

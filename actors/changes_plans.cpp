@@ -5,9 +5,15 @@
 #include "actors/plan_body.hpp"
 #include "actors/plan_support.hpp"
 #include "domain/json_text.hpp"
+#include "domain/negotiation.hpp"
 #include "domain/records.hpp"
 
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 
 namespace cl::actors {
 
@@ -44,6 +50,81 @@ std::variant<std::vector<std::string>, domain::api_reply> types_of(const std::st
   return types;
 }
 
+/// A heartbeat at least this often on an event stream (a comment and the cursor so far).
+constexpr std::int64_t heartbeat_ms = 15000;
+
+/// An event stream (`Accept: text/event-stream`): long polls of the feed actor, one after the
+/// other, each answer written as frames as it comes; `id:` is the cursor after each event, and a
+/// block with only `id:` moves a client's `Last-Event-ID` past what it scanned without an event.
+/// Each wait lasts at most a heartbeat; the stream ends after `changes.stream_seconds` (the client
+/// reconnects with `Last-Event-ID`), at a `reset` event when the cursor fell out of retention, or
+/// when the service drains.
+class event_stream : public std::enable_shared_from_this<event_stream> {
+public:
+  event_stream(caf::actor_system& sys, changes_actor feed, changes_poll poll)
+      : sys_(&sys), feed_(std::move(feed)), poll_(std::move(poll)) {
+    poll_.cursor_per_event = true;
+  }
+
+  void next(std::function<void(std::optional<std::string>)> give) {
+    auto now = std::chrono::steady_clock::now();
+    if (ended_ || (started_ && now >= end_)) return give(std::nullopt);
+    poll_.wait_ms = started_ ? std::min<std::int64_t>(heartbeat_ms, std::chrono::duration_cast<std::chrono::milliseconds>(end_ - now).count())
+                             : 0;
+    auto self = shared_from_this();
+    sys_->spawn([self, give = std::move(give)](caf::event_based_actor* asker) {
+      asker->request(self->feed_, std::chrono::milliseconds{heartbeat_ms + 10000}, changes_atom_v, self->poll_)
+        .then(
+          [self, give, asker](changes_page& page) {
+            give(self->frames(page));
+            asker->quit();
+          },
+          [self, give, asker](caf::error&) {
+            self->ended_ = true;
+            give(std::nullopt);
+            asker->quit();
+          });
+    });
+  }
+
+private:
+  std::string frames(changes_page& page) {
+    std::string out;
+    if (!started_) {
+      started_ = true;
+      end_ = std::chrono::steady_clock::now() + std::chrono::milliseconds{page.stream_ms};
+      out = "retry: 1000\n\n";
+    }
+    if (page.error) {
+      ended_ = true;
+      return out + "event: " + (page.error->id == domain::error_id::cursor_expired ? "reset" : "error") + "\ndata: "
+             + domain::render_error_body(*page.error) + "\n\n";
+    }
+    for (const auto& e : page.events) out += "id: " + e.cursor + "\ndata: " + event_json(e) + "\n\n";
+    if (page.events.empty()) out += ": heartbeat\n";
+    out += "id: " + page.next_cursor + "\n\n";
+    poll_.since = page.next_cursor;
+    if (page.closing) ended_ = true;
+    return out;
+  }
+
+  caf::actor_system* sys_;
+  changes_actor feed_;
+  changes_poll poll_;
+  bool started_ = false, ended_ = false;
+  std::chrono::steady_clock::time_point end_;
+};
+
+/// True when the caller names `text/event-stream` in `Accept` and prefers it to JSON (no Accept, or
+/// `*/*`, is JSON).
+bool wants_stream(const std::string& accept) {
+  std::string lower = accept;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.find("text/event-stream") == std::string::npos) return false;
+  auto stream = domain::quality_of(accept, "text/event-stream");
+  return stream > 0 && stream >= domain::quality_of(accept, "application/json");
+}
+
 }  // namespace
 
 void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
@@ -69,10 +150,25 @@ void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_co
     if (!n || *n > max_wait_seconds) return done(invalid_field("wait", "must be a whole number of seconds from 0 to 30"));
     poll->wait_ms = *n * 1000;
   }
+  bool stream = wants_stream(ctx->request.accept);
+  if (!stream)
+    if (auto refusal = domain::refuse_unless_json(ctx->request.accept)) return done(domain::api_reply::from(std::move(*refusal)));
+  if (stream && !ctx->request.last_event_id.empty()) poll->since = ctx->request.last_event_id;  // a reconnection resumes
   with_principals(
     self, ctx,
-    [self, ctx, done, poll](std::vector<std::string> principals) {
+    [self, ctx, done, poll, stream](std::vector<std::string> principals) {
       poll->principals = std::move(principals);
+      auto feed = ctx->actors->get<changes_actor>();
+      if (stream) {
+        if (!feed) return done(backend_unavailable("change feed"));
+        auto source = std::make_shared<event_stream>(self->system(), feed, *poll);
+        domain::api_reply r;
+        r.content_type = "text/event-stream";
+        r.headers.emplace_back("Cache-Control", "no-cache, no-transform");
+        r.headers.emplace_back("X-Accel-Buffering", "no");
+        r.next_chunk_async = [source](std::function<void(std::optional<std::string>)> give) { source->next(std::move(give)); };
+        return done(std::move(r));
+      }
       ask(
         self, *ctx, done, ctx->actors->get<changes_actor>(), "change feed",
         [done](changes_page& page) {

@@ -18,6 +18,7 @@ namespace {
 struct changes_settings {
   std::int64_t scan_limit = 1000;
   std::int64_t max_waiting = 10000;
+  std::int64_t stream_seconds = 300;
 };
 
 caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
@@ -28,6 +29,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
   const auto& section = s.settings.groups.get<changes_settings>();
   cfg->scan_limit = static_cast<std::size_t>(section.scan_limit);
   cfg->max_waiting = static_cast<std::size_t>(section.max_waiting);
+  cfg->stream_ms = section.stream_seconds * 1000;
   try {
     cfg->cursors = std::make_shared<const domain::feed_cursor_codec>(
       storage::load_or_create_secret(s.settings.data_dir, "feed-cursor.key"));
@@ -52,7 +54,9 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
 void register_changes(registry& r) {
   r.add_routes({
     // A long poll waits up to 30 s for a change: its deadline leaves it room.
-    {"GET", "/v0/content-lake/changes", "content-lake.read", &actors::plan_changes, nullptr, std::chrono::seconds{35}},
+    // Reads Accept itself: JSON, or an event stream.
+    {"GET", "/v0/content-lake/changes", "content-lake.read", &actors::plan_changes, nullptr, std::chrono::seconds{35},
+     true},
   });
   r.add_options({
     {"changes.scan_limit", "1000",
@@ -62,6 +66,10 @@ void register_changes(registry& r) {
     {"changes.max_waiting", "10000",
      "Long polls (`wait`) of the change feed held at once; past it a poll answers at once, as without `wait`.",
      config::integer_member(&changes_settings::max_waiting, 0, 1000000)},
+    {"changes.stream_seconds", "300",
+     "How long an event stream (`Accept: text/event-stream`) lasts; then it ends and its client reconnects with "
+     "`Last-Event-ID`.",
+     config::integer_member(&changes_settings::stream_seconds, 1, 86400)},
   });
   r.add_actors("changes", &spawn_changes);
 }

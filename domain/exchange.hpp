@@ -27,6 +27,7 @@ struct api_request {
   /// `X-Usage-Purpose`: a declared AI use of the content (docs/rights.md); nullopt when not sent.
   std::optional<std::string> usage_purpose;
   std::string request_id;     ///< validated or generated
+  std::string last_event_id;  ///< `Last-Event-ID` (an event stream's resumption)
   std::string body;
 };
 
@@ -45,6 +46,10 @@ struct api_reply {
   /// When set, the body is streamed with chunked transfer: each call returns the next chunk,
   /// nullopt at the end. Called on the connection's I/O thread; `body` is then ignored.
   std::function<std::optional<std::string>()> next_chunk;
+  /// The same, asynchronous: each call asks for the next chunk, which the source hands to the
+  /// callback once, from any thread, when it has it (an event stream waits for events); nullopt
+  /// ends the body. Asked for again only after the chunk before was written.
+  std::function<void(std::function<void(std::optional<std::string>)>)> next_chunk_async;
 
   /// A reply that is `error`.
   static api_reply from(api_error error) {

@@ -42,6 +42,7 @@ domain::api_request header_of(const bhttp::request<bhttp::string_body>& req) {
     out.has_idempotency_key = true;
   }
   if (auto purpose = req.find("X-Usage-Purpose"); purpose != req.end()) out.usage_purpose = std::string{purpose->value()};
+  out.last_event_id = std::string{req["Last-Event-ID"]};
   auto rid = req["X-Request-Id"];
   out.request_id = domain::is_valid_request_id({rid.data(), rid.size()}) ? std::string{rid} : domain::new_request_id();
   return out;
@@ -334,7 +335,7 @@ private:
     if (ctx_->access_log) log_access(route, status, seconds, r);
     if (status == 401 && r.error)
       r.headers.emplace_back("WWW-Authenticate", domain::bearer_challenge(*r.error, ctx_->recent_sign_in_seconds));
-    if (r.next_chunk && !r.error) return respond_streaming(std::move(r), version, keep);
+    if ((r.next_chunk || r.next_chunk_async) && !r.error) return respond_streaming(std::move(r), version, keep);
     if (head_) return respond_head(std::move(r), version, keep, status);
 
     auto res = std::make_shared<bhttp::response<bhttp::string_body>>();
@@ -404,7 +405,7 @@ private:
     set_common_headers(*header, r, keep);
     header->chunked(true);
     auto serializer = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*header);
-    auto next = std::make_shared<std::function<std::optional<std::string>()>>(std::move(r.next_chunk));
+    auto next = std::make_shared<chunk_source>(chunk_source{std::move(r.next_chunk), std::move(r.next_chunk_async)});
     bool head = head_;
     bhttp::async_write_header(stream_, *serializer,
                               [self = shared_from_this(), header, serializer, next, keep, head](beast::error_code ec,
@@ -415,9 +416,28 @@ private:
                               });
   }
 
-  void write_chunks(std::shared_ptr<std::function<std::optional<std::string>()>> next, bool keep) {
-    auto chunk = (*next)();
-    while (chunk && chunk->empty()) chunk = (*next)();  // an empty chunk would end the body
+  /// Where a streamed body's chunks come from: pulled at once, or handed over later.
+  struct chunk_source {
+    std::function<std::optional<std::string>()> now;
+    std::function<void(std::function<void(std::optional<std::string>)>)> later;
+  };
+
+  void write_chunks(std::shared_ptr<chunk_source> next, bool keep) {
+    if (next->later) {
+      // The chunk comes back on whatever thread has it: written from this connection's executor.
+      return next->later([self = shared_from_this(), next, keep](std::optional<std::string> chunk) {
+        net::post(self->executor(), [self, next, keep, chunk = std::move(chunk)]() mutable {
+          self->write_chunk(std::move(chunk), next, keep);
+        });
+      });
+    }
+    auto chunk = next->now();
+    while (chunk && chunk->empty()) chunk = next->now();  // an empty chunk would end the body
+    write_chunk(std::move(chunk), std::move(next), keep);
+  }
+
+  void write_chunk(std::optional<std::string> chunk, std::shared_ptr<chunk_source> next, bool keep) {
+    if (chunk && chunk->empty()) return write_chunks(std::move(next), keep);  // an empty chunk would end the body
     if (!chunk) {
       return net::async_write(stream_, bhttp::make_chunk_last(),
                               [self = shared_from_this(), keep](beast::error_code ec, std::size_t) {

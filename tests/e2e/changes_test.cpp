@@ -287,3 +287,75 @@ TEST_CASE("a stop does not wait for long polls: they answer at once, empty, with
   CHECK(answered->status == 200);
   CHECK(json_object_of(answered).at("events").as_array().empty());
 }
+
+namespace {
+
+/// The `id:` and `data:` lines of an event stream, in order ("id <value>", "data <value>", "event <value>").
+std::vector<std::string> stream_lines(const std::string& body) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < body.size()) {
+    auto end = body.find('\n', start);
+    if (end == std::string::npos) end = body.size();
+    auto line = body.substr(start, end - start);
+    for (const char* field : {"id: ", "data: ", "event: "})
+      if (line.rfind(field, 0) == 0) out.push_back(std::string{field}.substr(0, std::string{field}.size() - 2) + " " + line.substr(std::string{field}.size()));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::optional<http_response> stream(feed& f, const std::string& token, const std::string& query,
+                                    const std::string& last_event_id = "") {
+  std::vector<std::pair<std::string, std::string>> headers{{"Authorization", "Bearer " + token},
+                                                           {"Accept", "text/event-stream"}};
+  if (!last_event_id.empty()) headers.emplace_back("Last-Event-ID", last_event_id);
+  return http_request(f.svc.port(), "GET", "/v0/content-lake/changes" + query, headers);
+}
+
+}  // namespace
+
+TEST_CASE("an event stream sends each change with its cursor as id, and resumes from Last-Event-ID",
+          "[changes][stream]") {
+  feed f{[](cl::config::settings& s) { set_option(s, "changes.stream_seconds", "1"); }};
+  auto cursor = f.now(f.alice);
+  auto a = std::string{f.create("Ebb").at("id").as_string()};
+  auto first = stream(f, f.alice, "?since=" + cursor);  // ends after its second: the client reconnects
+  REQUIRE(first);
+  REQUIRE(first->status == 200);
+  CHECK(first->header("content-type") == "text/event-stream");
+  CHECK(first->header("cache-control") == "no-cache, no-transform");
+  CHECK(first->header("x-accel-buffering") == "no");
+  CHECK(first->body.rfind("retry: ", 0) == 0);
+  auto lines = stream_lines(first->body);
+  std::vector<std::string> data;
+  std::string last_id;
+  for (const auto& l : lines) {
+    if (l.rfind("data ", 0) == 0) data.push_back(l.substr(5));
+    if (l.rfind("id ", 0) == 0) last_id = l.substr(3);
+  }
+  REQUIRE(data.size() == 1);
+  auto event = json::parse(data[0]).as_object();
+  CHECK(event.at("type").as_string() == "resource.created");
+  CHECK(event.at("resource_id").as_string() == a);
+  REQUIRE_FALSE(last_id.empty());
+  // A reconnection with Last-Event-ID (no since) gets what came after, once.
+  auto b = std::string{f.create("Flood").at("id").as_string()};
+  auto second = stream(f, f.alice, "", last_id);
+  REQUIRE(second);
+  data.clear();
+  for (const auto& l : stream_lines(second->body))
+    if (l.rfind("data ", 0) == 0) data.push_back(l.substr(5));
+  REQUIRE(data.size() == 1);
+  CHECK(json::parse(data[0]).as_object().at("resource_id").as_string() == b);
+  // A cursor that does not open ends the stream with an error event; JSON is still there for others.
+  auto bad = stream(f, f.alice, "?since=garbage");
+  REQUIRE(bad);
+  CHECK(bad->status == 200);
+  CHECK(bad->body.find("event: error") != std::string::npos);
+  CHECK(bad->body.find("CURSOR_INVALID") != std::string::npos);
+  auto refused = http_request(f.svc.port(), "GET", "/v0/content-lake/changes",
+                              {{"Authorization", "Bearer " + f.alice}, {"Accept", "image/png"}});
+  REQUIRE(refused);
+  CHECK(refused->status == 406);
+}
