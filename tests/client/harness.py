@@ -50,9 +50,9 @@ class Service:
         self.log = []  # every line the service logged, across restarts (tests grep it for secrets)
         self._start()
 
-    def _start(self):
+    def _start(self, port=0):
         self.proc = subprocess.Popen(
-            [self.binary, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen",
+            [self.binary, "serve", "--listen", "127.0.0.1:%d" % port, "--admin-listen", "127.0.0.1:0", "--blobs-listen",
              "127.0.0.1:0", "--data-dir", self.dir.name],
             cwd=self.source_dir, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.port = None
@@ -86,9 +86,9 @@ class Service:
         self.proc.wait(timeout=30)
         self.log_done.wait(timeout=30)
 
-    def restart(self):
-        """Starts the service again on the same data dir (new ports)."""
-        self._start()
+    def restart(self, same_port=False):
+        """Starts the service again on the same data dir (new ports, or the same public port)."""
+        self._start(self.port if same_port else 0)
 
     def token(self, sub="u_client", tenant="t_client",
               scopes="content-lake.read content-lake.write contracts.read contracts.write", ttl=None, client_id=None):
