@@ -19,9 +19,6 @@ using storage::change_op;
 /// How often waiting polls look whether the service drains (id 0 of `expire_atom`).
 constexpr std::chrono::milliseconds drain_check{250};
 
-/// The cursor layout, part of every cursor's binding: another layout's cursors do not open.
-constexpr const char* cursor_layout = "1";
-
 /// The event an entry is for `principal_set`, if any: its type, or nothing (a change the feed does
 /// not name, such as another principal's grant).
 std::optional<std::string> type_of(const storage::change_entry& e, const std::vector<std::string>& principals) {
@@ -60,22 +57,16 @@ const std::vector<std::string>& change_event_types() {
   return types;
 }
 
-std::string changes_binding(std::vector<std::string> types) {
-  std::sort(types.begin(), types.end());
-  types.erase(std::unique(types.begin(), types.end()), types.end());
-  std::string out = cursor_layout;
-  out.push_back(';');
-  for (const auto& t : types) out += t + ",";
-  return out;
-}
-
 changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll, bool* caught_up) {
-  auto binding = changes_binding(poll.types);
+  auto binding = domain::feed_binding(poll.types);
   auto last = cfg.store->last_change();
   std::uint64_t after = last;  // no `since`: from now
   if (!poll.since.empty()) {
     domain::cursor_problem why{};
     auto opened = cfg.cursors->open(poll.since, poll.tenant, binding, &why);
+    // A list's `changes_cursor` opens for any types.
+    if (!opened && why == domain::cursor_problem::mismatch)
+      opened = cfg.cursors->open(poll.since, poll.tenant, domain::feed_binding_any(), &why);
     if (!opened && why == domain::cursor_problem::mismatch)
       return refused(domain::error_id::cursor_mismatch, "The cursor was issued for another tenant or other types.",
                      "issued for another tenant or other types");

@@ -48,9 +48,6 @@ struct changes_feed_state {
 /// `caught_up`: the poll read up to the end of the log (nothing more to scan now).
 changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll, bool* caught_up = nullptr);
 
-/// The binding a cursor is sealed with: the cursor layout and the sorted types.
-std::string changes_binding(std::vector<std::string> types);
-
 /// The event types the feed answers.
 const std::vector<std::string>& change_event_types();
 

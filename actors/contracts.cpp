@@ -16,10 +16,10 @@ contracts_actor::behavior_type contracts(contracts_actor::stateful_pointer<contr
       });
     },
     [store](list_atom, const storage::contract_query& q) -> caf::result<scan_result> {
-      return read_or_fail("contracts", [&] { return page_of(store->contracts().list(q)); });
+      return read_or_fail("contracts", [&] { return listed(*store, [&] { return store->contracts().list(q); }); });
     },
     [store](list_atom, const storage::contract_versions_query& q) -> caf::result<scan_result> {
-      return read_or_fail("contracts", [&] { return page_of(store->contracts().versions(q)); });
+      return read_or_fail("contracts", [&] { return listed(*store, [&] { return store->contracts().versions(q); }); });
     },
   };
 }

@@ -123,6 +123,7 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
   ctx->actors = job->actors;
   ctx->timeout = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
   ctx->page_tokens = job->page_tokens;
+  ctx->feed_cursors = job->feed_cursors;
   ctx->recent_sign_in_seconds = job->recent_sign_in_seconds;
   ctx->who = std::move(who);
 

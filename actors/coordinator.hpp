@@ -10,6 +10,7 @@
 
 namespace cl::domain {
 class page_token_codec;
+class feed_cursor_codec;
 }
 
 #include <caf/duration.hpp>
@@ -48,6 +49,7 @@ struct request_context {
   /// deadline is watched as a whole (the service), else a finite bound per ask.
   caf::duration timeout{std::chrono::milliseconds{2000}};
   std::shared_ptr<const domain::page_token_codec> page_tokens;  ///< for list routes
+  std::shared_ptr<const domain::feed_cursor_codec> feed_cursors;  ///< lists' `changes_cursor`
   /// Set on a write with an Idempotency-Key: `write_then` stores its answer with the write.
   std::shared_ptr<const idempotency_guard> idempotency;
   /// Spec 5.4: how old a person's last sign-in may be for a sensitive operation
@@ -73,6 +75,7 @@ struct request_job {
   /// Watches the request's deadline; null: every ask carries `timeout` itself instead.
   std::shared_ptr<deadline_watch> deadlines;
   std::shared_ptr<const domain::page_token_codec> page_tokens;
+  std::shared_ptr<const domain::feed_cursor_codec> feed_cursors;
   std::int64_t idempotency_retention_ms = 24 * 3600 * 1000;
   std::int64_t recent_sign_in_seconds = 900;  ///< see request_context
   reply_fn reply;

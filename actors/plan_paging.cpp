@@ -1,4 +1,5 @@
 #include "actors/plan_paging.hpp"
+#include "domain/change_cursor.hpp"
 #include "actors/plan_body.hpp"
 
 #include "domain/json_text.hpp"
@@ -49,15 +50,20 @@ void answer_page(const std::shared_ptr<const request_context>& ctx, const list_w
   }
   std::string next;
   if (!resume.empty()) next = ctx->page_tokens->issue({ctx->who.tenant_id, w.binding, resume});
+  // Where the change feed stood before this page was read: following it from here misses nothing.
+  std::string changes;
+  if (ctx->feed_cursors)
+    changes = ctx->feed_cursors->seal({ctx->who.tenant_id, domain::feed_binding_any(), page.log_position});
   std::vector<std::string> records;
   records.reserve(page.entries.size());
   for (auto& entry : page.entries) records.push_back(std::move(entry.second));
-  auto render = [done, collection, next](std::optional<std::vector<std::string>> items) {
+  auto render = [done, collection, next, changes](std::optional<std::vector<std::string>> items) {
     if (!items) return done(backend_unavailable("rights resolver"));
     std::string body = "{" + domain::json_string(collection) + ":[";
     for (std::size_t i = 0; i < items->size(); ++i) body += (i ? "," : "") + (*items)[i];
     body += "]";
     if (!next.empty()) body += ",\"next_page_token\":" + domain::json_string(next);
+    if (!changes.empty()) body += ",\"changes_cursor\":" + domain::json_string(changes);
     body += "}";
     auto r = json_reply(200, std::move(body));
     private_for_a_second(r);

@@ -25,19 +25,19 @@ reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state>,
       return read_or_fail("reader", [&] { return found(store->grants().grant(g.tenant, g.resource_id, g.principal)); });
     },
     [store](list_atom, const storage::grant_query& q) -> caf::result<scan_result> {
-      return read_or_fail("reader", [&] { return page_of(store->grants().on_resource(q)); });
+      return read_or_fail("reader", [&] { return listed(*store, [&] { return store->grants().on_resource(q); }); });
     },
     [store](list_atom, const storage::resource_query& q) -> caf::result<scan_result> {
-      return read_or_fail("reader", [&] { return page_of(store->resources().list(q)); });
+      return read_or_fail("reader", [&] { return listed(*store, [&] { return store->resources().list(q); }); });
     },
     [store](list_atom, const storage::activity_query& q) -> caf::result<scan_result> {
-      return read_or_fail("reader", [&] { return page_of(store->activities().list(q)); });
+      return read_or_fail("reader", [&] { return listed(*store, [&] { return store->activities().list(q); }); });
     },
     [store](list_atom, const storage::version_query& q) -> caf::result<scan_result> {
-      return read_or_fail("reader", [&] { return page_of(store->resources().versions(q)); });
+      return read_or_fail("reader", [&] { return listed(*store, [&] { return store->resources().versions(q); }); });
     },
     [store](list_atom, const storage::catalog_query& q) -> caf::result<scan_result> {
-      return read_or_fail("reader", [&] { return page_of(store->catalog().list(q)); });
+      return read_or_fail("reader", [&] { return listed(*store, [&] { return store->catalog().list(q); }); });
     },
   };
 }

@@ -33,9 +33,13 @@ inline fetch_outcome found(std::optional<std::string> json) {
   return fetch_outcome{true, std::move(*json)};
 }
 
-/// A page of a typed query, as a reply.
-inline scan_result page_of(storage::record_page page) {
-  return scan_result{std::move(page.entries), std::move(page.resume_after), page.exhausted};
+/// A page of a typed query, as a reply, with the change-log position read before it: the page is
+/// at least that recent, so a client that follows the change feed from there misses nothing.
+template <class List>
+scan_result listed(const storage::record_store& store, List list) {
+  auto at = store.last_change();
+  storage::record_page page = list();
+  return scan_result{std::move(page.entries), std::move(page.resume_after), page.exhausted, at};
 }
 
 }  // namespace cl::actors

@@ -13,6 +13,7 @@
 #include <caf/atom.hpp>
 #include <caf/type_id.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <memory>
@@ -46,6 +47,7 @@ struct scan_result {
   std::vector<std::pair<std::string, std::string>> entries;
   std::string resume_after;  ///< last id examined (filtered queries)
   bool exhausted = false;    ///< nothing after `resume_after`
+  std::uint64_t log_position = 0;  ///< the change log's last sequence when the page was read (read before it)
 };
 
 /// The ledger's answer to a request with an Idempotency-Key, before it executes.

@@ -9,6 +9,7 @@
 #include "domain/page_token.hpp"
 #include "http/api.hpp"
 #include "http/listener.hpp"
+#include "domain/change_cursor.hpp"
 #include "storage/identity.hpp"
 #include "storage/lmdb_store.hpp"
 
@@ -144,6 +145,9 @@ struct service::impl {
     http::public_api_settings api_settings;
     api_settings.timeout = std::chrono::milliseconds{settings.actors.ask_timeout_ms};
     api_settings.page_tokens = std::move(page_tokens);
+    // The change feed's cursor key (the changes group opens the same file): lists answer `changes_cursor`.
+    api_settings.feed_cursors = std::make_shared<const domain::feed_cursor_codec>(
+      storage::load_or_create_secret(settings.data_dir, "feed-cursor.key"));
     api_settings.idempotency_retention_ms = settings.idempotency.retention_seconds * 1000;
     api_settings.recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
     api = http::make_public_api(*system, groups().routes(), directory, api_settings);

@@ -6,6 +6,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -82,6 +83,18 @@ std::optional<std::string> decrypt(const std::string& key, std::string_view nonc
 }
 
 }  // namespace
+
+std::string feed_binding(std::vector<std::string> types) {
+  std::sort(types.begin(), types.end());
+  types.erase(std::unique(types.begin(), types.end()), types.end());
+  std::string out = "1;";
+  for (const auto& t : types) out += t + ",";
+  return out;
+}
+
+std::string feed_binding_any() {
+  return "1;*";
+}
 
 feed_cursor_codec::feed_cursor_codec(std::string_view secret)
     : seal_key_(hmac(secret, "contentlake feed cursor 1")), id_key_(hmac(secret, "contentlake event id 1")) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cl::domain {
 
@@ -19,6 +20,13 @@ struct feed_position {
   std::string binding;
   std::uint64_t after = 0;
 };
+
+/// The binding of a feed cursor issued for event `types` (empty: all): the cursor layout and the
+/// sorted, distinct types.
+std::string feed_binding(std::vector<std::string> types);
+
+/// The binding of a cursor that opens for any `types`: the `changes_cursor` a list answers.
+std::string feed_binding_any();
 
 /// Why a cursor does not open.
 enum class cursor_problem {

@@ -111,8 +111,8 @@ const std::vector<error_entry>& catalogue() {
     {error_id::search_session_expired, 404, "NOT_FOUND", "SEARCH_SESSION_EXPIRED", contentlake_domain,
      "The search session was idle longer than search.session_ttl_seconds and is gone: start a new search."},
     {error_id::cursor_expired, 410, "OUT_OF_RANGE", "CURSOR_EXPIRED", contentlake_domain,
-     "The change feed no longer holds what followed this cursor (past the change log's retention): take a cursor "
-     "at now (a poll without `since`), list again, then follow from that cursor."},
+     "The change feed no longer holds what followed this cursor (past the change log's retention): list again and "
+     "follow the feed from the list's `changes_cursor`."},
     {error_id::token_mismatch, 409, "ABORTED", "TOKEN_MISMATCH", contentlake_domain,
      "The update_token is stale: the Resource or contract changed since it was read; read it again and retry."},
     {error_id::idempotency_key_in_use, 409, "ABORTED", "IDEMPOTENCY_KEY_IN_USE", contentlake_domain,

@@ -33,6 +33,7 @@ public:
       deadlines_(std::make_shared<actors::deadline_watch>(
         std::clamp(s.timeout / 10, std::chrono::milliseconds{10}, std::chrono::milliseconds{100}))),
       page_tokens_(s.page_tokens),
+      feed_cursors_(s.feed_cursors),
       retention_ms_(s.idempotency_retention_ms),
       recent_sign_in_seconds_(s.recent_sign_in_seconds) {}
 
@@ -125,6 +126,7 @@ private:
     job.timeout = routed.found->deadline.count() > 0 ? routed.found->deadline : timeout_;
     job.deadlines = deadlines_;
     job.page_tokens = page_tokens_;
+    job.feed_cursors = feed_cursors_;
     job.idempotency_retention_ms = retention_ms_;
     job.recent_sign_in_seconds = recent_sign_in_seconds_;
     return job;
@@ -136,6 +138,7 @@ private:
   std::chrono::milliseconds timeout_;
   std::shared_ptr<actors::deadline_watch> deadlines_;
   std::shared_ptr<const domain::page_token_codec> page_tokens_;
+  std::shared_ptr<const domain::feed_cursor_codec> feed_cursors_;
   std::int64_t retention_ms_;
   std::int64_t recent_sign_in_seconds_;
 };

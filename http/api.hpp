@@ -16,6 +16,7 @@ class actor_system;
 
 namespace cl::domain {
 class page_token_codec;
+class feed_cursor_codec;
 }
 
 namespace cl::actors {
@@ -29,6 +30,7 @@ namespace cl::http {
 struct public_api_settings {
   std::chrono::milliseconds timeout{2000};  ///< each request's deadline inside the actors
   std::shared_ptr<const domain::page_token_codec> page_tokens;
+  std::shared_ptr<const domain::feed_cursor_codec> feed_cursors;  ///< lists answer `changes_cursor`
   std::int64_t idempotency_retention_ms = 0;
   std::int64_t recent_sign_in_seconds = 900;
 };

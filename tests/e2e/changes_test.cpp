@@ -359,3 +359,37 @@ TEST_CASE("an event stream sends each change with its cursor as id, and resumes 
   REQUIRE(refused);
   CHECK(refused->status == 406);
 }
+
+TEST_CASE("list, then follow: a list's changes_cursor misses nothing changed after it, and opens for any types",
+          "[changes]") {
+  feed f;
+  auto before = std::string{f.create("Before").at("id").as_string()};
+  auto listed = json_object_of(get_with_token(f.svc.port(), "/v0/content-lake/resources", f.alice));
+  REQUIRE(listed.contains("changes_cursor"));
+  auto cursor = std::string{listed.at("changes_cursor").as_string()};
+  auto after = std::string{f.create("After").at("id").as_string()};
+  f.patch_title(before, "Changed after the list");
+  auto [events, next] = f.events(f.alice, "?since=" + cursor);
+  std::vector<std::string> seen;
+  for (const auto& e : events) seen.push_back(text(e, "type") + " " + text(e, "resource_id"));
+  CHECK(seen == std::vector<std::string>{"resource.created " + after, "resource.updated " + before});
+  auto [created, more] = f.events(f.alice, "?types=resource.created&since=" + cursor);
+  REQUIRE(created.size() == 1);
+  CHECK(text(created[0], "resource_id") == after);
+  // Every list answers one: Works, Activities, contracts, grants, versions.
+  for (const std::string& list : {std::string{"/v0/content-lake/works"}, std::string{"/v0/content-lake/activities"},
+                                  "/v0/content-lake/resources/" + before + "/versions",
+                                  "/v0/content-lake/resources/" + before + "/access"}) {
+    INFO(list);
+    auto r = get_with_token(f.svc.port(), list, f.alice);
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    CHECK(json_object_of(r).contains("changes_cursor"));
+  }
+  // Another tenant's list cursor does not open here.
+  auto theirs = json_object_of(get_with_token(f.svc.port(), "/v0/content-lake/resources", f.eve));
+  auto r = f.poll(f.alice, "?since=" + std::string{theirs.at("changes_cursor").as_string()});
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(reason_of(r) == "CURSOR_MISMATCH");
+}

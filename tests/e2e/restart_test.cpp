@@ -51,6 +51,15 @@ observed observe(unsigned short port, const std::string& target, const std::stri
 
 }  // namespace
 
+namespace {
+
+std::string without_changes_cursor(const std::string& body) {
+  static const std::regex cursor{R"(,"changes_cursor":"[^"]*")"};
+  return std::regex_replace(body, cursor, "");
+}
+
+}  // namespace
+
 TEST_CASE("everything written reads back identical after a stop and start", "[restart]") {
   temp_dir data;
   auto token = token_with(rw_scopes);
@@ -150,6 +159,7 @@ TEST_CASE("everything written reads back identical after a stop and start", "[re
     CHECK(after.status == was.status);
     CHECK(after.etag == was.etag);
     CHECK(after.content_type == was.content_type);
-    CHECK(after.body == was.body);
+    // A list's changes_cursor is sealed anew at every answer (a random nonce): compared without it.
+    CHECK(without_changes_cursor(after.body) == without_changes_cursor(was.body));
   }
 }
