@@ -1,6 +1,7 @@
 #include "domain/change_cursor.hpp"
 
 #include "domain/base64url.hpp"
+#include "domain/sealed_fields.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -23,23 +24,6 @@ std::string hmac(std::string_view key, std::string_view data) {
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
        data.size(), out, &len);
   return std::string(reinterpret_cast<const char*>(out), len);
-}
-
-void put_text(std::string& out, std::string_view s) {
-  auto n = static_cast<std::uint32_t>(s.size());
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((n >> shift) & 0xff));
-  out.append(s);
-}
-
-bool get_text(std::string_view& in, std::string& s) {
-  if (in.size() < 4) return false;
-  std::uint32_t n = 0;
-  for (int i = 0; i < 4; ++i) n = (n << 8) | static_cast<unsigned char>(in[static_cast<std::size_t>(i)]);
-  in.remove_prefix(4);
-  if (in.size() < n) return false;
-  s.assign(in.substr(0, n));
-  in.remove_prefix(n);
-  return true;
 }
 
 using cipher_ctx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
@@ -103,8 +87,8 @@ feed_cursor_codec::feed_cursor_codec(std::string_view secret)
 
 std::string feed_cursor_codec::seal(const feed_position& p) const {
   std::string plain;
-  put_text(plain, p.tenant);
-  put_text(plain, p.binding);
+  put_field(plain, p.tenant);
+  put_field(plain, p.binding);
   for (int shift = 56; shift >= 0; shift -= 8) plain.push_back(static_cast<char>((p.after >> shift) & 0xff));
   std::string nonce(nonce_bytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(nonce.data()), static_cast<int>(nonce_bytes)) != 1)
@@ -125,7 +109,7 @@ std::optional<std::uint64_t> feed_cursor_codec::open(std::string_view cursor, st
   if (!plain) return fail(cursor_problem::malformed);
   std::string_view in{*plain};
   std::string sealed_tenant, sealed_binding;
-  if (!get_text(in, sealed_tenant) || !get_text(in, sealed_binding) || in.size() != 8) return fail(cursor_problem::malformed);
+  if (!get_field(in, sealed_tenant) || !get_field(in, sealed_binding) || in.size() != 8) return fail(cursor_problem::malformed);
   if (sealed_tenant != tenant || sealed_binding != binding) return fail(cursor_problem::mismatch);
   std::uint64_t after = 0;
   for (char c : in) after = (after << 8) | static_cast<unsigned char>(c);
@@ -134,7 +118,7 @@ std::optional<std::uint64_t> feed_cursor_codec::open(std::string_view cursor, st
 
 std::string feed_cursor_codec::event_id(std::string_view tenant, std::uint64_t seq) const {
   std::string data;
-  put_text(data, tenant);
+  put_field(data, tenant);
   for (int shift = 56; shift >= 0; shift -= 8) data.push_back(static_cast<char>((seq >> shift) & 0xff));
   return "evt_" + hex_encode(hmac(id_key_, data).substr(0, 12));
 }

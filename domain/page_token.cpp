@@ -1,4 +1,5 @@
 #include "domain/page_token.hpp"
+#include "domain/sealed_fields.hpp"
 
 #include "domain/base64url.hpp"
 
@@ -16,23 +17,6 @@ namespace {
 
 constexpr char version = '1';
 constexpr std::size_t mac_bytes = 16;
-
-void put_field(std::string& out, std::string_view field) {
-  auto n = static_cast<std::uint32_t>(field.size());
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((n >> shift) & 0xff));
-  out.append(field);
-}
-
-bool get_field(std::string_view& in, std::string& field) {
-  if (in.size() < 4) return false;
-  std::uint32_t n = 0;
-  for (int i = 0; i < 4; ++i) n = (n << 8) | static_cast<unsigned char>(in[i]);
-  in.remove_prefix(4);
-  if (in.size() < n) return false;
-  field.assign(in.substr(0, n));
-  in.remove_prefix(n);
-  return true;
-}
 
 api_error invalid(std::string message) {
   return api_error{error_id::page_token_invalid, std::move(message), {{"page_token", "not a token this service issued"}}};
