@@ -3,6 +3,7 @@
 #include "actors/access.hpp"
 #include "actors/plan_access.hpp"
 #include "actors/plan_body.hpp"
+#include "domain/change_cursor.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"
@@ -74,12 +75,12 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
     if (auto* e = std::get_if<domain::api_error>(&opened)) return done(domain::api_reply::from(std::move(*e)));
     start = std::stoul(std::get<std::string>(opened));
   }
-  with_granted_resource(
+  with_granted_resource_at(
     self, ctx, resource_id, domain::access_role::reader, domain::error_id::resource_not_found,
-      [self, ctx, done, resource_id, page_size, binding, start](std::shared_ptr<std::string> stored) {
+      [self, ctx, done, resource_id, page_size, binding, start](std::shared_ptr<std::string> stored, std::uint64_t at) {
         with_content_use(
           self, ctx, storage::fields_of(*stored).work_id,
-          [ctx, done, resource_id, page_size, binding, start, stored](const domain::resolved_rights&) {
+          [ctx, done, resource_id, page_size, binding, start, stored, at](const domain::resolved_rights&) {
             auto record = json::parse(*stored).as_object();
             const auto& blocks = record.at("content").as_object().at("blocks").as_array();
             std::string body = "{\"content_units\":[";
@@ -89,6 +90,9 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
             if (end < blocks.size())
               body += ",\"next_page_token\":"
                       + domain::json_string(ctx->page_tokens->issue({ctx->who.tenant_id, binding, std::to_string(end)}));
+            if (ctx->feed_cursors)
+              body += ",\"changes_cursor\":"
+                      + domain::json_string(ctx->feed_cursors->seal({ctx->who.tenant_id, domain::feed_binding_any(), at}));
             body += "}";
             auto r = json_reply(200, std::move(body));
             private_for_a_second(r);

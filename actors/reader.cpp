@@ -10,7 +10,12 @@ reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state>,
                                    std::shared_ptr<storage::record_store> store) {
   return {
     [store](fetch_atom, const std::string& tenant, const std::string& id) -> caf::result<fetch_outcome> {
-      return read_or_fail("reader", [&] { return found(store->resources().get(tenant, id)); });
+      return read_or_fail("reader", [&] {
+        auto at = store->last_change();  // before the read: the record is at least that recent
+        auto out = found(store->resources().get(tenant, id));
+        out.log_position = at;
+        return out;
+      });
     },
     [store](fetch_atom, const storage::version_ref& v) -> caf::result<fetch_outcome> {
       return read_or_fail("reader", [&] { return found(store->resources().version(v.tenant, v.resource_id, v.version)); });

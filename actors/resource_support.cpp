@@ -30,6 +30,14 @@ namespace json = boost::json;
 void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
                            const std::string& id, domain::access_role needed, domain::error_id missing,
                            std::function<void(std::shared_ptr<std::string>)> k, reply_fn done) {
+  with_granted_resource_at(
+    self, ctx, id, needed, missing, [k](std::shared_ptr<std::string> record, std::uint64_t) { k(std::move(record)); },
+    std::move(done));
+}
+
+void with_granted_resource_at(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                              const std::string& id, domain::access_role needed, domain::error_id missing,
+                              std::function<void(std::shared_ptr<std::string>, std::uint64_t)> k, reply_fn done) {
   with_access(
     self, ctx, id, needed,
     [self, ctx, id, missing, k, done](domain::access_role) {
@@ -37,7 +45,7 @@ void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<c
         self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader",
         [k, done, missing](fetch_outcome& found) {
           if (!found.found) return done(domain::api_reply::failure(missing, "The Resource does not exist."));
-          k(std::make_shared<std::string>(std::move(found.json)));
+          k(std::make_shared<std::string>(std::move(found.json)), found.log_position);
         },
         fetch_atom_v, ctx->who.tenant_id, id);
     },

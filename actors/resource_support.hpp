@@ -14,6 +14,12 @@ void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<c
                            const std::string& id, domain::access_role needed, domain::error_id missing,
                            std::function<void(std::shared_ptr<std::string>)> k, reply_fn done);
 
+/// The same, `k` also getting the change log's position read before the record (a list of its
+/// parts answers it as `changes_cursor`).
+void with_granted_resource_at(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                              const std::string& id, domain::access_role needed, domain::error_id missing,
+                              std::function<void(std::shared_ptr<std::string>, std::uint64_t)> k, reply_fn done);
+
 /// Presents stored Resource records as list items: each with its `rights` (resolved now, all in
 /// one ask) and `hash`, and as `use` may see it (layer 3: without content the rights do not
 /// allow). `summary` items (a version list) never carry content or an update_token.

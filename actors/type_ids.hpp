@@ -40,6 +40,7 @@ struct rate_decision {
 struct fetch_outcome {
   bool found = false;
   std::string json;
+  std::uint64_t log_position = 0;  ///< the change log's last sequence, read before the record (Resource reads)
 };
 
 /// A page of a typed list query: (id, record) in order.

@@ -379,7 +379,8 @@ TEST_CASE("list, then follow: a list's changes_cursor misses nothing changed aft
   // Every list answers one: Works, Activities, contracts, grants, versions.
   for (const std::string& list : {std::string{"/v0/content-lake/works"}, std::string{"/v0/content-lake/activities"},
                                   "/v0/content-lake/resources/" + before + "/versions",
-                                  "/v0/content-lake/resources/" + before + "/access"}) {
+                                  "/v0/content-lake/resources/" + before + "/access",
+                                  "/v0/content-lake/content-units?resource_id=" + before}) {
     INFO(list);
     auto r = get_with_token(f.svc.port(), list, f.alice);
     REQUIRE(r);
