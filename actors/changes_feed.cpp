@@ -16,6 +16,9 @@ namespace {
 using storage::change_kind;
 using storage::change_op;
 
+/// Commits within this of the first wake the waiting polls together.
+constexpr std::chrono::milliseconds wake_batch{10};
+
 /// How often waiting polls look whether the service drains (id 0 of `expire_atom`).
 constexpr std::chrono::milliseconds drain_check{250};
 
@@ -150,8 +153,17 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
         return caf::make_error(backend_error::storage_failure, "change log read failed");
       }
     },
-    [self, cfg, count_waiting](committed_atom, std::uint64_t) {
+    [self, cfg, count_waiting](committed_atom, std::uint64_t seq) {
       auto& waiting = self->state.waiting;
+      // Commits coalesce: the waiting polls read on at most once per `wake_batch` (a burst of
+      // commits would otherwise cost every waiting poll a read per commit). Sequence 0: the round.
+      if (seq != 0) {
+        if (waiting.empty() || self->state.wake_pending) return;
+        self->state.wake_pending = true;
+        self->delayed_send(self, wake_batch, committed_atom_v, std::uint64_t{0});
+        return;
+      }
+      self->state.wake_pending = false;
       for (auto w = waiting.begin(); w != waiting.end();) {
         changes_page page;
         try {

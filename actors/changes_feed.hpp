@@ -42,6 +42,7 @@ struct changes_feed_state {
   };
   std::vector<waiting_poll> waiting;
   std::uint64_t next_id = 0;
+  bool wake_pending = false;  ///< a round of re-reads is scheduled (commits coalesce into it)
 };
 
 /// What the feed answers for `poll` (pure of actors: the actor calls it; tests may too).

@@ -253,9 +253,12 @@ TEST_CASE("a long poll waits for the caller's next change and answers it; other 
   auto cursor = f.now(f.bob);
   auto waiting = std::async(std::launch::async, [&] { return f.events(f.bob, "?wait=20&since=" + cursor); });
   REQUIRE(eventually([&] { return gauge(f.svc, "contentlake_changes_waiting_polls") == 1.0; }));
-  // A change bob may not read: the poll goes on waiting (the cursor moves past it).
+  // A change bob may not read: the poll reads past it and goes on waiting.
+  auto scanned = gauge(f.svc, "contentlake_changes_scanned_total");
   auto id = std::string{f.create("Ebb").at("id").as_string()};
-  // Then one he may: the poll answers with it.
+  REQUIRE(eventually([&] { return gauge(f.svc, "contentlake_changes_scanned_total") > scanned; }));
+  CHECK(gauge(f.svc, "contentlake_changes_waiting_polls") == 1.0);
+  // Then one he may: the poll answers with it (only with it: the create is behind its cursor).
   REQUIRE(f.grant(id, "u_bob", "reader")->status == 201);
   auto [events, next] = waiting.get();
   REQUIRE(events.size() == 1);
