@@ -457,6 +457,25 @@ TEST_CASE("an index whose words are all rare chooses no common words, once", "[s
   CHECK(all_hits(reopened, "\"w8 v8\"") == std::set<std::string>{"res_8"});
 }
 
+namespace {
+
+/// A session's first page of 10 hits of `q`, recorded in `answered` (which `q` then passes over);
+/// then the fourth of them removed and indexed again with more of the word (another Xapian
+/// document, now ranking first): the id the index remembers for it is stale.
+void answer_then_reindex(search_index& index, search_query& q, std::unordered_set<std::string>& answered) {
+  q.page_size = 10;
+  q.skip = &answered;
+  auto first = index.search(q);
+  REQUIRE(first.hits.size() == 10);
+  CHECK(first.runs == 1);
+  for (const auto& h : first.hits) answered.insert(h.id);
+  auto again = first.hits[3].id;
+  index.apply({}, {{"t_a", again}}, 2);
+  index.apply({doc(again, "Tide", "tide tide tide tide table")}, {}, 3);
+}
+
+}  // namespace
+
 TEST_CASE("a session's answered hits are passed over by the ids they were answered with, also once indexed again",
           "[search][index]") {
   cl::testing::temp_dir dir;
@@ -464,15 +483,7 @@ TEST_CASE("a session's answered hits are passed over by the ids they were answer
   index_tides(index, 50);
   std::unordered_set<std::string> answered;
   auto q = ask("tide");
-  q.page_size = 10;
-  q.skip = &answered;
-  auto first = index.search(q);
-  REQUIRE(first.hits.size() == 10);
-  for (const auto& h : first.hits) answered.insert(h.id);
-  // An answered Resource removed and indexed again (another Xapian document), now ranking first.
-  auto again = first.hits[3].id;
-  index.apply({}, {{"t_a", again}}, 2);
-  index.apply({doc(again, "Tide", "tide tide tide table")}, {}, 3);
+  answer_then_reindex(index, q, answered);
   std::size_t pages = 1;
   for (;;) {
     auto p = index.search(q);
@@ -492,17 +503,7 @@ TEST_CASE("a search runs within its budget of rankings: out of it, a stale hit i
   index_tides(index, 30);
   std::unordered_set<std::string> answered;
   auto q = ask("tide");
-  q.page_size = 10;
-  q.skip = &answered;
-  auto first = index.search(q);
-  REQUIRE(first.hits.size() == 10);
-  CHECK(first.runs == 1);
-  for (const auto& h : first.hits) answered.insert(h.id);
-  // An answered Resource indexed again under another document id, now ranking first: the id the
-  // index remembers for it is stale, so a ranking brings it back.
-  auto again = first.hits[3].id;
-  index.apply({}, {{"t_a", again}}, 2);
-  index.apply({doc(again, "Tide", "tide tide tide tide table")}, {}, 3);
+  answer_then_reindex(index, q, answered);
   q.max_runs = 1;  // no run left to rank again: the hit is dropped and the page says more may come
   auto tight = index.search(q);
   CHECK(tight.runs == 1);
