@@ -4,14 +4,6 @@
 #   blobs_s3rver.sh CONTENTLAKE_BINARY SOURCE_DIR
 set -euo pipefail
 binary=$1 source=$2
-version=3.7.1
-tools="$source/build/tools/s3rver"
-if ! command -v npm >/dev/null 2>&1; then
-  echo "SKIPPED: npm is not installed, so s3rver cannot be; scripts/install-deps --with-test-tools installs it" >&2
-  exit 77
-fi
-if [ ! -x "$tools/node_modules/.bin/s3rver" ] || ! "$tools/node_modules/.bin/s3rver" --version 2>/dev/null | grep -qx "$version"; then
-  mkdir -p "$tools"
-  npm install --prefix "$tools" --no-audit --no-fund --silent "s3rver@$version" >/dev/null
-fi
-exec /usr/bin/python3 "$source/tests/client/blobs_api.py" "$binary" "$source" "s3rver:$tools"
+. "$source/tests/client/npm-tool.sh"
+npm_tool s3rver 3.7.1
+exec /usr/bin/python3 "$source/tests/client/blobs_api.py" "$binary" "$source" "s3rver:$(dirname "$tool_modules")"
