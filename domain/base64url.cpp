@@ -47,6 +47,24 @@ std::string base64url_encode(std::string_view bytes) {
   return out;
 }
 
+std::string base64_encode(std::string_view bytes) {
+  auto out = base64url_encode(bytes);
+  for (auto& c : out) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  while (out.size() % 4 != 0) out.push_back('=');
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string url{text};
+  for (int i = 0; i < 2 && !url.empty() && url.back() == '='; ++i) url.pop_back();
+  for (auto& c : url) {
+    if (c == '-' || c == '_' || c == '=') return std::nullopt;
+    c = c == '+' ? '-' : c == '/' ? '_' : c;
+  }
+  return base64url_decode(url);
+}
+
 std::optional<std::string> base64url_decode(std::string_view text) {
   if (text.size() % 4 == 1) return std::nullopt;
   std::string out;

@@ -1,5 +1,5 @@
 #pragma once
-/// base64url without padding (RFC 4648 section 5), as JWTs use it.
+/// base64url without padding (RFC 4648 section 5), as JWTs use it; standard base64 beside it.
 
 #include <optional>
 #include <string>
@@ -13,6 +13,12 @@ std::string base64url_encode(std::string_view bytes);
 /// Decodes strict unpadded base64url; nullopt on any character outside the alphabet,
 /// on padding, or on an impossible length.
 std::optional<std::string> base64url_decode(std::string_view text);
+
+/// Standard base64 with padding (RFC 4648 section 4), as Standard Webhooks secrets and signatures use it.
+std::string base64_encode(std::string_view bytes);
+
+/// Decodes strict padded standard base64; nullopt otherwise.
+std::optional<std::string> base64_decode(std::string_view text);
 
 /// Lower-case hex of `bytes` (digests in ETags, SigV4, checksums).
 std::string hex_encode(std::string_view bytes);

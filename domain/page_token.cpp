@@ -1,11 +1,10 @@
 #include "domain/page_token.hpp"
 #include "domain/sealed_fields.hpp"
 
+#include "domain/aead.hpp"
 #include "domain/base64url.hpp"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <algorithm>
 #include <charconv>
@@ -29,11 +28,7 @@ page_token_codec::page_token_codec(std::string secret) : secret_(std::move(secre
 }
 
 std::string page_token_codec::mac(std::string_view data) const {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()), reinterpret_cast<const unsigned char*>(data.data()),
-       data.size(), out, &len);
-  return std::string(reinterpret_cast<const char*>(out), mac_bytes);
+  return hmac_sha256(secret_, data).substr(0, mac_bytes);
 }
 
 std::string page_token_codec::issue(const page_cursor& cursor) const {

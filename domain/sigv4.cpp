@@ -4,7 +4,7 @@
 #include "domain/contract.hpp"
 
 #include <openssl/crypto.h>
-#include <openssl/hmac.h>
+#include "domain/aead.hpp"
 #include <openssl/sha.h>
 
 #include <algorithm>
@@ -16,11 +16,7 @@ namespace cl::domain::sigv4 {
 namespace {
 
 std::string hmac(std::string_view key, std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-       data.size(), out, &len);
-  return std::string{reinterpret_cast<const char*>(out), len};
+  return hmac_sha256(key, data);
 }
 
 std::string lower(std::string_view s) {

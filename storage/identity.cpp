@@ -1,7 +1,8 @@
 #include "storage/identity.hpp"
 
+#include "domain/aead.hpp"
+
 #include <fcntl.h>
-#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,18 +52,13 @@ std::string load_or_create(const std::string& data_dir, const std::string& name,
 
 std::string load_or_create_secret(const std::string& data_dir, const std::string& name) {
   return load_or_create(data_dir, name, [] {
-    std::string secret(32, '\0');
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(secret.data()), 32) != 1)
-      throw std::runtime_error("random source unavailable");
-    return secret;
+    return domain::random_bytes(32);
   });
 }
 
 s3_credentials load_or_create_s3_credentials(const std::string& data_dir) {
   auto random_text = [](std::size_t n, std::string_view alphabet) {
-    std::string bytes(n, '\0');
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(n)) != 1)
-      throw std::runtime_error("random source unavailable");
+    auto bytes = domain::random_bytes(n);
     std::string out;
     for (unsigned char b : bytes) out.push_back(alphabet[b % alphabet.size()]);
     return out;

@@ -1,0 +1,73 @@
+#pragma once
+/// Outbound webhooks (issue 29, part 2), what needs no actor: Standard Webhooks 1.0 signing and
+/// secrets (`whsec_` + base64 of 32 random bytes), the target URL check, the address policy that
+/// keeps deliveries off the service's own networks (SSRF), and the retry schedule.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace cl::domain {
+
+/// A new signing secret: `whsec_` and the standard base64 of 32 random bytes.
+std::string new_webhook_secret();
+
+/// The key bytes of a `whsec_` secret (the base64 after the prefix), or nullopt when it is not one.
+std::optional<std::string> webhook_secret_key(std::string_view secret);
+
+/// One `v1,<base64>` signature: HMAC-SHA256 under `key` of "`id`.`timestamp`.`body`".
+std::string webhook_signature(std::string_view key, std::string_view id, std::int64_t timestamp, std::string_view body);
+
+/// Where a delivery goes: the URL split for a client that resolves and checks the host itself.
+struct webhook_target {
+  bool tls = true;
+  std::string host;    ///< a name, or an address literal (IPv6 without brackets)
+  std::string port;    ///< "443", "80", or the URL's
+  std::string target;  ///< path and query, at least "/"
+};
+
+/// The target of `url`, or why it is refused: `https` only unless `https_only` is false (then
+/// `http` too); a host; no user info (credentials would end up in logs); no fragment; at most 2,048
+/// characters.
+std::variant<webhook_target, std::string> parse_webhook_url(std::string_view url, bool https_only);
+
+/// An IP address as 16 bytes (IPv4 as its IPv4-mapped IPv6 form, so one range check covers both).
+using ip_address = std::array<unsigned char, 16>;
+
+/// The address `text` spells (IPv4 dotted quad or IPv6), or nullopt.
+std::optional<ip_address> parse_ip(std::string_view text);
+
+/// A network: an address and a prefix length over the 16 bytes.
+struct ip_network {
+  ip_address base{};
+  int prefix = 0;
+  bool contains(const ip_address& a) const;
+};
+
+/// The networks of a comma- or space-separated list of CIDRs (`10.0.0.0/8, ::1/128`), or the
+/// first entry that is not one.
+std::variant<std::vector<ip_network>, std::string> parse_networks(std::string_view list);
+
+/// Whether a delivery may connect to `a`: yes when `allowed` names it; otherwise no when it is
+/// loopback, private, link-local, CGNAT, multicast, reserved, unspecified, a documentation or
+/// benchmarking range, or an IPv6 form that embeds such an IPv4 address (mapped, compatible,
+/// NAT64, 6to4, Teredo); yes otherwise.
+bool address_allowed(const ip_address& a, const std::vector<ip_network>& allowed);
+
+/// The retry delays after a failed attempt, in milliseconds, from a comma-separated list of
+/// seconds (decimals allowed: `0.05,0.1` in tests), or nullopt when it is not one. The Standard
+/// Webhooks schedule is `5,300,1800,7200,18000,36000,36000`.
+std::optional<std::vector<std::int64_t>> parse_retry_schedule(std::string_view list);
+
+/// `delay_ms` moved by up to a tenth either way, `unit` in [0, 1) choosing where.
+std::int64_t with_jitter(std::int64_t delay_ms, double unit);
+
+/// The delay a `Retry-After` value asks for (delta seconds, or an HTTP date against `now_s`), in
+/// milliseconds, or nullopt when it is neither.
+std::optional<std::int64_t> retry_after_ms(std::string_view value, std::int64_t now_s);
+
+}  // namespace cl::domain
