@@ -1,6 +1,8 @@
 #include "actors/changes_feed.hpp"
 
 #include "actors/backend_error.hpp"
+#include "domain/json_text.hpp"
+#include "domain/records.hpp"
 
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
@@ -60,10 +62,62 @@ const std::vector<std::string>& change_event_types() {
   return types;
 }
 
+change_scan scan_changes(const storage::record_store& store, const domain::feed_cursor_codec& ids,
+                         const std::string& tenant, const std::vector<std::string>& principals,
+                         const std::vector<std::string>& types, std::uint64_t after, std::size_t scan_limit,
+                         std::size_t max_events) {
+  change_scan scan;
+  scan.position = after;
+  auto last = store.last_change();
+  auto entries = after < last ? store.read_from(after, scan_limit) : std::vector<storage::change_entry>{};
+  // Sequences are dense: a first entry past `after + 1`, or none while the log is ahead, means
+  // retention trimmed what followed the cursor.
+  if (after > last || (after < last && (entries.empty() || entries.front().seq != after + 1))) {
+    scan.expired = true;
+    return scan;
+  }
+  auto wanted = [&](const std::string& type) {
+    return types.empty() || std::find(types.begin(), types.end(), type) != types.end();
+  };
+  for (const auto& e : entries) {
+    if (scan.events.size() >= max_events) break;
+    scan.position = e.seq;
+    if (e.tenant != tenant) continue;
+    auto type = type_of(e, principals);
+    if (!type || !wanted(*type)) continue;
+    bool resource = e.kind == change_kind::resource;
+    bool readable = resource && storage::holds_any_grant(store.grants(), tenant, principals, e.id);
+    // Layer 2 at delivery: a Resource event only while the caller reads it; `disappeared` only
+    // once it no longer does (a grant through a group may still hold).
+    if (resource && (*type == "resource.disappeared" ? readable : !readable)) continue;
+    change_event ev;
+    ev.id = ids.event_id(tenant, e.seq);
+    ev.type = std::move(*type);
+    ev.subject = resource ? "resource_id" : "work_id";
+    ev.subject_id = e.id;
+    ev.version = e.version;
+    ev.hash = e.hash;
+    ev.at_ms = e.at_ms;
+    ev.seq = e.seq;
+    if (e.transaction != 0) ev.transaction = "txn_" + ids.event_id(tenant, e.transaction).substr(4);
+    scan.events.push_back(std::move(ev));
+  }
+  scan.caught_up = scan.position >= last && (entries.empty() || scan.position == entries.back().seq);
+  scan.scanned = scan.position - after;
+  return scan;
+}
+
+std::string change_event_json(const change_event& e) {
+  auto text_or_null = [](const std::string& s) { return s.empty() ? std::string{"null"} : domain::json_string(s); };
+  return "{\"id\":" + domain::json_string(e.id) + ",\"type\":" + domain::json_string(e.type) + ",\"" + e.subject
+         + "\":" + domain::json_string(e.subject_id) + ",\"version\":" + text_or_null(e.version)
+         + ",\"hash\":" + text_or_null(e.hash) + ",\"occurred_at\":" + domain::json_string(domain::iso8601_at_ms(e.at_ms))
+         + ",\"transaction\":" + text_or_null(e.transaction) + "}";
+}
+
 changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll, bool* caught_up) {
   auto binding = domain::feed_binding(poll.types);
-  auto last = cfg.store->last_change();
-  std::uint64_t after = last;  // no `since`: from now
+  std::uint64_t after = cfg.store->last_change();  // no `since`: from now
   if (!poll.since.empty()) {
     domain::cursor_problem why{};
     auto opened = cfg.cursors->open(poll.since, poll.tenant, binding, &why);
@@ -78,45 +132,20 @@ changes_page read_changes(const changes_feed_config& cfg, const changes_poll& po
                      "not a cursor of this service");
     after = *opened;
   }
-  changes_page page;
-  auto entries = after < last ? cfg.store->read_from(after, cfg.scan_limit) : std::vector<storage::change_entry>{};
-  // Sequences are dense: a first entry past `after + 1`, or none while the log is ahead, means
-  // retention trimmed what followed the cursor.
-  if (after > last || (after < last && (entries.empty() || entries.front().seq != after + 1)))
+  auto scan = scan_changes(*cfg.store, *cfg.cursors, poll.tenant, poll.principals, poll.types, after, cfg.scan_limit,
+                           poll.page_size);
+  if (scan.expired)
     return refused(domain::error_id::cursor_expired, "The change feed no longer holds what followed this cursor.",
                    "older than the change log's retention");
-  auto wanted = [&](const std::string& type) {
-    return poll.types.empty() || std::find(poll.types.begin(), poll.types.end(), type) != poll.types.end();
-  };
-  auto position = after;
-  for (const auto& e : entries) {
-    if (page.events.size() >= poll.page_size) break;
-    position = e.seq;
-    if (e.tenant != poll.tenant) continue;
-    auto type = type_of(e, poll.principals);
-    if (!type || !wanted(*type)) continue;
-    bool resource = e.kind == change_kind::resource;
-    bool readable = resource && storage::holds_any_grant(cfg.store->grants(), poll.tenant, poll.principals, e.id);
-    // Layer 2 at delivery: a Resource event only while the caller reads it; `disappeared` only
-    // once it no longer does (a grant through a group may still hold).
-    if (resource && (*type == "resource.disappeared" ? readable : !readable)) continue;
-    change_event ev;
-    ev.id = cfg.cursors->event_id(poll.tenant, e.seq);
-    ev.type = std::move(*type);
-    ev.subject = resource ? "resource_id" : "work_id";
-    ev.subject_id = e.id;
-    ev.version = e.version;
-    ev.hash = e.hash;
-    ev.at_ms = e.at_ms;
-    if (e.transaction != 0) ev.transaction = "txn_" + cfg.cursors->event_id(poll.tenant, e.transaction).substr(4);
-    if (poll.cursor_per_event) ev.cursor = cfg.cursors->seal({poll.tenant, binding, e.seq});
-    page.events.push_back(std::move(ev));
-  }
-  page.next_cursor = cfg.cursors->seal({poll.tenant, binding, position});
+  changes_page page;
+  page.events = std::move(scan.events);
+  if (poll.cursor_per_event)
+    for (auto& ev : page.events) ev.cursor = cfg.cursors->seal({poll.tenant, binding, ev.seq});
+  page.next_cursor = cfg.cursors->seal({poll.tenant, binding, scan.position});
   page.closing = cfg.health && cfg.health->draining.load();
   page.stream_ms = cfg.stream_ms;
-  if (caught_up) *caught_up = position >= last && (entries.empty() || position == entries.back().seq);
-  cfg.scanned.increment(static_cast<double>(position - after));
+  if (caught_up) *caught_up = scan.caught_up;
+  cfg.scanned.increment(static_cast<double>(scan.scanned));
   cfg.delivered.increment(static_cast<double>(page.events.size()));
   return page;
 }

@@ -45,6 +45,28 @@ struct changes_feed_state {
   bool wake_pending = false;  ///< a round of re-reads is scheduled (commits coalesce into it)
 };
 
+/// What one read of the change log found for a reader: its events (thin, with their sequences),
+/// the sequence it read up to, whether that is the end of the log, and whether the log no longer
+/// holds what followed `after` (retention).
+struct change_scan {
+  std::vector<change_event> events;
+  std::uint64_t position = 0;
+  std::uint64_t scanned = 0;
+  bool caught_up = false;
+  bool expired = false;
+};
+
+/// Reads at most `scan_limit` change-log entries after `after` and at most `max_events` events of
+/// `types` (empty: all) for a reader of `tenant` with `principals` (layer 2 now). The feed and the
+/// webhooks read through this one function; `ids` names the events.
+change_scan scan_changes(const storage::record_store& store, const domain::feed_cursor_codec& ids,
+                         const std::string& tenant, const std::vector<std::string>& principals,
+                         const std::vector<std::string>& types, std::uint64_t after, std::size_t scan_limit,
+                         std::size_t max_events);
+
+/// An event as the feed answers it and a webhook delivers it (a JSON object).
+std::string change_event_json(const change_event& e);
+
 /// What the feed answers for `poll` (pure of actors: the actor calls it; tests may too).
 /// `caught_up`: the poll read up to the end of the log (nothing more to scan now).
 changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll, bool* caught_up = nullptr);

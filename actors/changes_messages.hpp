@@ -44,6 +44,7 @@ struct change_event {
   std::int64_t at_ms = 0;
   std::string transaction;  ///< `txn_...`: the same for the events of one write
   std::string cursor;       ///< the feed's position right after this event (an event stream's `id:`)
+  std::uint64_t seq = 0;    ///< its change-log entry (never shown: the sequence is global)
 };
 
 /// A poll's answer: the events, the cursor after the last entry scanned (also when none was the

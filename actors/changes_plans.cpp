@@ -24,14 +24,6 @@ constexpr std::size_t max_page_size = 1000;
 /// A long poll waits at most this long (the route's deadline leaves it room: app/changes_group.cpp).
 constexpr std::int64_t max_wait_seconds = 30;
 
-std::string event_json(const change_event& e) {
-  auto text_or_null = [](const std::string& s) { return s.empty() ? std::string{"null"} : domain::json_string(s); };
-  return "{\"id\":" + domain::json_string(e.id) + ",\"type\":" + domain::json_string(e.type) + ",\"" + e.subject
-         + "\":" + domain::json_string(e.subject_id) + ",\"version\":" + text_or_null(e.version)
-         + ",\"hash\":" + text_or_null(e.hash) + ",\"occurred_at\":" + domain::json_string(domain::iso8601_at_ms(e.at_ms))
-         + ",\"transaction\":" + text_or_null(e.transaction) + "}";
-}
-
 /// `types`: comma-separated event types the feed knows; empty: all.
 std::variant<std::vector<std::string>, domain::api_reply> types_of(const std::string& raw) {
   std::vector<std::string> types;
@@ -100,7 +92,7 @@ private:
       return out + "event: " + (page.error->id == domain::error_id::cursor_expired ? "reset" : "error") + "\ndata: "
              + domain::render_error_body(*page.error) + "\n\n";
     }
-    for (const auto& e : page.events) out += "id: " + e.cursor + "\ndata: " + event_json(e) + "\n\n";
+    for (const auto& e : page.events) out += "id: " + e.cursor + "\ndata: " + change_event_json(e) + "\n\n";
     if (page.events.empty()) out += ": heartbeat\n";
     out += "id: " + page.next_cursor + "\n\n";
     poll_.since = page.next_cursor;
@@ -174,7 +166,7 @@ void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_co
         [done](changes_page& page) {
           if (page.error) return done(domain::api_reply::from(std::move(*page.error)));
           std::string body = "{\"events\":[";
-          for (std::size_t i = 0; i < page.events.size(); ++i) body += (i ? "," : "") + event_json(page.events[i]);
+          for (std::size_t i = 0; i < page.events.size(); ++i) body += (i ? "," : "") + change_event_json(page.events[i]);
           body += "],\"next_cursor\":" + domain::json_string(page.next_cursor) + "}";
           auto r = json_reply(200, std::move(body));
           r.headers.emplace_back("Cache-Control", "no-store");

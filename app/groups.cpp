@@ -14,6 +14,7 @@ const registry& groups() {
     register_blobs(r);
     register_search(r);
     register_changes(r);
+    register_webhooks(r);
     return r;
   }();
   return all;

@@ -24,6 +24,8 @@ void register_blobs(registry& r);
 void register_search(registry& r);
 /// The change feed (GET /v0/content-lake/changes).
 void register_changes(registry& r);
+/// Signed webhooks of the change feed's events (/v0/content-lake/webhooks...).
+void register_webhooks(registry& r);
 
 /// Every group registered, built once; pure (nothing starts), so tests read its routes and options.
 const registry& groups();

@@ -101,6 +101,8 @@ const std::vector<error_entry>& catalogue() {
      "No contract (or no such version of it) with this id exists in the tenant."},
     {error_id::grant_not_found, 404, "NOT_FOUND", "GRANT_NOT_FOUND", contentlake_domain,
      "The Resource has no grant for this principal."},
+    {error_id::webhook_not_found, 404, "NOT_FOUND", "WEBHOOK_NOT_FOUND", contentlake_domain,
+     "The caller owns no webhook with this id (another principal's and another tenant's are answered the same)."},
     {error_id::upload_not_found, 404, "NOT_FOUND", "UPLOAD_NOT_FOUND", contentlake_domain,
      "No upload with this id was started by the caller in the token's tenant (uploads are their uploader's)."},
     {error_id::blob_not_found, 404, "NOT_FOUND", "BLOB_NOT_FOUND", contentlake_domain,

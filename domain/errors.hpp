@@ -45,6 +45,7 @@ enum class error_id : std::uint8_t {
   activity_not_found,
   contract_not_found,
   grant_not_found,
+  webhook_not_found,
   upload_not_found,
   blob_not_found,
   search_session_not_found,

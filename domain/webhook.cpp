@@ -85,6 +85,16 @@ std::optional<std::string> webhook_secret_key(std::string_view secret) {
   return key;
 }
 
+std::string seal_webhook_secret(std::string_view key, std::string_view secret) {
+  return base64url_encode(aead_seal(key, secret));
+}
+
+std::optional<std::string> open_webhook_secret(std::string_view key, std::string_view sealed) {
+  auto raw = base64url_decode(sealed);
+  if (!raw) return std::nullopt;
+  return aead_open(key, *raw);
+}
+
 std::string webhook_signature(std::string_view key, std::string_view id, std::int64_t timestamp, std::string_view body) {
   std::string signed_content;
   signed_content.reserve(id.size() + body.size() + 24);

@@ -13,11 +13,36 @@
 
 namespace cl::domain {
 
+/// One HTTP delivery: where, what, and the Standard Webhooks headers (signed already).
+struct webhook_request {
+  std::string url;
+  std::string body;
+  std::string message_id;      ///< `webhook-id`
+  std::int64_t timestamp = 0;  ///< `webhook-timestamp` (Unix seconds)
+  std::string signature;       ///< `webhook-signature`: one or two `v1,...` separated by a space
+  std::int64_t timeout_ms = 10000;
+};
+
+/// What a delivery attempt came to.
+struct webhook_response {
+  std::int32_t status = 0;           ///< the HTTP status; 0 when none came
+  std::string error;                 ///< empty on 2xx; else an error class (docs/api.md "Webhooks")
+  std::int64_t latency_ms = 0;
+  std::int64_t retry_after_ms = -1;  ///< what a `Retry-After` header asked for; -1 when none
+};
+
 /// A new signing secret: `whsec_` and the standard base64 of 32 random bytes.
 std::string new_webhook_secret();
 
 /// The key bytes of a `whsec_` secret (the base64 after the prefix), or nullopt when it is not one.
 std::optional<std::string> webhook_secret_key(std::string_view secret);
+
+/// A signing secret as the store keeps it: sealed under the data dir's webhook key (32 bytes), so
+/// a copy of the database alone does not give the secrets away.
+std::string seal_webhook_secret(std::string_view key, std::string_view secret);
+
+/// The secret `seal_webhook_secret` sealed, or nullopt (another key, or altered).
+std::optional<std::string> open_webhook_secret(std::string_view key, std::string_view sealed);
 
 /// One `v1,<base64>` signature: HMAC-SHA256 under `key` of "`id`.`timestamp`.`body`".
 std::string webhook_signature(std::string_view key, std::string_view id, std::int64_t timestamp, std::string_view body);

@@ -63,6 +63,8 @@ public:
 
   std::uint64_t writes() const override { return writes_.count; }
 
+  std::uint64_t last_logged() const override { return next_seq_ - 1; }
+
   std::uint64_t log_change(const change_entry& entry) override {
     auto seq = next_seq_++;
     if (first_ == 0) first_ = seq;

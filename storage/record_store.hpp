@@ -104,6 +104,9 @@ public:
   /// Appends `entry` to the change log in this transaction (its `seq` is assigned: the next
   /// number, without gaps once committed); returns that sequence number.
   virtual std::uint64_t log_change(const change_entry& entry) = 0;
+  /// The sequence of the last change-log entry this transaction sees (its own included): a
+  /// consumer created in it follows the log from there.
+  virtual std::uint64_t last_logged() const = 0;
 
 protected:
   virtual typed_store& find_store_to_write(store_kind kind) = 0;

@@ -1,0 +1,479 @@
+#include "actors/webhook_dispatcher.hpp"
+
+#include "actors/backend_error.hpp"
+#include "actors/changes_feed.hpp"
+#include "actors/interfaces.hpp"
+#include "domain/clock.hpp"
+#include "domain/json_text.hpp"
+#include "domain/records.hpp"
+#include "domain/webhook.hpp"
+#include "storage/webhook_store.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <random>
+
+namespace cl::actors {
+
+namespace {
+
+using self_ptr = webhook_dispatcher_actor::stateful_pointer<webhook_dispatcher_state>;
+using config_ptr = std::shared_ptr<const webhook_dispatcher_config>;
+
+/// Commits within this of the first wake the dispatcher together.
+constexpr std::chrono::milliseconds wake_batch{10};
+/// Without commits, the dispatcher still looks this often (timers of retries, endpoints re-enabled).
+constexpr std::int64_t idle_tick_ms = 1000;
+/// An endpoint's cursor, when it only moved past other readers' changes, is stored at most this often.
+constexpr std::chrono::seconds cursor_store_every{1};
+
+std::string endpoint_key(const std::string& tenant, const std::string& id) {
+  return tenant + '\0' + id;
+}
+
+/// One message to send: what the delivery log and a retry need besides the body.
+struct message {
+  std::string id, type, resource_id, body;
+  std::uint64_t seq = 0;
+  std::int32_t attempt = 1;
+};
+
+/// A message's attempt and what it came to.
+struct attempt_result {
+  message msg;
+  std::int64_t at_ms = 0;
+  webhook_response response;
+};
+
+double jitter_unit() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_real_distribution<double>{0.0, 1.0}(rng);
+}
+
+/// The delivery-log entry of `r` for endpoint `w`, and what happens next: a retry (returned with
+/// `*retry` set) or nothing more. Updates the endpoint's failing state.
+storage::webhook_delivery account(const webhook_dispatcher_config& cfg, storage::webhook_record& w,
+                                  const attempt_result& r, std::optional<storage::webhook_retry>* retry) {
+  storage::webhook_delivery d;
+  d.tenant = w.tenant;
+  d.webhook_id = w.id;
+  d.number = w.log_next++;
+  d.message_id = r.msg.id;
+  d.event_type = r.msg.type;
+  d.seq = r.msg.seq;
+  d.attempt = r.msg.attempt;
+  d.at_ms = r.at_ms;
+  d.status = r.response.status;
+  d.latency_ms = r.response.latency_ms;
+  d.error = r.response.error;
+  auto now = domain::now_ms();
+  if (r.response.error.empty()) {
+    d.outcome = "delivered";
+    w.failing_since_ms = 0;
+    return d;
+  }
+  if (w.failing_since_ms == 0) w.failing_since_ms = r.at_ms;
+  if (r.response.status == 410) {
+    // The receiver says the endpoint is gone: no more attempts, the endpoint is disabled.
+    d.outcome = "abandoned";
+    w.enabled = false;
+    w.disabled_reason = "The endpoint answered 410 Gone.";
+    return d;
+  }
+  auto index = static_cast<std::size_t>(r.msg.attempt - 1);
+  if (index >= cfg.schedule_ms.size()) {
+    d.outcome = "abandoned";
+  } else {
+    auto delay = domain::with_jitter(cfg.schedule_ms[index], jitter_unit());
+    delay = std::max(delay, r.response.retry_after_ms);
+    storage::webhook_retry next;
+    next.tenant = w.tenant;
+    next.webhook_id = w.id;
+    next.message_id = r.msg.id;
+    next.event_type = r.msg.type;
+    next.resource_id = r.msg.resource_id;
+    next.body = r.msg.body;
+    next.seq = r.msg.seq;
+    next.attempts = r.msg.attempt;
+    next.due_ms = now + delay;
+    d.outcome = "failed";
+    d.next_attempt_ms = next.due_ms;
+    *retry = std::move(next);
+  }
+  if (w.enabled && now - w.failing_since_ms > cfg.disable_after_ms) {
+    w.enabled = false;
+    w.disabled_reason = "Every delivery failed since " + domain::iso8601_at_ms(w.failing_since_ms) + ".";
+  }
+  return d;
+}
+
+/// Registers (enabled) or releases (disabled) the endpoint's hold on the change log, in `tx`.
+void hold_log(storage::write_txn& tx, const storage::webhook_record& w) {
+  if (w.enabled)
+    storage::acknowledge_changes(webhook_consumer(w.tenant, w.id), w.cursor)(tx);
+  else
+    storage::forget_consumer(webhook_consumer(w.tenant, w.id))(tx);
+}
+
+class dispatcher {
+public:
+  dispatcher(self_ptr self, config_ptr cfg) : self_(self), cfg_(std::move(cfg)) {}
+
+  /// Asks for a round soon (commits within `wake_batch` share it).
+  void wake() {
+    if (self_->state.round_pending) return;
+    self_->state.round_pending = true;
+    self_->delayed_send(self_, wake_batch, webhook_wake_atom_v, std::uint64_t{0});
+  }
+
+  void round() {
+    auto& st = self_->state;
+    st.round_pending = false;
+    try {
+      start_batches();
+      start_retries();
+      arm_timer();
+    } catch (const std::exception& e) {
+      spdlog::error("webhooks: the dispatcher could not read the store: {}", e.what());
+    }
+  }
+
+  void tick(std::int64_t due) {
+    if (due == self_->state.timer_due_ms) self_->state.timer_due_ms = 0;
+    round();
+  }
+
+private:
+  writer_actor writer() const { return cfg_->directory->snapshot()->get<writer_actor>(); }
+  access_actor access() const { return cfg_->directory->snapshot()->get<access_actor>(); }
+
+  bool full() const { return self_->state.in_flight >= cfg_->concurrency; }
+
+  void start_batches() {
+    auto& st = self_->state;
+    auto last = cfg_->store->last_change();
+    std::string after;
+    for (;;) {
+      auto endpoints = storage::webhooks(*cfg_->store).enabled(after, 256);
+      for (auto& w : endpoints) {
+        if (full()) return;
+        auto key = endpoint_key(w.tenant, w.id);
+        if (st.busy.count(key)) continue;
+        auto read = std::max(w.cursor, st.read_to.count(key) ? st.read_to[key] : 0);
+        if (read >= last && w.replay_next == 0) continue;
+        start_batch(std::move(w), read);
+      }
+      if (endpoints.size() < 256) return;
+      after = storage::webhook_reads::resume_key(endpoints.back());
+    }
+  }
+
+  void start_retries() {
+    auto& st = self_->state;
+    if (full()) return;
+    auto due = storage::webhooks(*cfg_->store).due(domain::now_ms(), 64);
+    for (auto& r : due) {
+      if (full()) return;
+      auto key = endpoint_key(r.tenant, r.webhook_id) + '\0' + r.message_id;
+      if (st.retrying.count(key)) continue;
+      st.retrying.insert(key);
+      start_retry(std::move(r), key);
+    }
+  }
+
+  /// A timed wake for the soonest waiting message, and an idle tick.
+  void arm_timer() {
+    auto& st = self_->state;
+    auto now = domain::now_ms();
+    auto next = now + idle_tick_ms;
+    if (auto due = storage::webhooks(*cfg_->store).next_due()) next = std::min(next, std::max(*due, now + 1));
+    if (st.timer_due_ms != 0 && st.timer_due_ms <= next) return;
+    st.timer_due_ms = next;
+    self_->delayed_send(self_, std::chrono::milliseconds{next - now}, webhook_wake_atom_v,
+                        static_cast<std::uint64_t>(next) | (std::uint64_t{1} << 63));
+  }
+
+  template <class K>
+  void with_principals(const std::string& tenant, const std::string& owner, K k, std::function<void()> failed) {
+    auto a = access();
+    if (!a) return failed();
+    self_->request(a, std::chrono::seconds{10}, principals_atom_v, tenant, owner)
+      .then([k = std::move(k)](std::vector<std::string>& principals) mutable { k(std::move(principals)); },
+            [failed](caf::error&) { failed(); });
+  }
+
+  /// Reads the endpoint's next events (or its replay's) and sends them one after the other.
+  void start_batch(storage::webhook_record w, std::uint64_t read) {
+    auto key = endpoint_key(w.tenant, w.id);
+    self_->state.busy.insert(key);
+    auto release = [self = self_, key] { self->state.busy.erase(key); };
+    auto owner = w.owner, tenant = w.tenant;
+    with_principals(
+      tenant, owner,
+      [this, w = std::move(w), read, key](std::vector<std::string> principals) mutable {
+        bool replay = read >= cfg_->store->last_change() && w.replay_next > 0;
+        auto from = replay ? w.replay_next - 1 : read;
+        change_scan scan;
+        try {
+          scan = scan_changes(*cfg_->store, *cfg_->ids, w.tenant, principals, w.event_types, from, cfg_->scan_limit,
+                              cfg_->batch);
+        } catch (const std::exception& e) {
+          spdlog::error("webhooks: the change log could not be read: {}", e.what());
+          self_->state.busy.erase(key);
+          return;
+        }
+        if (replay) {
+          // A replay ends at its last sequence.
+          scan.events.erase(std::remove_if(scan.events.begin(), scan.events.end(),
+                                           [&](const change_event& e) { return e.seq > w.replay_last; }),
+                            scan.events.end());
+          scan.position = std::min(scan.position, w.replay_last);
+        }
+        auto msgs = std::make_shared<std::vector<message>>();
+        for (auto& e : scan.events) {
+          message m;
+          m.id = e.id;
+          m.type = e.type;
+          if (e.subject == "resource_id") m.resource_id = e.subject_id;
+          m.body = change_event_json(e);
+          m.seq = e.seq;
+          msgs->push_back(std::move(m));
+        }
+        auto results = std::make_shared<std::vector<attempt_result>>();
+        send_each(w, msgs, 0, results, [this, w, scan, replay, key, results] {
+          finish_batch(w, scan, replay, key, *results);
+        });
+      },
+      release);
+  }
+
+  /// Sends `msgs[i..]` in order, then calls `done`.
+  void send_each(const storage::webhook_record& w, std::shared_ptr<std::vector<message>> msgs, std::size_t i,
+                 std::shared_ptr<std::vector<attempt_result>> results, std::function<void()> done) {
+    if (i == msgs->size()) return done();
+    deliver(w, (*msgs)[i], [this, w, msgs, i, results, done](attempt_result r) {
+      results->push_back(std::move(r));
+      send_each(w, msgs, i + 1, results, done);
+    });
+  }
+
+  /// Commits a batch's outcome: log entries, retries, the cursor, the endpoint's state.
+  void finish_batch(const storage::webhook_record& w, const change_scan& scan, bool replay, const std::string& key,
+                    const std::vector<attempt_result>& results) {
+    auto& st = self_->state;
+    bool expired = scan.expired;
+    auto last = cfg_->store->last_change();
+    if (!replay && !expired) st.read_to[key] = std::max(st.read_to[key], scan.position);
+    auto now_steady = std::chrono::steady_clock::now();
+    bool store_cursor = !results.empty() || replay || expired || now_steady - st.stored_at[key] >= cursor_store_every;
+    if (!store_cursor) {
+      st.busy.erase(key);
+      if (!scan.caught_up) wake();
+      return;
+    }
+    st.stored_at[key] = now_steady;
+    auto outcome = std::make_shared<bool>(false);
+    storage::mutation m = [cfg = cfg_, tenant = w.tenant, id = w.id, scan, replay, expired, last,
+                           results](storage::write_txn& tx) {
+      auto& store = storage::webhooks(tx);
+      auto rec = store.get(tenant, id);
+      if (!rec) return true;  // deleted meanwhile
+      for (const auto& r : results) {
+        std::optional<storage::webhook_retry> retry;
+        store.log_delivery(account(*cfg, *rec, r, &retry), cfg->log_size);
+        if (retry) store.schedule(*retry);
+      }
+      if (expired && replay) {
+        rec->replay_next = rec->replay_last = 0;  // what the replay asked for is gone
+      } else if (expired) {
+        // The log no longer holds what followed the cursor (the endpoint was disabled past
+        // retention): it goes on from now, and its log says so.
+        storage::webhook_delivery skipped;
+        skipped.tenant = tenant;
+        skipped.webhook_id = id;
+        skipped.number = rec->log_next++;
+        skipped.at_ms = domain::now_ms();
+        skipped.outcome = "skipped";
+        skipped.error = "retention";
+        store.log_delivery(skipped, cfg->log_size);
+        rec->cursor = last;
+      } else if (replay) {
+        rec->replay_next = scan.position + 1;
+        if (scan.position >= rec->replay_last) rec->replay_next = rec->replay_last = 0;
+      } else {
+        rec->cursor = std::max(rec->cursor, scan.position);
+      }
+      store.put(*rec);
+      hold_log(tx, *rec);
+      return true;
+    };
+    auto wr = writer();
+    auto again = !scan.caught_up || !results.empty() || replay || expired;
+    if (!wr) {
+      st.busy.erase(key);
+      return;
+    }
+    self_->request(wr, std::chrono::seconds{30}, write_atom_v, std::move(m))
+      .then(
+        [this, key, again, expired](bool) {
+          self_->state.busy.erase(key);
+          if (expired) self_->state.read_to.erase(key);
+          if (again) wake();
+        },
+        [this, key](caf::error& e) {
+          // Not stored: the batch goes again from the stored cursor (the same webhook-ids).
+          spdlog::error("webhooks: a batch's outcome could not be stored: {}", to_string(e));
+          self_->state.busy.erase(key);
+          self_->state.read_to.erase(key);
+        });
+  }
+
+  /// One waiting message: checked again (the endpoint still enabled, the owner still reading its
+  /// Resource), sent, and its outcome committed.
+  void start_retry(storage::webhook_retry r, const std::string& key) {
+    auto release = [self = self_, key] { self->state.retrying.erase(key); };
+    auto w = storage::webhooks(*cfg_->store).get(r.tenant, r.webhook_id);
+    if (!w || !w->enabled) {
+      // Its endpoint is gone or disabled: the message is dropped (a replay sends it again).
+      return commit_retry(r, std::nullopt, key);
+    }
+    auto tenant = w->tenant, owner = w->owner;
+    with_principals(
+      tenant, owner,
+      [this, r, w = std::move(*w), key](std::vector<std::string> principals) {
+        if (!r.resource_id.empty()) {
+          bool readable = storage::holds_any_grant(cfg_->store->grants(), r.tenant, principals, r.resource_id);
+          if (readable == (r.event_type == "resource.disappeared")) return commit_retry(r, std::nullopt, key);
+        }
+        message m{r.message_id, r.event_type, r.resource_id, r.body, r.seq, r.attempts + 1};
+        deliver(w, m, [this, r, key](attempt_result result) { commit_retry(r, std::move(result), key); });
+      },
+      release);
+  }
+
+  void commit_retry(const storage::webhook_retry& r, std::optional<attempt_result> result, const std::string& key) {
+    storage::mutation m = [cfg = cfg_, r, result](storage::write_txn& tx) {
+      auto& store = storage::webhooks(tx);
+      store.unschedule(r);
+      if (!result) return true;
+      auto rec = store.get(r.tenant, r.webhook_id);
+      if (!rec) return true;
+      std::optional<storage::webhook_retry> retry;
+      store.log_delivery(account(*cfg, *rec, *result, &retry), cfg->log_size);
+      if (retry) store.schedule(*retry);
+      store.put(*rec);
+      hold_log(tx, *rec);
+      return true;
+    };
+    auto wr = writer();
+    if (!wr) {
+      self_->state.retrying.erase(key);
+      return;
+    }
+    self_->request(wr, std::chrono::seconds{30}, write_atom_v, std::move(m))
+      .then(
+        [this, key](bool) {
+          self_->state.retrying.erase(key);
+          wake();
+        },
+        [this, key](caf::error& e) {
+          spdlog::error("webhooks: a retry's outcome could not be stored: {}", to_string(e));
+          self_->state.retrying.erase(key);
+        });
+  }
+
+  /// Signs `m` for `w` now and sends it on a worker; `k` gets the result (a worker that fails is
+  /// a failed attempt).
+  void deliver(const storage::webhook_record& w, const message& m, std::function<void(attempt_result)> k) {
+    auto now_ms = domain::now_ms();
+    webhook_request req;
+    req.url = w.url;
+    req.body = m.body;
+    req.message_id = m.id;
+    req.timestamp = now_ms / 1000;
+    req.timeout_ms = cfg_->timeout_ms;
+    for (const auto* sealed : {&w.secret_sealed, &w.previous_secret_sealed}) {
+      if (sealed->empty() || (sealed == &w.previous_secret_sealed && w.previous_until_ms <= now_ms)) continue;
+      auto secret = domain::open_webhook_secret(cfg_->secret_key, *sealed);
+      auto key = secret ? domain::webhook_secret_key(*secret) : std::nullopt;
+      if (!key) continue;
+      if (!req.signature.empty()) req.signature += ' ';
+      req.signature += domain::webhook_signature(*key, m.id, req.timestamp, m.body);
+    }
+    attempt_result base{m, now_ms, {}};
+    if (req.signature.empty()) {
+      base.response.error = "secret_unreadable";
+      return k(std::move(base));
+    }
+    ++self_->state.in_flight;
+    cfg_->attempts.increment();
+    auto worker = self_->spawn<caf::detached>(
+      [send = cfg_->send](webhook_worker_actor::pointer w) -> webhook_worker_actor::behavior_type {
+        return {[w, send](webhook_send_atom, const webhook_request& r) {
+          auto out = send(r);
+          w->quit();
+          return out;
+        }};
+      });
+    auto finish = [this, base, k](webhook_response resp) mutable {
+      --self_->state.in_flight;
+      if (!resp.error.empty()) cfg_->failures.increment();
+      base.response = std::move(resp);
+      k(std::move(base));
+    };
+    self_->request(worker, std::chrono::milliseconds{cfg_->timeout_ms + 5000}, webhook_send_atom_v, std::move(req))
+      .then([finish](webhook_response& resp) mutable { finish(std::move(resp)); },
+            [finish](caf::error&) mutable {
+              webhook_response resp;
+              resp.error = "timeout";
+              finish(std::move(resp));
+            });
+  }
+
+  self_ptr self_;
+  config_ptr cfg_;
+};
+
+}  // namespace
+
+std::string webhook_consumer(const std::string& tenant, const std::string& id) {
+  return "webhook:" + tenant + "/" + id;
+}
+
+webhook_dispatcher_actor::behavior_type webhook_dispatcher(self_ptr self, config_ptr cfg) {
+  auto d = std::make_shared<dispatcher>(self, cfg);
+  // Every durable commit that logged changes wakes the dispatcher (from the writer's thread: a
+  // message only, and not to an actor that is gone).
+  auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
+  auto listening = cfg->store->subscribe([weak](std::uint64_t seq) {
+    if (auto strong = weak.lock())
+      caf::anon_send(caf::actor_cast<webhook_dispatcher_actor>(strong), webhook_wake_atom_v, std::max<std::uint64_t>(seq, 1));
+  });
+  self->attach_functor([store = cfg->store, listening] { store->unsubscribe(listening); });
+  self->send(self, webhook_wake_atom_v, std::uint64_t{0});
+  return {
+    [d](webhook_wake_atom, std::uint64_t what) {
+      // 0: a round now (a plan's change, or the coalesced wake); the top bit: a timer; else a commit.
+      if (what == 0) return d->round();
+      if (what >> 63) return d->tick(static_cast<std::int64_t>(what & ~(std::uint64_t{1} << 63)));
+      d->wake();
+    },
+    [cfg](webhook_policy_atom) { return cfg->policy; },
+    [cfg](webhook_read_atom, const webhook_read_job& job) -> caf::result<bool> {
+      try {
+        job.run(*cfg->store, *cfg->policy);
+        return true;
+      } catch (const std::exception& e) {
+        spdlog::error("webhooks: a read failed: {}", e.what());
+        return caf::make_error(backend_error::storage_failure, "webhook read failed");
+      }
+    },
+  };
+}
+
+}  // namespace cl::actors

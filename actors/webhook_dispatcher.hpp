@@ -1,0 +1,73 @@
+#pragma once
+/// The webhook dispatcher (the webhooks route group, issue 29 part 2). It follows the change log for
+/// every enabled endpoint from the endpoint's durable cursor, reading through the change feed's
+/// `scan_changes` with the endpoint owner's principals (layer 2 at delivery), and delivers each
+/// event as a signed Standard Webhooks message. Deliveries run on detached workers, one blocking
+/// HTTP call each, at most `concurrency` at once; an endpoint's new messages go one after the other.
+///
+/// At least once: a batch's outcome (its delivery-log entries, retries for what failed, the
+/// endpoint's cursor after the batch) is committed in one transaction after the batch; a crash
+/// before that commit sends the batch again, with the same `webhook-id`s. A failed message waits in
+/// the retry table (by due time) and is retried on the schedule without holding the endpoint's
+/// later messages. The endpoint's cursor is a change-log consumer: retention keeps what it has not
+/// handled.
+
+#include "actors/directory.hpp"
+#include "actors/metrics.hpp"
+#include "actors/webhook_messages.hpp"
+#include "domain/change_cursor.hpp"
+#include "storage/record_store.hpp"
+
+#include <caf/stateful_actor.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cl::storage {
+struct webhook_record;
+}
+
+namespace cl::actors {
+
+struct webhook_dispatcher_config {
+  std::shared_ptr<storage::record_store> store;
+  std::shared_ptr<actor_directory> directory;  ///< the writer and the access actor
+  std::shared_ptr<const domain::feed_cursor_codec> ids;  ///< event ids: the feed's
+  std::string secret_key;  ///< 32 bytes: opens the sealed signing secrets
+  std::shared_ptr<const webhook_policy> policy;  ///< what the routes' plans ask for
+  /// One blocking HTTP delivery (app/: the HTTP client with the address policy); run on a worker.
+  std::function<webhook_response(const webhook_request&)> send;
+  std::vector<std::int64_t> schedule_ms;  ///< the delays after each failed attempt
+  std::int64_t disable_after_ms = 5 * 86400 * 1000LL;  ///< failing this long disables an endpoint
+  std::int64_t timeout_ms = 10000;   ///< one attempt, connect to answer
+  std::size_t scan_limit = 1000;     ///< change-log entries one batch reads at most
+  std::size_t batch = 100;           ///< messages one batch sends at most
+  std::size_t concurrency = 16;      ///< deliveries in flight at most
+  std::uint64_t log_size = 1000;     ///< delivery-log entries kept per endpoint
+  metrics::counter attempts;         ///< delivery attempts
+  metrics::counter failures;         ///< attempts that failed
+};
+
+struct webhook_dispatcher_state {
+  static constexpr const char* name = "webhook-dispatcher";
+  std::set<std::string> busy;      ///< endpoints (tenant\0id) with a batch in flight
+  std::set<std::string> retrying;  ///< waiting messages (tenant\0id\0message) in flight
+  std::map<std::string, std::uint64_t> read_to;  ///< how far an endpoint has read, ahead of its stored cursor
+  std::map<std::string, std::chrono::steady_clock::time_point> stored_at;  ///< when its cursor was last written
+  std::size_t in_flight = 0;
+  bool round_pending = false;
+  std::int64_t timer_due_ms = 0;  ///< the timed wake already asked for (0: none)
+};
+
+/// The change-log consumer name of an endpoint (retention keeps what it has not handled).
+std::string webhook_consumer(const std::string& tenant, const std::string& id);
+
+webhook_dispatcher_actor::behavior_type webhook_dispatcher(
+  webhook_dispatcher_actor::stateful_pointer<webhook_dispatcher_state> self,
+  std::shared_ptr<const webhook_dispatcher_config> cfg);
+
+}  // namespace cl::actors
