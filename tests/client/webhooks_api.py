@@ -1,0 +1,359 @@
+"""Signed webhooks end to end (issue 29, part 2): a receiver that verifies every delivery with npm
+`standardwebhooks`; the routes and their errors; retries, 410, redirects, Retry-After; the owner's
+layer 2 at delivery; secret rotation; replay; the address policy (a name that resolves to loopback
+is refused at delivery); and SIGKILL during a burst of deliveries: every acknowledged change arrives
+at least once, a duplicate with the same webhook-id.
+
+    webhooks_api.py CONTENTLAKE_BINARY SOURCE_DIR NODE_MODULES_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Service, fetch  # noqa: E402
+
+SCOPES = "content-lake.read content-lake.write webhooks.read webhooks.write"
+LOOPBACK = {
+    "CONTENTLAKE_WEBHOOKS_HTTPS_ONLY": "false",
+    "CONTENTLAKE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8",
+    "CONTENTLAKE_WEBHOOKS_RETRY_SCHEDULE_SECONDS": "0.2,0.4,0.8",
+}
+
+
+def wait_until(what, predicate, timeout=20.0):
+    """Polls `predicate` until it holds (its value is returned) or fails the test after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting until " + what)
+        time.sleep(0.02)
+
+
+class Receiver:
+    def __init__(self, source, modules):
+        env = dict(os.environ, NODE_PATH=modules)
+        self.proc = subprocess.Popen(["node", os.path.join(source, "tests/client/webhooks_receiver.js")],
+                                     stdout=subprocess.PIPE, text=True, env=env)
+        self.port = int(self.proc.stdout.readline().split()[1])
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def secrets(self, name, secrets):
+        status, _, _ = fetch(self.url("/_secrets"), "POST", json.dumps({name: secrets}).encode(),
+                             {"Content-Type": "application/json"})
+        assert status == 204
+
+    def log(self, name=None):
+        entries = json.loads(urllib.request.urlopen(self.url("/_log"), timeout=10).read())
+        return [e for e in entries if name is None or e["name"] == name]
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def ok(status, body, want=200):
+    assert status == want, "status %d (wanted %d): %s" % (status, want, body[:400])
+    return json.loads(body) if body else None
+
+
+def create_hook(svc, token, rx, path, name, **extra):
+    body = dict(url=rx.url(path + name), **extra)
+    hook = ok(*svc.request("POST", "/v0/content-lake/webhooks", token, body)[::2], want=201)
+    rx.secrets(name, [hook["secret"]])
+    return hook
+
+
+def create_work(svc, token, title):
+    return ok(*svc.request("POST", "/v0/content-lake/works", token, {"title": title})[::2], want=201)["id"]
+
+
+def create_resource(svc, token, title):
+    return ok(*svc.request("POST", "/v0/content-lake/resources", token, {
+        "title": title, "type": "CHAPTER", "language": "en",
+        "content": {"format": "cl.content/1", "blocks": [
+            {"type": "paragraph", "key": "p1", "children": [{"type": "span", "text": title}]}]}})[::2], want=201)["id"]
+
+
+def delivered(rx, name, pred=lambda e: True):
+    return [e for e in rx.log(name) if e["status"] == 200 and pred(json.loads(e["body"]))]
+
+
+def routes_and_errors(svc, token, rx):
+    hook = create_hook(svc, token, rx, "/ok/", "routes", description="ops", event_types=["work.created"])
+    assert hook["secret"].startswith("whsec_") and hook["id"].startswith("whk_")
+    assert hook["status"] == "active" and hook["event_types"] == ["work.created"]
+    path = "/v0/content-lake/webhooks/" + hook["id"]
+    got = ok(*svc.request("GET", path, token)[::2])
+    assert "secret" not in got, "the secret is shown once, at creation"
+    listed = ok(*svc.request("GET", "/v0/content-lake/webhooks", token)[::2])["webhooks"]
+    assert [w["id"] for w in listed if w["id"] == hook["id"]] == [hook["id"]]
+    # Scopes: reading needs webhooks.read, changing webhooks.write.
+    reader = svc.token(sub="u_alice", tenant="t_hooks", scopes="webhooks.read")
+    status, _, body = svc.request("POST", "/v0/content-lake/webhooks", reader, {"url": rx.url("/ok/x")})
+    assert status == 403 and json.loads(body)["error"]["reason"] == "SCOPE_MISSING", body
+    nothing = svc.token(sub="u_alice", tenant="t_hooks", scopes="content-lake.read")
+    status, _, body = svc.request("GET", "/v0/content-lake/webhooks", nothing)
+    assert status == 403 and json.loads(body)["error"]["reason"] == "SCOPE_MISSING", body
+    # Another principal of the tenant, and another tenant: 404, as for an id that does not exist.
+    for other in (svc.token(sub="u_bob", tenant="t_hooks", scopes=SCOPES),
+                  svc.token(sub="u_alice", tenant="t_other", scopes=SCOPES)):
+        for method, suffix, body in (("GET", "", None), ("PATCH", "", {"enabled": False}), ("DELETE", "", None),
+                                     ("GET", "/deliveries", None), ("POST", "/test", None),
+                                     ("POST", "/rotate-secret", None), ("POST", "/replay", {"since": "2026-01-01T00:00:00Z"})):
+            status, _, answer = svc.request(method, path + suffix, other, body)
+            assert status == 404 and json.loads(answer)["error"]["reason"] == "WEBHOOK_NOT_FOUND", (method, suffix, answer)
+        assert ok(*svc.request("GET", "/v0/content-lake/webhooks", other)[::2])["webhooks"] == []
+    # Bad input: each names its field.
+    for body, field in (({}, "/url"), ({"url": 5}, "/url"), ({"url": "ftp://example.com/"}, "/url"),
+                        ({"url": rx.url("/ok/x"), "event_types": ["resource.exploded"]}, "/event_types"),
+                        ({"url": rx.url("/ok/x"), "description": "x" * 300}, "/description"),
+                        ({"url": rx.url("/ok/x"), "secret": "whsec_mine"}, "secret"),
+                        ({"url": "http://user:pw@example.com/"}, "/url")):
+        status, _, answer = svc.request("POST", "/v0/content-lake/webhooks", token, body)
+        error = json.loads(answer)["error"]
+        assert status == 400 and error["reason"] == "INVALID_ARGUMENT", (body, answer)
+        assert any(field in d["field"] for d in error["details"]), (body, answer)
+    status, _, answer = svc.request("PATCH", path, token, {"enabled": "yes"})
+    assert status == 400, answer
+    # Update, then delete: gone for good.
+    got = ok(*svc.request("PATCH", path, token, {"description": "renamed", "event_types": []})[::2])
+    assert got["description"] == "renamed" and got["event_types"] == []
+    assert svc.request("DELETE", path, token)[0] == 204
+    assert svc.request("GET", path, token)[0] == 404
+    assert svc.request("DELETE", path, token)[0] == 404
+    print("routes: create (secret once), list, read, update, delete; scopes; 404 for another owner or tenant; "
+          "bad input named")
+
+
+def deliveries_follow_the_feed(svc, token, rx):
+    hook = create_hook(svc, token, rx, "/ok/", "feed")
+    feed = ok(*svc.request("GET", "/v0/content-lake/changes", token)[::2])["next_cursor"]
+    work = create_work(svc, token, "Delivered")
+    resource = create_resource(svc, token, "Delivered chapter")
+    got = wait_until("both events arrive", lambda: len(delivered(rx, "feed")) >= 2 and delivered(rx, "feed"))
+    assert all(e["verified"][hook["secret"]] for e in got), "a delivery did not verify with standardwebhooks"
+    bodies = [json.loads(e["body"]) for e in got]
+    assert [b["type"] for b in bodies] == ["work.created", "resource.created"], bodies
+    assert bodies[0]["work_id"] == work and bodies[1]["resource_id"] == resource
+    assert all("title" not in b and "content" not in b for b in bodies), "a payload is not thin"
+    # webhook-id is the feed's event id: an outage is recovered through the feed.
+    events = ok(*svc.request("GET", "/v0/content-lake/changes?since=" + feed, token)[::2])["events"]
+    assert [e["id"] for e in events] == [e["id"] for e in got] == [b["id"] for b in bodies]
+    log = ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries" % hook["id"], token)[::2])
+    assert [d["outcome"] for d in log["deliveries"]] == ["delivered", "delivered"], log
+    assert all(d["status"] == 200 and d["attempt"] == 1 for d in log["deliveries"])
+    text = json.dumps(log)
+    assert "whsec_" not in text and "v1," not in text and "Delivered" not in text, "the log shows a secret or a body"
+    # A test message arrives signed, and shows in the log.
+    msg = ok(*svc.request("POST", "/v0/content-lake/webhooks/%s/test" % hook["id"], token)[::2], want=202)["message_id"]
+    test = wait_until("the test message", lambda: delivered(rx, "feed", lambda b: b["type"] == "webhook.test"))
+    assert test[0]["id"] == msg and test[0]["verified"][hook["secret"]]
+    # Replay of one message: the same webhook-id again.
+    ok(*svc.request("POST", "/v0/content-lake/webhooks/%s/replay" % hook["id"], token, {"message_id": got[0]["id"]})[::2],
+       want=202)
+    wait_until("the replay", lambda: len([e for e in rx.log("feed") if e["id"] == got[0]["id"]]) == 2)
+    status, _, answer = svc.request("POST", "/v0/content-lake/webhooks/%s/replay" % hook["id"], token,
+                                    {"message_id": "evt_000000000000000000000000"})
+    assert status == 400, answer
+    print("deliveries: verified by standardwebhooks, thin, webhook-id = the feed's event id, a test message, a replay")
+    return hook
+
+
+def owner_reads_at_delivery(svc, token, rx):
+    create_hook(svc, token, rx, "/ok/", "layer2")
+    bob = svc.token(sub="u_bob", tenant="t_hooks", scopes=SCOPES)
+    hidden = create_resource(svc, bob, "Bob's alone")
+    marker = create_work(svc, token, "after bob")
+    wait_until("the marker", lambda: delivered(rx, "layer2", lambda b: b.get("work_id") == marker))
+    assert not delivered(rx, "layer2", lambda b: b.get("resource_id") == hidden), "an unreadable Resource was delivered"
+    ok(*svc.request("PUT", "/v0/content-lake/resources/%s/access/u_alice" % hidden, bob, {"role": "reader"})[::2], want=201)
+    appeared = wait_until("resource.appeared", lambda: delivered(
+        rx, "layer2", lambda b: b["type"] == "resource.appeared" and b["resource_id"] == hidden))
+    assert len(appeared) == 1
+    print("layer 2 at delivery: another's Resource stays out until a grant, then resource.appeared")
+
+
+def failures_and_retries(svc, token, rx):
+    flaky = create_hook(svc, token, rx, "/fail/2/", "flaky", event_types=["work.created"])
+    first = create_work(svc, token, "retried")
+    wait_until("the third attempt", lambda: delivered(rx, "flaky"))
+    attempts = [e for e in rx.log("flaky") if json.loads(e["body"])["work_id"] == first]
+    assert [e["status"] for e in attempts] == [500, 500, 200], attempts
+    assert len({e["id"] for e in attempts}) == 1, "a retry changed the webhook-id"
+    assert all(e["verified"][flaky["secret"]] for e in attempts)
+    # A failing message does not hold the endpoint's later ones.
+    second = create_work(svc, token, "after the retries")
+    wait_until("the later message", lambda: delivered(rx, "flaky", lambda b: b["work_id"] == second))
+    log = ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries" % flaky["id"], token)[::2])["deliveries"]
+    mine = [d for d in log if d["message_id"] == attempts[0]["id"]]
+    assert [(d["attempt"], d["outcome"], d["status"]) for d in reversed(mine)] == [
+        (1, "failed", 500), (2, "failed", 500), (3, "delivered", 200)], mine
+    assert all(d["error"] == "http_status" and d["next_attempt_at"] for d in mine if d["outcome"] == "failed")
+    paged = ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries?page_size=2" % flaky["id"], token)[::2])
+    rest = ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries?before=%d" % (flaky["id"], paged["next_before"]),
+                           token)[::2])
+    assert [d["number"] for d in paged["deliveries"] + rest["deliveries"]] == [d["number"] for d in log]
+
+    # Retry-After is honoured (503 with Retry-After: 1, against a schedule of 0.2 s).
+    create_hook(svc, token, rx, "/retry-after/", "later", event_types=["work.created"])
+    create_work(svc, token, "later")
+    wait_until("the attempt after Retry-After", lambda: delivered(rx, "later"))
+    tries = rx.log("later")
+    assert [e["status"] for e in tries] == [503, 200] and tries[1]["at_ms"] - tries[0]["at_ms"] >= 900, tries
+
+    # A redirect is a failure, never followed.
+    moved = create_hook(svc, token, rx, "/redirect/", "moved", event_types=["work.created"])
+    create_work(svc, token, "moved")
+    wait_until("every attempt", lambda: len(rx.log("moved")) == 4)
+    assert rx.log("moved-redirected") == [], "a redirect was followed"
+    log = ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries" % moved["id"], token)[::2])["deliveries"]
+    wait_until("the last attempt is logged", lambda: ok(*svc.request(
+        "GET", "/v0/content-lake/webhooks/%s/deliveries" % moved["id"], token)[::2])["deliveries"][0]["outcome"] == "abandoned")
+    assert {d["error"] for d in log} == {"redirect"}
+
+    # 410 disables the endpoint, and it says so.
+    gone = create_hook(svc, token, rx, "/gone/", "gone", event_types=["work.created"])
+    create_work(svc, token, "gone")
+    state = wait_until("the endpoint is disabled", lambda: (lambda w: w if w["status"] == "disabled" else None)(
+        ok(*svc.request("GET", "/v0/content-lake/webhooks/" + gone["id"], token)[::2])))
+    assert not state["enabled"] and "410" in state["disabled_reason"], state
+    create_work(svc, token, "not sent")
+    marker_hook = create_hook(svc, token, rx, "/ok/", "marker", event_types=["work.created"])
+    marker = create_work(svc, token, "marker")
+    wait_until("the marker", lambda: delivered(rx, "marker", lambda b: b["work_id"] == marker))
+    assert len(rx.log("gone")) == 1, "a disabled endpoint got a delivery"
+    # Enabled again by its owner, it is active.
+    again = ok(*svc.request("PATCH", "/v0/content-lake/webhooks/" + gone["id"], token, {"enabled": True})[::2])
+    assert again["status"] == "active" and again["disabled_reason"] is None
+    svc.request("DELETE", "/v0/content-lake/webhooks/" + marker_hook["id"], token)
+    print("failures: retried on the schedule with one webhook-id, later messages not held, Retry-After honoured, "
+          "redirects not followed, 410 disables")
+
+
+def rotation(svc, token, rx):
+    hook = create_hook(svc, token, rx, "/ok/", "rotated", event_types=["work.created"])
+    rotated = ok(*svc.request("POST", "/v0/content-lake/webhooks/%s/rotate-secret" % hook["id"], token)[::2])
+    assert rotated["secret"] != hook["secret"] and rotated["previous_secret_expires_at"]
+    rx.secrets("rotated", [hook["secret"], rotated["secret"]])
+    work = create_work(svc, token, "rotated")
+    got = wait_until("the delivery", lambda: delivered(rx, "rotated", lambda b: b["work_id"] == work))
+    assert got[0]["verified"] == {hook["secret"]: True, rotated["secret"]: True}, got[0]["verified"]
+    assert len(got[0]["signature"].split(" ")) == 2
+    print("rotation: both secrets sign during the overlap")
+
+
+def address_policy(binary, source, rx):
+    """Without the allowlist: loopback literals refused at creation; a name that resolves to
+    loopback passes creation and is refused at every attempt (the receiver is never reached)."""
+    strict = Service(binary, source, {"CONTENTLAKE_WEBHOOKS_HTTPS_ONLY": "false",
+                                      "CONTENTLAKE_WEBHOOKS_RETRY_SCHEDULE_SECONDS": "0.1",
+                                      "CONTENTLAKE_WEBHOOKS_DISABLE_AFTER_HOURS": "0.0001"})
+    try:
+        token = strict.token(sub="u_alice", tenant="t_strict", scopes=SCOPES)
+        for url in (rx.url("/ok/x"), "http://[::1]:%d/" % rx.port, "http://[::ffff:127.0.0.1]:%d/" % rx.port,
+                    "http://10.1.2.3/", "http://169.254.169.254/latest", "http://100.64.0.1/", "http://0.0.0.0/"):
+            status, _, body = strict.request("POST", "/v0/content-lake/webhooks", token, {"url": url})
+            assert status == 400 and "/url" in body.decode(), (url, body)
+        hook = ok(*strict.request("POST", "/v0/content-lake/webhooks", token,
+                                  {"url": "http://localhost:%d/ok/strict" % rx.port})[::2], want=201)
+        create_work(strict, token, "to loopback")
+        log = wait_until("the refused attempts", lambda: ok(*strict.request(
+            "GET", "/v0/content-lake/webhooks/%s/deliveries" % hook["id"], token)[::2])["deliveries"])
+        assert {d["error"] for d in log} == {"refused_address"}, log
+        assert rx.log("strict") == [], "a delivery reached loopback"
+        # Failing for longer than webhooks.disable_after_hours (0.36 s here) disables the endpoint:
+        # changes keep coming until one attempt fails past that.
+        def disabled():
+            create_work(strict, token, "again")
+            w = ok(*strict.request("GET", "/v0/content-lake/webhooks/" + hook["id"], token)[::2])
+            return w if w["status"] == "disabled" else None
+        state = wait_until("the endpoint is disabled", disabled)
+        assert "failed since" in state["disabled_reason"], state
+        # https only by default.
+    finally:
+        strict.stop()
+    default = Service(binary, source)
+    try:
+        token = default.token(sub="u_alice", tenant="t_strict", scopes=SCOPES)
+        status, _, body = default.request("POST", "/v0/content-lake/webhooks", token, {"url": "http://example.com/"})
+        assert status == 400 and "https" in body.decode(), body
+    finally:
+        default.stop()
+    print("address policy: loopback/private/link-local/CGNAT literals refused, a name resolving to loopback refused "
+          "at delivery, failing too long disables, https only by default")
+
+
+def survives_sigkill(svc, token, rx):
+    """SIGKILL during a burst of deliveries: every acknowledged change arrives at least once."""
+    create_hook(svc, token, rx, "/ok/", "burst", event_types=["work.created"])
+    acknowledged = []
+    lock = threading.Lock()
+
+    def writer(n):
+        for i in range(n):
+            try:
+                status, _, body = svc.request("POST", "/v0/content-lake/works", token, {"title": "burst %d" % i})
+            except Exception:
+                return
+            if status != 201:
+                return
+            with lock:
+                acknowledged.append(json.loads(body)["id"])
+
+    threads = [threading.Thread(target=writer, args=(100,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    wait_until("deliveries under way", lambda: len(rx.log("burst")) >= 50, timeout=60)
+    svc.kill()
+    for t in threads:
+        t.join()
+    svc.restart()
+    want = set(acknowledged)
+    wait_until("every acknowledged change is delivered", lambda: want <= {
+        json.loads(e["body"])["work_id"] for e in delivered(rx, "burst")}, timeout=60)
+    entries = delivered(rx, "burst")
+    by_work = {}
+    for e in entries:
+        by_work.setdefault(json.loads(e["body"])["work_id"], set()).add(e["id"])
+    assert all(len(ids) == 1 for ids in by_work.values()), "a duplicate came with another webhook-id"
+    duplicates = len(entries) - len(by_work)
+    print("SIGKILL during a burst: %d acknowledged changes all delivered (%d deliveries, %d duplicates, each with "
+          "its webhook-id)" % (len(want), len(entries), duplicates))
+
+
+def main():
+    binary, source, modules = sys.argv[1], sys.argv[2], sys.argv[3]
+    rx = Receiver(source, modules)
+    svc = None
+    try:
+        svc = Service(binary, source, LOOPBACK)
+        token = svc.token(sub="u_alice", tenant="t_hooks", scopes=SCOPES)
+        routes_and_errors(svc, token, rx)
+        hook = deliveries_follow_the_feed(svc, token, rx)
+        owner_reads_at_delivery(svc, token, rx)
+        failures_and_retries(svc, token, rx)
+        rotation(svc, token, rx)
+        address_policy(binary, source, rx)
+        survives_sigkill(svc, token, rx)
+        secrets = [line for line in svc.log if "whsec_" in line or "v1," in line]
+        assert secrets == [], "the service logged a secret or a signature: %s" % secrets[:3]
+        assert hook
+    finally:
+        if svc:
+            svc.stop()
+        rx.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+// A webhook receiver for the tests: verifies every delivery with npm `standardwebhooks` under the
+// secrets it was given (each separately, so a test sees which secrets signed), and answers by path:
+//   /ok/NAME           200
+//   /fail/N/NAME       500 for the first N attempts of each message, then 200
+//   /gone/NAME         410
+//   /redirect/NAME     302 to /ok/NAME-redirected (a client that follows it shows up there)
+//   /retry-after/NAME  503 with Retry-After: 1 on a message's first attempt, then 200
+// Control: POST /_secrets {"NAME": ["whsec_..."]}; GET /_log: every delivery
+// {path, name, id, timestamp, body, verified: {secret: bool}, at_ms, status}.
+// Prints "listening PORT" once it listens (port 0: any).
+"use strict";
+const http = require("http");
+const { Webhook } = require("standardwebhooks");
+
+const secrets = {};  // name -> [whsec_...]
+const log = [];
+const attempts = {};  // name \0 id -> count
+
+function answer(res, status, headers, body) {
+  res.writeHead(status, Object.assign({ "content-type": "text/plain" }, headers || {}));
+  res.end(body || "");
+}
+
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on("data", (c) => chunks.push(c));
+  req.on("end", () => {
+    const body = Buffer.concat(chunks).toString();
+    if (req.url === "/_secrets" && req.method === "POST") {
+      Object.assign(secrets, JSON.parse(body));
+      return answer(res, 204);
+    }
+    if (req.url === "/_log") return answer(res, 200, { "content-type": "application/json" }, JSON.stringify(log));
+    const parts = req.url.split("/").filter((p) => p);
+    const kind = parts[0];
+    const name = parts[parts.length - 1];
+    const verified = {};
+    for (const s of secrets[name] || []) {
+      try {
+        new Webhook(s).verify(body, req.headers);
+        verified[s] = true;
+      } catch (e) {
+        verified[s] = false;
+      }
+    }
+    const id = req.headers["webhook-id"];
+    const key = name + "\0" + id;
+    attempts[key] = (attempts[key] || 0) + 1;
+    let status = 200, headers = {};
+    if (kind === "fail" && attempts[key] <= parseInt(parts[1], 10)) status = 500;
+    else if (kind === "gone") status = 410;
+    else if (kind === "redirect") {
+      status = 302;
+      headers = { location: "/ok/" + name + "-redirected" };
+    } else if (kind === "retry-after" && attempts[key] === 1) {
+      status = 503;
+      headers = { "retry-after": "1" };
+    }
+    log.push({ path: req.url, name, id, timestamp: req.headers["webhook-timestamp"],
+               signature: req.headers["webhook-signature"], body, verified, at_ms: Date.now(), status });
+    answer(res, status, headers);
+  });
+});
+server.listen(parseInt(process.argv[2] || "0", 10), "127.0.0.1", () => {
+  console.log("listening " + server.address().port);
+});
