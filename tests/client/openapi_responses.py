@@ -139,6 +139,29 @@ def replay(binary, source, doc, check, failures):
         call("GET", changes, changes + "?types=resource.updated&since=" + feed_start, expect=400)  # CURSOR_MISMATCH
         call("GET", changes, changes + "?since=garbage", expect=400)
         call("GET", changes, changes + "?types=nonsense", expect=400)
+        # Webhooks (https only here: the URL is never reached; the routes' answers are what is checked).
+        hooker = svc.token(scopes="webhooks.read webhooks.write")
+        hooks = "/v0/content-lake/webhooks"
+        hook = call("POST", hooks, hooks, {"url": "https://hooks.example.com/in", "event_types": ["work.created"]}, 201,
+                    as_token=hooker)
+        call("POST", hooks, hooks, {"url": "http://hooks.example.com/in"}, 400, as_token=hooker)
+        call("POST", hooks, hooks, {"url": "https://hooks.example.com/in"}, 403)  # no webhooks.write
+        call("GET", hooks, hooks, expect=200, as_token=hooker)
+        hook_one = hooks + "/{id}"
+        hook_path = hooks + "/" + hook["id"]
+        call("GET", hook_one, hook_path, expect=200, as_token=hooker)
+        call("GET", hook_one, hooks + "/whk_missing", expect=404, as_token=hooker)
+        call("PATCH", hook_one, hook_path, {"enabled": False}, 200, as_token=hooker)
+        call("PATCH", hook_one, hook_path, {"enabled": "no"}, 400, as_token=hooker)
+        call("POST", hook_one + "/rotate-secret", hook_path + "/rotate-secret", None, 200, as_token=hooker)
+        call("POST", hook_one + "/test", hook_path + "/test", None, 202, as_token=hooker)
+        call("POST", hook_one + "/test", hooks + "/whk_missing/test", None, 404, as_token=hooker)
+        call("GET", hook_one + "/deliveries", hook_path + "/deliveries", expect=200, as_token=hooker)
+        call("GET", hook_one + "/deliveries", hook_path + "/deliveries?page_size=0", expect=400, as_token=hooker)
+        call("POST", hook_one + "/replay", hook_path + "/replay", {"since": "2026-01-01T00:00:00Z"}, 202, as_token=hooker)
+        call("POST", hook_one + "/replay", hook_path + "/replay", {"message_id": "evt_x"}, 400, as_token=hooker)
+        call("DELETE", hook_one, hook_path, expect=204, as_token=hooker)
+        call("DELETE", hook_one, hook_path, expect=404, as_token=hooker)
         # Every other operation: its success path and a documented error.
         call("GET", "/v0/openapi.json", "/v0/openapi.json", expect=200)
         call("GET", "/v0/content-lake/works/{id}", "/v0/content-lake/works/" + work, expect=200)
