@@ -56,7 +56,7 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
     tx.resources().put_version(who.tenant_id, id, version, *current);
     record_activity(tx, who, "VERSION", "resource", id, {}, {}, domain::iso8601_now());
     answer(201, *current);
-    log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id, {version, hash});
+    log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id, {version, hash, {}});
     return true;
   };
   write_with_access(self, ctx, id, domain::access_role::writer, std::move(snapshot), w->outcome, "The snapshot", done);

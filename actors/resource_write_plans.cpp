@@ -96,7 +96,7 @@ void create_resource(caf::event_based_actor* self, const std::shared_ptr<const r
     record_activity(tx, who, d->activity_type, "resource", ids.id, d->agents, d->tooling, ids.created);
     std::string hash;
     outcome->reply = resource_answer(tx, *policy, ids.tenant, 201, record, use, &hash);
-    log_change(tx, ids.tenant, storage::change_op::created, storage::change_kind::resource, ids.id, {ids.version, hash});
+    log_change(tx, ids.tenant, storage::change_op::created, storage::change_kind::resource, ids.id, {ids.version, hash, {}});
     outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + ids.id);
     return true;
   };
@@ -161,7 +161,7 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use, &hash);
     record_activity(tx, who, "UPDATE", "resource", id, change.draft.agents, change.draft.tooling, ids.updated);
     log_change(tx, who.tenant_id, merge ? storage::change_op::patched : storage::change_op::replaced,
-               storage::change_kind::resource, id, {ids.version, hash});
+               storage::change_kind::resource, id, {ids.version, hash, {}});
     return true;
   };
   // Layer 2 on the Resource first (permission before anything else), then the blobs it would show.
@@ -218,7 +218,7 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
     std::string hash;
     outcome->reply = resource_answer(tx, *policy, who.tenant_id, 200, record, use, &hash);
     log_change(tx, who.tenant_id, storage::change_op::promoted, storage::change_kind::resource, resource_id,
-               {header->version, hash});
+               {header->version, hash, {}});
     return true;
   };
   write_with_access(self, ctx, resource_id, domain::access_role::writer, std::move(promote), w->outcome, "The promotion",
