@@ -111,6 +111,37 @@ class Service:
             h.setdefault("Content-Type", "application/json")
         return fetch("http://127.0.0.1:%d%s" % (self.port, path), method, data, h)
 
+    def create_resources(self, token, count, clients=8, path="/v0/content-lake/resources", body=None):
+        """`count` small Resources (or `body`s to `path`) created by `clients` keep-alive clients at
+        once; the seconds it took (benchmarks load the service with it)."""
+        import http.client
+        import time
+        left = [count]
+        lock = threading.Lock()
+        payload = json.dumps(body or {"title": "Tide", "type": "ARTICLE", "language": "en", "content": {
+            "format": "cl.content/1", "blocks": [{"type": "paragraph", "key": "p1",
+                                                  "children": [{"type": "span", "text": "The tide turns."}]}]}})
+
+        def client():
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+            while True:
+                with lock:
+                    if left[0] == 0:
+                        return
+                    left[0] -= 1
+                conn.request("POST", path, payload, headers)
+                r = conn.getresponse()
+                r.read()
+                assert r.status == 201, r.status
+        started = time.monotonic()
+        threads = [threading.Thread(target=client) for _ in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return time.monotonic() - started
+
     def stop(self):
         """Stops the service (its whole log is then in `log`) and removes its data dir."""
         self.shutdown()
