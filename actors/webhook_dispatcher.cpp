@@ -31,6 +31,12 @@ constexpr std::chrono::milliseconds wake_batch{10};
 constexpr std::int64_t idle_tick_ms = 1000;
 /// An endpoint's cursor, when it only moved past other readers' changes, is stored at most this often.
 constexpr std::chrono::seconds cursor_store_every{1};
+/// The cursors of endpoints whose tenants did not write are stored this often (their hold on the
+/// change log follows the dispatcher's position).
+constexpr std::chrono::minutes cursor_refresh{10};
+/// The wake values: a commit sends its sequence (below 2^62); these flag a round and a timer.
+constexpr std::uint64_t round_now = std::uint64_t{1} << 62;
+constexpr std::uint64_t timer_flag = std::uint64_t{1} << 63;
 
 std::string endpoint_key(const std::string& tenant, const std::string& id) {
   return tenant + '\0' + id;
@@ -128,7 +134,7 @@ public:
   void wake() {
     if (self_->state.round_pending) return;
     self_->state.round_pending = true;
-    self_->delayed_send(self_, wake_batch, webhook_wake_atom_v, std::uint64_t{0});
+    self_->delayed_send(self_, wake_batch, webhook_wake_atom_v, round_now);
   }
 
   void round() {
@@ -137,10 +143,17 @@ public:
     try {
       start_batches();
       start_retries();
+      refresh_cursors();
       arm_timer();
     } catch (const std::exception& e) {
       spdlog::error("webhooks: the dispatcher could not read the store: {}", e.what());
     }
+  }
+
+  /// A plan changed an endpoint (created, updated, a test message, a replay): read them again.
+  void reload() {
+    self_->state.loaded = false;
+    round();
   }
 
   void tick(std::int64_t due) {
@@ -154,23 +167,103 @@ private:
 
   bool full() const { return self_->state.in_flight >= cfg_->concurrency; }
 
-  void start_batches() {
+  bool by_tenant_empty_at_start() const { return self_->state.by_tenant.empty() && self_->state.seen == 0; }
+
+  /// The enabled endpoints, by tenant, read again from the store (at start, and when a plan says
+  /// one changed); an endpoint new to the dispatcher is lagging: it reads from its stored cursor.
+  void load_endpoints() {
     auto& st = self_->state;
-    auto last = cfg_->store->last_change();
+    std::map<std::string, std::set<std::string>> by_tenant;
     std::string after;
     for (;;) {
       auto endpoints = storage::webhooks(*cfg_->store).enabled(after, 256);
-      for (auto& w : endpoints) {
-        if (full()) return;
+      for (const auto& w : endpoints) {
         auto key = endpoint_key(w.tenant, w.id);
-        if (st.busy.count(key)) continue;
-        auto read = std::max(w.cursor, st.read_to.count(key) ? st.read_to[key] : 0);
-        if (read >= last && w.replay_next == 0) continue;
-        start_batch(std::move(w), read);
+        if (!st.by_tenant.count(w.tenant) || !st.by_tenant[w.tenant].count(w.id) || w.replay_next != 0)
+          st.lagging.insert(key);
+        by_tenant[w.tenant].insert(w.id);
       }
-      if (endpoints.size() < 256) return;
+      if (endpoints.size() < 256) break;
       after = storage::webhook_reads::resume_key(endpoints.back());
     }
+    st.by_tenant = std::move(by_tenant);
+  }
+
+  /// A round's endpoints: those of the tenants that wrote since the last round, and those still
+  /// lagging. An endpoint of a tenant that did not write moves on without being read (its
+  /// position is the dispatcher's `seen`): a round costs the new entries and the endpoints they
+  /// concern, not every endpoint the service holds.
+  void start_batches() {
+    auto& st = self_->state;
+    auto last = cfg_->store->last_change();
+    if (!st.loaded) {
+      if (by_tenant_empty_at_start()) st.seen = last;  // lagging endpoints read from their own cursors
+      load_endpoints();
+      st.loaded = true;
+    }
+    auto from = st.seen;
+    if (from < last) {
+      auto entries = cfg_->store->read_from(from, cfg_->scan_limit);
+      st.seen = entries.empty() ? last : entries.back().seq;
+      std::set<std::string> touched;
+      for (const auto& e : entries) touched.insert(e.tenant);
+      for (const auto& tenant : touched) {
+        auto it = st.by_tenant.find(tenant);
+        if (it == st.by_tenant.end()) continue;
+        for (const auto& id : it->second) {
+          auto key = endpoint_key(tenant, id);
+          // Not lagging: it has handled its tenant's entries up to `from`.
+          if (!st.lagging.count(key) && !st.busy.count(key)) st.read_to[key] = std::max(st.read_to[key], from);
+          st.lagging.insert(key);
+        }
+      }
+      if (st.seen < last) wake();  // more than one scan of new entries: the next round goes on
+    }
+    std::vector<std::string> keys(st.lagging.begin(), st.lagging.end());
+    for (const auto& key : keys) {
+      if (full()) return;
+      if (st.busy.count(key)) continue;
+      auto cut = key.find('\0');
+      auto w = storage::webhooks(*cfg_->store).get(key.substr(0, cut), key.substr(cut + 1));
+      if (!w || !w->enabled) {
+        st.lagging.erase(key);
+        continue;
+      }
+      auto read = std::max(w->cursor, st.read_to[key]);
+      if (read >= last && w->replay_next == 0) {
+        st.lagging.erase(key);  // caught up: from here its position is `seen`
+        continue;
+      }
+      start_batch(std::move(*w), read);
+    }
+  }
+
+  /// Stores the cursor of every endpoint that moved on without being read (`seen`), so its hold on
+  /// the change log follows; one transaction every `cursor_refresh`.
+  void refresh_cursors() {
+    auto& st = self_->state;
+    auto now = std::chrono::steady_clock::now();
+    if (now - st.refreshed_at < cursor_refresh) return;
+    st.refreshed_at = now;
+    std::vector<std::pair<std::string, std::string>> idle;
+    for (const auto& [tenant, ids] : st.by_tenant)
+      for (const auto& id : ids) {
+        auto key = endpoint_key(tenant, id);
+        if (!st.lagging.count(key) && !st.busy.count(key)) idle.emplace_back(tenant, id);
+      }
+    auto wr = writer();
+    if (idle.empty() || !wr) return;
+    storage::mutation m = [idle, seen = st.seen](storage::write_txn& tx) {
+      for (const auto& [tenant, id] : idle) {
+        auto w = storage::webhooks(tx).get(tenant, id);
+        if (!w || !w->enabled || w->cursor >= seen) continue;
+        w->cursor = seen;
+        storage::webhooks(tx).put(*w);
+        hold_log(tx, *w);
+      }
+      return true;
+    };
+    self_->request(wr, std::chrono::seconds{30}, write_atom_v, std::move(m)).then([](bool) {}, [](caf::error&) {});
   }
 
   void start_retries() {
@@ -195,7 +288,7 @@ private:
     if (st.timer_due_ms != 0 && st.timer_due_ms <= next) return;
     st.timer_due_ms = next;
     self_->delayed_send(self_, std::chrono::milliseconds{next - now}, webhook_wake_atom_v,
-                        static_cast<std::uint64_t>(next) | (std::uint64_t{1} << 63));
+                        static_cast<std::uint64_t>(next) | timer_flag);
   }
 
   template <class K>
@@ -452,15 +545,17 @@ webhook_dispatcher_actor::behavior_type webhook_dispatcher(self_ptr self, config
   auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);
   auto listening = cfg->store->subscribe([weak](std::uint64_t seq) {
     if (auto strong = weak.lock())
-      caf::anon_send(caf::actor_cast<webhook_dispatcher_actor>(strong), webhook_wake_atom_v, std::max<std::uint64_t>(seq, 1));
+      caf::anon_send(caf::actor_cast<webhook_dispatcher_actor>(strong), webhook_wake_atom_v,
+                     std::min<std::uint64_t>(std::max<std::uint64_t>(seq, 1), round_now - 1));
   });
   self->attach_functor([store = cfg->store, listening] { store->unsubscribe(listening); });
-  self->send(self, webhook_wake_atom_v, std::uint64_t{0});
+  self->send(self, webhook_wake_atom_v, std::uint64_t{0});  // the first round reads every endpoint
   return {
     [d](webhook_wake_atom, std::uint64_t what) {
-      // 0: a round now (a plan's change, or the coalesced wake); the top bit: a timer; else a commit.
-      if (what == 0) return d->round();
-      if (what >> 63) return d->tick(static_cast<std::int64_t>(what & ~(std::uint64_t{1} << 63)));
+      // 0: a plan changed an endpoint; `round_now`: the coalesced wake; `timer_flag`: a timer; else a commit.
+      if (what == 0) return d->reload();
+      if (what == round_now) return d->round();
+      if (what & timer_flag) return d->tick(static_cast<std::int64_t>(what & ~timer_flag));
       d->wake();
     },
     [cfg](webhook_policy_atom) { return cfg->policy; },

@@ -57,6 +57,13 @@ struct webhook_dispatcher_state {
   std::set<std::string> busy;      ///< endpoints (tenant\0id) with a batch in flight
   std::set<std::string> retrying;  ///< waiting messages (tenant\0id\0message) in flight
   std::map<std::string, std::uint64_t> read_to;  ///< how far an endpoint has read, ahead of its stored cursor
+  std::map<std::string, std::set<std::string>> by_tenant;  ///< the enabled endpoints' ids, by tenant
+  /// Endpoints that may have entries of their tenant up to `seen` still to handle; every other
+  /// enabled endpoint has handled its tenant's entries up to `seen`.
+  std::set<std::string> lagging;
+  std::uint64_t seen = 0;  ///< the change-log position up to which the tenants that wrote are known
+  bool loaded = false;     ///< `by_tenant` read since the last change to an endpoint
+  std::chrono::steady_clock::time_point refreshed_at{};  ///< when idle endpoints' cursors were last stored
   std::map<std::string, std::chrono::steady_clock::time_point> stored_at;  ///< when its cursor was last written
   std::size_t in_flight = 0;
   bool round_pending = false;
