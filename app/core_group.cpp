@@ -115,6 +115,10 @@ children spawn_writer(const startup& s) {
   if (s.stats) s.stats->watch_writes(stats);
   actors::writer_config settings{s.store, stats, s.settings.storage.group_commit};
   settings.change_log_retention = std::chrono::seconds{s.settings.storage.change_log_retention_seconds};
+  // Pruning is checked at most once a minute, or twice per retention when that is shorter.
+  settings.change_log_prune_interval =
+    std::clamp<std::chrono::milliseconds>(settings.change_log_retention / 2, std::chrono::milliseconds{100},
+                                          std::chrono::seconds{60});
   auto cfg = std::make_shared<const actors::writer_config>(std::move(settings));
   return std::vector<actors::child_spec>{actors::supervised<actors::writer_actor>("writer", [cfg](caf::actor_system& sys) {
     // Detached: the group commit's fsync runs on the writer's own thread.

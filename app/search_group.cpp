@@ -13,6 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace cl::app {
@@ -94,6 +95,11 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   cfg->batch = static_cast<std::size_t>(section.batch_max_changes);
   cfg->batch_text_bytes = static_cast<std::size_t>(section.batch_max_bytes);
   cfg->interval = std::chrono::milliseconds{section.batch_interval_ms};
+  // The index's position goes to the change log once a minute, or four times per retention when
+  // that is shorter (retention never waits long for the index).
+  cfg->acknowledge_every = std::clamp<std::chrono::milliseconds>(
+    std::chrono::seconds{s.settings.storage.change_log_retention_seconds} / 4, std::chrono::milliseconds{100},
+    std::chrono::seconds{60});
   // The indexing runs on a lane of its own, created here (before anything is lowered) and kept across
   // the indexer's restarts. Under a write burst on a busy CPU the indexer would otherwise get one
   // share among many threads and fall behind the writes (docs/operations.md).

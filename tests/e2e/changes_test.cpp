@@ -271,7 +271,7 @@ TEST_CASE("a long poll waits for the caller's next change and answers it; other 
   auto [updated, more] = f.events(f.bob, "?since=" + after);
   REQUIRE(updated.size() == 1);
   CHECK(text(updated[0], "type") == "resource.updated");
-  for (const std::string& bad : {"31", "-1", "x", "1.5"}) {
+  for (std::string bad : {"31", "-1", "x", "1.5"}) {
     auto r = f.poll(f.bob, "?wait=" + bad);
     REQUIRE(r);
     CHECK(r->status == 400);
@@ -361,6 +361,31 @@ TEST_CASE("an event stream sends each change with its cursor as id, and resumes 
                               {{"Authorization", "Bearer " + f.alice}, {"Accept", "image/png"}});
   REQUIRE(refused);
   CHECK(refused->status == 406);
+}
+
+TEST_CASE("a cursor past retention: a poll is 410 CURSOR_EXPIRED, a stream resuming from it ends with reset",
+          "[changes][stream]") {
+  feed f{[](cl::config::settings& s) { s.storage.change_log_retention_seconds = 1; }};
+  auto cursor = f.now(f.alice);
+  f.create("Ebb");
+  // Pruning follows commits once entries are older than the retention (and every consumer has
+  // applied them): writes go on until the cursor's next entry is gone.
+  std::optional<http_response> expired;
+  REQUIRE(eventually(
+    [&] {
+      f.create("Flood");
+      expired = f.poll(f.alice, "?since=" + cursor);
+      return expired && expired->status == 410;
+    },
+    30000));
+  CHECK(json_object_of(expired).at("error").as_object().at("reason").as_string() == "CURSOR_EXPIRED");
+  auto s = stream(f, f.alice, "", cursor);  // Last-Event-ID: the cursor past retention
+  REQUIRE(s);
+  CHECK(s->status == 200);
+  auto reset = s->body.find("event: reset");
+  REQUIRE(reset != std::string::npos);
+  CHECK(s->body.find("CURSOR_EXPIRED", reset) != std::string::npos);
+  CHECK(s->body.find("data: {\"id\"") == std::string::npos);  // no event before the reset
 }
 
 TEST_CASE("list, then follow: a list's changes_cursor misses nothing changed after it, and opens for any types",
