@@ -309,7 +309,13 @@ private:
     with_principals(
       tenant, owner,
       [this, w = std::move(w), read, key](std::vector<std::string> principals) mutable {
-        bool replay = read >= cfg_->store->last_change() && w.replay_next > 0;
+        // A replay takes every other batch while the endpoint is behind, all of them once caught up.
+        bool replay = false;
+        if (w.replay_next > 0) {
+          auto& turns = self_->state.replay_turn;
+          replay = read >= cfg_->store->last_change() || turns.erase(key) > 0;
+          if (!replay) turns.insert(key);
+        }
         auto from = replay ? w.replay_next - 1 : read;
         change_scan scan;
         try {

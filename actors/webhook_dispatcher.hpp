@@ -62,6 +62,7 @@ struct webhook_dispatcher_state {
   /// enabled endpoint has handled its tenant's entries up to `seen`.
   std::set<std::string> lagging;
   std::uint64_t seen = 0;  ///< the change-log position up to which the tenants that wrote are known
+  std::set<std::string> replay_turn;  ///< endpoints whose next batch is their replay's (they alternate)
   bool loaded = false;     ///< `by_tenant` read since the last change to an endpoint
   std::chrono::steady_clock::time_point refreshed_at{};  ///< when idle endpoints' cursors were last stored
   std::map<std::string, std::chrono::steady_clock::time_point> stored_at;  ///< when its cursor was last written
