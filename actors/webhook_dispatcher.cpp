@@ -118,14 +118,6 @@ storage::webhook_delivery account(const webhook_dispatcher_config& cfg, storage:
   return d;
 }
 
-/// Registers (enabled) or releases (disabled) the endpoint's hold on the change log, in `tx`.
-void hold_log(storage::write_txn& tx, const storage::webhook_record& w) {
-  if (w.enabled)
-    storage::acknowledge_changes(webhook_consumer(w.tenant, w.id), w.cursor)(tx);
-  else
-    storage::forget_consumer(webhook_consumer(w.tenant, w.id))(tx);
-}
-
 class dispatcher {
 public:
   dispatcher(self_ptr self, config_ptr cfg) : self_(self), cfg_(std::move(cfg)) {}
@@ -259,7 +251,7 @@ private:
         if (!w || !w->enabled || w->cursor >= seen) continue;
         w->cursor = seen;
         storage::webhooks(tx).put(*w);
-        hold_log(tx, *w);
+        hold_change_log(tx, *w);
       }
       return true;
     };
@@ -408,7 +400,7 @@ private:
         rec->cursor = std::max(rec->cursor, scan.position);
       }
       store.put(*rec);
-      hold_log(tx, *rec);
+      hold_change_log(tx, *rec);
       return true;
     };
     auto wr = writer();
@@ -466,7 +458,7 @@ private:
       store.log_delivery(account(*cfg, *rec, *result, &retry), cfg->log_size);
       if (retry) store.schedule(*retry);
       store.put(*rec);
-      hold_log(tx, *rec);
+      hold_change_log(tx, *rec);
       return true;
     };
     auto wr = writer();
@@ -542,6 +534,13 @@ private:
 
 std::string webhook_consumer(const std::string& tenant, const std::string& id) {
   return "webhook:" + tenant + "/" + id;
+}
+
+void hold_change_log(storage::write_txn& tx, const storage::webhook_record& w, bool exists) {
+  if (exists && w.enabled)
+    storage::acknowledge_changes(webhook_consumer(w.tenant, w.id), w.cursor)(tx);
+  else
+    storage::forget_consumer(webhook_consumer(w.tenant, w.id))(tx);
 }
 
 webhook_dispatcher_actor::behavior_type webhook_dispatcher(self_ptr self, config_ptr cfg) {

@@ -74,6 +74,10 @@ struct webhook_dispatcher_state {
 /// The change-log consumer name of an endpoint (retention keeps what it has not handled).
 std::string webhook_consumer(const std::string& tenant, const std::string& id);
 
+/// In `tx`: registers the endpoint's hold on the change log at its cursor while it exists and is
+/// enabled, releases it otherwise (disabled, or `exists` false: deleted).
+void hold_change_log(storage::write_txn& tx, const storage::webhook_record& w, bool exists = true);
+
 webhook_dispatcher_actor::behavior_type webhook_dispatcher(
   webhook_dispatcher_actor::stateful_pointer<webhook_dispatcher_state> self,
   std::shared_ptr<const webhook_dispatcher_config> cfg);

@@ -169,14 +169,6 @@ std::optional<domain::api_reply> apply_members(const json::object& body, const w
   return std::nullopt;
 }
 
-/// Registers (enabled) or releases (disabled, deleted) the endpoint's hold on the change log.
-void hold_log(storage::write_txn& tx, const storage::webhook_record& w, bool keep) {
-  if (keep && w.enabled)
-    storage::acknowledge_changes(webhook_consumer(w.tenant, w.id), w.cursor)(tx);
-  else
-    storage::forget_consumer(webhook_consumer(w.tenant, w.id))(tx);
-}
-
 /// The first change-log sequence at or after `ms` (by time), or the last +1 when none is.
 std::uint64_t first_at_or_after(const storage::record_store& store, std::int64_t ms) {
   auto first = store.read_from(0, 1);
@@ -230,7 +222,7 @@ void plan_create_webhook(caf::event_based_actor* self, std::shared_ptr<const req
       }
       w.cursor = tx.last_logged();  // deliveries start with the next change
       store.put(w);
-      hold_log(tx, w, true);
+      hold_change_log(tx, w);
       auto o = webhook_json(w);
       o["secret"] = secret;  // shown once: here
       auto r = no_store(json_reply(201, json::serialize(o)));
@@ -280,7 +272,7 @@ void plan_update_webhook(caf::event_based_actor* self, std::shared_ptr<const req
       apply_members(*body, *p, *w);
       w->updated = domain::format_utc(domain::now_seconds());
       storage::webhooks(tx).put(*w);
-      hold_log(tx, *w, true);
+      hold_change_log(tx, *w);
       outcome->reply = no_store(json_reply(200, json::serialize(webhook_json(*w))));
       return true;
     };
@@ -298,7 +290,7 @@ void plan_delete_webhook(caf::event_based_actor* self, std::shared_ptr<const req
       return false;
     }
     storage::webhooks(tx).erase(w->tenant, w->id);
-    hold_log(tx, *w, false);
+    hold_change_log(tx, *w, false);
     domain::api_reply r;
     r.status = 204;
     outcome->reply = std::move(r);
