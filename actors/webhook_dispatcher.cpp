@@ -368,7 +368,6 @@ private:
       return;
     }
     st.stored_at[key] = now_steady;
-    auto outcome = std::make_shared<bool>(false);
     storage::mutation m = [cfg = cfg_, tenant = w.tenant, id = w.id, scan, replay, expired, last,
                            results](storage::write_txn& tx) {
       auto& store = storage::webhooks(tx);
