@@ -4,6 +4,8 @@
 #include "domain/json_text.hpp"
 #include "domain/records.hpp"
 
+#include <boost/json.hpp>
+
 #include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -52,20 +54,103 @@ changes_page refused(domain::error_id id, std::string message, std::string detai
   return p;
 }
 
+/// The Works a contract entry concerns: those of the version it logged and of the one before (a
+/// Work the new version dropped has its rights moved too), sorted, each once.
+std::vector<std::string> works_of_contract(const storage::record_store& store, const storage::change_entry& e) {
+  std::vector<std::string> works;
+  std::int64_t version = 0;
+  try {
+    version = e.version.empty() ? 0 : std::stoll(e.version);
+  } catch (const std::exception&) {
+    version = 0;
+  }
+  auto add = [&](const std::optional<std::string>& record) {
+    if (!record) return;
+    auto parsed = boost::json::parse(*record);
+    if (auto* ids = parsed.as_object().if_contains("work_ids"); ids && ids->is_array())
+      for (const auto& w : ids->as_array())
+        if (w.is_string()) works.emplace_back(w.as_string());
+  };
+  const auto& contracts = store.contracts();
+  if (version > 0) {
+    add(contracts.version(e.tenant, e.id, version));
+    if (version > 1) add(contracts.version(e.tenant, e.id, version - 1));
+  } else {
+    add(contracts.latest(e.tenant, e.id));  // an entry logged before versions were recorded in it
+  }
+  std::sort(works.begin(), works.end());
+  works.erase(std::unique(works.begin(), works.end()), works.end());
+  return works;
+}
+
+/// What one fan-out step reached: its events (their `within`), whether the entry is done, where
+/// it stopped otherwise.
+struct fan_out_step {
+  bool done = true;
+  std::string within;
+};
+
+/// The `resource.rights_changed` events of contract entry `e` for the reader, from `within`
+/// ("<work>\n<last Resource id>"), at most `room` of them and `*budget` Resources examined.
+fan_out_step fan_out(const storage::record_store& store, const domain::feed_cursor_codec& ids,
+                     const storage::change_entry& e, const std::vector<std::string>& principals,
+                     const std::string& within, std::size_t room, std::size_t* budget,
+                     std::vector<change_event>& out) {
+  auto cut = within.find('\n');
+  std::string from_work = within.substr(0, cut), after = cut == std::string::npos ? "" : within.substr(cut + 1);
+  for (const auto& work : works_of_contract(store, e)) {
+    if (!within.empty() && work < from_work) continue;
+    std::string resume = work == from_work ? after : "";
+    for (;;) {
+      if (room == 0 || *budget == 0) return {false, work + '\n' + resume};
+      storage::resource_query q;
+      q.tenant = e.tenant;
+      q.readable_by = principals;
+      q.work_id = work;
+      q.after = resume;
+      q.limit = room;
+      q.budget = *budget;
+      auto page = store.resources().list(q);
+      // A page short of its limit and not exhausted used the whole budget; otherwise count what it found.
+      bool out_of_budget = !page.exhausted && page.entries.size() < q.limit;
+      *budget = out_of_budget ? 0 : *budget - std::min(*budget, std::max<std::size_t>(page.entries.size(), 1));
+      for (const auto& [id, record] : page.entries) {
+        change_event ev;
+        ev.id = ids.event_id(e.tenant, e.seq, id);
+        ev.type = "resource.rights_changed";
+        ev.subject = "resource_id";
+        ev.subject_id = id;
+        ev.contract_id = e.id;
+        ev.at_ms = e.at_ms;
+        ev.seq = e.seq;
+        ev.within = work + '\n' + id;
+        if (e.transaction != 0) ev.transaction = "txn_" + ids.event_id(e.tenant, e.transaction).substr(4);
+        out.push_back(std::move(ev));
+        --room;
+      }
+      resume = page.entries.empty() ? page.resume_after : page.entries.back().first;
+      if (!page.resume_after.empty() && page.resume_after > resume) resume = page.resume_after;
+      if (page.exhausted) break;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 const std::vector<std::string>& change_event_types() {
   static const std::vector<std::string> types = {
-    "resource.created", "resource.updated",  "resource.version_created", "resource.promoted",
-    "resource.appeared", "resource.disappeared", "work.created",          "work.updated",
+    "resource.created",     "resource.updated",     "resource.version_created", "resource.promoted",
+    "resource.appeared",    "resource.disappeared", "resource.rights_changed",  "work.created",
+    "work.updated",
   };
   return types;
 }
 
 change_scan scan_changes(const storage::record_store& store, const domain::feed_cursor_codec& ids,
                          const std::string& tenant, const std::vector<std::string>& principals,
-                         const std::vector<std::string>& types, std::uint64_t after, std::size_t scan_limit,
-                         std::size_t max_events) {
+                         const std::vector<std::string>& types, std::uint64_t after, const std::string& within,
+                         std::size_t scan_limit, std::size_t max_events) {
   change_scan scan;
   scan.position = after;
   auto last = store.last_change();
@@ -79,8 +164,22 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
   auto wanted = [&](const std::string& type) {
     return types.empty() || std::find(types.begin(), types.end(), type) != types.end();
   };
+  std::size_t budget = scan_limit;  // Resources a contract's fan-out may examine in this read
+  bool stopped_inside = false;
   for (const auto& e : entries) {
     if (scan.events.size() >= max_events) break;
+    if (e.tenant == tenant && e.kind == change_kind::contract && wanted("resource.rights_changed")) {
+      auto step = fan_out(store, ids, e, principals, e.seq == after + 1 ? within : std::string{},
+                          max_events - scan.events.size(), &budget, scan.events);
+      if (!step.done) {
+        scan.position = e.seq - 1;
+        scan.within = step.within;
+        stopped_inside = true;
+        break;
+      }
+      scan.position = e.seq;
+      continue;
+    }
     scan.position = e.seq;
     if (e.tenant != tenant) continue;
     auto type = type_of(e, principals);
@@ -102,7 +201,7 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
     if (e.transaction != 0) ev.transaction = "txn_" + ids.event_id(tenant, e.transaction).substr(4);
     scan.events.push_back(std::move(ev));
   }
-  scan.caught_up = scan.position >= last && (entries.empty() || scan.position == entries.back().seq);
+  scan.caught_up = !stopped_inside && scan.position >= last && (entries.empty() || scan.position == entries.back().seq);
   scan.scanned = scan.position - after;
   return scan;
 }
@@ -112,18 +211,20 @@ std::string change_event_json(const change_event& e) {
   return "{\"id\":" + domain::json_string(e.id) + ",\"type\":" + domain::json_string(e.type) + ",\"" + e.subject
          + "\":" + domain::json_string(e.subject_id) + ",\"version\":" + text_or_null(e.version)
          + ",\"hash\":" + text_or_null(e.hash) + ",\"occurred_at\":" + domain::json_string(domain::iso8601_at_ms(e.at_ms))
-         + ",\"transaction\":" + text_or_null(e.transaction) + "}";
+         + ",\"transaction\":" + text_or_null(e.transaction)
+         + (e.contract_id.empty() ? std::string{} : ",\"contract_id\":" + domain::json_string(e.contract_id)) + "}";
 }
 
 changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll, bool* caught_up) {
   auto binding = domain::feed_binding(poll.types);
   std::uint64_t after = cfg.store->last_change();  // no `since`: from now
+  std::string within;
   if (!poll.since.empty()) {
     domain::cursor_problem why{};
-    auto opened = cfg.cursors->open(poll.since, poll.tenant, binding, &why);
+    auto opened = cfg.cursors->open(poll.since, poll.tenant, binding, &why, &within);
     // A list's `changes_cursor` opens for any types.
     if (!opened && why == domain::cursor_problem::mismatch)
-      opened = cfg.cursors->open(poll.since, poll.tenant, domain::feed_binding_any(), &why);
+      opened = cfg.cursors->open(poll.since, poll.tenant, domain::feed_binding_any(), &why, &within);
     if (!opened && why == domain::cursor_problem::mismatch)
       return refused(domain::error_id::cursor_mismatch, "The cursor was issued for another tenant or other types.",
                      "issued for another tenant or other types");
@@ -132,16 +233,18 @@ changes_page read_changes(const changes_feed_config& cfg, const changes_poll& po
                      "not a cursor of this service");
     after = *opened;
   }
-  auto scan = scan_changes(*cfg.store, *cfg.cursors, poll.tenant, poll.principals, poll.types, after, cfg.scan_limit,
-                           poll.page_size);
+  auto scan = scan_changes(*cfg.store, *cfg.cursors, poll.tenant, poll.principals, poll.types, after, within,
+                           cfg.scan_limit, poll.page_size);
   if (scan.expired)
     return refused(domain::error_id::cursor_expired, "The change feed no longer holds what followed this cursor.",
                    "older than the change log's retention");
   changes_page page;
   page.events = std::move(scan.events);
   if (poll.cursor_per_event)
-    for (auto& ev : page.events) ev.cursor = cfg.cursors->seal({poll.tenant, binding, ev.seq});
-  page.next_cursor = cfg.cursors->seal({poll.tenant, binding, scan.position});
+    for (auto& ev : page.events)
+      ev.cursor = ev.within.empty() ? cfg.cursors->seal({poll.tenant, binding, ev.seq})
+                                    : cfg.cursors->seal({poll.tenant, binding, ev.seq - 1, ev.within});
+  page.next_cursor = cfg.cursors->seal({poll.tenant, binding, scan.position, scan.within});
   page.closing = cfg.health && cfg.health->draining.load();
   page.stream_ms = cfg.stream_ms;
   if (caught_up) *caught_up = scan.caught_up;

@@ -51,18 +51,22 @@ struct changes_feed_state {
 struct change_scan {
   std::vector<change_event> events;
   std::uint64_t position = 0;
+  std::string within;  ///< where the events of the entry after `position` stopped ("" : not started)
   std::uint64_t scanned = 0;
   bool caught_up = false;
   bool expired = false;
 };
 
-/// Reads at most `scan_limit` change-log entries after `after` and at most `max_events` events of
-/// `types` (empty: all) for a reader of `tenant` with `principals` (layer 2 now). The feed and the
-/// webhooks read through this one function; `ids` names the events.
+/// Reads at most `scan_limit` change-log entries after `after` (resuming the entry after it from
+/// `within`) and at most `max_events` events of `types` (empty: all) for a reader of `tenant` with
+/// `principals` (layer 2 now). A contract's change fans out to `resource.rights_changed` for each
+/// Resource of the Works of its new and previous version the reader may read; a page may stop
+/// inside it (`within`), and the Resources it examines count against `scan_limit` too. The feed
+/// and the webhooks read through this one function; `ids` names the events.
 change_scan scan_changes(const storage::record_store& store, const domain::feed_cursor_codec& ids,
                          const std::string& tenant, const std::vector<std::string>& principals,
-                         const std::vector<std::string>& types, std::uint64_t after, std::size_t scan_limit,
-                         std::size_t max_events);
+                         const std::vector<std::string>& types, std::uint64_t after, const std::string& within,
+                         std::size_t scan_limit, std::size_t max_events);
 
 /// An event as the feed answers it and a webhook delivers it (a JSON object).
 std::string change_event_json(const change_event& e);

@@ -45,6 +45,8 @@ struct change_event {
   std::string transaction;  ///< `txn_...`: the same for the events of one write
   std::string cursor;       ///< the feed's position right after this event (an event stream's `id:`)
   std::uint64_t seq = 0;    ///< its change-log entry (never shown: the sequence is global)
+  std::string within;       ///< inside that entry, where this event stands (a contract change's Resources)
+  std::string contract_id;  ///< `resource.rights_changed`: the contract whose change moved the rights
 };
 
 /// A poll's answer: the events, the cursor after the last entry scanned (also when none was the

@@ -112,7 +112,7 @@ void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const re
     if ((outcome->refusal = missing_work(tx, who.tenant_id, draft->terms.work_ids))) return false;
     tx.contracts().put_version(who.tenant_id, id, 1, draft->terms.status, draft->terms.work_ids, record);
     record_activity(tx, who, "CREATION", "contract", id, {}, {}, at);
-    log_change(tx, who.tenant_id, storage::change_op::created, storage::change_kind::contract, id);
+    log_change(tx, who.tenant_id, storage::change_op::created, storage::change_kind::contract, id, {"1", {}, {}});
     outcome->reply = contract_answer(commercial, id, record);
     return true;
   };
@@ -167,7 +167,9 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
                                                domain::random_id("utk_"));
     tx.contracts().put_version(who.tenant_id, id, version, terms.terms.status, terms.terms.work_ids, record);
     record_activity(tx, who, "UPDATE", "contract", id, {}, {}, at);
-    log_change(tx, who.tenant_id, storage::change_op::contract_changed, storage::change_kind::contract, id);
+    // The version goes in the entry: the change feed fans it out to the Works of this version and the one before.
+    log_change(tx, who.tenant_id, storage::change_op::contract_changed, storage::change_kind::contract, id,
+               {std::to_string(version), {}, {}});
     outcome->reply = contract_answer(commercial, id, record);
     return true;
   };

@@ -250,6 +250,7 @@ private:
         auto w = storage::webhooks(tx).get(tenant, id);
         if (!w || !w->enabled || w->cursor >= seen) continue;
         w->cursor = seen;
+        w->cursor_within.clear();
         storage::webhooks(tx).put(*w);
         hold_change_log(tx, *w);
       }
@@ -309,10 +310,12 @@ private:
           if (!replay) turns.insert(key);
         }
         auto from = replay ? w.replay_next - 1 : read;
+        // The stored position inside an entry holds only while the endpoint reads from its stored cursor.
+        auto within = replay ? w.replay_within : read == w.cursor ? w.cursor_within : std::string{};
         change_scan scan;
         try {
-          scan = scan_changes(*cfg_->store, *cfg_->ids, w.tenant, principals, w.event_types, from, cfg_->scan_limit,
-                              cfg_->batch);
+          scan = scan_changes(*cfg_->store, *cfg_->ids, w.tenant, principals, w.event_types, from, within,
+                              cfg_->scan_limit, cfg_->batch);
         } catch (const std::exception& e) {
           spdlog::error("webhooks: the change log could not be read: {}", e.what());
           self_->state.busy.erase(key);
@@ -361,7 +364,8 @@ private:
     auto last = cfg_->store->last_change();
     if (!replay && !expired) st.read_to[key] = std::max(st.read_to[key], scan.position);
     auto now_steady = std::chrono::steady_clock::now();
-    bool store_cursor = !results.empty() || replay || expired || now_steady - st.stored_at[key] >= cursor_store_every;
+    bool store_cursor = !results.empty() || replay || expired || !scan.within.empty()
+                        || now_steady - st.stored_at[key] >= cursor_store_every;
     if (!store_cursor) {
       st.busy.erase(key);
       if (!scan.caught_up) wake();
@@ -380,6 +384,7 @@ private:
       }
       if (expired && replay) {
         rec->replay_next = rec->replay_last = 0;  // what the replay asked for is gone
+        rec->replay_within.clear();
       } else if (expired) {
         // The log no longer holds what followed the cursor (the endpoint was disabled past
         // retention): it goes on from now, and its log says so.
@@ -392,11 +397,17 @@ private:
         skipped.error = "retention";
         store.log_delivery(skipped, cfg->log_size);
         rec->cursor = last;
+        rec->cursor_within.clear();
       } else if (replay) {
         rec->replay_next = scan.position + 1;
-        if (scan.position >= rec->replay_last) rec->replay_next = rec->replay_last = 0;
-      } else {
-        rec->cursor = std::max(rec->cursor, scan.position);
+        rec->replay_within = scan.within;
+        if (scan.position >= rec->replay_last && scan.within.empty()) {
+          rec->replay_next = rec->replay_last = 0;
+          rec->replay_within.clear();
+        }
+      } else if (scan.position > rec->cursor || (scan.position == rec->cursor && !scan.within.empty())) {
+        rec->cursor = scan.position;
+        rec->cursor_within = scan.within;
       }
       store.put(*rec);
       hold_change_log(tx, *rec);

@@ -460,6 +460,7 @@ void plan_replay_webhook(caf::event_based_actor* self, std::shared_ptr<const req
         if (any) {
           w->replay_next = found->from;
           w->replay_last = found->to;
+          w->replay_within.clear();
           storage::webhooks(tx).put(*w);
         }
         outcome->reply = no_store(json_reply(202, json::serialize(json::object{{"replaying", any}})));

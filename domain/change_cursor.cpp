@@ -37,11 +37,13 @@ std::string feed_cursor_codec::seal(const feed_position& p) const {
   put_field(plain, p.tenant);
   put_field(plain, p.binding);
   for (int shift = 56; shift >= 0; shift -= 8) plain.push_back(static_cast<char>((p.after >> shift) & 0xff));
+  if (!p.within.empty()) put_field(plain, p.within);
   return base64url_encode(std::string(1, layout) + aead_seal(seal_key_, plain));
 }
 
 std::optional<std::uint64_t> feed_cursor_codec::open(std::string_view cursor, std::string_view tenant,
-                                                     std::string_view binding, cursor_problem* why) const {
+                                                     std::string_view binding, cursor_problem* why,
+                                                     std::string* within) const {
   auto fail = [why](cursor_problem p) -> std::optional<std::uint64_t> {
     if (why) *why = p;
     return std::nullopt;
@@ -52,11 +54,23 @@ std::optional<std::uint64_t> feed_cursor_codec::open(std::string_view cursor, st
   if (!plain) return fail(cursor_problem::malformed);
   std::string_view in{*plain};
   std::string sealed_tenant, sealed_binding;
-  if (!get_field(in, sealed_tenant) || !get_field(in, sealed_binding) || in.size() != 8) return fail(cursor_problem::malformed);
+  if (!get_field(in, sealed_tenant) || !get_field(in, sealed_binding) || in.size() < 8) return fail(cursor_problem::malformed);
   if (sealed_tenant != tenant || sealed_binding != binding) return fail(cursor_problem::mismatch);
   std::uint64_t after = 0;
-  for (char c : in) after = (after << 8) | static_cast<unsigned char>(c);
+  for (char c : in.substr(0, 8)) after = (after << 8) | static_cast<unsigned char>(c);
+  in.remove_prefix(8);
+  std::string inside;
+  if (!in.empty() && (!get_field(in, inside) || !in.empty())) return fail(cursor_problem::malformed);
+  if (within) *within = std::move(inside);
   return after;
+}
+
+std::string feed_cursor_codec::event_id(std::string_view tenant, std::uint64_t seq, std::string_view part) const {
+  std::string data;
+  put_field(data, tenant);
+  for (int shift = 56; shift >= 0; shift -= 8) data.push_back(static_cast<char>((seq >> shift) & 0xff));
+  put_field(data, part);
+  return "evt_" + hex_encode(hmac_sha256(id_key_, data).substr(0, 12));
 }
 
 std::string feed_cursor_codec::event_id(std::string_view tenant, std::uint64_t seq) const {

@@ -19,6 +19,9 @@ struct feed_position {
   std::string tenant;
   std::string binding;
   std::uint64_t after = 0;
+  /// Inside the entry after `after`, where its events stopped (one entry can name many Resources:
+  /// a contract change); empty when that entry has not been started.
+  std::string within = {};
 };
 
 /// The binding of a feed cursor issued for event `types` (empty: all): the cursor layout and the
@@ -42,12 +45,16 @@ public:
   /// A cursor for `p`: URL-safe, different at every call (a random nonce), opens to `p.after`.
   std::string seal(const feed_position& p) const;
 
-  /// The position a cursor holds, when it was sealed for `tenant` and `binding`.
+  /// The position a cursor holds, when it was sealed for `tenant` and `binding` (and its `within`
+  /// into `*within`).
   std::optional<std::uint64_t> open(std::string_view cursor, std::string_view tenant, std::string_view binding,
-                                    cursor_problem* why = nullptr) const;
+                                    cursor_problem* why = nullptr, std::string* within = nullptr) const;
 
   /// The id of the event at `seq` of `tenant`: `evt_` and 24 hex digits of a keyed hash.
   std::string event_id(std::string_view tenant, std::uint64_t seq) const;
+
+  /// The id of one of the events of the entry at `seq` (a contract change's per Resource).
+  std::string event_id(std::string_view tenant, std::uint64_t seq, std::string_view part) const;
 
 private:
   std::string seal_key_;

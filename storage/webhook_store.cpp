@@ -26,7 +26,8 @@ bool webhook_record::operator==(const webhook_record& o) const {
          && disabled_reason == o.disabled_reason && secret_sealed == o.secret_sealed
          && previous_secret_sealed == o.previous_secret_sealed && previous_until_ms == o.previous_until_ms
          && created == o.created && updated == o.updated && cursor == o.cursor && failing_since_ms == o.failing_since_ms
-         && log_next == o.log_next && replay_next == o.replay_next && replay_last == o.replay_last;
+         && log_next == o.log_next && replay_next == o.replay_next && replay_last == o.replay_last
+         && cursor_within == o.cursor_within && replay_within == o.replay_within;
 }
 
 std::string webhook_reads::resume_key(const webhook_record& w) {
@@ -67,7 +68,7 @@ std::string encode(const webhook_record& w) {
     {"disabled_reason", w.disabled_reason}, {"secret", w.secret_sealed}, {"previous_secret", w.previous_secret_sealed},
     {"previous_until_ms", w.previous_until_ms}, {"created", w.created}, {"updated", w.updated}, {"cursor", w.cursor},
     {"failing_since_ms", w.failing_since_ms}, {"log_next", w.log_next}, {"replay_next", w.replay_next},
-    {"replay_last", w.replay_last}});
+    {"replay_last", w.replay_last}, {"cursor_within", w.cursor_within}, {"replay_within", w.replay_within}});
 }
 
 webhook_record decode_webhook(std::string_view stored) {
@@ -94,6 +95,8 @@ webhook_record decode_webhook(std::string_view stored) {
   w.log_next = number<std::uint64_t>(o, "log_next");
   w.replay_next = number<std::uint64_t>(o, "replay_next");
   w.replay_last = number<std::uint64_t>(o, "replay_last");
+  w.cursor_within = text(o, "cursor_within");
+  w.replay_within = text(o, "replay_within");
   return w;
 }
 

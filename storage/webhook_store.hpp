@@ -36,9 +36,11 @@ struct webhook_record {
   std::int64_t previous_until_ms = 0;
   std::string created, updated;  ///< RFC 3339
   std::uint64_t cursor = 0;      ///< the last change-log sequence handled (delivered or scheduled)
+  std::string cursor_within;     ///< where the entry after `cursor` stopped (a contract change's fan-out)
   std::int64_t failing_since_ms = 0;  ///< the first failure since the last success; 0 when none
   std::uint64_t log_next = 1;    ///< the number the next delivery-log entry gets
   std::uint64_t replay_next = 0, replay_last = 0;  ///< a replay in progress: sequences still to send
+  std::string replay_within;     ///< where the entry `replay_next` stopped
   bool operator==(const webhook_record&) const;
 };
 

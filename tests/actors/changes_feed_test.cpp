@@ -14,7 +14,12 @@ namespace {
 
 storage::mutation created(const std::string& tenant, const std::string& id, std::int64_t at_ms) {
   return [=](storage::write_txn& tx) {
-    tx.log_change(storage::change_entry{0, tenant, storage::change_kind::work, id, storage::change_op::created, at_ms});
+    storage::change_entry e;
+    e.tenant = tenant;
+    e.kind = storage::change_kind::work;
+    e.id = id;
+    e.at_ms = at_ms;
+    tx.log_change(e);
     return true;
   };
 }

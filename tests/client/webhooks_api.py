@@ -183,6 +183,36 @@ def owner_reads_at_delivery(svc, token, rx):
     print("layer 2 at delivery: another's Resource stays out until a grant, then resource.appeared")
 
 
+def rights_changes(svc, token, rx):
+    hook = create_hook(svc, token, rx, "/ok/", "rights", event_types=["resource.rights_changed"])
+    lawyer = svc.token(sub="u_alice", tenant="t_hooks", scopes="contracts.read contracts.write")
+    bob = svc.token(sub="u_bob", tenant="t_hooks", scopes=SCOPES)
+    work = create_work(svc, token, "Licensed")
+
+    def in_work(who, title):
+        return ok(*svc.request("POST", "/v0/content-lake/resources", who, {
+            "title": title, "type": "CHAPTER", "language": "en", "work_id": work,
+            "content": {"format": "cl.content/1", "blocks": [
+                {"type": "paragraph", "key": "p1", "children": [{"type": "span", "text": title}]}]}})[::2], want=201)["id"]
+    mine = {in_work(token, "one"), in_work(token, "two")}
+    bobs = in_work(bob, "bob's")
+    contract = ok(*svc.request("POST", "/v0/contracts", lawyer, {
+        "title": "Rights", "status": "ACTIVE", "valid_from": "2026-01-01T00:00:00Z", "work_ids": [work],
+        "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+        "usage_terms": [{"usage_type": "ACCESS", "status": "PERMITTED"}]})[::2], want=201)["id"]
+    got = wait_until("both rights changes", lambda: len(delivered(rx, "rights")) >= 2 and delivered(rx, "rights"))
+    bodies = [json.loads(e["body"]) for e in got]
+    assert {b["resource_id"] for b in bodies} == mine, bodies
+    assert all(b["type"] == "resource.rights_changed" and b["contract_id"] == contract for b in bodies)
+    assert all(e["verified"][hook["secret"]] for e in got)
+    marker_hook = create_hook(svc, token, rx, "/ok/", "rights-marker", event_types=["work.created"])
+    marker = create_work(svc, token, "after the contract")
+    wait_until("the marker", lambda: delivered(rx, "rights-marker", lambda b: b["work_id"] == marker))
+    assert bobs not in {json.loads(e["body"])["resource_id"] for e in rx.log("rights")}, "bob's Resource was delivered"
+    svc.request("DELETE", "/v0/content-lake/webhooks/" + marker_hook["id"], token)
+    print("rights: a contract on a Work sends resource.rights_changed for each of its Resources the owner reads")
+
+
 def failures_and_retries(svc, token, rx):
     flaky = create_hook(svc, token, rx, "/fail/2/", "flaky", event_types=["work.created"])
     first = create_work(svc, token, "retried")
@@ -341,6 +371,7 @@ def main():
         routes_and_errors(svc, token, rx)
         hook = deliveries_follow_the_feed(svc, token, rx)
         owner_reads_at_delivery(svc, token, rx)
+        rights_changes(svc, token, rx)
         failures_and_retries(svc, token, rx)
         rotation(svc, token, rx)
         address_policy(binary, source, rx)

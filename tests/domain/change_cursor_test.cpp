@@ -59,3 +59,16 @@ TEST_CASE("event ids are stable per (tenant, sequence), distinct per tenant and 
   CHECK(id.size() == 4 + 24);
   CHECK(feed_cursor_codec{std::string(32, 'x')}.event_id("t_a", 42) != id);
 }
+
+TEST_CASE("a cursor can stop inside an entry; events of one entry have ids of their own", "[changes]") {
+  feed_cursor_codec codec{secret};
+  std::string within;
+  auto cursor = codec.seal({"t_a", "1;", 41, "wk_1\nres_9"});
+  CHECK(codec.open(cursor, "t_a", "1;", nullptr, &within) == std::optional<std::uint64_t>{41});
+  CHECK(within == "wk_1\nres_9");
+  CHECK(codec.open(codec.seal({"t_a", "1;", 41}), "t_a", "1;", nullptr, &within) == std::optional<std::uint64_t>{41});
+  CHECK(within.empty());
+  CHECK(codec.event_id("t_a", 42, "res_1") != codec.event_id("t_a", 42, "res_2"));
+  CHECK(codec.event_id("t_a", 42, "res_1") != codec.event_id("t_a", 42));
+  CHECK(codec.event_id("t_a", 42, "res_1") == codec.event_id("t_a", 42, "res_1"));
+}

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include <future>
+#include <set>
 #include <regex>
 
 using namespace cl::testing;
@@ -361,6 +362,72 @@ TEST_CASE("an event stream sends each change with its cursor as id, and resumes 
                               {{"Authorization", "Bearer " + f.alice}, {"Accept", "image/png"}});
   REQUIRE(refused);
   CHECK(refused->status == 406);
+}
+
+TEST_CASE("a contract change fans out to resource.rights_changed for each readable Resource of its Works, "
+          "page by page", "[changes]") {
+  feed f;
+  auto lawyer = token_with("contracts.read contracts.write", "t_test", "u_alice");
+  auto id_of = [](const std::optional<http_response>& r) {
+    REQUIRE(r);
+    INFO(r->body);
+    REQUIRE(r->status == 201);
+    return std::string{json_object_of(r).at("id").as_string()};
+  };
+  auto work = id_of(post_json(f.svc.port(), "/v0/content-lake/works", f.alice, R"({"title":"Tides"})"));
+  auto other = id_of(post_json(f.svc.port(), "/v0/content-lake/works", f.alice, R"({"title":"Currents"})"));
+  auto resource_in = [&](const std::string& w) {
+    return id_of(post_json(f.svc.port(), "/v0/content-lake/resources", f.alice,
+                           R"({"title":"Chapter","type":"CHAPTER","language":"en","work_id":")" + w
+                             + R"(","content":{"format":"cl.content/1","blocks":[{"type":"paragraph","key":"p1",)"
+                               R"("children":[{"type":"span","text":"Tides"}]}]}})"));
+  };
+  std::set<std::string> in_work = {resource_in(work), resource_in(work), resource_in(work)};
+  auto in_other = resource_in(other);
+  const std::string types = "?types=resource.rights_changed";
+  auto cursor = f.now(f.alice, "resource.rights_changed");
+  auto bob_cursor = f.now(f.bob, "resource.rights_changed");
+  auto terms = [](const std::string& w) {
+    return R"("status":"ACTIVE","valid_from":"2026-01-01T00:00:00Z","work_ids":[")" + w
+           + R"("],"territorial_rights":[{"worldwide":true,"status":"PERMITTED"}],)"
+             R"("usage_terms":[{"usage_type":"ACCESS","status":"PERMITTED"}])";
+  };
+  auto contract = id_of(post_json(f.svc.port(), "/v0/contracts", lawyer, R"({"title":"Digital",)" + terms(work) + "}"));
+
+  // Three events for one change-log entry, over two pages of 2: the cursor stops inside the entry.
+  auto [first, inside] = f.events(f.alice, types + "&page_size=2&since=" + cursor);
+  REQUIRE(first.size() == 2);
+  auto [second, after] = f.events(f.alice, types + "&page_size=2&since=" + inside);
+  REQUIRE(second.size() == 1);
+  std::set<std::string> got, ids;
+  for (const auto* page : {&first, &second})
+    for (const auto& v : *page) {
+      const auto& e = v.as_object();
+      CHECK(e.at("type").as_string() == "resource.rights_changed");
+      CHECK(e.at("contract_id").as_string() == contract);
+      got.insert(std::string{e.at("resource_id").as_string()});
+      ids.insert(std::string{e.at("id").as_string()});
+    }
+  CHECK(got == in_work);
+  CHECK(ids.size() == 3);
+  CHECK(f.events(f.alice, types + "&since=" + after).first.empty());
+  // Bob reads none of those Resources: nothing for him.
+  CHECK(f.events(f.bob, types + "&since=" + bob_cursor).first.empty());
+
+  // A version that moves the contract to the other Work moves the rights of both Works' Resources.
+  auto read = get_with_token(f.svc.port(), "/v0/contracts/" + contract, lawyer);
+  REQUIRE(read);
+  auto token = std::string{json_object_of(read).at("update_token").as_string()};
+  auto next = post_json(f.svc.port(), "/v0/contracts/" + contract + "/versions", lawyer,
+                        R"({"title":"Digital",)" + terms(other) + R"(,"update_token":")" + token + R"("})");
+  REQUIRE(next);
+  REQUIRE(next->status == 201);
+  auto [moved, unused] = f.events(f.alice, types + "&since=" + after);
+  got.clear();
+  for (const auto& v : moved) got.insert(std::string{v.as_object().at("resource_id").as_string()});
+  auto both = in_work;
+  both.insert(in_other);
+  CHECK(got == both);
 }
 
 TEST_CASE("a cursor past retention: a poll is 410 CURSOR_EXPIRED, a stream resuming from it ends with reset",
