@@ -23,6 +23,7 @@ const kv::table agents = kv::declare_table("agents");
 const kv::table blob_refs = kv::declare_table("blob_refs");
 const kv::table grants_by_principal = kv::declare_table("grants_by_principal");
 const kv::table resources = kv::declare_table("resources");
+const kv::table resources_by_work = kv::declare_table("resources_by_work");
 const kv::table sources = kv::declare_table("sources");
 const kv::table versions = kv::declare_table("versions");
 const kv::table works = kv::declare_table("works");
@@ -166,6 +167,21 @@ public:
         return std::nullopt;
       return std::string{decoded->second};
     };
+    if (!q.work_id.empty()) {
+      // A Work's Resources come from the by-Work index: a page costs the Work's ids it examines,
+      // whatever else the tenant or the reader holds; a reader's grant is a point read per principal.
+      id_stream ids{r_, tables::resources_by_work, tenant_key(q.tenant, q.work_id + '\0'), q.after};
+      return walk(ids, q.limit, q.budget, [&](const std::string& id, const std::string&) -> std::optional<std::string> {
+        if (!q.readable_by.empty()) {
+          bool readable = false;
+          for (const auto& p : q.readable_by)
+            if ((readable = r_.get(tables::grants_by_principal, tenant_key(q.tenant, p + '\0' + id)).has_value())) break;
+          if (!readable) return std::nullopt;
+        }
+        auto value = r_.get(tables::resources, tenant_key(q.tenant, id));
+        return value ? keep(*value) : std::nullopt;
+      });
+    }
     if (q.readable_by.empty()) {
       id_stream ids{r_, tables::resources, tenant_key(q.tenant, ""), q.after};
       return walk(ids, q.limit, q.budget, [&](const std::string&, const std::string& value) { return keep(value); });
@@ -202,7 +218,16 @@ public:
            std::string_view record) override {
     // The blob index follows the current content: references it dropped go, new ones come.
     std::vector<std::string> before;
-    if (auto old = this->header(tenant, id)) before = std::move(old->blobs);
+    std::string work_before;
+    if (auto old = this->header(tenant, id)) {
+      before = std::move(old->blobs);
+      work_before = std::move(old->work_id);
+    }
+    // The by-Work index follows the Resource's Work (a promotion gives it one).
+    if (work_before != header.work_id) {
+      if (!work_before.empty()) w_->erase(tables::resources_by_work, tenant_key(tenant, work_before + '\0' + std::string{id}));
+      if (!header.work_id.empty()) w_->put(tables::resources_by_work, tenant_key(tenant, header.work_id + '\0' + std::string{id}), "");
+    }
     for (const auto& b : before)
       if (!std::binary_search(header.blobs.begin(), header.blobs.end(), b)) w_->erase(tables::blob_refs, blob_ref_key(tenant, b, id));
     for (const auto& b : header.blobs)

@@ -191,6 +191,7 @@ const kv::table contract_works = kv::declare_table("contract_works");
 const kv::table activities = kv::declare_table("activities");
 const kv::table activities_by_resource = kv::declare_table("activities_by_resource");
 const kv::table resources = kv::declare_table("resources");
+const kv::table resources_by_work = kv::declare_table("resources_by_work");
 const kv::table blob_refs = kv::declare_table("blob_refs");
 }  // namespace tables
 
@@ -264,6 +265,16 @@ void migrate_to_5(kv::transaction& tx) {
   });
 }
 
+/// Format 5 -> 6: the index of Resources by their Work (lists by `work_id`, a contract's fan-out in
+/// the change feed), built from the Resources' headers.
+void migrate_to_6(kv::transaction& tx) {
+  for_each(tx, tables::resources, [&](const std::string& key, const std::string& value) {
+    auto decoded = decode_resource(value);
+    if (decoded && !decoded->first.work_id.empty())
+      tx.put(tables::resources_by_work, index_key(key, decoded->first.work_id), "");
+  });
+}
+
 /// Refuses a newer format, migrates an older one, records this build's.
 void check_format(kv::transaction& tx, const std::string& data_dir) {
   int found = lmdb_format_version;
@@ -272,7 +283,8 @@ void check_format(kv::transaction& tx, const std::string& data_dir) {
     throw std::runtime_error("data dir " + data_dir + " has format version " + std::to_string(found)
                              + ", newer than this build's " + std::to_string(lmdb_format_version)
                              + "; run a newer contentlake or use another data dir");
-  const std::function<void(kv::transaction&)> steps[] = {migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5};
+  const std::function<void(kv::transaction&)> steps[] = {migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5,
+                                                         migrate_to_6};
   for (int to = 2; to <= lmdb_format_version; ++to)
     if (found < to) steps[to - 2](tx);
   tx.put(tables::meta, "format_version", std::to_string(lmdb_format_version));

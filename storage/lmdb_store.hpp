@@ -14,8 +14,9 @@ namespace cl::storage {
 /// at open. 2: contract versions carry a typed header and the contract-to-Work index is exact.
 /// 3: Activities are indexed by the Resource they are about. 4: Resources and Activities carry a
 /// typed header beside their JSON (storage/content_stores.hpp). 5: the usage pairs each tenant's
-/// contract versions name are recorded (`contract_reads::usages_named`).
-inline constexpr int lmdb_format_version = 5;
+/// contract versions name are recorded (`contract_reads::usages_named`). 6: Resources are indexed
+/// by their Work (lists by `work_id`, a contract's fan-out in the change feed).
+inline constexpr int lmdb_format_version = 6;
 
 /// Opens (creating if needed) the LMDB environment in `data_dir`. Throws std::runtime_error with a
 /// message that says what to do when the directory cannot be used (newer format, bad permissions).

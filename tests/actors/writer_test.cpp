@@ -34,7 +34,7 @@ TEST_CASE("mutations queued during a commit share the next group commit", "[writ
   for (int i = 0; i < n; ++i) {
     storage::mutation m = [i](storage::write_txn& tx) {
       cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t", "res_" + std::to_string(i)), "x");
-      tx.log_change(storage::change_entry{0, "t", storage::change_kind::resource, "res", storage::change_op::created, 1});
+      tx.log_change(storage::change_entry{0, "t", storage::change_kind::resource, "res", storage::change_op::created, 1, {}, {}, {}, 0});
       return i % 10 != 0;  // every tenth refuses: only its own changes roll back
     };
     self->send(aut, write_atom_v, m);

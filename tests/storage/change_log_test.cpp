@@ -20,7 +20,7 @@ namespace {
 mutation change(std::string id, change_op op = change_op::created, std::int64_t at_ms = 1000, bool keep = true) {
   return [=](write_txn& tx) {
     cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t1", id), "{}");
-    tx.log_change(change_entry{0, "t1", change_kind::resource, id, op, at_ms});
+    tx.log_change(change_entry{0, "t1", change_kind::resource, id, op, at_ms, {}, {}, {}, 0});
     return keep;
   };
 }
@@ -37,8 +37,8 @@ TEST_CASE("the entries one mutation logs share its transaction: the sequence of 
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   auto two = [](write_txn& tx) {
-    tx.log_change(change_entry{0, "t1", change_kind::resource, "res_a", change_op::created, 1});
-    tx.log_change(change_entry{0, "t1", change_kind::work, "wk_a", change_op::created, 1});
+    tx.log_change(change_entry{0, "t1", change_kind::resource, "res_a", change_op::created, 1, {}, {}, {}, 0});
+    tx.log_change(change_entry{0, "t1", change_kind::work, "wk_a", change_op::created, 1, {}, {}, {}, 0});
     return true;
   };
   store->apply({two, two});

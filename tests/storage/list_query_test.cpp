@@ -164,6 +164,12 @@ TEST_CASE("a format-3 data dir gets typed headers at open: lists filter the same
   CHECK(ids(store->activities().list(a)) == std::vector<std::string>{"act_1"});
   a.type = "CREATION";
   CHECK(store->activities().list(a).entries.empty());
+  // Format 6: the by-Work index, built from the headers.
+  resource_query w;
+  w.tenant = "t1";
+  w.work_id = "wk_1";
+  CHECK(ids(store->resources().list(w)) == std::vector<std::string>{"res_1"});
+  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("resources_by_work")) == 1);
 }
 
 TEST_CASE("a Resource's typed header follows it through create, replace and promotion", "[storage][lists]") {
@@ -193,6 +199,16 @@ TEST_CASE("a Resource's typed header follows it through create, replace and prom
   CHECK(by("DATASET", false) == std::vector<std::string>{"res_1"});
   CHECK(store->resources().header("t1", "res_1")->work_id == "wk_1");
   CHECK_FALSE(store->resources().header("t1", "res_none"));
+  // The by-Work index follows the promotion; a reader's grants filter it.
+  resource_query w;
+  w.tenant = "t1";
+  w.work_id = "wk_1";
+  CHECK(ids(store->resources().list(w)) == std::vector<std::string>{"res_1"});
+  w.readable_by = {"u_nobody"};
+  CHECK(ids(store->resources().list(w)).empty());
+  w.work_id = "wk_2";
+  w.readable_by.clear();
+  CHECK(ids(store->resources().list(w)).empty());
 }
 
 TEST_CASE("the blob-to-Resource index follows each Resource's current content", "[storage][blobs]") {

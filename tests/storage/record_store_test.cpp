@@ -17,7 +17,7 @@ namespace {
 mutation put_resource(std::string tenant, std::string id, std::string json) {
   return [=](write_txn& tx) {
     cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key(tenant, id), json);
-    tx.log_change(change_entry{0, tenant, change_kind::resource, id, change_op::created, 1});
+    tx.log_change(change_entry{0, tenant, change_kind::resource, id, change_op::created, 1, {}, {}, {}, 0});
     return true;
   };
 }
@@ -31,7 +31,7 @@ TEST_CASE("a group commits every kept mutation and rolls back only the refused o
     put_resource("t1", "res_a", "{\"a\":1}"),
     [](write_txn& tx) {
       cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t1", "res_refused"), "{}");
-      tx.log_change(change_entry{0, "t1", change_kind::resource, "res_refused", change_op::created, 1});
+      tx.log_change(change_entry{0, "t1", change_kind::resource, "res_refused", change_op::created, 1, {}, {}, {}, 0});
       return false;
     },
     [](write_txn&) -> bool { throw std::runtime_error("boom"); },

@@ -25,7 +25,7 @@ mutation write_resource(std::string id, std::string title, std::string words, st
   return [=](write_txn& tx) {
     tx.resources().put("t1", id, resource_header{"", "ARTICLE", "en", "ver_1", {}}, resource_json(id, title, words));
     tx.grants().put("t1", cl::domain::access_grant{id, reader, cl::domain::access_role::reader, "u_admin", "2026-11-22T00:00:00Z"});
-    tx.log_change(change_entry{0, "t1", change_kind::resource, id, change_op::created, 1});
+    tx.log_change(change_entry{0, "t1", change_kind::resource, id, change_op::created, 1, {}, {}, {}, 0});
     return true;
   };
 }
@@ -62,11 +62,11 @@ TEST_CASE("the change log feeds the index: writes, grants, removals, resumption"
   // A grant to u_b, a replaced text, a contract change (touches no document), then a small batch size.
   store->apply({[](write_txn& tx) {
     tx.grants().put("t1", cl::domain::access_grant{"res_1", "u_b", cl::domain::access_role::reader, "u_admin", "x"});
-    tx.log_change(change_entry{0, "t1", change_kind::resource, "res_1", change_op::granted, 2});
+    tx.log_change(change_entry{0, "t1", change_kind::resource, "res_1", change_op::granted, 2, {}, {}, {}, 0});
     tx.resources().put("t1", "res_2", resource_header{"", "ARTICLE", "en", "ver_2", {}},
                        resource_json("res_2", "Winds", "bora and sirocco"));
-    tx.log_change(change_entry{0, "t1", change_kind::resource, "res_2", change_op::replaced, 2});
-    tx.log_change(change_entry{0, "t1", change_kind::contract, "ctr_1", change_op::contract_changed, 2});
+    tx.log_change(change_entry{0, "t1", change_kind::resource, "res_2", change_op::replaced, 2, {}, {}, {}, 0});
+    tx.log_change(change_entry{0, "t1", change_kind::contract, "ctr_1", change_op::contract_changed, 2, {}, {}, {}, 0});
     return true;
   }});
   auto part = catch_up(index, *store, 2);
