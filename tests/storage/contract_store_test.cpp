@@ -154,7 +154,10 @@ TEST_CASE("the usage pairs a tenant's contract versions name are kept, per tenan
   }});
   CHECK(sorted_usages(*store, "t1") == pairs{{"AI_RETRIEVAL", "PERMITTED"}, {"DISPLAY", "PROHIBITED"}});
   CHECK(ids_for_work(*store, "wk_1") == std::vector<std::string>{"ctr_a"});
-  CHECK(ids(store->contracts().list({"t1", "", "wk_1"})) == std::vector<std::string>{"ctr_a"});
+  contract_query by_work;
+  by_work.tenant = "t1";
+  by_work.work_id = "wk_1";
+  CHECK(ids(store->contracts().list(by_work)) == std::vector<std::string>{"ctr_a"});
 }
 
 TEST_CASE("a format-4 data dir gets the usage pairs of the contract versions it holds at open", "[storage][contracts][migration][lmdb]") {
