@@ -111,9 +111,7 @@ fan_out_step fan_out(const storage::record_store& store, const domain::feed_curs
       q.limit = room;
       q.budget = *budget;
       auto page = store.resources().list(q);
-      // A page short of its limit and not exhausted used the whole budget; otherwise count what it found.
-      bool out_of_budget = !page.exhausted && page.entries.size() < q.limit;
-      *budget = out_of_budget ? 0 : *budget - std::min(*budget, std::max<std::size_t>(page.entries.size(), 1));
+      *budget -= std::min(*budget, std::max<std::size_t>(page.examined, 1));
       for (const auto& [id, record] : page.entries) {
         change_event ev;
         ev.id = ids.event_id(e.tenant, e.seq, id);

@@ -118,6 +118,7 @@ record_page walk(id_stream& ids, std::size_t limit, std::size_t budget, const Ke
     if (auto record = keep(ids.current(), ids.value())) page.entries.emplace_back(ids.current(), std::move(*record));
   }
   page.exhausted = ids.done();
+  page.examined = examined;
   return page;
 }
 
@@ -211,6 +212,7 @@ public:
       if (auto value = r_.get(tables::resources, tenant_key(q.tenant, id)))
         if (auto record = keep(*value)) page.entries.emplace_back(id, std::move(*record));
     }
+    page.examined = examined;
     return page;
   }
 

@@ -28,6 +28,7 @@ struct record_page {
   std::vector<std::pair<std::string, std::string>> entries;
   std::string resume_after;
   bool exhausted = false;
+  std::size_t examined = 0;  ///< candidates the query examined (at most its budget)
 };
 
 /// The Resources of a tenant, in id order. With `readable_by`, only those on which one of these
