@@ -1,6 +1,7 @@
 #include "storage/blob_store.hpp"
 
 #include "storage/encoding.hpp"
+#include "storage/json_record.hpp"
 #include "storage/kv.hpp"
 
 #include <boost/json.hpp>
@@ -45,16 +46,8 @@ std::string version_key(std::string_view tenant, std::string_view blob, std::int
   return tenant_key(tenant, std::string{blob} + '\0' + big_endian_key(~static_cast<std::uint64_t>(version)));
 }
 
-std::string text(const json::object& o, const char* name) {
-  auto* v = o.if_contains(name);
-  return v && v->is_string() ? std::string{v->as_string()} : std::string{};
-}
-
-template <class Int>
-Int number(const json::object& o, const char* name) {
-  auto* v = o.if_contains(name);
-  return v && v->is_number() ? v->to_number<Int>() : Int{};
-}
+using json_record::number;
+using json_record::text;
 
 std::string encode(const upload_record& u) {
   return json::serialize(json::object{

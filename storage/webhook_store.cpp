@@ -1,6 +1,7 @@
 #include "storage/webhook_store.hpp"
 
 #include "storage/encoding.hpp"
+#include "storage/json_record.hpp"
 #include "storage/kv.hpp"
 
 #include <boost/json.hpp>
@@ -48,16 +49,8 @@ std::string delivery_prefix(std::string_view tenant, std::string_view id) {
   return tenant_key(tenant, std::string{id} + '\0');
 }
 
-std::string text(const json::object& o, const char* name) {
-  auto* v = o.if_contains(name);
-  return v && v->is_string() ? std::string{v->as_string()} : std::string{};
-}
-
-template <class Int>
-Int number(const json::object& o, const char* name) {
-  auto* v = o.if_contains(name);
-  return v && v->is_number() ? v->to_number<Int>() : Int{};
-}
+using json_record::number;
+using json_record::text;
 
 std::string encode(const webhook_record& w) {
   json::array types;
