@@ -109,6 +109,15 @@ std::optional<storage::webhook_record> owned(const storage::read_view& view, con
   return w;
 }
 
+/// The caller's webhook named by the path's `id` in `tx`, or nullopt with `outcome` refusing 404.
+std::optional<storage::webhook_record> owned_or_refuse(const storage::read_view& view, const request_context& ctx,
+                                                       write_outcome& outcome) {
+  auto id = ctx.param("id");
+  auto w = owned(view, ctx, id);
+  if (!w) outcome.refusal = missing_error(id);
+  return w;
+}
+
 /// A checked `url` member: the URL policy, and an address literal the address policy refuses.
 std::optional<domain::api_reply> check_url(const json::value& v, const webhook_policy& p) {
   if (!v.is_string()) return invalid_field("/url", "must be a string");
@@ -263,12 +272,8 @@ void plan_update_webhook(caf::event_based_actor* self, std::shared_ptr<const req
     if (auto r = apply_members(*body, *p, scratch)) return done(std::move(*r));
     auto outcome = std::make_shared<write_outcome>();
     storage::mutation m = [ctx, body, p, outcome](storage::write_txn& tx) {
-      auto id = ctx->param("id");
-      auto w = owned(tx, *ctx, id);
-      if (!w) {
-        outcome->refusal = missing_error(id);
-        return false;
-      }
+      auto w = owned_or_refuse(tx, *ctx, *outcome);
+      if (!w) return false;
       apply_members(*body, *p, *w);
       w->updated = domain::format_utc(domain::now_seconds());
       storage::webhooks(tx).put(*w);
@@ -283,12 +288,8 @@ void plan_update_webhook(caf::event_based_actor* self, std::shared_ptr<const req
 void plan_delete_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   auto outcome = std::make_shared<write_outcome>();
   storage::mutation m = [ctx, outcome](storage::write_txn& tx) {
-    auto id = ctx->param("id");
-    auto w = owned(tx, *ctx, id);
-    if (!w) {
-      outcome->refusal = missing_error(id);
-      return false;
-    }
+    auto w = owned_or_refuse(tx, *ctx, *outcome);
+    if (!w) return false;
     storage::webhooks(tx).erase(w->tenant, w->id);
     hold_change_log(tx, *w, false);
     domain::api_reply r;
@@ -306,12 +307,8 @@ void plan_rotate_webhook_secret(caf::event_based_actor* self, std::shared_ptr<co
     auto sealed = domain::seal_webhook_secret(p->secret_key, secret);
     auto outcome = std::make_shared<write_outcome>();
     storage::mutation m = [ctx, p, secret, sealed, outcome](storage::write_txn& tx) {
-      auto id = ctx->param("id");
-      auto w = owned(tx, *ctx, id);
-      if (!w) {
-        outcome->refusal = missing_error(id);
-        return false;
-      }
+      auto w = owned_or_refuse(tx, *ctx, *outcome);
+      if (!w) return false;
       // The old secret keeps signing beside the new one for the overlap: receivers switch over.
       w->previous_secret_sealed = w->secret_sealed;
       w->previous_until_ms = domain::now_ms() + p->rotation_overlap_ms;
@@ -331,12 +328,8 @@ void plan_test_webhook(caf::event_based_actor* self, std::shared_ptr<const reque
   auto message_id = domain::random_id("msg_");
   auto outcome = std::make_shared<write_outcome>();
   storage::mutation m = [ctx, message_id, outcome](storage::write_txn& tx) {
-    auto id = ctx->param("id");
-    auto w = owned(tx, *ctx, id);
-    if (!w) {
-      outcome->refusal = missing_error(id);
-      return false;
-    }
+    auto w = owned_or_refuse(tx, *ctx, *outcome);
+    if (!w) return false;
     auto now = domain::now_ms();
     storage::webhook_retry r;
     r.tenant = w->tenant;
@@ -450,12 +443,8 @@ void plan_replay_webhook(caf::event_based_actor* self, std::shared_ptr<const req
       if (!found->found) return done(std::move(found->refusal));
       auto outcome = std::make_shared<write_outcome>();
       storage::mutation m = [ctx, found, outcome](storage::write_txn& tx) {
-        auto id = ctx->param("id");
-        auto w = owned(tx, *ctx, id);
-        if (!w) {
-          outcome->refusal = missing_error(id);
-          return false;
-        }
+        auto w = owned_or_refuse(tx, *ctx, *outcome);
+        if (!w) return false;
         bool any = found->from <= found->to && found->from > 0;
         if (any) {
           w->replay_next = found->from;
