@@ -149,7 +149,9 @@ def deliveries_follow_the_feed(svc, token, rx):
     # webhook-id is the feed's event id: an outage is recovered through the feed.
     events = ok(*svc.request("GET", "/v0/content-lake/changes?since=" + feed, token)[::2])["events"]
     assert [e["id"] for e in events] == [e["id"] for e in got] == [b["id"] for b in bodies]
-    log = ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries" % hook["id"], token)[::2])
+    # The delivery log is written once the batch is done: after the receiver has answered.
+    log = wait_until("the delivery log", lambda: (lambda page: page if len(page["deliveries"]) >= 2 else None)(
+        ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries" % hook["id"], token)[::2])))
     assert [d["outcome"] for d in log["deliveries"]] == ["delivered", "delivered"], log
     assert all(d["status"] == 200 and d["attempt"] == 1 for d in log["deliveries"])
     text = json.dumps(log)
@@ -235,7 +237,13 @@ def failures_and_retries(svc, token, rx):
     # A failing message does not hold the endpoint's later ones.
     second = create_work(svc, token, "after the retries")
     wait_until("the later message", lambda: delivered(rx, "flaky", lambda b: b["work_id"] == second))
-    log = ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries" % flaky["id"], token)[::2])["deliveries"]
+    def log_of(hook_id):
+        return ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries" % hook_id, token)[::2])["deliveries"]
+    # Each attempt's outcome is written after its answer: wait until the last one is.
+    first_id = attempts[0]["id"]
+    log = wait_until("both messages' attempts are logged", lambda: (lambda entries: entries if len(
+        [d for d in entries if d["message_id"] == first_id]) == 3 and any(
+        d["message_id"] != first_id and d["outcome"] == "delivered" for d in entries) else None)(log_of(flaky["id"])))
     mine = [d for d in log if d["message_id"] == attempts[0]["id"]]
     assert [(d["attempt"], d["outcome"], d["status"]) for d in reversed(mine)] == [
         (1, "failed", 500), (2, "failed", 500), (3, "delivered", 200)], mine
@@ -257,10 +265,9 @@ def failures_and_retries(svc, token, rx):
     create_work(svc, token, "moved")
     wait_until("every attempt", lambda: len(rx.log("moved")) == 4)
     assert rx.log("moved-redirected") == [], "a redirect was followed"
-    log = ok(*svc.request("GET", "/v0/content-lake/webhooks/%s/deliveries" % moved["id"], token)[::2])["deliveries"]
-    wait_until("the last attempt is logged", lambda: ok(*svc.request(
-        "GET", "/v0/content-lake/webhooks/%s/deliveries" % moved["id"], token)[::2])["deliveries"][0]["outcome"] == "abandoned")
-    assert {d["error"] for d in log} == {"redirect"}
+    log = wait_until("the last attempt is logged", lambda: (lambda entries: entries if entries and entries[0][
+        "outcome"] == "abandoned" else None)(log_of(moved["id"])))
+    assert {d["error"] for d in log} == {"redirect"} and len(log) == 4, log
 
     # 410 disables the endpoint, and it says so.
     gone = create_hook(svc, token, rx, "/gone/", "gone", event_types=["work.created"])
