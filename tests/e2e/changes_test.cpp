@@ -411,6 +411,15 @@ TEST_CASE("a contract change fans out to resource.rights_changed for each readab
   CHECK(got == in_work);
   CHECK(ids.size() == 3);
   CHECK(f.events(f.alice, types + "&since=" + after).first.empty());
+  // Another tenant's contract on its own Work: nothing in this tenant's feed.
+  auto eve_lawyer = token_with("contracts.read contracts.write", "t_other", "u_eve");
+  auto eve_work = id_of(post_json(f.svc.port(), "/v0/content-lake/works", f.eve, R"({"title":"Elsewhere"})"));
+  id_of(post_json(f.svc.port(), "/v0/content-lake/resources", f.eve,
+                  R"({"title":"Hers","type":"CHAPTER","language":"en","work_id":")" + eve_work
+                    + R"(","content":{"format":"cl.content/1","blocks":[{"type":"paragraph","key":"p1",)"
+                      R"("children":[{"type":"span","text":"x"}]}]}})"));
+  id_of(post_json(f.svc.port(), "/v0/contracts", eve_lawyer, R"({"title":"Hers",)" + terms(eve_work) + "}"));
+  CHECK(f.events(f.alice, types + "&since=" + after).first.empty());
   // Bob reads none of those Resources: nothing for him.
   CHECK(f.events(f.bob, types + "&since=" + bob_cursor).first.empty());
 
