@@ -19,13 +19,25 @@ void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const re
                     reply_fn done) {
   ask(
     self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader",
-    [done, id, missing, what](fetch_outcome& found) {
+    [ctx, done, id, missing, what](fetch_outcome& found) {
       if (!found.found) return done(not_found(missing, what, id));
       auto r = json_reply(200, std::move(found.json));
       private_for_a_second(r);
+      edge_keys(r, {ctx->who.tenant_id, id});
       done(std::move(r));
     },
     fetch_atom_v, storage::record_ref{kind, ctx->who.tenant_id, id});
+}
+
+void edge_keys(domain::api_reply& r, const std::vector<std::string>& keys) {
+  std::string value;
+  for (const auto& k : keys) {
+    if (k.empty()) continue;
+    if (!value.empty()) value += ' ';
+    value += k;
+  }
+  r.headers.emplace_back("Surrogate-Key", value);
+  r.headers.emplace_back("xkey", value);
 }
 
 void private_for_a_second(domain::api_reply& r) { r.headers.emplace_back("Cache-Control", "private, max-age=1"); }

@@ -45,6 +45,11 @@ void ask(caf::event_based_actor* self, const request_context& ctx, const reply_f
 /// and grants are resolved per second; docs/api.md "Caching").
 void private_for_a_second(domain::api_reply& r);
 
+/// The edge cache's keys on `r` (`Surrogate-Key` and `xkey`, the same space-separated list): what
+/// the answer depends on, so that a purge by any of them removes it (docs/api.md "Edge cache").
+/// `keys`: the tenant, then the records (a Resource, its Work, the contracts of its rights' basis).
+void edge_keys(domain::api_reply& r, const std::vector<std::string>& keys);
+
 /// Answers the catalogue record `id` (a Work, a Source) of the caller's tenant (200,
 /// `Cache-Control: private, max-age=1`), or `missing` (404, also for another tenant's id).
 void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,

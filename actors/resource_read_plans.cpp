@@ -97,6 +97,9 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
   // The body depends on the token (tenant, rights), so shared caches must not keep it.
   private_for_a_second(r);
   r.headers.emplace_back("Vary", "Accept");
+  auto keys = std::vector<std::string>{ctx->who.tenant_id, ctx->param("id"), storage::fields_of(record).work_id};
+  keys.insert(keys.end(), rights.basis.begin(), rights.basis.end());
+  edge_keys(r, keys);
   if (rq.rendering == domain::rendering::ndjson) {
     auto streamed = ndjson_reply(record);
     streamed.headers = std::move(r.headers);
@@ -210,10 +213,13 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
     [self, ctx, done, id](std::shared_ptr<std::string> record) {
       with_content_use(
         self, ctx, storage::fields_of(*record).work_id,
-        [done, id, record](const domain::resolved_rights&) {
+        [ctx, done, id, record](const domain::resolved_rights& rights) {
           auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
           auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
           private_for_a_second(r);
+          auto keys = std::vector<std::string>{ctx->who.tenant_id, id, storage::fields_of(*record).work_id};
+          keys.insert(keys.end(), rights.basis.begin(), rights.basis.end());
+          edge_keys(r, keys);
           done(std::move(r));
         },
         done);

@@ -189,6 +189,7 @@ void render(const merged_terms& m, const std::vector<const contract_view*>& acti
   for (const auto* c : active) {
     cs.push_back(json::object{{"id", c->id}, {"status", c->status}, {"version", c->version}});
     basis.push_back(json::object{{"contract_id", c->id}, {"contract_version", c->version}});
+    out.basis.push_back(c->id);
   }
   r["contracts"] = std::move(cs);
   r["territorial_rights"] = territories_json(m);

@@ -26,6 +26,7 @@ struct resolved_rights {
   std::string json;
   std::string digest_input;
   std::vector<usage> usage_terms;
+  std::vector<std::string> basis;  ///< the ids of the contracts in force (`basis`): what the rights depend on
   /// Unix seconds at which a contract window opens or closes next: the resolution must not be
   /// served from then on. Max when no window edge lies ahead.
   std::int64_t valid_until = std::numeric_limits<std::int64_t>::max();

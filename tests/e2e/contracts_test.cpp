@@ -102,6 +102,15 @@ TEST_CASE("the OpenAPI contract example is an ACTIVE contract, valid now, permit
   auto conditional = http_request(w.port(), "GET", "/v0/content-lake/resources/" + w.resource,
                                   {{"Authorization", "Bearer " + w.token}, {"If-None-Match", before->header("etag")}});
   CHECK(conditional->status == 200);
+  // The edge cache's keys name what the read depends on: the tenant, the Resource, its Work, the
+  // contracts of its basis (before the contract: no contract).
+  auto keys = "t_test " + w.resource + " " + w.work;
+  CHECK(before->header("surrogate-key") == keys);
+  CHECK(after->header("surrogate-key") == keys + " " + id);
+  CHECK(after->header("xkey") == after->header("surrogate-key"));
+  auto work = get_with_token(w.port(), "/v0/content-lake/works/" + w.work, w.token);
+  REQUIRE(work);
+  CHECK(work->header("surrogate-key") == "t_test " + w.work);
 }
 
 TEST_CASE("a contract edit changes rights and hash on the next read", "[contracts]") {
