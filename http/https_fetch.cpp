@@ -1,5 +1,7 @@
 #include "http/https_fetch.hpp"
 
+#include "http/client_step.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -51,16 +53,8 @@ std::string fetch_https(const std::string& url, const std::string& extra_ca_file
   auto deadline = std::chrono::steady_clock::now() + timeout;
   // Runs one asynchronous step to completion or the overall deadline.
   auto step = [&](const char* what, auto&& initiate) {
-    boost::system::error_code result = net::error::would_block;
-    initiate([&result](boost::system::error_code ec, auto&&...) { result = ec; });
-    ioc.restart();
-    ioc.run_until(deadline);
-    if (result == net::error::would_block) {
-      beast::get_lowest_layer(stream).close();
-      ioc.restart();
-      ioc.run();
-      throw std::runtime_error(where + ": timed out during " + what);
-    }
+    auto result = run_step(ioc, deadline, initiate, [&] { beast::get_lowest_layer(stream).close(); });
+    if (result == net::error::timed_out) throw std::runtime_error(where + ": timed out during " + what);
     if (result && !(result == ssl::error::stream_truncated))
       throw std::runtime_error(where + ": " + what + " failed: " + result.message());
   };

@@ -1,5 +1,7 @@
 #include "http/webhook_client.hpp"
 
+#include "http/client_step.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -40,20 +42,11 @@ domain::ip_address to_domain(const net::ip::address& a) {
   return out;
 }
 
-/// Runs one asynchronous step on `ioc` until it completes or `deadline` passes (then `on_timeout`
-/// closes what the step waits on); throws `failed{what}` on an error.
+/// `run_step`, failing the attempt with error class `what` (or `timeout`).
 template <class Initiate, class Close>
 void step(net::io_context& ioc, steady::time_point deadline, const char* what, Initiate initiate, Close on_timeout) {
-  boost::system::error_code result = net::error::would_block;
-  initiate([&result](boost::system::error_code ec, auto&&...) { result = ec; });
-  ioc.restart();
-  ioc.run_until(deadline);
-  if (result == net::error::would_block) {
-    on_timeout();
-    ioc.restart();
-    ioc.run();
-    throw failed{"timeout"};
-  }
+  auto result = run_step(ioc, deadline, initiate, on_timeout);
+  if (result == net::error::timed_out) throw failed{"timeout"};
   if (result) throw failed{what};
 }
 
@@ -149,19 +142,11 @@ domain::webhook_response post_webhook(const domain::webhook_request& r, const we
     // The first checked address that accepts; never a name (it could answer differently now).
     boost::system::error_code last = net::error::host_unreachable;
     for (const auto& e : endpoints) {
-      boost::system::error_code ec = net::error::would_block;
       socket = tcp::socket{ioc};
-      socket.async_connect(e, [&ec](boost::system::error_code x) { ec = x; });
-      ioc.restart();
-      ioc.run_until(deadline);
-      if (ec == net::error::would_block) {
-        socket.close();
-        ioc.restart();
-        ioc.run();
-        throw failed{"timeout"};
-      }
-      last = ec;
-      if (!ec) break;
+      last = run_step(
+        ioc, deadline, [&](auto handler) { socket.async_connect(e, handler); }, [&] { socket.close(); });
+      if (last == net::error::timed_out) throw failed{"timeout"};
+      if (!last) break;
     }
     if (last) throw failed{"connect"};
     if (!t.tls) {
