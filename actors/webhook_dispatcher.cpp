@@ -159,8 +159,6 @@ private:
 
   bool full() const { return self_->state.in_flight >= cfg_->concurrency; }
 
-  bool by_tenant_empty_at_start() const { return self_->state.by_tenant.empty() && self_->state.seen == 0; }
-
   /// The enabled endpoints, by tenant, read again from the store (at start, and when a plan says
   /// one changed); an endpoint new to the dispatcher is lagging: it reads from its stored cursor.
   void load_endpoints() {
@@ -179,6 +177,17 @@ private:
       after = storage::webhook_reads::resume_key(endpoints.back());
     }
     st.by_tenant = std::move(by_tenant);
+    // What the dispatcher kept about endpoints no longer enabled goes with them.
+    auto enabled = [&st](const std::string& key) {
+      auto cut = key.find('\0');
+      auto it = st.by_tenant.find(key.substr(0, cut));
+      return it != st.by_tenant.end() && it->second.count(key.substr(cut + 1)) > 0;
+    };
+    auto prune = [&](auto& by_key) {
+      for (auto it = by_key.begin(); it != by_key.end();) it = enabled(it->first) ? std::next(it) : by_key.erase(it);
+    };
+    prune(st.read_to);
+    prune(st.stored_at);
   }
 
   /// A round's endpoints: those of the tenants that wrote since the last round, and those still
@@ -189,7 +198,8 @@ private:
     auto& st = self_->state;
     auto last = cfg_->store->last_change();
     if (!st.loaded) {
-      if (by_tenant_empty_at_start()) st.seen = last;  // lagging endpoints read from their own cursors
+      // At start: every endpoint is lagging and reads from its own cursor; new entries are classified from here.
+      if (st.seen == 0) st.seen = last;
       load_endpoints();
       st.loaded = true;
     }

@@ -415,7 +415,7 @@ void plan_replay_webhook(caf::event_based_actor* self, std::shared_ptr<const req
   };
   auto found = std::make_shared<range>();
   webhook_read_job job{[ctx, body, by_message, since, until, found](const storage::record_store& s,
-                                                                    const webhook_policy& p) {
+                                                                    const webhook_policy&) {
     auto id = ctx->param("id");
     if (!owned(s, *ctx, id)) {
       found->refusal = missing(id);
@@ -432,7 +432,6 @@ void plan_replay_webhook(caf::event_based_actor* self, std::shared_ptr<const req
       found->refusal = invalid_field("/message_id", "is not an event in this webhook's delivery log");
       return;
     }
-    (void)p;
     found->from = first_at_or_after(s, since);
     found->to = first_at_or_after(s, until + 1) - 1;
     found->found = true;
