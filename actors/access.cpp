@@ -52,6 +52,7 @@ access_actor::behavior_type access(access_actor::stateful_pointer<access_state> 
   st.directory.emplace(watched_directory(cfg->directory_file));
   st.directory->start();
   if (cfg->epoch) ++*cfg->epoch;  // a restarted actor may have missed a directory change
+  if (cfg->outside_changes) ++*cfg->outside_changes;
   if (st.directory->watching()) schedule_recheck(self);
   return {
     [self, cfg](check_atom, const std::string& tenant, const std::string& subject,
@@ -81,7 +82,9 @@ access_actor::behavior_type access(access_actor::stateful_pointer<access_state> 
     [self, cfg](recheck_atom) {
       recheck(self, "access", [&] {
         // Cached roles may have come through groups that changed.
-        if (self->state.directory->recheck() && cfg->epoch) ++*cfg->epoch;
+        if (!self->state.directory->recheck()) return;
+        if (cfg->epoch) ++*cfg->epoch;
+        if (cfg->outside_changes) ++*cfg->outside_changes;
       });
     },
   };

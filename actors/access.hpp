@@ -28,6 +28,7 @@ struct access_config {
   std::shared_ptr<storage::record_store> store;
   std::shared_ptr<access_cache> cache;                ///< may be null
   std::shared_ptr<std::atomic<std::uint64_t>> epoch;  ///< bumped on a directory change
+  std::shared_ptr<std::atomic<std::uint64_t>> outside_changes;  ///< bumped on a directory change (edge purge)
   std::string directory_file;                         ///< watched; empty or missing: no groups
 };
 

@@ -54,8 +54,8 @@ changes_page refused(domain::error_id id, std::string message, std::string detai
   return p;
 }
 
-/// The Works a contract entry concerns: those of the version it logged and of the one before (a
-/// Work the new version dropped has its rights moved too), sorted, each once.
+}  // namespace
+
 std::vector<std::string> works_of_contract(const storage::record_store& store, const storage::change_entry& e) {
   std::vector<std::string> works;
   std::int64_t version = 0;
@@ -82,6 +82,8 @@ std::vector<std::string> works_of_contract(const storage::record_store& store, c
   works.erase(std::unique(works.begin(), works.end()), works.end());
   return works;
 }
+
+namespace {
 
 /// What one fan-out step reached: its events (their `within`), whether the entry is done, where
 /// it stopped otherwise.

@@ -68,6 +68,11 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
                          const std::vector<std::string>& types, std::uint64_t after, const std::string& within,
                          std::size_t scan_limit, std::size_t max_events);
 
+/// The Works contract entry `e` concerns: those of the version it logged and of the one before (a
+/// Work the new version dropped has its rights moved too), sorted, each once. The feed fans a
+/// contract change out over their Resources; the edge purger purges them.
+std::vector<std::string> works_of_contract(const storage::record_store& store, const storage::change_entry& e);
+
 /// An event as the feed answers it and a webhook delivers it (a JSON object).
 std::string change_event_json(const change_event& e);
 

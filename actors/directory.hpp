@@ -84,6 +84,10 @@ struct concern_handles {
   std::shared_ptr<const shared_cache<domain::access_role>> access_cache;
   /// Bumped after every grant write and directory change: earlier cached roles are never found.
   std::shared_ptr<std::atomic<std::uint64_t>> access_epoch;
+  /// Bumped when something the change log does not record moves what reads answer: the platform
+  /// policy or the group directory changed (or an actor that watches them restarted and may have
+  /// missed a change). The edge purger then purges every cached answer.
+  std::shared_ptr<std::atomic<std::uint64_t>> outside_changes = std::make_shared<std::atomic<std::uint64_t>>(0);
   /// Where plans count what failed them (`contentlake_backend_errors_total`); may be null.
   std::shared_ptr<metrics> stats;
 };

@@ -1,5 +1,9 @@
 #include "actors/plan_support.hpp"
 
+#include "domain/clock.hpp"
+
+#include <algorithm>
+
 namespace cl::actors {
 
 domain::api_reply json_reply(int status, std::string body) {
@@ -23,13 +27,18 @@ void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const re
       if (!found.found) return done(not_found(missing, what, id));
       auto r = json_reply(200, std::move(found.json));
       private_for_a_second(r);
-      edge_keys(r, {ctx->who.tenant_id, id});
+      edge_keys(r, ctx->who, {ctx->who.tenant_id, id});
       done(std::move(r));
     },
     fetch_atom_v, storage::record_ref{kind, ctx->who.tenant_id, id});
 }
 
-void edge_keys(domain::api_reply& r, const std::vector<std::string>& keys) {
+void edge_keys(domain::api_reply& r, const domain::principal& who, const std::vector<std::string>& keys,
+               std::int64_t valid_until) {
+  // An edge may keep the answer while the token and the rights it shows hold, never longer.
+  auto until = who.expires_at > 0 ? std::min(valid_until, who.expires_at) : valid_until;
+  auto now = domain::now_seconds();
+  if (until > now) r.headers.emplace_back("Surrogate-Control", "max-age=" + std::to_string(std::min<std::int64_t>(until - now, 86400)));
   std::string value;
   for (const auto& k : keys) {
     if (k.empty()) continue;

@@ -7,11 +7,13 @@
 #include "actors/backend_error.hpp"
 #include "actors/coordinator.hpp"
 #include "domain/exchange.hpp"
+#include "domain/principal.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -48,7 +50,10 @@ void private_for_a_second(domain::api_reply& r);
 /// The edge cache's keys on `r` (`Surrogate-Key` and `xkey`, the same space-separated list): what
 /// the answer depends on, so that a purge by any of them removes it (docs/api.md "Edge cache").
 /// `keys`: the tenant, then the records (a Resource, its Work, the contracts of its rights' basis).
-void edge_keys(domain::api_reply& r, const std::vector<std::string>& keys);
+/// Adds `Surrogate-Control: max-age=N`, N the seconds until the first of `who`'s token expiry and
+/// `valid_until` (the rights' next window edge; at most a day): how long an edge may keep it.
+void edge_keys(domain::api_reply& r, const domain::principal& who, const std::vector<std::string>& keys,
+               std::int64_t valid_until = std::numeric_limits<std::int64_t>::max());
 
 /// Answers the catalogue record `id` (a Work, a Source) of the caller's tenant (200,
 /// `Cache-Control: private, max-age=1`), or `missing` (404, also for another tenant's id).

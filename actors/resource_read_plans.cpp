@@ -99,7 +99,7 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
   r.headers.emplace_back("Vary", "Accept");
   auto keys = std::vector<std::string>{ctx->who.tenant_id, ctx->param("id"), storage::fields_of(record).work_id};
   keys.insert(keys.end(), rights.basis.begin(), rights.basis.end());
-  edge_keys(r, keys);
+  edge_keys(r, ctx->who, keys, rights.valid_until);
   if (rq.rendering == domain::rendering::ndjson) {
     auto streamed = ndjson_reply(record);
     streamed.headers = std::move(r.headers);
@@ -219,7 +219,7 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
           private_for_a_second(r);
           auto keys = std::vector<std::string>{ctx->who.tenant_id, id, storage::fields_of(*record).work_id};
           keys.insert(keys.end(), rights.basis.begin(), rights.basis.end());
-          edge_keys(r, keys);
+          edge_keys(r, ctx->who, keys, rights.valid_until);
           done(std::move(r));
         },
         done);

@@ -57,6 +57,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
   st.policy->start();
   if (cfg->current) cfg->current->set(st.policy->current());
   if (cfg->epoch) ++*cfg->epoch;  // a restarted resolver may have missed a policy change
+  if (cfg->outside_changes) ++*cfg->outside_changes;
   if (st.policy->watching()) schedule_recheck(self);
   return {
     [self, cfg](resolve_atom, const std::string& tenant, const std::string& work) -> caf::result<domain::resolved_rights> {
@@ -97,6 +98,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
         if (!policy.recheck()) return;
         if (cfg->current) cfg->current->set(policy.current());
         if (cfg->epoch) ++*cfg->epoch;  // every cached resolution used the old policy
+        if (cfg->outside_changes) ++*cfg->outside_changes;
       });
     },
   };

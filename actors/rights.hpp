@@ -27,6 +27,7 @@ struct rights_config {
   std::shared_ptr<storage::record_store> store;
   std::shared_ptr<rights_cache> cache;                  ///< may be null
   std::shared_ptr<std::atomic<std::uint64_t>> epoch;    ///< bumped on a policy change
+  std::shared_ptr<std::atomic<std::uint64_t>> outside_changes;  ///< bumped on a policy change (edge purge)
   std::string policy_file;                              ///< watched; empty: `builtin_policy` only
   domain::platform_policy builtin_policy;               ///< used when the file is unset or unreadable
   std::shared_ptr<policy_holder> current;               ///< where the policy in force is published

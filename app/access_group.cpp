@@ -20,6 +20,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_access(const startup& s) {
   cfg->store = s.store;
   cfg->cache = std::make_shared<actors::access_cache>(100000);
   cfg->epoch = std::make_shared<std::atomic<std::uint64_t>>(0);
+  cfg->outside_changes = s.directory->snapshot()->outside_changes;
   cfg->directory_file = section.directory_file;
   // A directory that is there but invalid stops the start; a missing one means no groups yet.
   auto start = actors::watched_directory(section.directory_file).check();

@@ -15,6 +15,7 @@ const registry& groups() {
     register_search(r);
     register_changes(r);
     register_webhooks(r);
+    register_edge(r);
     return r;
   }();
   return all;

@@ -26,6 +26,8 @@ void register_search(registry& r);
 void register_changes(registry& r);
 /// Signed webhooks of the change feed's events (/v0/content-lake/webhooks...).
 void register_webhooks(registry& r);
+/// The edge purger: purges edge caches (Varnish, deploy/edge/) from the change log; no routes.
+void register_edge(registry& r);
 
 /// Every group registered, built once; pure (nothing starts), so tests read its routes and options.
 const registry& groups();

@@ -1,6 +1,7 @@
 #include "storage/identity.hpp"
 
 #include "domain/aead.hpp"
+#include "domain/base64url.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -54,6 +55,10 @@ std::string load_or_create_secret(const std::string& data_dir, const std::string
   return load_or_create(data_dir, name, [] {
     return domain::random_bytes(32);
   });
+}
+
+std::string load_or_create_text_secret(const std::string& data_dir, const std::string& name) {
+  return load_or_create(data_dir, name, [] { return domain::base64url_encode(domain::random_bytes(32)); });
 }
 
 s3_credentials load_or_create_s3_credentials(const std::string& data_dir) {

@@ -40,6 +40,11 @@ std::string dev_key_path(const std::string& data_dir);
 /// A random secret of 32 bytes kept in `<data_dir>/identity/<name>` (mode 0600), created once.
 std::string load_or_create_secret(const std::string& data_dir, const std::string& name);
 
+/// A random secret as text (43 characters of base64url: 256 bits) kept in
+/// `<data_dir>/identity/<name>` (mode 0600), created once: for secrets an operator copies into
+/// another program's configuration (the edge purge secret).
+std::string load_or_create_text_secret(const std::string& data_dir, const std::string& name);
+
 /// The embedded object store's S3 credentials when none are configured: created once in
 /// `<data_dir>/identity/blobs-access-key-id` and `.../blobs-secret-access-key` (mode 0600).
 struct s3_credentials {

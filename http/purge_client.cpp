@@ -1,0 +1,112 @@
+#include "http/purge_client.hpp"
+
+#include "http/client_step.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <chrono>
+
+namespace cl::http {
+
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+using steady = std::chrono::steady_clock;
+
+struct failed {
+  std::string what;
+};
+
+template <class Initiate, class Close>
+void step(net::io_context& ioc, steady::time_point deadline, const char* what, Initiate initiate, Close on_timeout) {
+  auto result = run_step(ioc, deadline, initiate, on_timeout);
+  if (result == net::error::timed_out) throw failed{"timeout"};
+  if (result) throw failed{what};
+}
+
+}  // namespace
+
+std::variant<purge_target, std::string> parse_purge_url(const std::string& url) {
+  constexpr std::string_view scheme = "http://";
+  if (url.compare(0, scheme.size(), scheme) != 0) return std::string{"expected an http:// URL"};
+  auto rest = url.substr(scheme.size());
+  auto slash = rest.find('/');
+  auto authority = rest.substr(0, slash);
+  purge_target t;
+  t.target = slash == std::string::npos ? "/" : rest.substr(slash);
+  if (authority.find('@') != std::string::npos) return std::string{"user info is not allowed"};
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string::npos) return std::string{"an unclosed IPv6 literal"};
+    t.host = authority.substr(1, close - 1);
+    auto after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return std::string{"unexpected text after the IPv6 literal"};
+      t.port = after.substr(1);
+    }
+  } else {
+    auto colon = authority.rfind(':');
+    t.host = authority.substr(0, colon);
+    if (colon != std::string::npos) t.port = authority.substr(colon + 1);
+  }
+  if (t.host.empty()) return std::string{"no host"};
+  if (t.port.empty() || t.port.size() > 5 || t.port.find_first_not_of("0123456789") != std::string::npos
+      || std::stoi(t.port) == 0 || std::stoi(t.port) > 65535)
+    return std::string{"the port is not a number from 1 to 65535"};
+  return t;
+}
+
+purge_response send_purge(const purge_request& r) {
+  auto deadline = steady::now() + std::chrono::milliseconds{r.timeout_ms};
+  purge_response out;
+  try {
+    net::io_context ioc;
+    tcp::resolver resolver{ioc};
+    tcp::resolver::results_type results;
+    step(
+      ioc, deadline, "dns",
+      [&](auto handler) {
+        resolver.async_resolve(r.to.host, r.to.port,
+                               [&results, handler](boost::system::error_code e, tcp::resolver::results_type found) mutable {
+                                 results = std::move(found);
+                                 handler(e);
+                               });
+      },
+      [&] { resolver.cancel(); });
+    beast::tcp_stream stream{ioc};
+    step(ioc, deadline, "connect", [&](auto handler) { stream.async_connect(results, handler); },
+         [&] { stream.close(); });
+    bhttp::request<bhttp::empty_body> req{bhttp::verb::purge, r.to.target, 11};
+    auto host = r.to.host.find(':') != std::string::npos ? "[" + r.to.host + "]" : r.to.host;
+    req.set(bhttp::field::host, r.to.port == "80" ? host : host + ":" + r.to.port);
+    req.set(bhttp::field::user_agent, "contentlake-purger");
+    req.set("X-Purge-Secret", r.secret);
+    if (!r.hard_keys.empty()) req.set("xkey-purge", r.hard_keys);
+    if (!r.soft_keys.empty()) req.set("xkey-softpurge", r.soft_keys);
+    if (r.everything) req.set("X-Purge-All", "1");
+    req.set(bhttp::field::connection, "close");
+    auto close = [&] { stream.close(); };
+    step(ioc, deadline, "send", [&](auto handler) { bhttp::async_write(stream, req, handler); }, close);
+    beast::flat_buffer buffer{16 * 1024};
+    bhttp::response_parser<bhttp::empty_body> parser;
+    parser.header_limit(16 * 1024);
+    step(ioc, deadline, "response", [&](auto handler) { bhttp::async_read_header(stream, buffer, parser, handler); },
+         close);
+    close();
+    out.status = static_cast<int>(parser.get().result_int());
+    if (out.status != 200) out.error = "http_status";
+  } catch (const failed& f) {
+    out.error = f.what;
+  } catch (const std::exception&) {
+    out.error = "client";
+  }
+  return out;
+}
+
+}  // namespace cl::http
