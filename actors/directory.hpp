@@ -87,7 +87,7 @@ struct concern_handles {
   /// Bumped when something the change log does not record moves what reads answer: the platform
   /// policy or the group directory changed (or an actor that watches them restarted and may have
   /// missed a change). The edge purger then purges every cached answer.
-  std::shared_ptr<std::atomic<std::uint64_t>> outside_changes = std::make_shared<std::atomic<std::uint64_t>>(0);
+  std::shared_ptr<std::atomic<std::uint64_t>> outside_changes;  ///< set by actor_directory, shared by its views
   /// Where plans count what failed them (`contentlake_backend_errors_total`); may be null.
   std::shared_ptr<metrics> stats;
 };
@@ -102,7 +102,13 @@ inline std::string rights_cache_key(const std::string& tenant, const std::string
 class actor_directory {
 public:
   explicit actor_directory(std::size_t readers = 1) : views_(readers == 0 ? 1 : readers) {
-    for (auto& v : views_) v = std::make_shared<const concern_handles>();
+    // One counter of outside changes for every view (each view is a copy of the handles).
+    auto outside = std::make_shared<std::atomic<std::uint64_t>>(0);
+    for (auto& v : views_) {
+      auto handles = std::make_shared<concern_handles>();
+      handles->outside_changes = outside;
+      v = std::move(handles);
+    }
   }
 
   /// The handles as of now; cheap, lock-free for readers.

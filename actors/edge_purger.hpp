@@ -80,9 +80,11 @@ struct edge_purger_config {
   std::chrono::milliseconds acknowledge_every{60000};
   std::chrono::milliseconds repeat_after{1000};
   std::chrono::milliseconds give_up_after{3600 * 1000};
+  /// Waits after consecutive failed rounds of an edge (the last repeats): short, since while an
+  /// edge cannot be purged it may serve what changed.
   std::vector<std::chrono::milliseconds> backoff{std::chrono::milliseconds{100}, std::chrono::milliseconds{500},
-                                                 std::chrono::milliseconds{2000}, std::chrono::milliseconds{10000},
-                                                 std::chrono::milliseconds{30000}};
+                                                 std::chrono::milliseconds{1000}, std::chrono::milliseconds{2000},
+                                                 std::chrono::milliseconds{5000}};
   std::int64_t timeout_ms = 5000;
   /// Sends one purge (http::send_purge; tests put a recorder here).
   std::function<http::purge_response(const http::purge_request&)> send;
