@@ -113,6 +113,34 @@ TEST_CASE("the OpenAPI contract example is an ACTIVE contract, valid now, permit
   CHECK(work->header("surrogate-key") == "t_test " + w.work);
 }
 
+/// The seconds of `Surrogate-Control: max-age=N` on `r`, or -1 without one.
+long edge_max_age(const std::optional<http_response>& r) {
+  REQUIRE(r);
+  auto value = r->header("surrogate-control");
+  if (value.rfind("max-age=", 0) != 0) return -1;
+  return std::stol(value.substr(8));
+}
+
+TEST_CASE("an edge may keep a read until the token expires or the rights change, no longer", "[contracts][edge]") {
+  world w;
+  // No contract: the token's lifetime bounds it (test tokens live ten minutes).
+  auto plain = edge_max_age(w.read_resource());
+  CHECK(plain > 500);
+  CHECK(plain <= 600);
+  // A contract ending in two minutes: the rights change then, so no edge keeps the answer past it.
+  auto created = post_json(w.port(), "/v0/contracts", w.token,
+                           contract_for(w.work, R"(,"valid_until":")" + utc_in(120) + "\""));
+  REQUIRE(created->status == 201);
+  auto bounded = edge_max_age(w.read_resource());
+  CHECK(bounded > 100);
+  CHECK(bounded <= 120);
+  // The entities follow the same rights; Works and Sources only the token.
+  auto entities = edge_max_age(get_with_token(w.port(), "/v0/content-lake/resources/" + w.resource + "/entities", w.token));
+  CHECK(entities > 100);
+  CHECK(entities <= 120);
+  CHECK(edge_max_age(get_with_token(w.port(), "/v0/content-lake/works/" + w.work, w.token)) > 500);
+}
+
 TEST_CASE("a contract edit changes rights and hash on the next read", "[contracts]") {
   world w;
   auto created = json_object_of(post_json(w.port(), "/v0/contracts", w.token, contract_for(w.work)));
