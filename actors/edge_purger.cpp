@@ -89,7 +89,8 @@ std::uint64_t outside_changes(const edge_purger_config& cfg) {
 /// Sends `keys` (and a purge of everything first when `everything`) to edge `i`, in requests of
 /// at most the configured header size; false at the first that fails (purges are idempotent:
 /// the whole set is sent again).
-bool send(const edge_purger_config& cfg, std::size_t i, const edge_purge_keys& keys, bool everything) {
+bool send(edge_purger_state& st, const edge_purger_config& cfg, std::size_t i, const edge_purge_keys& keys,
+          bool everything) {
   auto one = [&](http::purge_request r) {
     r.to = cfg.edges[i];
     r.secret = cfg.secret;
@@ -98,10 +99,16 @@ bool send(const edge_purger_config& cfg, std::size_t i, const edge_purge_keys& k
     cfg.purges.increment();
     if (answer.error.empty()) return true;
     cfg.failures.increment();
-    if (answer.status != 0)
-      spdlog::warn("edge purge: {} answered {} ({})", cfg.edge_names[i], answer.status, answer.error);
-    else
-      spdlog::warn("edge purge: {} failed ({})", cfg.edge_names[i], answer.error);
+    auto& edge = st.edges[i];
+    auto now = clock::now();
+    // Logged when it starts failing, then at most every `log_every` (retries are frequent).
+    if (edge.failures == 0 || now - edge.logged_at >= cfg.log_every) {
+      edge.logged_at = now;
+      if (answer.status != 0)
+        spdlog::warn("edge purge: {} answered {} ({}); retrying", cfg.edge_names[i], answer.status, answer.error);
+      else
+        spdlog::warn("edge purge: {} failed ({}); retrying", cfg.edge_names[i], answer.error);
+    }
     return false;
   };
   if (everything) {
@@ -167,7 +174,7 @@ bool round(self_t self, const edge_purger_config& cfg) {
     if (now < edge.retry_at) continue;
     bool ok = true;
     if (edge.everything) {
-      ok = send(cfg, i, {}, true);
+      ok = send(st, cfg, i, {}, true);
       if (ok) {
         edge.everything = false;
         edge.repeats.push_back({now + cfg.repeat_after, {}, true});
@@ -182,17 +189,19 @@ bool round(self_t self, const edge_purger_config& cfg) {
         found = keys_after.emplace(edge.position, purge_keys_for(mine, lookups, cfg.soft_edits)).first;
       }
       const auto& keys = found->second;
-      ok = keys.empty() || send(cfg, i, keys, false);
+      ok = keys.empty() || send(st, cfg, i, keys, false);
       if (ok) {
         edge.position = up_to;
         if (!keys.empty()) edge.repeats.push_back({now + cfg.repeat_after, keys, false});
       }
     }
     while (ok && !edge.repeats.empty() && edge.repeats.front().due <= now) {
-      ok = send(cfg, i, edge.repeats.front().keys, edge.repeats.front().everything);
+      ok = send(st, cfg, i, edge.repeats.front().keys, edge.repeats.front().everything);
       if (ok) edge.repeats.pop_front();
     }
     if (ok) {
+      if (edge.failures > 0)
+        spdlog::info("edge purge: {} answers again after {} failed rounds", cfg.edge_names[i], edge.failures);
       edge.failures = 0;
       edge.retry_at = {};
       continue;

@@ -81,10 +81,10 @@ struct edge_purger_config {
   std::chrono::milliseconds repeat_after{1000};
   std::chrono::milliseconds give_up_after{3600 * 1000};
   /// Waits after consecutive failed rounds of an edge (the last repeats): short, since while an
-  /// edge cannot be purged it may serve what changed.
-  std::vector<std::chrono::milliseconds> backoff{std::chrono::milliseconds{100}, std::chrono::milliseconds{500},
-                                                 std::chrono::milliseconds{1000}, std::chrono::milliseconds{2000},
-                                                 std::chrono::milliseconds{5000}};
+  /// edge cannot be purged it may serve what changed, and a refused connection costs nothing.
+  std::vector<std::chrono::milliseconds> backoff{std::chrono::milliseconds{100}, std::chrono::milliseconds{250},
+                                                 std::chrono::milliseconds{500}, std::chrono::milliseconds{1000}};
+  std::chrono::milliseconds log_every{60000};  ///< a failing edge is logged when it starts failing, then this often
   std::int64_t timeout_ms = 5000;
   /// Sends one purge (http::send_purge; tests put a recorder here).
   std::function<http::purge_response(const http::purge_request&)> send;
@@ -105,6 +105,7 @@ struct edge_purger_state {
     std::uint64_t position = 0;   ///< the last change-log entry purged here
     bool everything = true;       ///< a purge of everything is owed (at start, after an outside change)
     std::size_t failures = 0;     ///< consecutive failed rounds
+    clock::time_point logged_at{};  ///< when its failing was last logged
     clock::time_point retry_at{};
     clock::time_point failing_since{};
     std::deque<repeat> repeats;
