@@ -92,21 +92,25 @@ struct fan_out_step {
   std::string within;
 };
 
-/// The `resource.rights_changed` events of contract entry `e` for the reader, from `within`
-/// ("<work>\n<last Resource id>"), at most `room` of them and `*budget` Resources examined.
+/// The `resource.rights_changed` events of contract or policy entry `e` for a reader of `tenant`,
+/// from `within` ("<work>\n<last Resource id>"), at most `room` of them and `*budget` Resources
+/// examined. A contract moves the rights of its Works' Resources; the policy those of every
+/// Resource of the tenant (one walk over what the reader may read, the "work" being empty).
 fan_out_step fan_out(const storage::record_store& store, const domain::feed_cursor_codec& ids,
-                     const storage::change_entry& e, const std::vector<std::string>& principals,
-                     const std::string& within, std::size_t room, std::size_t* budget,
-                     std::vector<change_event>& out) {
+                     const storage::change_entry& e, const std::string& tenant,
+                     const std::vector<std::string>& principals, const std::string& within, std::size_t room,
+                     std::size_t* budget, std::vector<change_event>& out) {
   auto cut = within.find('\n');
   std::string from_work = within.substr(0, cut), after = cut == std::string::npos ? "" : within.substr(cut + 1);
-  for (const auto& work : works_of_contract(store, e)) {
+  bool policy = e.kind == change_kind::policy;
+  auto works = policy ? std::vector<std::string>{""} : works_of_contract(store, e);
+  for (const auto& work : works) {
     if (!within.empty() && work < from_work) continue;
     std::string resume = work == from_work ? after : "";
     for (;;) {
       if (room == 0 || *budget == 0) return {false, work + '\n' + resume};
       storage::resource_query q;
-      q.tenant = e.tenant;
+      q.tenant = tenant;
       q.readable_by = principals;
       q.work_id = work;
       q.after = resume;
@@ -116,15 +120,15 @@ fan_out_step fan_out(const storage::record_store& store, const domain::feed_curs
       *budget -= std::min(*budget, std::max<std::size_t>(page.examined, 1));
       for (const auto& [id, record] : page.entries) {
         change_event ev;
-        ev.id = ids.event_id(e.tenant, e.seq, id);
+        ev.id = ids.event_id(tenant, e.seq, id);
         ev.type = "resource.rights_changed";
         ev.subject = "resource_id";
         ev.subject_id = id;
-        ev.contract_id = e.id;
+        (policy ? ev.policy_version : ev.contract_id) = e.id;
         ev.at_ms = e.at_ms;
         ev.seq = e.seq;
         ev.within = work + '\n' + id;
-        if (e.transaction != 0) ev.transaction = "txn_" + ids.event_id(e.tenant, e.transaction).substr(4);
+        if (e.transaction != 0) ev.transaction = "txn_" + ids.event_id(tenant, e.transaction).substr(4);
         out.push_back(std::move(ev));
         --room;
       }
@@ -168,8 +172,9 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
   bool stopped_inside = false;
   for (const auto& e : entries) {
     if (scan.events.size() >= max_events) break;
-    if (e.tenant == tenant && e.kind == change_kind::contract && wanted("resource.rights_changed")) {
-      auto step = fan_out(store, ids, e, principals, e.seq == after + 1 ? within : std::string{},
+    bool moves_rights = (e.tenant == tenant && e.kind == change_kind::contract) || e.kind == change_kind::policy;
+    if (moves_rights && wanted("resource.rights_changed")) {
+      auto step = fan_out(store, ids, e, tenant, principals, e.seq == after + 1 ? within : std::string{},
                           max_events - scan.events.size(), &budget, scan.events);
       if (!step.done) {
         scan.position = e.seq - 1;
@@ -212,7 +217,9 @@ std::string change_event_json(const change_event& e) {
          + "\":" + domain::json_string(e.subject_id) + ",\"version\":" + text_or_null(e.version)
          + ",\"hash\":" + text_or_null(e.hash) + ",\"occurred_at\":" + domain::json_string(domain::iso8601_at_ms(e.at_ms))
          + ",\"transaction\":" + text_or_null(e.transaction)
-         + (e.contract_id.empty() ? std::string{} : ",\"contract_id\":" + domain::json_string(e.contract_id)) + "}";
+         + (e.contract_id.empty() ? std::string{} : ",\"contract_id\":" + domain::json_string(e.contract_id))
+         + (e.policy_version.empty() ? std::string{} : ",\"policy_version\":" + domain::json_string(e.policy_version))
+         + "}";
 }
 
 changes_page read_changes(const changes_feed_config& cfg, const changes_poll& poll, bool* caught_up) {

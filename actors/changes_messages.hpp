@@ -47,6 +47,7 @@ struct change_event {
   std::uint64_t seq = 0;    ///< its change-log entry (never shown: the sequence is global)
   std::string within;       ///< inside that entry, where this event stands (a contract change's Resources)
   std::string contract_id;  ///< `resource.rights_changed`: the contract whose change moved the rights
+  std::string policy_version;  ///< `resource.rights_changed` by a platform policy change: the new policy's version
 };
 
 /// A poll's answer: the events, the cursor after the last entry scanned (also when none was the

@@ -49,6 +49,7 @@ edge_purge_keys purge_keys_for(const std::vector<storage::change_entry>& entries
           for (const auto& w : lookups.works_of_contract(e)) add(hard, w);
         break;
       case change_kind::blob: break;
+      case change_kind::policy: break;  // everything is purged on outside changes (concern_handles)
     }
   }
   edge_purge_keys out;

@@ -48,6 +48,33 @@ config::watched_config<domain::platform_policy> watched_policy(const rights_conf
                [](const domain::platform_policy& p) { return "platform policy " + p.version; }};
 }
 
+namespace {
+
+/// Logs the policy now in force (`version`) in the change log, once for every tenant: readers of
+/// the feed and webhooks get `resource.rights_changed` for the Resources they read.
+void log_policy_change(rights_actor::stateful_pointer<rights_state> self, const rights_config& cfg,
+                       const std::string& version) {
+  auto writer = cfg.directory ? cfg.directory->snapshot()->get<writer_actor>() : writer_actor{};
+  if (!writer) return;
+  storage::mutation logged = [version](storage::write_txn& tx) {
+    storage::change_entry e;
+    e.kind = storage::change_kind::policy;
+    e.op = storage::change_op::policy_changed;
+    e.id = version;
+    e.version = version;
+    e.at_ms = domain::now_ms();
+    tx.log_change(e);
+    return true;
+  };
+  self->request(writer, std::chrono::seconds{30}, write_atom_v, std::move(logged))
+    .then([](bool) {},
+          [version](caf::error& e) {
+            spdlog::warn("rights: the policy change to {} was not logged in the change log ({})", version, to_string(e));
+          });
+}
+
+}  // namespace
+
 rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> self,
                                    std::shared_ptr<const rights_config> cfg) {
   auto& st = self->state;
@@ -99,6 +126,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
         if (cfg->current) cfg->current->set(policy.current());
         if (cfg->epoch) ++*cfg->epoch;  // every cached resolution used the old policy
         if (cfg->outside_changes) ++*cfg->outside_changes;
+        log_policy_change(self, *cfg, policy.current().version);
       });
     },
   };

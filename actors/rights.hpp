@@ -31,6 +31,9 @@ struct rights_config {
   std::string policy_file;                              ///< watched; empty: `builtin_policy` only
   domain::platform_policy builtin_policy;               ///< used when the file is unset or unreadable
   std::shared_ptr<policy_holder> current;               ///< where the policy in force is published
+  /// Where the writer is found: a policy change is logged (`change_kind::policy`) for the change
+  /// feed's and webhooks' `resource.rights_changed`. Null: not logged.
+  std::shared_ptr<actor_directory> directory;
 };
 
 /// Resolves the rights of `work` (empty: a staged Resource) from the latest versions of the

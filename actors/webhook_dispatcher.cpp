@@ -208,7 +208,13 @@ private:
       auto entries = cfg_->store->read_from(from, cfg_->scan_limit);
       st.seen = entries.empty() ? last : entries.back().seq;
       std::set<std::string> touched;
-      for (const auto& e : entries) touched.insert(e.tenant);
+      bool everyone = false;  // a platform policy change concerns every tenant
+      for (const auto& e : entries) {
+        if (e.kind == storage::change_kind::policy) everyone = true;
+        else touched.insert(e.tenant);
+      }
+      if (everyone)
+        for (const auto& [tenant, ids] : st.by_tenant) touched.insert(tenant);
       for (const auto& tenant : touched) {
         auto it = st.by_tenant.find(tenant);
         if (it == st.by_tenant.end()) continue;

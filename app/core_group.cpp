@@ -82,6 +82,7 @@ children spawn_rights(const startup& s) {
   cfg->cache = std::make_shared<actors::rights_cache>(100000);
   cfg->epoch = std::make_shared<std::atomic<std::uint64_t>>(0);
   cfg->outside_changes = s.directory->snapshot()->outside_changes;
+  cfg->directory = s.directory;
   cfg->policy_file = s.settings.rights.policy_file;
   auto builtin = domain::parse_policy(http::builtin_policy_document());
   if (auto* error = std::get_if<std::string>(&builtin)) return startup_failure("built-in policy: " + *error);

@@ -13,8 +13,8 @@ namespace {
 constexpr char format_v2 = '\x02';
 constexpr char format_v3 = '\x03';
 
-bool valid_kind(unsigned v) { return v >= 1 && v <= 4; }
-bool valid_op(unsigned v) { return v >= 1 && v <= 8; }
+bool valid_kind(unsigned v) { return v >= 1 && v <= 5; }
+bool valid_op(unsigned v) { return v >= 1 && v <= 9; }
 
 /// Format 1 wrote `{"op":"create|update|promote|version|grant|revoke","tenant","kind","id"}`.
 std::optional<change_entry> decode_json(std::uint64_t seq, std::string_view bytes) {
@@ -57,6 +57,7 @@ std::string_view change_op_name(change_op op) {
     case change_op::granted: return "granted";
     case change_op::revoked: return "revoked";
     case change_op::contract_changed: return "contract_changed";
+    case change_op::policy_changed: return "policy_changed";
   }
   return "unknown";
 }
@@ -67,6 +68,7 @@ std::string_view change_kind_name(change_kind kind) {
     case change_kind::work: return "work";
     case change_kind::contract: return "contract";
     case change_kind::blob: return "blob";
+    case change_kind::policy: return "policy";
   }
   return "unknown";
 }

@@ -16,6 +16,9 @@ enum class change_kind : std::uint8_t {
   work = 2,
   contract = 3,
   blob = 4,  ///< a committed blob version (`created`)
+  /// The platform policy (`policy_changed`): logged once with an empty tenant, for every tenant;
+  /// its `id` and `version` are the new policy's version.
+  policy = 5,
 };
 
 /// What happened to it.
@@ -28,6 +31,7 @@ enum class change_op : std::uint8_t {
   granted = 6,      ///< an access grant made or changed on the Resource
   revoked = 7,      ///< an access grant removed from the Resource
   contract_changed = 8,  ///< a new contract version (its terms, status or Works changed)
+  policy_changed = 9,    ///< the platform policy in force changed (`policy`)
 };
 
 /// Stable names, for logs and JSON (`created`, `replaced`, ...).

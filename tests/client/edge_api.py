@@ -220,6 +220,7 @@ def fresh_after_policy(svc, edge, alice, res, policy_file):
     path = "/v0/content-lake/resources/" + res["id"]
     assert [edge.get(path, alice)[1]["X-Cache"] for _ in range(2)] == ["MISS", "HIT"]
     before = json.loads(edge.get(path, alice)[2])["rights"]["policy_version"]
+    cursor = ok(*svc.request("GET", "/v0/content-lake/changes?types=resource.rights_changed", alice)[::2])["next_cursor"]
     with open(policy_file) as f:
         policy = json.load(f)
     policy["version"] = "edge-test-2"
@@ -232,6 +233,12 @@ def fresh_after_policy(svc, edge, alice, res, policy_file):
     took = time.monotonic() - changed
     # The service looks at the file once a second; the purge follows at once.
     assert before != "edge-test-2" and took < 1 + WITHIN, took
+    # The change feed says so too: resource.rights_changed for each Resource the reader reads.
+    events = wait_until("the policy's rights changes in the feed", lambda: ok(*svc.request(
+        "GET", "/v0/content-lake/changes?types=resource.rights_changed&since=" + cursor, alice)[::2])["events"])
+    mine = [e for e in events if e["resource_id"] == res["id"]]
+    assert len(mine) == 1 and mine[0]["policy_version"] == "edge-test-2" and "contract_id" not in mine[0], events
+    assert len(events) == len({e["resource_id"] for e in events}) >= 5, events  # every Resource alice reads, once
     print("edge: a platform policy change purges everything: fresh rights %.3f s after the file changed" % took)
 
 
