@@ -275,6 +275,10 @@ void migrate_to_6(kv::transaction& tx) {
   });
 }
 
+/// Format 6 -> 7: nothing to convert. The change log may now hold `policy` entries, which a
+/// format-6 binary cannot read (its feed would take the gap for retention): it must refuse the dir.
+void migrate_to_7(kv::transaction&) {}
+
 /// Refuses a newer format, migrates an older one, records this build's.
 void check_format(kv::transaction& tx, const std::string& data_dir) {
   int found = lmdb_format_version;
@@ -284,7 +288,7 @@ void check_format(kv::transaction& tx, const std::string& data_dir) {
                              + ", newer than this build's " + std::to_string(lmdb_format_version)
                              + "; run a newer contentlake or use another data dir");
   const std::function<void(kv::transaction&)> steps[] = {migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5,
-                                                         migrate_to_6};
+                                                         migrate_to_6, migrate_to_7};
   for (int to = 2; to <= lmdb_format_version; ++to)
     if (found < to) steps[to - 2](tx);
   tx.put(tables::meta, "format_version", std::to_string(lmdb_format_version));

@@ -16,7 +16,7 @@ namespace cl::storage {
 /// typed header beside their JSON (storage/content_stores.hpp). 5: the usage pairs each tenant's
 /// contract versions name are recorded (`contract_reads::usages_named`). 6: Resources are indexed
 /// by their Work (lists by `work_id`, a contract's fan-out in the change feed).
-inline constexpr int lmdb_format_version = 6;
+inline constexpr int lmdb_format_version = 7;
 
 /// Opens (creating if needed) the LMDB environment in `data_dir`. Throws std::runtime_error with a
 /// message that says what to do when the directory cannot be used (newer format, bad permissions).
