@@ -16,6 +16,7 @@ const registry& groups() {
     register_changes(r);
     register_webhooks(r);
     register_edge(r);
+    register_mcp(r);
     return r;
   }();
   return all;

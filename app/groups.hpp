@@ -28,6 +28,8 @@ void register_changes(registry& r);
 void register_webhooks(registry& r);
 /// The edge purger: purges edge caches (Varnish, deploy/edge/) from the change log; no routes.
 void register_edge(registry& r);
+/// The MCP endpoint (POST /v0/mcp) and the protected resource metadata.
+void register_mcp(registry& r);
 
 /// Every group registered, built once; pure (nothing starts), so tests read its routes and options.
 const registry& groups();

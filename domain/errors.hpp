@@ -46,6 +46,8 @@ enum class error_id : std::uint8_t {
   contract_not_found,
   grant_not_found,
   webhook_not_found,
+  origin_not_allowed,
+  mcp_protocol_version_unsupported,
   upload_not_found,
   blob_not_found,
   search_session_not_found,

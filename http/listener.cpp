@@ -1,3 +1,4 @@
+#include "http/resource_metadata.hpp"
 #include "http/listener.hpp"
 
 #include "domain/ids.hpp"
@@ -43,6 +44,9 @@ domain::api_request header_of(const bhttp::request<bhttp::string_body>& req) {
   }
   if (auto purpose = req.find("X-Usage-Purpose"); purpose != req.end()) out.usage_purpose = std::string{purpose->value()};
   out.last_event_id = std::string{req["Last-Event-ID"]};
+  out.host = std::string{req[bhttp::field::host]};
+  out.origin = std::string{req[bhttp::field::origin]};
+  out.mcp_protocol_version = std::string{req["MCP-Protocol-Version"]};
   auto rid = req["X-Request-Id"];
   out.request_id = domain::is_valid_request_id({rid.data(), rid.size()}) ? std::string{rid} : domain::new_request_id();
   return out;
@@ -203,6 +207,7 @@ private:
     pending_ = header_of(parser_->get());
     request_id_ = pending_.request_id;
     method_ = pending_.method;
+    host_ = pending_.host;
     // HEAD is the GET without its body (RFC 9110 9.3.2): routed, authorised and answered as GET.
     head_ = pending_.method == "HEAD";
     if (head_) pending_.method = "GET";
@@ -333,8 +338,13 @@ private:
     const std::string route = r.route.empty() ? "unmatched" : r.route;
     if (ctx_->stats) ctx_->stats->observe_request(route, method_, status, seconds);
     if (ctx_->access_log) log_access(route, status, seconds, r);
-    if (status == 401 && r.error)
-      r.headers.emplace_back("WWW-Authenticate", domain::bearer_challenge(*r.error, ctx_->recent_sign_in_seconds));
+    if (status == 401 && r.error) {
+      auto challenge = domain::bearer_challenge(*r.error, ctx_->recent_sign_in_seconds);
+      // RFC 9728: where a client finds the authorization server for this resource's tokens.
+      if (auto metadata = resource_metadata_url(host_); !metadata.empty())
+        challenge += (challenge == "Bearer" ? " " : ", ") + std::string{"resource_metadata=\""} + metadata + "\"";
+      r.headers.emplace_back("WWW-Authenticate", std::move(challenge));
+    }
     if ((r.next_chunk || r.next_chunk_async) && !r.error) return respond_streaming(std::move(r), version, keep);
     if (head_) return respond_head(std::move(r), version, keep, status);
 
@@ -502,6 +512,7 @@ private:
   unsigned version_ = 11;
   std::string request_id_;
   std::string method_;
+  std::string host_;  ///< the request's Host (a 401's resource metadata URL when none is configured)
   std::vector<char> discard_;
   std::chrono::steady_clock::time_point started_;
 };

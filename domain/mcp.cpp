@@ -1,0 +1,207 @@
+#include "domain/mcp.hpp"
+
+#include <boost/json.hpp>
+
+namespace cl::domain {
+
+namespace json = boost::json;
+
+bool mcp_version_supported(std::string_view version) { return version == "2025-06-18" || version == "2025-03-26"; }
+
+mcp_message parse_mcp_message(std::string_view body) {
+  mcp_message m;
+  json::value parsed;
+  try {
+    parsed = json::parse(body);
+  } catch (const std::exception&) {
+    m.error_code = jsonrpc::parse_error;
+    m.error_message = "The body is not JSON.";
+    return m;
+  }
+  auto invalid = [&](std::string why) {
+    m.error_code = jsonrpc::invalid_request;
+    m.error_message = std::move(why);
+    return m;
+  };
+  if (parsed.is_array()) return invalid("Batches are not part of MCP 2025-06-18: send one message per request.");
+  auto* o = parsed.if_object();
+  if (!o) return invalid("A JSON-RPC message is an object.");
+  auto* version = o->if_contains("jsonrpc");
+  if (!version || !version->is_string() || version->as_string() != "2.0") return invalid("jsonrpc must be \"2.0\".");
+  auto* id = o->if_contains("id");
+  if (id && !id->is_string() && !id->is_int64() && !id->is_uint64())
+    return invalid("id must be a string or an integer.");
+  if (id) m.id = *id;
+  auto* method = o->if_contains("method");
+  if (!method) {
+    // A response to something the server asked; this server asks nothing, but it is accepted (202).
+    if (id && (o->contains("result") || o->contains("error"))) {
+      m.what = mcp_message::kind::response;
+      return m;
+    }
+    return invalid("A request names its method.");
+  }
+  if (!method->is_string()) return invalid("method must be a string.");
+  m.method = std::string{method->as_string()};
+  if (auto* params = o->if_contains("params")) {
+    if (!params->is_object()) return invalid("params must be an object.");
+    m.params = params->as_object();
+  }
+  m.what = id ? mcp_message::kind::request : mcp_message::kind::notification;
+  return m;
+}
+
+std::string jsonrpc_result(const json::value& id, const json::value& result) {
+  return json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
+}
+
+std::string jsonrpc_error(const json::value& id, int code, std::string_view message) {
+  return json::serialize(
+    json::object{{"jsonrpc", "2.0"}, {"id", id}, {"error", json::object{{"code", code}, {"message", message}}}});
+}
+
+json::object mcp_initialize_result(std::string_view requested, std::string_view version) {
+  return json::object{
+    {"protocolVersion", mcp_version_supported(requested) ? requested : mcp_latest_version},
+    {"capabilities", json::object{{"tools", json::object{{"listChanged", false}}}}},
+    {"serverInfo", json::object{{"name", "contentlake"}, {"title", "Content Lake"}, {"version", version}}},
+    {"instructions",
+     "Licensed content. Every tool call is checked against the contract rights of what it returns for the use "
+     "AI_RETRIEVAL by MCP: content those rights do not permit is not returned (the result says why). When a "
+     "result carries `attribution`, show it with the content."}};
+}
+
+namespace {
+
+json::object error_schema() {
+  return json::object{
+    {"type", "object"},
+    {"description", "Why the call returned no content: the API's error (docs/api.md, Errors)."},
+    {"properties", json::object{{"reason", {{"type", "string"}}},
+                                {"domain", {{"type", "string"}}},
+                                {"code", {{"type", "string"}}},
+                                {"status", {{"type", "integer"}}},
+                                {"message", {{"type", "string"}}}}},
+    {"required", json::array{"reason", "domain", "message"}}};
+}
+
+json::array build_tools() {
+  json::object string{{"type", "string"}};
+  json::array tools;
+  tools.push_back(json::object{
+    {"name", "search"},
+    {"title", "Search licensed content"},
+    {"description",
+     "Full-text search over the Resources the caller may read. Each hit carries its rights resolved now for "
+     "AI_RETRIEVAL by MCP; pass `search_id` (with no query) for the next hits of the same search, never one twice."},
+    {"inputSchema",
+     json::object{{"type", "object"},
+                  {"properties",
+                   json::object{{"query", json::object{{"type", "string"}, {"description", "Words, \"phrases\", -excluded."}}},
+                                {"search_id", json::object{{"type", "string"}, {"description", "Continue this search."}}},
+                                {"page_size", json::object{{"type", "integer"}, {"minimum", 1}, {"maximum", 100}}},
+                                {"filter", json::object{{"type", "object"},
+                                                        {"description", "As POST /v0/content-lake/search's filter."}}}}},
+                  {"additionalProperties", false}}},
+    {"outputSchema",
+     json::object{{"type", "object"},
+                  {"properties", json::object{{"search_id", string},
+                                              {"hits", json::object{{"type", "array"}, {"items", {{"type", "object"}}}}},
+                                              {"error", error_schema()}}}}}});
+  tools.push_back(json::object{
+    {"name", "read_resource"},
+    {"title", "Read a Resource"},
+    {"description",
+     "One Resource with its resolved rights, if they permit AI_RETRIEVAL by MCP: its content as blocks (format "
+     "json) or Markdown (format markdown), and the attribution to show with it when its rights require one."},
+    {"inputSchema",
+     json::object{{"type", "object"},
+                  {"properties", json::object{{"id", json::object{{"type", "string"}, {"description", "A res_ id."}}},
+                                              {"format", json::object{{"type", "string"}, {"enum", json::array{"json", "markdown"}}}},
+                                              {"fields", json::object{{"type", "string"},
+                                                                      {"description", "A field mask, as ?fields= on the REST read."}}}}},
+                  {"required", json::array{"id"}},
+                  {"additionalProperties", false}}},
+    {"outputSchema",
+     json::object{{"type", "object"},
+                  {"properties", json::object{{"resource", json::object{{"type", "object"}}},
+                                              {"markdown", string},
+                                              {"attribution", string},
+                                              {"error", error_schema()}}}}}});
+  tools.push_back(json::object{
+    {"name", "list_works"},
+    {"title", "List Works"},
+    {"description", "A page of the tenant's Works (their titles and ids), to find what to search or read."},
+    {"inputSchema",
+     json::object{{"type", "object"},
+                  {"properties", json::object{{"page_size", json::object{{"type", "integer"}, {"minimum", 1}, {"maximum", 100}}},
+                                              {"page_token", string}}},
+                  {"additionalProperties", false}}},
+    {"outputSchema",
+     json::object{{"type", "object"},
+                  {"properties", json::object{{"works", json::object{{"type", "array"}, {"items", {{"type", "object"}}}}},
+                                              {"next_page_token", string},
+                                              {"error", error_schema()}}}}}});
+  return tools;
+}
+
+}  // namespace
+
+const json::array& mcp_tools() {
+  static const json::array tools = build_tools();
+  return tools;
+}
+
+bool mcp_tool_exists(std::string_view name) {
+  for (const auto& t : mcp_tools())
+    if (t.as_object().at("name").as_string() == name) return true;
+  return false;
+}
+
+json::object mcp_tool_result(json::object structured, std::optional<std::string> text) {
+  auto shown = text ? std::move(*text) : json::serialize(structured);
+  return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", shown}}}},
+                      {"structuredContent", std::move(structured)},
+                      {"isError", false}};
+}
+
+json::object mcp_tool_error(std::string_view reason, std::string_view domain, std::string_view code, int status,
+                            std::string_view message) {
+  json::object error{{"reason", reason}, {"domain", domain}, {"code", code}, {"status", status}, {"message", message}};
+  return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", std::string{reason} + ": " + std::string{message}}}}},
+                      {"structuredContent", json::object{{"error", std::move(error)}}},
+                      {"isError", true}};
+}
+
+bool attribution_required(const json::object& rights) {
+  auto* terms = rights.if_contains("handling_terms");
+  if (!terms || !terms->is_array()) return false;
+  for (const auto& t : terms->as_array()) {
+    auto* o = t.if_object();
+    if (!o) continue;
+    auto* type = o->if_contains("handling_type");
+    auto* status = o->if_contains("status");
+    if (type && status && type->is_string() && status->is_string() && type->as_string() == "ATTRIBUTION"
+        && status->as_string() == "REQUIRED")
+      return true;
+  }
+  return false;
+}
+
+std::string mcp_attribution(const json::object& resource) {
+  std::string out;
+  if (auto* title = resource.if_contains("title"); title && title->is_string())
+    out += "\"" + std::string{title->as_string()} + "\"";
+  if (auto* id = resource.if_contains("id"); id && id->is_string())
+    out += (out.empty() ? "" : " ") + std::string{"("} + std::string{id->as_string()} + ")";
+  std::string contracts;
+  if (auto* rights = resource.if_contains("rights"); rights && rights->is_object())
+    if (auto* basis = rights->as_object().if_contains("basis"); basis && basis->is_array())
+      for (const auto& b : basis->as_array())
+        if (auto* c = b.is_object() ? b.as_object().if_contains("contract_id") : nullptr; c && c->is_string())
+          contracts += (contracts.empty() ? "" : ", ") + std::string{c->as_string()};
+  out += contracts.empty() ? ", from the Content Lake" : ", licensed through the Content Lake under " + contracts;
+  return out;
+}
+
+}  // namespace cl::domain
