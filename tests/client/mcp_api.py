@@ -1,0 +1,234 @@
+"""The MCP endpoint end to end (issue 30). The official TypeScript SDK (tests/client/mcp_client.cjs)
+connects, lists the tools, searches and reads; content whose rights do not permit AI_RETRIEVAL by
+MCP stays out (no contract, a prohibiting contract, a prohibition of the MCP method only), as do a
+Resource without a grant and another tenant's; attribution arrives when the rights require it; a
+client keeps working across a restart of the service (no session to lose). Then the protocol from
+outside with raw HTTP: 401 with resource_metadata and the metadata document, the scope, Origin,
+MCP-Protocol-Version, bad JSON, batches, notifications, unknown methods and tools, GET and DELETE.
+
+    mcp_api.py CONTENTLAKE_BINARY SOURCE_DIR NODE_MODULES_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Service, fetch  # noqa: E402
+
+SCOPES = "content-lake.read content-lake.write contracts.read contracts.write"
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def ok(status, body, want=200):
+    assert status == want, "status %d (wanted %d): %s" % (status, want, body[:400])
+    return json.loads(body) if body else None
+
+
+class World:
+    def __init__(self, svc):
+        self.svc = svc
+        self.alice = svc.token(sub="u_alice", tenant="t_mcp", scopes=SCOPES)
+        self.bob = svc.token(sub="u_bob", tenant="t_mcp", scopes="content-lake.read")
+        self.mallory = svc.token(sub="u_alice", tenant="t_other", scopes=SCOPES)
+
+    def work(self, title):
+        return ok(*self.svc.request("POST", "/v0/content-lake/works", self.alice, {"title": title})[::2], want=201)["id"]
+
+    def resource(self, work, title, text):
+        return ok(*self.svc.request("POST", "/v0/content-lake/resources", self.alice, {
+            "title": title, "type": "CHAPTER", "language": "en", "work_id": work,
+            "content": {"format": "cl.content/1", "blocks": [
+                {"type": "paragraph", "key": "p1", "children": [{"type": "span", "text": text}]}]}})[::2], want=201)["id"]
+
+    def contract(self, work, usage_terms):
+        ok(*self.svc.request("POST", "/v0/contracts", self.alice, {
+            "title": "Rights", "status": "ACTIVE", "valid_from": "2026-01-01T00:00:00Z", "work_ids": [work],
+            "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+            "usage_terms": usage_terms})[::2], want=201)
+
+
+def run_sdk(svc, modules, source, sessions, on_waiting=None):
+    """Runs the SDK client over `sessions`; its per-session results."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"url": "http://127.0.0.1:%d/v0/mcp" % svc.port, "sessions": sessions}, f)
+        script = f.name
+    proc = subprocess.Popen(["node", os.path.join(source, "tests/client/mcp_client.cjs"), script],
+                            stdout=subprocess.PIPE, text=True, env=dict(os.environ, NODE_PATH=modules))
+    out = []
+    for line in proc.stdout:
+        got = json.loads(line)
+        if "waiting" in got:
+            on_waiting(got["waiting"])
+        else:
+            out.append(got)
+    assert proc.wait(timeout=60) == 0, "the SDK client failed"
+    os.unlink(script)
+    return out
+
+
+def structured(result):
+    assert "thrown" not in result, result
+    return result["structuredContent"]
+
+
+def sdk_checks(svc, modules, source):
+    w = World(svc)
+    licensed = w.work("Licensed")
+    w.contract(licensed, [{"usage_type": "ACCESS", "status": "PERMITTED"},
+                          {"usage_type": "AI_RETRIEVAL", "status": "PERMITTED"}])
+    amber = w.resource(licensed, "Amber", "The tangerine tide turns at Brest.")
+    unlicensed = w.work("Unlicensed")
+    plain = w.resource(unlicensed, "Plain", "No contract covers this tangerine.")
+    prohibited_work = w.work("Prohibited")
+    w.contract(prohibited_work, [{"usage_type": "ACCESS", "status": "PERMITTED"},
+                                 {"usage_type": "AI_RETRIEVAL", "status": "PROHIBITED"}])
+    cobalt = w.resource(prohibited_work, "Cobalt", "A prohibited tangerine sentence.")
+    not_by_mcp = w.work("Not by MCP")
+    w.contract(not_by_mcp, [{"usage_type": "ACCESS", "status": "PERMITTED"},
+                            {"usage_type": "AI_RETRIEVAL", "status": "PERMITTED"},
+                            {"usage_type": "AI_RETRIEVAL", "method": "MCP", "status": "PROHIBITED"}])
+    streamed = w.resource(not_by_mcp, "Streamed", "Retrieval allowed, but not by MCP: tangerine.")
+    restart_marker = os.path.join(tempfile.mkdtemp(prefix="contentlake-mcp-"), "restarted")
+
+    def restart(marker):
+        svc.shutdown()
+        svc.restart(same_port=True)
+        open(marker, "w").close()
+
+    alice, bob, mallory = run_sdk(svc, modules, source, [
+        {"token": w.alice, "list": True, "calls": [
+            {"tool": "read_resource", "args": {"id": amber, "format": "markdown"}},
+            {"tool": "read_resource", "args": {"id": plain}},
+            {"tool": "read_resource", "args": {"id": cobalt}},
+            {"tool": "read_resource", "args": {"id": streamed}},
+            {"tool": "search", "args": {"query": "tangerine"}},
+            {"tool": "list_works", "args": {"page_size": 10}},
+            {"tool": "no_such_tool", "args": {}},
+            {"tool": "read_resource", "args": {"id": amber, "colour": "red"}},
+            {"restart": restart_marker},
+            {"tool": "read_resource", "args": {"id": amber}},
+        ]},
+        {"token": w.bob, "calls": [{"tool": "read_resource", "args": {"id": amber}}]},
+        {"token": w.mallory, "calls": [{"tool": "read_resource", "args": {"id": amber}},
+                                       {"tool": "search", "args": {"query": "tangerine"}}]},
+    ], on_waiting=restart)
+
+    assert alice["connected"] and alice["protocol"] == "2025-06-18", alice
+    assert alice["session"] is None, "the endpoint is stateless: no Mcp-Session-Id"
+    tools = {t["name"]: t for t in alice["tools"]}
+    assert set(tools) == {"search", "read_resource", "list_works"}, tools.keys()
+    assert all(t["inputSchema"]["type"] == "object" and t["outputSchema"]["type"] == "object" for t in tools.values())
+    print("mcp: the SDK connects (2025-06-18, stateless) and lists search, read_resource, list_works with schemas")
+
+    r = alice["results"]
+    got = structured(r[0])
+    assert r[0]["isError"] is False and got["resource"]["id"] == amber
+    assert "tangerine tide" in got["markdown"] and "tangerine tide" in r[0]["content"][0]["text"]
+    assert amber in got["attribution"] and "Attribution:" in r[0]["content"][0]["text"], got
+    print("mcp: read_resource answers Markdown with the attribution the rights require")
+
+    def refused(result, reason):
+        assert result["isError"] is True, result
+        assert structured(result)["error"]["reason"] == reason, result
+        assert "tangerine" not in json.dumps(result), "refused content leaked: %s" % result
+    refused(r[1], "USAGE_PROHIBITED")  # no contract: no explicit permission
+    refused(r[2], "USAGE_PROHIBITED")  # a contract prohibits AI_RETRIEVAL
+    refused(r[3], "USAGE_PROHIBITED")  # AI_RETRIEVAL permitted, by MCP prohibited
+    print("mcp: no contract, a prohibiting contract and an MCP-only prohibition each keep the content out")
+
+    hits = structured(r[4])["hits"]
+    assert [h["id"] for h in hits] == [amber], hits  # content words find only what may be used
+    assert "tangerine" in hits[0]["snippet"].lower()
+    assert {w_["title"] for w_ in structured(r[5])["works"]} >= {"Licensed", "Unlicensed", "Prohibited", "Not by MCP"}
+    print("mcp: search finds by content only what AI_RETRIEVAL by MCP may use; list_works pages the Works")
+
+    assert r[6]["thrown"]["code"] == -32602 and "no_such_tool" in r[6]["thrown"]["message"], r[6]
+    assert r[7]["thrown"]["code"] == -32602 and "colour" in r[7]["thrown"]["message"], r[7]
+    assert structured(r[8])["resource"]["id"] == amber, "the client was stranded by the restart"
+    print("mcp: unknown tool and argument -32602; the same client goes on after a restart of the service")
+
+    refused(bob["results"][0], "ACCESS_DENIED")
+    refused(mallory["results"][0], "ACCESS_DENIED")
+    assert structured(mallory["results"][1])["hits"] == []
+    print("mcp: without a grant, and from another tenant, nothing is read or found")
+
+
+def protocol_checks(svc):
+    token = svc.token(sub="u_alice", tenant="t_mcp", scopes=SCOPES)
+
+    def post(body, headers=None, tok=token):
+        h = dict(HEADERS)
+        h.update(headers or {})
+        if tok:
+            h["Authorization"] = "Bearer " + tok
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        return fetch("http://127.0.0.1:%d/v0/mcp" % svc.port, "POST", data, h)
+
+    ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+    status, headers, body = post(ping, tok=None)
+    assert status == 401
+    metadata_url = "http://127.0.0.1:%d/.well-known/oauth-protected-resource" % svc.port
+    assert headers["WWW-Authenticate"] == 'Bearer resource_metadata="%s"' % metadata_url, headers
+    status, _, body = fetch(metadata_url)
+    doc = ok(status, body)
+    assert doc["resource"] == "http://127.0.0.1:%d" % svc.port
+    assert doc["authorization_servers"] == ["https://dev-issuer.contentlake.invalid"]
+    assert doc["bearer_methods_supported"] == ["header"]
+    status, headers, _ = post(ping, tok="eyJ.not.a.token")
+    challenge = headers["WWW-Authenticate"]
+    assert status == 401 and 'error="invalid_token"' in challenge and ', resource_metadata="%s"' % metadata_url in challenge
+    # A token in the query string is not a token.
+    status, _, _ = fetch("http://127.0.0.1:%d/v0/mcp?access_token=%s" % (svc.port, token), "POST",
+                         json.dumps(ping).encode(), HEADERS)
+    assert status == 401
+    no_scope = svc.token(sub="u_alice", tenant="t_mcp", scopes="webhooks.read")
+    status, _, body = post(ping, tok=no_scope)
+    assert status == 403 and json.loads(body)["error"]["reason"] == "SCOPE_MISSING"
+    print("mcp: 401 names the resource metadata (RFC 9728), which names the issuer; the scope is content-lake.read")
+
+    assert ok(*post(ping)[::2]) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    status, _, body = post(ping, {"Origin": "http://evil.example"})
+    assert status == 403 and json.loads(body)["error"]["reason"] == "ORIGIN_NOT_ALLOWED"
+    status, _, body = post(ping, {"MCP-Protocol-Version": "1999-01-01"})
+    assert status == 400 and json.loads(body)["error"]["reason"] == "MCP_PROTOCOL_VERSION_UNSUPPORTED"
+    assert ok(*post(ping, {"MCP-Protocol-Version": "2025-03-26"})[::2])["result"] == {}
+    status, _, body = post(b"{not json")
+    assert status == 400 and json.loads(body)["error"]["code"] == -32700 and json.loads(body)["id"] is None
+    status, _, body = post([ping, ping])
+    assert status == 400 and json.loads(body)["error"]["code"] == -32600
+    status, _, body = post({"jsonrpc": "1.0", "id": 1, "method": "ping"})
+    assert status == 400 and json.loads(body)["error"]["code"] == -32600
+    status, _, body = post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert status == 202 and body == b""
+    status, _, body = post({"jsonrpc": "2.0", "id": "x", "result": {}})
+    assert status == 202 and body == b""
+    got = ok(*post({"jsonrpc": "2.0", "id": 8, "method": "resources/list"})[::2])
+    assert got["id"] == 8 and got["error"]["code"] == -32601
+    got = ok(*post({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "read_resource"}})[::2])
+    assert got["error"]["code"] == -32602  # read_resource needs id
+    got = ok(*post({"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {"protocolVersion": "2024-01-01"}})[::2])
+    assert got["result"]["protocolVersion"] == "2025-06-18"  # a revision it does not speak: its latest
+    for method in ("GET", "DELETE"):
+        status, headers, _ = fetch("http://127.0.0.1:%d/v0/mcp" % svc.port, method, None,
+                                   {"Authorization": "Bearer " + token, "Accept": "text/event-stream"})
+        assert status == 405 and headers["Allow"] == "POST", (method, status, headers)
+    print("mcp: Origin 403, unknown MCP-Protocol-Version 400, bad JSON -32700, batches and bad messages -32600, "
+          "notifications and responses 202, unknown methods -32601, GET/DELETE 405")
+
+
+def main():
+    binary, source, modules = sys.argv[1], sys.argv[2], sys.argv[3]
+    svc = Service(binary, source)
+    try:
+        sdk_checks(svc, modules, source)
+        protocol_checks(svc)
+        svc.shutdown()
+        assert not any("eyJ" in line for line in svc.log), "a token was logged"
+    finally:
+        svc.stop()
+
+
+if __name__ == "__main__":
+    main()
