@@ -162,6 +162,15 @@ def replay(binary, source, doc, check, failures):
         call("POST", hook_one + "/replay", hook_path + "/replay", {"message_id": "evt_x"}, 400, as_token=hooker)
         call("DELETE", hook_one, hook_path, expect=204, as_token=hooker)
         call("DELETE", hook_one, hook_path, expect=404, as_token=hooker)
+        # The MCP endpoint: an answer, a notification, a bad message, another Origin; the metadata.
+        mcp = "/v0/mcp"
+        call("POST", mcp, mcp, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, 200)
+        call("POST", mcp, mcp, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                "params": {"name": "read_resource", "arguments": {"id": res["id"]}}}, 200)
+        call("POST", mcp, mcp, {"jsonrpc": "2.0", "method": "notifications/initialized"}, 202)
+        call("POST", mcp, mcp, [{"jsonrpc": "2.0", "id": 3, "method": "ping"}], 400)
+        call("POST", mcp, mcp, {"jsonrpc": "2.0", "id": 4, "method": "ping"}, 403, headers={"Origin": "http://evil.example"})
+        call("GET", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource", expect=200)
         # Every other operation: its success path and a documented error.
         call("GET", "/v0/openapi.json", "/v0/openapi.json", expect=200)
         call("GET", "/v0/content-lake/works/{id}", "/v0/content-lake/works/" + work, expect=200)
@@ -240,7 +249,7 @@ def replay(binary, source, doc, check, failures):
         # Without a token every operation but the document's is 401 with its challenge.
         for template, item in doc["paths"].items():
             for method in ("get", "post", "put", "patch", "delete"):
-                if method not in item or template == "/v0/openapi.json":
+                if method not in item or item[method].get("security") == []:  # served without a token
                     continue
                 concrete = template.replace("{id}", "x_1").replace("{principal}", "u_x").replace("{uploadId}", "upl_x")
                 status, got, answer = svc.request(method.upper(), concrete, None, {} if method != "get" else None)
