@@ -218,6 +218,26 @@ def protocol_checks(svc):
           "notifications and responses 202, unknown methods -32601, GET/DELETE 405")
 
 
+def limits_checks(binary, source):
+    """The POST is rate limited as any REST request; an Idempotency-Key changes nothing (every tool reads)."""
+    svc = Service(binary, source, {"CONTENTLAKE_RATE_LIMIT_REQUESTS_PER_SECOND": "1",
+                                   "CONTENTLAKE_RATE_LIMIT_BURST": "3"})
+    try:
+        token = svc.token(sub="u_alice", tenant="t_mcp", scopes=SCOPES)
+        answers = []
+        for i in range(3):
+            status, headers, body = svc.request("POST", "/v0/mcp", token, {"jsonrpc": "2.0", "id": i, "method": "ping"},
+                                                {"Idempotency-Key": "same-key"})
+            answers.append((status, json.loads(body).get("id"), headers.get("Idempotent-Replayed")))
+        assert answers == [(200, 0, None), (200, 1, None), (200, 2, None)], answers
+        status, headers, body = svc.request("POST", "/v0/mcp", token, {"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        assert status == 429 and headers["Retry-After"] and json.loads(body)["error"]["reason"] == "RATE_LIMITED"
+        print("mcp: the POST is rate limited as on REST (429 RATE_LIMITED, Retry-After); a repeated "
+              "Idempotency-Key on tool reads is answered afresh")
+    finally:
+        svc.stop()
+
+
 def main():
     binary, source, modules = sys.argv[1], sys.argv[2], sys.argv[3]
     svc = Service(binary, source)
@@ -228,6 +248,7 @@ def main():
         assert not any("eyJ" in line for line in svc.log), "a token was logged"
     finally:
         svc.stop()
+    limits_checks(binary, source)
 
 
 if __name__ == "__main__":
