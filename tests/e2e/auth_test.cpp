@@ -155,15 +155,18 @@ TEST_CASE("every 401 carries a Bearer challenge; a sent token that is refused sa
     CHECK(r->status == 401);
     return r->header("www-authenticate");
   };
-  CHECK(challenge("GET", resource, {}) == "Bearer");
-  CHECK(challenge("POST", "/v0/content-lake/works", {{"Content-Type", "application/json"}}) == "Bearer");
-  CHECK(challenge("GET", resource, {{"Authorization", "Basic dXNlcjpwYXNz"}}) == "Bearer");
+  // No token: the bare scheme, and where the protected resource metadata is (RFC 9728; from the Host sent).
+  const std::string bare = R"(Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource")";
+  CHECK(challenge("GET", resource, {}) == bare);
+  CHECK(challenge("POST", "/v0/content-lake/works", {{"Content-Type", "application/json"}}) == bare);
+  CHECK(challenge("GET", resource, {{"Authorization", "Basic dXNlcjpwYXNz"}}) == bare);
   auto c = valid_claims();
   c["iat"] = unix_now() - 3000;
   c["exp"] = unix_now() - 1000;
   for (const auto& token : {std::string{"not.a.token"}, make_token(c)}) {
     auto value = challenge("GET", resource, {{"Authorization", "Bearer " + token}});
     CHECK(value.rfind(R"(Bearer error="invalid_token")", 0) == 0);
+    CHECK(value.find(R"(, resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource")") != std::string::npos);
     CHECK(value.find(token) == std::string::npos);
   }
   // Not on other statuses.
