@@ -221,16 +221,28 @@ def protocol_checks(svc):
 def limits_checks(binary, source):
     """The POST is rate limited as any REST request; an Idempotency-Key changes nothing (every tool reads)."""
     svc = Service(binary, source, {"CONTENTLAKE_RATE_LIMIT_REQUESTS_PER_SECOND": "1",
-                                   "CONTENTLAKE_RATE_LIMIT_BURST": "3"})
+                                   "CONTENTLAKE_RATE_LIMIT_BURST": "5",
+                                   "CONTENTLAKE_MCP_ALLOWED_ORIGINS": "https://app.example, http://localhost:3000",
+                                   "CONTENTLAKE_MCP_PUBLIC_BASE_URL": "https://lake.example"})
     try:
         token = svc.token(sub="u_alice", tenant="t_mcp", scopes=SCOPES)
+        # A configured Origin passes, another does not; the configured public URL is what 401s name.
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert svc.request("POST", "/v0/mcp", token, ping, {"Origin": "http://localhost:3000"})[0] == 200
+        assert svc.request("POST", "/v0/mcp", token, ping, {"Origin": "http://localhost:3001"})[0] == 403
+        status, headers, _ = svc.request("POST", "/v0/mcp", None, ping)
+        assert headers["WWW-Authenticate"] == 'Bearer resource_metadata="https://lake.example/.well-known/oauth-protected-resource"'
         answers = []
         for i in range(3):
             status, headers, body = svc.request("POST", "/v0/mcp", token, {"jsonrpc": "2.0", "id": i, "method": "ping"},
                                                 {"Idempotency-Key": "same-key"})
             answers.append((status, json.loads(body).get("id"), headers.get("Idempotent-Replayed")))
         assert answers == [(200, 0, None), (200, 1, None), (200, 2, None)], answers
-        status, headers, body = svc.request("POST", "/v0/mcp", token, {"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        # The bucket (burst 5, 1/s) is spent by now or within a few more requests, however slow this machine.
+        for _ in range(20):
+            status, headers, body = svc.request("POST", "/v0/mcp", token, {"jsonrpc": "2.0", "id": 9, "method": "ping"})
+            if status != 200:
+                break
         assert status == 429 and headers["Retry-After"] and json.loads(body)["error"]["reason"] == "RATE_LIMITED"
         print("mcp: the POST is rate limited as on REST (429 RATE_LIMITED, Retry-After); a repeated "
               "Idempotency-Key on tool reads is answered afresh")
