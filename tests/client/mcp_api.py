@@ -6,7 +6,9 @@ client keeps working across a restart of the service (no session to lose). Then 
 outside with raw HTTP: 401 with resource_metadata and the metadata document, the scope, Origin,
 MCP-Protocol-Version, bad JSON, batches, notifications, unknown methods and tools, GET and DELETE.
 
-    mcp_api.py CONTENTLAKE_BINARY SOURCE_DIR NODE_MODULES_DIR
+The MCP Inspector's CLI mode lists the tools and calls one permitted and one refused read.
+
+    mcp_api.py CONTENTLAKE_BINARY SOURCE_DIR SDK_NODE_MODULES INSPECTOR_NODE_MODULES
 """
 import json
 import os
@@ -155,6 +157,33 @@ def sdk_checks(svc, modules, source):
     print("mcp: without a grant, and from another tenant, nothing is read or found")
 
 
+def inspector_checks(svc, modules):
+    """The MCP Inspector (CLI mode), another real client, against the same endpoint."""
+    w = World(svc)
+    work = w.work("Inspected")
+    w.contract(work, [{"usage_type": "ACCESS", "status": "PERMITTED"}, {"usage_type": "AI_RETRIEVAL", "status": "PERMITTED"}])
+    good = w.resource(work, "Inspected", "The inspector reads the ebb.")
+    bad = w.resource(w.work("Uncovered"), "Uncovered", "The inspector may not read this.")
+    cli = os.path.join(modules, "@modelcontextprotocol/inspector-cli/build/index.js")
+
+    def inspect(*args):
+        out = subprocess.run(["node", cli, "http://127.0.0.1:%d/v0/mcp" % svc.port, "--transport", "http",
+                              "--header", "Authorization: Bearer " + w.alice] + list(args),
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr[-400:]
+        return json.loads(out.stdout)
+    assert [t["name"] for t in inspect("--method", "tools/list")["tools"]] == ["search", "read_resource", "list_works"]
+    read = inspect("--method", "tools/call", "--tool-name", "read_resource", "--tool-arg", "id=" + good,
+                   "--tool-arg", "format=markdown")
+    assert read.get("isError") is False and "reads the ebb" in read["content"][0]["text"], read
+    assert "Attribution:" in read["content"][0]["text"]
+    refused = inspect("--method", "tools/call", "--tool-name", "read_resource", "--tool-arg", "id=" + bad)
+    assert refused["isError"] is True and refused["structuredContent"]["error"]["reason"] == "USAGE_PROHIBITED"
+    assert "may not read" not in json.dumps(refused)
+    print("mcp: the MCP Inspector (CLI mode) lists the tools, reads a permitted Resource with its attribution "
+          "and is refused an unlicensed one")
+
+
 def protocol_checks(svc):
     token = svc.token(sub="u_alice", tenant="t_mcp", scopes=SCOPES)
 
@@ -251,10 +280,11 @@ def limits_checks(binary, source):
 
 
 def main():
-    binary, source, modules = sys.argv[1], sys.argv[2], sys.argv[3]
+    binary, source, modules, inspector = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     svc = Service(binary, source)
     try:
         sdk_checks(svc, modules, source)
+        inspector_checks(svc, inspector)
         protocol_checks(svc)
         svc.shutdown()
         assert not any("eyJ" in line for line in svc.log), "a token was logged"
