@@ -12,12 +12,13 @@ std::string_view backend_error_name(backend_error e) {
     case backend_error::gone: return "gone";
     case backend_error::refused: return "refused";
     case backend_error::other: return "other";
+    case backend_error::storage_full: return "storage_full";
   }
   return "other";
 }
 
 backend_error classify(const caf::error& e) {
-  if (e.category() == caf::atom("backend") && e.code() >= 1 && e.code() <= 5) return static_cast<backend_error>(e.code());
+  if (e.category() == caf::atom("backend") && e.code() >= 1 && e.code() <= 6) return static_cast<backend_error>(e.code());
   if (e == caf::sec::request_timeout) return backend_error::timeout;
   if (e == caf::sec::request_receiver_down) return backend_error::gone;
   return backend_error::other;

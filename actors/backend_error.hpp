@@ -1,8 +1,8 @@
 #pragma once
 /// Why a concern actor did not give a plan its answer, as one error enum CAF knows: an operator
 /// tells a storage failure from a timeout, an actor that is gone (restarting) or a refusal in the
-/// log and in `contentlake_backend_errors_total{concern,kind}`. Clients always see 503
-/// BACKEND_UNAVAILABLE; the kind is for operators.
+/// log and in `contentlake_backend_errors_total{concern,kind}`. Clients see 503
+/// BACKEND_UNAVAILABLE, except for a full store: 507 STORAGE_FULL (waiting does not help).
 
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
@@ -19,6 +19,7 @@ enum class backend_error : std::uint8_t {
   gone = 3,             ///< the actor is down (being restarted by the supervisor)
   refused = 4,          ///< the actor refused the request (e.g. a policy or key set it cannot use)
   other = 5,            ///< anything else CAF reported
+  storage_full = 6,     ///< the store has no room (LMDB's map is full): nothing of the write was stored
 };
 
 /// Stable label of a kind (`storage_failure`, `timeout`, `gone`, `refused`, `other`).

@@ -39,6 +39,9 @@ void ask(caf::event_based_actor* self, const request_context& ctx, const reply_f
       auto kind = backend_error_name(classify(e));
       if (stats) stats->count_backend_error(concern, kind);
       spdlog::warn("{} did not answer a request: {}", concern, kind);
+      if (classify(e) == backend_error::storage_full)
+        return done(domain::api_reply::failure(domain::error_id::storage_full,
+                                               "The service's storage is full: nothing of this request was stored."));
       done(backend_unavailable(concern));
     });
 }

@@ -23,6 +23,11 @@ void commit(writer_state& st, const writer_config& cfg,
       cfg.stats->mutations += group.size();
     }
     for (std::size_t i = 0; i < group.size(); ++i) group[i].second.deliver(static_cast<bool>(kept[i]));
+  } catch (const storage::store_full& e) {
+    // No room: nothing of the group is stored; every requester learns it (507 upstream). Reads go on.
+    spdlog::error("writer: the store is full (raise storage.map_size_mib and restart): group of {} mutation(s) "
+                  "not stored: {}", group.size(), e.what());
+    for (auto& [m, rp] : group) rp.deliver(caf::make_error(backend_error::storage_full, "store full"));
   } catch (const std::exception& e) {
     // Nothing of the group is stored; every requester learns it (503 upstream).
     spdlog::error("writer: group commit of {} mutation(s) failed: {}", group.size(), e.what());

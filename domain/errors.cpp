@@ -105,6 +105,9 @@ const std::vector<error_entry>& catalogue() {
      "The caller owns no webhook with this id (another principal's and another tenant's are answered the same)."},
     {error_id::origin_not_allowed, 403, "PERMISSION_DENIED", "ORIGIN_NOT_ALLOWED", contentlake_domain,
      "The request's Origin is not in `mcp.allowed_origins` (a web page may not reach the MCP endpoint unless allowed)."},
+    {error_id::storage_full, 507, "RESOURCE_EXHAUSTED", "STORAGE_FULL", contentlake_domain,
+     "The record store is full (LMDB's map, `storage.map_size_mib`): nothing of the write was stored; reads go on. "
+     "The operator raises the setting and restarts; retrying before that fails the same way."},
     {error_id::mcp_protocol_version_unsupported, 400, "INVALID_ARGUMENT", "MCP_PROTOCOL_VERSION_UNSUPPORTED",
      contentlake_domain, "`MCP-Protocol-Version` names a revision the MCP endpoint does not speak (2025-06-18, 2025-03-26)."},
     {error_id::upload_not_found, 404, "NOT_FOUND", "UPLOAD_NOT_FOUND", contentlake_domain,

@@ -47,6 +47,7 @@ enum class error_id : std::uint8_t {
   grant_not_found,
   webhook_not_found,
   origin_not_allowed,
+  storage_full,
   mcp_protocol_version_unsupported,
   upload_not_found,
   blob_not_found,

@@ -119,6 +119,8 @@ public:
         kv_write_view view{*child, seq};
         try {
           keep = batch[i](view);
+        } catch (const store_full&) {
+          throw;  // no room: the whole group fails (its transaction is aborted), not this mutation alone
         } catch (const std::exception&) {
           keep = false;  // a throwing mutation loses only its own changes
         }

@@ -15,6 +15,7 @@ namespace cl::storage {
 namespace {
 
 void check(int rc, const char* what) {
+  if (rc == MDB_MAP_FULL) throw store_full(std::string{what} + ": " + mdb_strerror(rc));
   if (rc != MDB_SUCCESS) throw std::runtime_error(std::string{what} + ": " + mdb_strerror(rc));
 }
 

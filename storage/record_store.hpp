@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,6 +112,12 @@ public:
 
 protected:
   virtual typed_store& find_store_to_write(store_kind kind) = 0;
+};
+
+/// Thrown by a store that has no room for a write (LMDB's map is full). `apply` lets it through:
+/// nothing of the group is stored, and the writer answers every write of it "storage full".
+struct store_full : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// One unit of work for the writer. Returns true to keep its changes, false to roll back only its
