@@ -61,6 +61,13 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self, std::share
   });
   return {
     [](caf::get_atom) { return true; },
+    [self, cfg](fault_kill_atom, const std::string& name) {
+      for (std::size_t i = 0; i < cfg->children.size() && i < self->state.running.size(); ++i)
+        if (cfg->children[i].name == name && self->state.running[i].address) {
+          spdlog::warn("fault injection: killing {}", name);
+          self->send_exit(self->state.running[i].address, caf::exit_reason::kill);
+        }
+    },
   };
 }
 

@@ -4,6 +4,7 @@
 
 #include "actors/directory.hpp"
 #include "actors/metrics.hpp"
+#include "actors/type_ids.hpp"
 
 #include <caf/actor_addr.hpp>
 #include <caf/local_actor.hpp>
@@ -18,6 +19,10 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+/// `(fault_kill_atom, name)` to the supervisor: kills its child `name` (fault injection); it is
+/// restarted as after any crash.
+CAF_ADD_ATOM(contentlake, cl::actors, fault_kill_atom, "faultkill")
 
 namespace cl::actors {
 

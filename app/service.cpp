@@ -43,6 +43,7 @@ struct service::impl {
   std::unique_ptr<caf::actor_system_config> caf_config;
   std::unique_ptr<caf::actor_system> system;
   caf::actor supervisor;
+  std::shared_ptr<const http::fault_injection> faults;  ///< set when admin.fault_injection is on
 
   net::io_context ioc;
   std::unique_ptr<net::signal_set> signals;
@@ -104,6 +105,15 @@ struct service::impl {
     sup->children = std::move(*children);
     if (auto err = actors::validate(*sup)) throw std::runtime_error(*err);
     supervisor = system->spawn(actors::supervisor, std::shared_ptr<const actors::supervisor_config>{sup});
+    if (settings.admin_fault_injection) {
+      auto f = std::make_shared<http::fault_injection>();
+      for (const auto& child : sup->children) f->actors.push_back(child.name);
+      f->kill = [target = caf::actor_cast<caf::weak_actor_ptr>(supervisor)](const std::string& name) {
+        if (auto strong = target.lock()) caf::anon_send(caf::actor_cast<caf::actor>(strong), actors::fault_kill_atom_v, name);
+      };
+      faults = std::move(f);
+      spdlog::warn("FAULT INJECTION is on (admin.fault_injection): POST /faults/kill on the admin listener kills actors");
+    }
     // The supervisor publishes every child before it answers: after this, the directory is complete.
     caf::scoped_actor self{*system};
     bool ready = false;
@@ -151,7 +161,7 @@ struct service::impl {
     api_settings.idempotency_retention_ms = settings.idempotency.retention_seconds * 1000;
     api_settings.recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
     api = http::make_public_api(*system, groups().routes(), directory, api_settings);
-    admin = http::make_admin_api(stats, health);
+    admin = http::make_admin_api(stats, health, faults);
     public_ctx = make_context("public", api.get(), true);
     admin_ctx = make_context("admin", admin.get(), false);
     public_listener = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx);

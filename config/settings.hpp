@@ -112,6 +112,8 @@ struct settings {
   endpoint listen{"127.0.0.1", 8080};
   std::string data_dir = "./var";
   endpoint admin_listen{"127.0.0.1", 9464};
+  /// `POST /faults/kill` on the admin listener (fault tests from outside); off unless asked for.
+  bool admin_fault_injection = false;
   auth_settings auth;
   rate_limit_settings rate_limit;
   http_settings http;

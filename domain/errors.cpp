@@ -108,6 +108,9 @@ const std::vector<error_entry>& catalogue() {
     {error_id::storage_full, 507, "RESOURCE_EXHAUSTED", "STORAGE_FULL", contentlake_domain,
      "The record store is full (LMDB's map, `storage.map_size_mib`): nothing of the write was stored; reads go on. "
      "The operator raises the setting and restarts; retrying before that fails the same way."},
+    {error_id::fault_injection_disabled, 403, "PERMISSION_DENIED", "FAULT_INJECTION_DISABLED", contentlake_domain,
+     "Admin listener only: fault injection is off; start the service with admin.fault_injection=true "
+     "(CONTENTLAKE_ADMIN_FAULT_INJECTION=true) to use /faults."},
     {error_id::mcp_protocol_version_unsupported, 400, "INVALID_ARGUMENT", "MCP_PROTOCOL_VERSION_UNSUPPORTED",
      contentlake_domain, "`MCP-Protocol-Version` names a revision the MCP endpoint does not speak (2025-06-18, 2025-03-26)."},
     {error_id::upload_not_found, 404, "NOT_FOUND", "UPLOAD_NOT_FOUND", contentlake_domain,

@@ -48,6 +48,7 @@ enum class error_id : std::uint8_t {
   webhook_not_found,
   origin_not_allowed,
   storage_full,
+  fault_injection_disabled,
   mcp_protocol_version_unsupported,
   upload_not_found,
   blob_not_found,

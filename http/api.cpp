@@ -4,6 +4,8 @@
 #include "actors/deadlines.hpp"
 #include "actors/directory.hpp"
 #include "actors/metrics.hpp"
+#include "actors/plan_body.hpp"
+#include "domain/json_text.hpp"
 #include "domain/negotiation.hpp"
 #include "domain/page_token.hpp"
 #include "domain/query.hpp"
@@ -146,13 +148,49 @@ private:
 /// The operations listener: metrics and health, never part of the public contract.
 class admin_api final : public request_handler {
 public:
-  admin_api(std::shared_ptr<actors::metrics> stats, std::shared_ptr<actors::service_health> health)
-    : stats_(std::move(stats)), health_(std::move(health)) {}
+  admin_api(std::shared_ptr<actors::metrics> stats, std::shared_ptr<actors::service_health> health,
+            std::shared_ptr<const fault_injection> faults)
+    : stats_(std::move(stats)), health_(std::move(health)), faults_(std::move(faults)) {}
+
+  /// `/faults` (list) and `/faults/kill?actor=NAME`, when fault injection is on.
+  domain::api_reply handle_faults(const domain::api_request& request) const {
+    if (!faults_)
+      return domain::api_reply::failure(domain::error_id::fault_injection_disabled,
+                                        "Fault injection is off: start the service with admin.fault_injection=true "
+                                        "(CONTENTLAKE_ADMIN_FAULT_INJECTION=true).");
+    auto names = [&] {
+      std::string out;
+      for (const auto& a : faults_->actors) out += (out.empty() ? "\"" : ",\"") + a + "\"";
+      return "[" + out + "]";
+    };
+    if (request.path == "/faults" && request.method == "GET") {
+      domain::api_reply r;
+      r.body = "{\"actors\":" + names() + "}";
+      return r;
+    }
+    if (request.path == "/faults/kill" && request.method == "POST") {
+      auto actor = actors::query_param(request.query, "actor");
+      if (std::find(faults_->actors.begin(), faults_->actors.end(), actor) == faults_->actors.end())
+        return domain::api_reply::failure(domain::error_id::invalid_argument, "No supervised actor has this name.",
+                                          {{"actor", "one of GET /faults"}});
+      faults_->kill(actor);
+      domain::api_reply r;
+      r.status = 202;
+      r.body = "{\"killed\":" + domain::json_string(actor) + "}";
+      return r;
+    }
+    auto r = domain::api_reply::failure(domain::error_id::method_not_allowed, "GET /faults, POST /faults/kill?actor=NAME.");
+    r.headers.emplace_back("Allow", request.path == "/faults" ? "GET" : "POST");
+    return r;
+  }
 
   void handle(domain::api_request request, std::shared_ptr<const admission>, reply_fn done) override {
     domain::api_reply r;
     r.route = request.path;
-    if (request.method != "GET") {
+    if (request.path == "/faults" || request.path.rfind("/faults/", 0) == 0) {
+      r = handle_faults(request);
+      r.route = request.path;
+    } else if (request.method != "GET") {
       r = domain::api_reply::failure(domain::error_id::method_not_allowed, "The admin listener only answers GET.");
       r.headers.emplace_back("Allow", "GET");
     } else if (request.path == "/metrics") {
@@ -184,6 +222,7 @@ public:
 private:
   std::shared_ptr<actors::metrics> stats_;
   std::shared_ptr<actors::service_health> health_;
+  std::shared_ptr<const fault_injection> faults_;
 };
 
 }  // namespace
@@ -195,8 +234,9 @@ std::unique_ptr<request_handler> make_public_api(caf::actor_system& sys, std::ve
 }
 
 std::unique_ptr<request_handler> make_admin_api(std::shared_ptr<actors::metrics> stats,
-                                                std::shared_ptr<actors::service_health> health) {
-  return std::make_unique<admin_api>(std::move(stats), std::move(health));
+                                                std::shared_ptr<actors::service_health> health,
+                                                std::shared_ptr<const fault_injection> faults) {
+  return std::make_unique<admin_api>(std::move(stats), std::move(health), std::move(faults));
 }
 
 }  // namespace cl::http

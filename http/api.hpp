@@ -40,8 +40,17 @@ std::unique_ptr<request_handler> make_public_api(caf::actor_system& sys, std::ve
                                                  std::shared_ptr<actors::actor_directory> directory,
                                                  const public_api_settings& settings);
 
-/// The operations listener's handler: never part of the public contract.
+/// Fault injection on the operations listener (`admin.fault_injection`): the supervised actors by
+/// name, and how to kill one (its supervisor restarts it).
+struct fault_injection {
+  std::vector<std::string> actors;
+  std::function<void(const std::string& name)> kill;
+};
+
+/// The operations listener's handler: never part of the public contract. `faults` null: fault
+/// injection is off and /faults says how to turn it on.
 std::unique_ptr<request_handler> make_admin_api(std::shared_ptr<actors::metrics> stats,
-                                                std::shared_ptr<actors::service_health> health);
+                                                std::shared_ptr<actors::service_health> health,
+                                                std::shared_ptr<const fault_injection> faults = nullptr);
 
 }  // namespace cl::http

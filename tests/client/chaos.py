@@ -1,0 +1,194 @@
+"""Fault injection from outside (issue 31, item 1): with `admin.fault_injection` on, a mixed load
+(Resource reads, keyed Work creates, searches, change-feed polls, MCP reads) runs while each
+supervised actor is killed in turn through `POST /faults/kill?actor=NAME` on the admin listener.
+Per actor it reports requests answered, answers other than the normal status or 503 with
+Retry-After (must be 0), requests that got no answer (must be 0), the time from the kill to the
+next normal answer of each kind of request sent after it, and whether any acknowledged write is
+missing afterwards (must be 0). Also: fault injection is refused, saying how to enable it, when off.
+
+    chaos.py CONTENTLAKE_BINARY SOURCE_DIR [ROUNDS] [SECONDS_PER_ROUND]
+(ctest: 1 round of 0.6 s per actor; bench/chaos: 20 rounds.)
+"""
+import http.client
+import json
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Service, fetch  # noqa: E402
+
+SCOPES = "content-lake.read content-lake.write contracts.read contracts.write"
+NORMAL = {"read": 200, "create": 201, "search": 200, "feed": 200, "mcp": 200}
+
+
+class Load:
+    """Client threads sending a mix of requests until stopped; every outcome with its times."""
+
+    def __init__(self, svc, token, resource, clients=4):
+        self.svc, self.token, self.resource = svc, token, resource
+        self.outcomes = []  # (kind, sent, answered, status, retry_after, body)
+        self.created = []   # Work ids acknowledged (201)
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.counter = [0]
+        self.threads = [threading.Thread(target=self.client, args=(i,)) for i in range(clients)]
+        for t in self.threads:
+            t.start()
+
+    def request(self, i, n):
+        kinds = ["read", "create", "search", "feed", "mcp"]
+        kind = kinds[(i + n) % len(kinds)]
+        h = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json"}
+        if kind == "read":
+            return kind, "GET", "/v0/content-lake/resources/" + self.resource, None, h
+        if kind == "create":
+            with self.lock:
+                self.counter[0] += 1
+                key = "chaos-%d-%d" % (os.getpid(), self.counter[0])
+            h["Idempotency-Key"] = key
+            return kind, "POST", "/v0/content-lake/works", json.dumps({"title": key}), h
+        if kind == "search":
+            return kind, "POST", "/v0/content-lake/search", json.dumps({"query": "tide", "page_size": 5}), h
+        if kind == "feed":
+            return kind, "GET", "/v0/content-lake/changes?page_size=5", None, h
+        return kind, "POST", "/v0/mcp", json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+            "name": "read_resource", "arguments": {"id": self.resource}}}), h
+
+    def client(self, i):
+        conn = None
+        n = 0
+        while not self.stop.is_set():
+            n += 1
+            kind, method, path, body, headers = self.request(i, n)
+            sent = time.monotonic()
+            status, retry_after, answer = None, None, b""
+            for attempt in range(2):  # a connection the service closed is reopened once, not counted
+                try:
+                    if conn is None:
+                        conn = http.client.HTTPConnection("127.0.0.1", self.svc.port, timeout=15)
+                    conn.request(method, path, body, headers)
+                    r = conn.getresponse()
+                    answer = r.read()
+                    status, retry_after = r.status, r.getheader("Retry-After")
+                    if r.getheader("Connection", "").lower() == "close":
+                        conn.close()
+                        conn = None
+                    break
+                except (ConnectionError, http.client.RemoteDisconnected, BrokenPipeError) as e:
+                    conn = None
+                    if attempt == 1:
+                        status = "no answer: %s" % type(e).__name__
+                except Exception as e:  # a timeout: the request never got an answer
+                    conn = None
+                    status = "no answer: %s" % type(e).__name__
+                    break
+            answered = time.monotonic()
+            with self.lock:
+                self.outcomes.append((kind, sent, answered, status, retry_after, answer[:200]))
+                if kind == "create" and status == 201:
+                    self.created.append(json.loads(answer)["id"])
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(60)
+
+
+def restarts(admin, actor):
+    _, _, body = fetch(admin + "/metrics")
+    for line in body.decode().splitlines():
+        if line.startswith('contentlake_actor_restarts_total{actor="%s"}' % actor):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def refused_when_off(binary, source):
+    svc = Service(binary, source)
+    try:
+        status, _, body = fetch("http://127.0.0.1:%d/faults/kill?actor=writer" % svc.admin_port, "POST", b"")
+        error = json.loads(body)["error"]
+        assert status == 403 and error["reason"] == "FAULT_INJECTION_DISABLED", (status, body)
+        assert "admin.fault_injection=true" in error["message"]
+        print("chaos: with fault injection off, /faults is 403 FAULT_INJECTION_DISABLED saying how to turn it on")
+    finally:
+        svc.stop()
+
+
+def main():
+    binary, source = sys.argv[1], sys.argv[2]
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 0.6
+    refused_when_off(binary, source)
+    svc = Service(binary, source, {"CONTENTLAKE_ADMIN_FAULT_INJECTION": "true",
+                                   "CONTENTLAKE_SUPERVISOR_MAX_RESTARTS": "1000"})
+    admin = "http://127.0.0.1:%d" % svc.admin_port
+    try:
+        token = svc.token(sub="u_chaos", tenant="t_chaos", scopes=SCOPES)
+        status, _, body = svc.request("POST", "/v0/content-lake/works", token, {"title": "Tides"})
+        work = json.loads(body)["id"]
+        status, _, body = svc.request("POST", "/v0/content-lake/resources", token, {
+            "title": "Tide", "type": "CHAPTER", "language": "en", "work_id": work, "content": {
+                "format": "cl.content/1", "blocks": [{"type": "paragraph", "key": "p1", "children": [
+                    {"type": "span", "text": "The tide turns at Brest."}]}]}})
+        resource = json.loads(body)["id"]
+        svc.request("POST", "/v0/contracts", token, {
+            "title": "Rights", "status": "ACTIVE", "valid_from": "2026-01-01T00:00:00Z", "work_ids": [work],
+            "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+            "usage_terms": [{"usage_type": "ACCESS", "status": "PERMITTED"},
+                            {"usage_type": "AI_RETRIEVAL", "status": "PERMITTED"}]})
+        status, _, body = fetch(admin + "/faults")
+        actors = json.loads(body)["actors"]
+        assert status == 200 and "writer" in actors and "mcp" in actors, body
+        status, _, body = fetch(admin + "/faults/kill?actor=nobody", "POST", b"")
+        assert status == 400, status
+        failures, report = [], []
+        all_created = []
+        for actor in actors:
+            answered = abnormal = unanswered = 0
+            recoveries = []
+            for _ in range(rounds):
+                before = restarts(admin, actor)
+                load = Load(svc, token, resource)
+                time.sleep(seconds / 3)  # load before the kill (what it measures is time, not a condition)
+                killed = time.monotonic()
+                status, _, _ = fetch(admin + "/faults/kill?actor=" + actor, "POST", b"")
+                assert status == 202, status
+                time.sleep(seconds * 2 / 3)
+                load.finish()
+                if restarts(admin, actor) <= before:
+                    failures.append("%s: the kill did not restart it" % actor)
+                all_created += load.created
+                for kind, sent, done, st, retry, body in load.outcomes:
+                    if isinstance(st, str):
+                        unanswered += 1
+                        failures.append("%s: %s %s" % (actor, kind, st))
+                        continue
+                    answered += 1
+                    if st != NORMAL[kind] and not (st == 503 and retry):
+                        abnormal += 1
+                        failures.append("%s: %s answered %s: %s" % (actor, kind, st, body))
+                worst = 0.0
+                for kind in NORMAL:
+                    after = [done for k, sent, done, st, _, _ in load.outcomes
+                             if k == kind and sent >= killed and st == NORMAL[kind]]
+                    if after:
+                        worst = max(worst, min(after) - killed)
+                recoveries.append(worst)
+            report.append((actor, answered, abnormal, unanswered, max(recoveries)))
+        # Every acknowledged write is there after all the kills.
+        missing = [w for w in all_created if svc.request("GET", "/v0/content-lake/works/" + w, token)[0] != 200]
+        print("chaos: %d round(s) per actor; actor, answered, abnormal, unanswered, next normal answer (ms):" % rounds)
+        for actor, answered, abnormal, unanswered, worst in report:
+            print("  %-20s %6d %3d %3d %8.1f" % (actor, answered, abnormal, unanswered, worst * 1000))
+        print("chaos: %d acknowledged creates, %d missing afterwards" % (len(all_created), len(missing)))
+        assert not failures, failures[:10]
+        assert not missing, missing[:10]
+        assert all(a > 0 for _, a, _, _, _ in report)
+    finally:
+        svc.stop()
+
+
+if __name__ == "__main__":
+    main()
