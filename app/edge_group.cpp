@@ -40,14 +40,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_edge(const startup& s) {
   auto cfg = std::make_shared<actors::edge_purger_config>();
   cfg->store = s.store;
   cfg->directory = s.directory;
-  std::string rest = section.purge_urls;
-  while (!rest.empty()) {
-    auto comma = rest.find(',');
-    auto url = rest.substr(0, comma);
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    url.erase(0, url.find_first_not_of(' '));
-    url.erase(url.find_last_not_of(' ') + 1);
-    if (url.empty()) continue;
+  for (const auto& url : config::comma_list(section.purge_urls)) {
     auto parsed = http::parse_purge_url(url);
     if (auto* why = std::get_if<std::string>(&parsed))
       return startup_failure("edge.purge_urls: \"" + url.substr(0, 100) + "\": " + *why);

@@ -24,14 +24,7 @@ struct mcp_settings {
 caf::expected<std::vector<actors::child_spec>> spawn_mcp(const startup& s) {
   const auto& section = s.settings.groups.get<mcp_settings>();
   auto policy = std::make_shared<actors::mcp_policy>();
-  std::string rest = section.allowed_origins;
-  while (!rest.empty()) {
-    auto comma = rest.find(',');
-    auto origin = rest.substr(0, comma);
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    origin.erase(0, origin.find_first_not_of(' '));
-    origin.erase(origin.find_last_not_of(' ') + 1);
-    if (origin.empty()) continue;
+  for (const auto& origin : config::comma_list(section.allowed_origins)) {
     if (origin.rfind("http://", 0) != 0 && origin.rfind("https://", 0) != 0)
       return startup_failure("mcp.allowed_origins: \"" + origin.substr(0, 100) + "\" is not an origin (scheme://host[:port])");
     policy->allowed_origins.push_back(origin);

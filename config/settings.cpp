@@ -272,6 +272,21 @@ std::optional<std::string> validate(const settings& s) {
 
 }  // namespace
 
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (!item.empty()) out.push_back(std::move(item));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::optional<endpoint> parse_endpoint(const std::string& text) {
   auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0) return std::nullopt;

@@ -197,6 +197,9 @@ std::optional<settings> load_settings(const std::vector<option>& group_options, 
                                       const std::vector<std::pair<std::string, std::string>>& overrides,
                                       std::string& error);
 
+/// The items of a comma-separated setting (`a, b,c`), each trimmed of spaces, empty ones dropped.
+std::vector<std::string> comma_list(const std::string& text);
+
 /// Parses `HOST:PORT` (`[v6]:PORT` too); nullopt on anything else.
 std::optional<endpoint> parse_endpoint(const std::string& text);
 

@@ -8,6 +8,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <string>
 
 namespace cl::http {
 
@@ -28,6 +29,22 @@ boost::system::error_code run_step(boost::asio::io_context& ioc, std::chrono::st
     return boost::asio::error::timed_out;
   }
   return result;
+}
+
+/// A client exchange that failed at one step, with its error class (`dns`, `connect`, `send`,
+/// `response`, `tls`, `timeout`...): what the clients report, never a URL, header or body.
+struct client_failure {
+  std::string what;
+};
+
+/// `run_step`, throwing `client_failure{what}` when the step fails (`timeout` when the deadline
+/// passed).
+template <class Initiate, class OnTimeout>
+void checked_step(boost::asio::io_context& ioc, std::chrono::steady_clock::time_point deadline, const char* what,
+                  Initiate initiate, OnTimeout on_timeout) {
+  auto result = run_step(ioc, deadline, initiate, on_timeout);
+  if (result == boost::asio::error::timed_out) throw client_failure{"timeout"};
+  if (result) throw client_failure{what};
 }
 
 }  // namespace cl::http

@@ -19,17 +19,6 @@ namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 using steady = std::chrono::steady_clock;
 
-struct failed {
-  std::string what;
-};
-
-template <class Initiate, class Close>
-void step(net::io_context& ioc, steady::time_point deadline, const char* what, Initiate initiate, Close on_timeout) {
-  auto result = run_step(ioc, deadline, initiate, on_timeout);
-  if (result == net::error::timed_out) throw failed{"timeout"};
-  if (result) throw failed{what};
-}
-
 }  // namespace
 
 std::variant<purge_target, std::string> parse_purge_url(const std::string& url) {
@@ -69,7 +58,7 @@ purge_response send_purge(const purge_request& r) {
     net::io_context ioc;
     tcp::resolver resolver{ioc};
     tcp::resolver::results_type results;
-    step(
+    checked_step(
       ioc, deadline, "dns",
       [&](auto handler) {
         resolver.async_resolve(r.to.host, r.to.port,
@@ -80,7 +69,7 @@ purge_response send_purge(const purge_request& r) {
       },
       [&] { resolver.cancel(); });
     beast::tcp_stream stream{ioc};
-    step(ioc, deadline, "connect", [&](auto handler) { stream.async_connect(results, handler); },
+    checked_step(ioc, deadline, "connect", [&](auto handler) { stream.async_connect(results, handler); },
          [&] { stream.close(); });
     bhttp::request<bhttp::empty_body> req{bhttp::verb::purge, r.to.target, 11};
     auto host = r.to.host.find(':') != std::string::npos ? "[" + r.to.host + "]" : r.to.host;
@@ -92,16 +81,16 @@ purge_response send_purge(const purge_request& r) {
     if (r.everything) req.set("X-Purge-All", "1");
     req.set(bhttp::field::connection, "close");
     auto close = [&] { stream.close(); };
-    step(ioc, deadline, "send", [&](auto handler) { bhttp::async_write(stream, req, handler); }, close);
+    checked_step(ioc, deadline, "send", [&](auto handler) { bhttp::async_write(stream, req, handler); }, close);
     beast::flat_buffer buffer{16 * 1024};
     bhttp::response_parser<bhttp::empty_body> parser;
     parser.header_limit(16 * 1024);
-    step(ioc, deadline, "response", [&](auto handler) { bhttp::async_read_header(stream, buffer, parser, handler); },
+    checked_step(ioc, deadline, "response", [&](auto handler) { bhttp::async_read_header(stream, buffer, parser, handler); },
          close);
     close();
     out.status = static_cast<int>(parser.get().result_int());
     if (out.status != 200) out.error = "http_status";
-  } catch (const failed& f) {
+  } catch (const client_failure& f) {
     out.error = f.what;
   } catch (const std::exception&) {
     out.error = "client";

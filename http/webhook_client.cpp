@@ -24,11 +24,6 @@ namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 using steady = std::chrono::steady_clock;
 
-/// An attempt that failed with error class `what`.
-struct failed {
-  std::string what;
-};
-
 domain::ip_address to_domain(const net::ip::address& a) {
   domain::ip_address out{};
   if (a.is_v4()) {
@@ -40,14 +35,6 @@ domain::ip_address to_domain(const net::ip::address& a) {
     std::copy(b.begin(), b.end(), out.begin());
   }
   return out;
-}
-
-/// `run_step`, failing the attempt with error class `what` (or `timeout`).
-template <class Initiate, class Close>
-void step(net::io_context& ioc, steady::time_point deadline, const char* what, Initiate initiate, Close on_timeout) {
-  auto result = run_step(ioc, deadline, initiate, on_timeout);
-  if (result == net::error::timed_out) throw failed{"timeout"};
-  if (result) throw failed{what};
 }
 
 /// The addresses of `host` the policy allows, in the resolver's order.
@@ -62,7 +49,7 @@ std::vector<tcp::endpoint> checked_endpoints(net::io_context& ioc, steady::time_
   } else {
     tcp::resolver resolver{ioc};
     tcp::resolver::results_type results;
-    step(
+    checked_step(
       ioc, deadline, "dns",
       [&](auto handler) {
         resolver.async_resolve(t.host, t.port, [&results, handler](boost::system::error_code e, tcp::resolver::results_type r) mutable {
@@ -80,7 +67,7 @@ std::vector<tcp::endpoint> checked_endpoints(net::io_context& ioc, steady::time_
     if (a.is_v6() && a.to_v6().is_v4_mapped()) a = net::ip::make_address_v4(net::ip::v4_mapped, a.to_v6());
     if (domain::address_allowed(to_domain(a), o.allowed_networks)) allowed.emplace_back(a, port);
   }
-  if (allowed.empty()) throw failed{"refused_address"};
+  if (allowed.empty()) throw client_failure{"refused_address"};
   return allowed;
 }
 
@@ -101,12 +88,12 @@ domain::webhook_response exchange(net::io_context& ioc, steady::time_point deadl
   req.body() = r.body;
   req.prepare_payload();
   auto close = [&] { beast::get_lowest_layer(stream).close(); };
-  step(ioc, deadline, "send", [&](auto handler) { bhttp::async_write(stream, req, handler); }, close);
+  checked_step(ioc, deadline, "send", [&](auto handler) { bhttp::async_write(stream, req, handler); }, close);
   // Only the header is read: the status and Retry-After are all a delivery needs.
   beast::flat_buffer buffer{16 * 1024};
   bhttp::response_parser<bhttp::empty_body> parser;
   parser.header_limit(16 * 1024);
-  step(ioc, deadline, "response", [&](auto handler) { bhttp::async_read_header(stream, buffer, parser, handler); }, close);
+  checked_step(ioc, deadline, "response", [&](auto handler) { bhttp::async_read_header(stream, buffer, parser, handler); }, close);
   close();
   domain::webhook_response out;
   const auto& res = parser.get();
@@ -145,10 +132,10 @@ domain::webhook_response post_webhook(const domain::webhook_request& r, const we
       socket = tcp::socket{ioc};
       last = run_step(
         ioc, deadline, [&](auto handler) { socket.async_connect(e, handler); }, [&] { socket.close(); });
-      if (last == net::error::timed_out) throw failed{"timeout"};
+      if (last == net::error::timed_out) throw client_failure{"timeout"};
       if (!last) break;
     }
-    if (last) throw failed{"connect"};
+    if (last) throw client_failure{"connect"};
     if (!t.tls) {
       beast::tcp_stream stream{std::move(socket)};
       out = exchange(ioc, deadline, stream, t, r, o);
@@ -159,12 +146,12 @@ domain::webhook_response post_webhook(const domain::webhook_request& r, const we
     if (!o.ca_file.empty()) ctx.load_verify_file(o.ca_file);
     ctx.set_verify_mode(ssl::verify_peer);
     beast::ssl_stream<beast::tcp_stream> stream{beast::tcp_stream{std::move(socket)}, ctx};
-    if (!SSL_set_tlsext_host_name(stream.native_handle(), t.host.c_str())) throw failed{"tls"};
+    if (!SSL_set_tlsext_host_name(stream.native_handle(), t.host.c_str())) throw client_failure{"tls"};
     stream.set_verify_callback(ssl::host_name_verification(t.host));
-    step(ioc, deadline, "tls", [&](auto handler) { stream.async_handshake(ssl::stream_base::client, handler); },
+    checked_step(ioc, deadline, "tls", [&](auto handler) { stream.async_handshake(ssl::stream_base::client, handler); },
          [&] { beast::get_lowest_layer(stream).close(); });
     out = exchange(ioc, deadline, stream, t, r, o);
-  } catch (const failed& f) {
+  } catch (const client_failure& f) {
     out.error = f.what;
   } catch (const std::exception&) {
     out.error = "client";

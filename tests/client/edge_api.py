@@ -20,7 +20,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Service, fetch  # noqa: E402
+from harness import Service, fetch, wait_until  # noqa: E402
 
 SCOPES = "content-lake.read content-lake.write contracts.read contracts.write"
 WITHIN = 1.0  # seconds: how soon a change must show through the edge
@@ -30,17 +30,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def wait_until(what, predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting until " + what)
-        time.sleep(0.01)
 
 
 def ok(status, body, want=200):

@@ -13,6 +13,19 @@ import urllib.error
 import urllib.request
 
 
+def wait_until(what, predicate, timeout=20.0):
+    """Polls `predicate` until it holds (its value is returned) or fails the test after `timeout`."""
+    import time
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting until " + what)
+        time.sleep(0.01)
+
+
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """Answers are shown as they come: a 302 is a 302 (the blob routes' Location is what is tested)."""
 

@@ -15,7 +15,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Service, fetch  # noqa: E402
+from harness import Service, fetch, wait_until  # noqa: E402
 
 SCOPES = "content-lake.read content-lake.write webhooks.read webhooks.write"
 LOOPBACK = {
@@ -23,18 +23,6 @@ LOOPBACK = {
     "CONTENTLAKE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8",
     "CONTENTLAKE_WEBHOOKS_RETRY_SCHEDULE_SECONDS": "0.2,0.4,0.8",
 }
-
-
-def wait_until(what, predicate, timeout=20.0):
-    """Polls `predicate` until it holds (its value is returned) or fails the test after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting until " + what)
-        time.sleep(0.02)
 
 
 class Receiver:
