@@ -1,6 +1,7 @@
 #include "actors/ledger.hpp"
 #include "actors/backend_error.hpp"
 #include "domain/clock.hpp"
+#include "storage/kv.hpp"
 
 #include "domain/idempotency.hpp"
 
@@ -72,6 +73,11 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
                   [](caf::error&) {});
         else if (cfg->stats)
           cfg->stats->set_ledger_entries(cfg->store->ledger().records());
+        // The store's size for capacity alerts, on the same tick.
+        if (cfg->stats) {
+          auto [used, limit] = storage::kv::space_of(*cfg->store);
+          cfg->stats->set_storage_space(used, limit);
+        }
       } catch (const std::exception& e) {
         spdlog::error("ledger: pruning failed: {}", e.what());
       }

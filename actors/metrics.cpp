@@ -89,6 +89,18 @@ struct metrics::impl {
       .Name("contentlake_build_info")
       .Help("Always 1; its labels say what runs: version, commit, and the data formats it reads and writes.")
       .Register(*registry);
+  prometheus::Gauge& storage_used =
+    prometheus::BuildGauge()
+      .Name("contentlake_storage_used_bytes")
+      .Help("Bytes the record store (LMDB) uses; at storage_limit_bytes writes get 507 STORAGE_FULL.")
+      .Register(*registry)
+      .Add({});
+  prometheus::Gauge& storage_limit =
+    prometheus::BuildGauge()
+      .Name("contentlake_storage_limit_bytes")
+      .Help("The most the record store may hold (storage.map_size_mib).")
+      .Register(*registry)
+      .Add({});
   prometheus::Gauge& ledger_entries =
     prometheus::BuildGauge()
       .Name("contentlake_idempotency_ledger_entries")
@@ -135,6 +147,11 @@ void metrics::count_backend_error(std::string_view concern, std::string_view kin
 }
 
 void metrics::set_build_info(const std::map<std::string, std::string>& labels) { impl_->build_info.Add(labels).Set(1); }
+
+void metrics::set_storage_space(std::uint64_t used, std::uint64_t limit) {
+  impl_->storage_used.Set(static_cast<double>(used));
+  impl_->storage_limit.Set(static_cast<double>(limit));
+}
 
 void metrics::set_ledger_entries(std::size_t n) {
   impl_->ledger_entries.Set(static_cast<double>(n));

@@ -75,6 +75,8 @@ public:
 
   /// Records currently in the idempotency ledger.
   void set_ledger_entries(std::size_t n);
+  /// The record store's size: bytes in use and the most it may hold (`storage.map_size_mib`).
+  void set_storage_space(std::uint64_t used, std::uint64_t limit);
 
   /// Declares gauge `name` (`contentlake_<group>_...`) with `help`; declared again, the same one.
   gauge declare_gauge(const std::string& name, const std::string& help);

@@ -71,6 +71,9 @@ public:
   virtual std::unique_ptr<transaction> begin() = 0;
   /// The greatest key of `t`, if any.
   virtual std::optional<std::string> last_key(table t) const = 0;
+  /// Bytes the data takes and bytes it may take at most (LMDB: pages in use, the map size); 0, 0
+  /// for an engine without a bound (memory).
+  virtual std::pair<std::uint64_t, std::uint64_t> space() const { return {0, 0}; }
 };
 
 /// What a typed store's key-value implementation works on: reads (the engine, or the transaction
@@ -98,6 +101,9 @@ std::shared_ptr<record_store> make_record_store(std::unique_ptr<engine> engine);
 
 /// The engine under a record store made by `make_record_store` (tests look at raw tables).
 const engine& engine_of(const record_store& store);
+
+/// `engine::space()` of the engine under `store`; 0, 0 for a store not made by `make_record_store`.
+std::pair<std::uint64_t, std::uint64_t> space_of(const record_store& store);
 
 /// The key-value writes of a write transaction of such a record store (tests write raw entries).
 writer& writer_of(write_txn& tx);

@@ -221,6 +221,11 @@ const engine& engine_of(const record_store& store) {
   return dynamic_cast<const kv_record_store&>(store).raw();
 }
 
+std::pair<std::uint64_t, std::uint64_t> space_of(const record_store& store) {
+  auto* kv = dynamic_cast<const kv_record_store*>(&store);
+  return kv ? kv->raw().space() : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+}
+
 writer& writer_of(write_txn& tx) {
   return dynamic_cast<kv_write_view&>(tx).raw();
 }

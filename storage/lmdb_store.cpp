@@ -73,6 +73,13 @@ struct read_txn {
 /// One LMDB environment with a named database per declared table.
 class lmdb_engine final : public kv::engine {
 public:
+  std::pair<std::uint64_t, std::uint64_t> space() const override {
+    MDB_envinfo info{};
+    MDB_stat stat{};
+    if (mdb_env_info(env_, &info) != MDB_SUCCESS || mdb_env_stat(env_, &stat) != MDB_SUCCESS) return {0, 0};
+    return {static_cast<std::uint64_t>(info.me_last_pgno + 1) * stat.ms_psize, static_cast<std::uint64_t>(info.me_mapsize)};
+  }
+
   lmdb_engine(const std::string& data_dir, std::size_t map_size_mib) {
     auto dir = std::filesystem::path{data_dir} / "lmdb";
     std::filesystem::create_directories(dir);

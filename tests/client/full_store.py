@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Service  # noqa: E402
+from harness import Service, fetch, wait_until  # noqa: E402
 
 BIG = "The tide turns at Brest. " * 800  # about 20 KB of text per Resource
 
@@ -22,7 +22,15 @@ def body(i):
 
 def main():
     binary, source = sys.argv[1], sys.argv[2]
-    svc = Service(binary, source, {"CONTENTLAKE_STORAGE_MAP_SIZE_MIB": "2"})
+    svc = Service(binary, source, {"CONTENTLAKE_STORAGE_MAP_SIZE_MIB": "2",
+                                   "CONTENTLAKE_IDEMPOTENCY_PRUNE_INTERVAL_SECONDS": "1"})
+
+    def gauge(name):
+        _, _, text = fetch("http://127.0.0.1:%d/metrics" % svc.admin_port)
+        for line in text.decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        return None
     try:
         token = svc.token(sub="u_alice", tenant="t_full", scopes="content-lake.read content-lake.write")
         acknowledged, refused = [], None
@@ -51,6 +59,11 @@ def main():
         assert status == 200 and {r["id"] for r in json.loads(listed)["resources"]} >= set(acknowledged[:50])
         print("full store: write %d refused 507 STORAGE_FULL after %d acknowledged; reads go on" % (i, len(acknowledged)))
         assert any("raise storage.map_size_mib" in line for line in svc.log), "the operator is not told what to do"
+        # The capacity metrics show it: used close to the limit (refreshed every prune tick, 1 s here).
+        assert gauge("contentlake_storage_limit_bytes") == 2 * 1024 * 1024
+        used = wait_until("the store's use reported", lambda: (gauge("contentlake_storage_used_bytes") or 0) > 1.5 * 1024 * 1024
+                          and gauge("contentlake_storage_used_bytes"))
+        print("full store: contentlake_storage_used_bytes %d of contentlake_storage_limit_bytes %d" % (used, 2 * 1024 * 1024))
 
         # Raise the setting, restart: the refused write succeeds under its key, nothing is lost.
         svc.shutdown()
