@@ -1,7 +1,6 @@
 #include "actors/ledger.hpp"
 #include "actors/backend_error.hpp"
 #include "domain/clock.hpp"
-#include "storage/kv.hpp"
 
 #include "domain/idempotency.hpp"
 
@@ -75,7 +74,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
           cfg->stats->set_ledger_entries(cfg->store->ledger().records());
         // The store's size for capacity alerts, on the same tick.
         if (cfg->stats) {
-          auto [used, limit] = storage::kv::space_of(*cfg->store);
+          auto [used, limit] = cfg->store->space();
           cfg->stats->set_storage_space(used, limit);
         }
       } catch (const std::exception& e) {

@@ -102,9 +102,6 @@ std::shared_ptr<record_store> make_record_store(std::unique_ptr<engine> engine);
 /// The engine under a record store made by `make_record_store` (tests look at raw tables).
 const engine& engine_of(const record_store& store);
 
-/// `engine::space()` of the engine under `store`; 0, 0 for a store not made by `make_record_store`.
-std::pair<std::uint64_t, std::uint64_t> space_of(const record_store& store);
-
 /// The key-value writes of a write transaction of such a record store (tests write raw entries).
 writer& writer_of(write_txn& tx);
 

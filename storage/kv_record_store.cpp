@@ -142,6 +142,8 @@ public:
 
   std::uint64_t last_change() const override { return committed_.load(); }
 
+  std::pair<std::uint64_t, std::uint64_t> space() const override { return engine_->space(); }
+
   std::vector<change_entry> read_from(std::uint64_t after, std::size_t limit) const override {
     std::vector<change_entry> out;
     // Only committed entries: the engine reads committed state, and `committed_` bounds a commit
@@ -219,11 +221,6 @@ std::shared_ptr<record_store> make_record_store(std::unique_ptr<engine> engine) 
 
 const engine& engine_of(const record_store& store) {
   return dynamic_cast<const kv_record_store&>(store).raw();
-}
-
-std::pair<std::uint64_t, std::uint64_t> space_of(const record_store& store) {
-  auto* kv = dynamic_cast<const kv_record_store*>(&store);
-  return kv ? kv->raw().space() : std::pair<std::uint64_t, std::uint64_t>{0, 0};
 }
 
 writer& writer_of(write_txn& tx) {

@@ -139,6 +139,10 @@ public:
   /// The sequence of the last committed change-log entry (0 when empty). Safe from any thread.
   virtual std::uint64_t last_change() const = 0;
 
+  /// Bytes the store uses and the most it may hold (LMDB: pages in use, `storage.map_size_mib`);
+  /// 0, 0 when it has no bound (memory). For capacity metrics.
+  virtual std::pair<std::uint64_t, std::uint64_t> space() const { return {0, 0}; }
+
   /// Committed change-log entries with a sequence above `after`, in order, at most `limit`. An
   /// entry is visible only once its transaction has committed.
   virtual std::vector<change_entry> read_from(std::uint64_t after, std::size_t limit) const = 0;
