@@ -6,6 +6,7 @@
 #include "domain/content_format.hpp"
 #include "domain/errors.hpp"
 #include "domain/mcp.hpp"
+#include "domain/sigv4.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -18,21 +19,6 @@ namespace json = boost::json;
 
 /// The purpose every tool call declares (docs/rights.md): retrieval for an AI, by MCP.
 constexpr const char* mcp_purpose = "AI_RETRIEVAL; method=MCP";
-
-std::string percent_encode(std::string_view text) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == ',') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 15]);
-    }
-  }
-  return out;
-}
 
 domain::api_reply jsonrpc_reply(int status, std::string body) {
   domain::api_reply r;
@@ -126,7 +112,7 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
     if (!string_arg(args, "format", format) || (format != "json" && format != "markdown"))
       return invalid("format must be json or markdown");
     if (!string_arg(args, "fields", fields)) return invalid("fields must be a string (a field mask)");
-    auto sub = tool_request(*ctx, "GET", "/v0/content-lake/resources/" + rid, fields.empty() ? "" : "fields=" + percent_encode(fields), "");
+    auto sub = tool_request(*ctx, "GET", "/v0/content-lake/resources/" + rid, fields.empty() ? "" : "fields=" + domain::sigv4::uri_encode(fields, false), "");
     sub->params = {{"id", rid}};
     bool markdown = format == "markdown";
     return plan_get_resource(self, sub, tool_answer(done, id, [markdown](json::object resource) {
@@ -178,7 +164,7 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
     if (!string_arg(args, "page_token", token)) return invalid("page_token must be a string");
     std::string query;
     if (page_size) query = "page_size=" + std::to_string(*page_size);
-    if (!token.empty()) query += (query.empty() ? "" : "&") + std::string{"page_token="} + percent_encode(token);
+    if (!token.empty()) query += (query.empty() ? "" : "&") + std::string{"page_token="} + domain::sigv4::uri_encode(token, false);
     auto sub = tool_request(*ctx, "GET", "/v0/content-lake/works", query, "");
     return plan_list_works(self, sub, tool_answer(done, id, [](json::object answer) { return domain::mcp_tool_result(std::move(answer)); }));
   }

@@ -111,6 +111,7 @@ def sdk_checks(svc, modules, source):
             {"tool": "read_resource", "args": {"id": amber, "colour": "red"}},
             {"restart": restart_marker},
             {"tool": "read_resource", "args": {"id": amber}},
+            {"tool": "read_resource", "args": {"id": amber, "fields": "id,title"}},
         ]},
         {"token": w.bob, "calls": [{"tool": "read_resource", "args": {"id": amber}}]},
         {"token": w.mallory, "calls": [{"tool": "read_resource", "args": {"id": amber}},
@@ -129,6 +130,8 @@ def sdk_checks(svc, modules, source):
     assert r[0]["isError"] is False and got["resource"]["id"] == amber
     assert "tangerine tide" in got["markdown"] and "tangerine tide" in r[0]["content"][0]["text"]
     assert amber in got["attribution"] and "Attribution:" in r[0]["content"][0]["text"], got
+    masked = structured(r[9])["resource"]
+    assert set(masked) >= {"id", "title", "rights"} and "content" not in masked, masked  # a field mask, encoded and read
     print("mcp: read_resource answers Markdown with the attribution the rights require")
 
     def refused(result, reason):
