@@ -1,4 +1,5 @@
 #include "actors/access.hpp"
+#include "actors/fault_hooks.hpp"
 #include "actors/backend_error.hpp"
 #include "actors/recheck.hpp"
 #include "domain/clock.hpp"
@@ -46,6 +47,7 @@ domain::access_role role_of(const storage::record_store& store, const domain::gr
 
 access_actor::behavior_type access(access_actor::stateful_pointer<access_state> self,
                                    std::shared_ptr<const access_config> cfg) {
+  accept_fault_delays(self);
   auto& st = self->state;
   // The service checked the file at start; a restarted actor whose file has turned invalid since
   // runs without groups (and logs it) rather than not starting.

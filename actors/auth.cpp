@@ -1,4 +1,5 @@
 #include "actors/auth.hpp"
+#include "actors/fault_hooks.hpp"
 #include "actors/recheck.hpp"
 #include "domain/clock.hpp"
 
@@ -115,6 +116,7 @@ std::optional<std::string> validate(const auth_config& cfg) {
 
 auth_actor::behavior_type auth(auth_actor::stateful_pointer<auth_state> self,
                                std::shared_ptr<const auth_config> cfg) {
+  accept_fault_delays(self);
   auto& st = self->state;
   using watch = config::watched_config<domain::key_set>;
   st.jwks_file.emplace("auth: JWKS file", cfg->jwks_file, &parse_jwks, domain::key_set{}, watch::on_missing::keep,

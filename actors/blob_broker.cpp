@@ -1,4 +1,5 @@
 #include "actors/blob_broker.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include "actors/backend_error.hpp"
 #include "domain/clock.hpp"
@@ -328,6 +329,7 @@ blob_worker_actor::behavior_type blob_worker(blob_worker_actor::pointer self) {
 
 blob_broker_actor::behavior_type blob_broker(blob_broker_actor::stateful_pointer<blob_broker_state> self,
                                              std::shared_ptr<const blob_broker_config> cfg) {
+  accept_fault_delays(self);
   self->delayed_send(self, cfg->sweep_interval, sweep_atom_v);
   return {
     [self, cfg](upload_atom, const blob_caller& who, const domain::upload_request& body) -> caf::result<blob_outcome> {

@@ -1,4 +1,5 @@
 #include "actors/changes_feed.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include "actors/backend_error.hpp"
 #include "domain/json_text.hpp"
@@ -262,6 +263,7 @@ changes_page read_changes(const changes_feed_config& cfg, const changes_poll& po
 
 changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<changes_feed_state> self,
                                           std::shared_ptr<const changes_feed_config> cfg) {
+  accept_fault_delays(self);
   // Every durable commit that logged changes wakes the waiting polls (the listener runs on the
   // writer's thread: it only sends a message, and not to an actor that is gone).
   auto weak = caf::actor_cast<caf::weak_actor_ptr>(self);

@@ -1,4 +1,5 @@
 #include "actors/contracts.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include "actors/store_reads.hpp"
 
@@ -6,8 +7,9 @@
 
 namespace cl::actors {
 
-contracts_actor::behavior_type contracts(contracts_actor::stateful_pointer<contracts_state>,
+contracts_actor::behavior_type contracts(contracts_actor::stateful_pointer<contracts_state> self,
                                          std::shared_ptr<storage::record_store> store) {
+  accept_fault_delays(self);
   return {
     [store](fetch_atom, const std::string& tenant, const std::string& id,
             std::int64_t version) -> caf::result<fetch_outcome> {

@@ -1,4 +1,5 @@
 #include "actors/edge_purger.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include "actors/changes_feed.hpp"
 
@@ -235,6 +236,7 @@ bool round(self_t self, const edge_purger_config& cfg) {
 
 edge_purger_actor::behavior_type edge_purger(edge_purger_actor::stateful_pointer<edge_purger_state> self,
                                              std::shared_ptr<const edge_purger_config> cfg) {
+  accept_fault_delays(self);
   auto& st = self->state;
   auto registered = false;
   std::uint64_t start = cfg->store->last_change();

@@ -1,4 +1,5 @@
 #include "actors/indexer.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include "domain/clock.hpp"
 #include "storage/change_log.hpp"
@@ -36,6 +37,7 @@ auto on_lane(const indexer_config& cfg, Work work) -> decltype(work()) {
 
 indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_state> self,
                                      std::shared_ptr<const indexer_config> cfg) {
+  accept_fault_delays(self);
   self->send(self, index_atom_v);
   return {
     [self, cfg](index_atom) {

@@ -1,4 +1,5 @@
 #include "actors/ledger.hpp"
+#include "actors/fault_hooks.hpp"
 #include "actors/backend_error.hpp"
 #include "domain/clock.hpp"
 
@@ -27,6 +28,7 @@ storage::mutation prune_ledger(std::int64_t cutoff_ms, std::size_t limit) {
 
 ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> self,
                                    std::shared_ptr<const ledger_config> cfg) {
+  accept_fault_delays(self);
   self->delayed_send(self, std::chrono::milliseconds{0}, prune_atom_v);
   return {
     [self, cfg](begin_atom, const domain::ledger_key& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {

@@ -1,4 +1,5 @@
 #include "actors/mcp_plans.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include "actors/plan_support.hpp"
 #include "actors/plans.hpp"
@@ -227,7 +228,8 @@ void plan_mcp(caf::event_based_actor* self, std::shared_ptr<const request_contex
       [self, ctx, done](std::shared_ptr<const mcp_policy> policy) { answer(self, ctx, done, *policy); }, mcp_policy_atom_v);
 }
 
-mcp_actor::behavior_type mcp_holder(mcp_actor::pointer, std::shared_ptr<const mcp_policy> policy) {
+mcp_actor::behavior_type mcp_holder(mcp_actor::pointer self, std::shared_ptr<const mcp_policy> policy) {
+  accept_fault_delays(self);
   return {
     [policy](mcp_policy_atom) { return policy; },
   };

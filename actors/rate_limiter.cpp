@@ -1,4 +1,5 @@
 #include "actors/rate_limiter.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include <caf/all.hpp>
 
@@ -22,6 +23,7 @@ std::optional<std::string> validate(const rate_limiter_config& cfg) {
 
 rate_limiter_actor::behavior_type rate_limiter(rate_limiter_actor::stateful_pointer<rate_limiter_state> self,
                                                std::shared_ptr<const rate_limiter_config> cfg) {
+  accept_fault_delays(self);
   return {
     [self, cfg](admit_atom, const std::string& client_id) {
       auto& st = self->state;

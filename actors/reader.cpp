@@ -1,4 +1,5 @@
 #include "actors/reader.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include "actors/store_reads.hpp"
 
@@ -6,8 +7,9 @@
 
 namespace cl::actors {
 
-reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state>,
+reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state> self,
                                    std::shared_ptr<storage::record_store> store) {
+  accept_fault_delays(self);
   return {
     [store](fetch_atom, const std::string& tenant, const std::string& id) -> caf::result<fetch_outcome> {
       return read_or_fail("reader", [&] {

@@ -1,4 +1,5 @@
 #include "actors/rights.hpp"
+#include "actors/fault_hooks.hpp"
 #include "actors/backend_error.hpp"
 #include "actors/recheck.hpp"
 #include "domain/clock.hpp"
@@ -77,6 +78,7 @@ void log_policy_change(rights_actor::stateful_pointer<rights_state> self, const 
 
 rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> self,
                                    std::shared_ptr<const rights_config> cfg) {
+  accept_fault_delays(self);
   auto& st = self->state;
   // The service checked the file at start; a restarted resolver whose file has turned invalid
   // since falls back to the built-in policy (and logs it) rather than not starting.

@@ -1,4 +1,5 @@
 #include "actors/search_session.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include "domain/clock.hpp"
 
@@ -64,8 +65,9 @@ search_stream rank_list(const search_session_config& cfg, const search_call& cal
 
 }  // namespace
 
-search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state>,
+search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state> self,
                                                    std::shared_ptr<const search_session_config> cfg) {
+  accept_fault_delays(self);
   return {
     [cfg](search_atom, search_call& call) -> search_outcome {
       auto& shared = *cfg->sessions;

@@ -68,6 +68,13 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self, std::share
           self->send_exit(self->state.running[i].address, caf::exit_reason::kill);
         }
     },
+    [self, cfg](fault_delay_atom, const std::string& name, int ms) {
+      for (std::size_t i = 0; i < cfg->children.size() && i < self->state.running.size(); ++i)
+        if (cfg->children[i].name == name && self->state.running[i].address) {
+          spdlog::warn("fault injection: {} holds its next messages for {} ms", name, ms);
+          caf::anon_send(caf::actor_cast<caf::actor>(self->state.running[i].address), fault_delay_atom_v, ms);
+        }
+    },
   };
 }
 

@@ -3,6 +3,7 @@
 /// stopping the process non-zero, when restarts exceed the configured intensity (OTP-style).
 
 #include "actors/directory.hpp"
+#include "actors/fault_hooks.hpp"
 #include "actors/metrics.hpp"
 #include "actors/type_ids.hpp"
 
@@ -21,7 +22,8 @@
 #include <vector>
 
 /// `(fault_kill_atom, name)` to the supervisor: kills its child `name` (fault injection); it is
-/// restarted as after any crash.
+/// restarted as after any crash. `(fault_delay_atom, name, ms)`: `name` holds its next messages
+/// for `ms` (see fault_hooks.hpp).
 CAF_ADD_ATOM(contentlake, cl::actors, fault_kill_atom, "faultkill")
 
 namespace cl::actors {

@@ -1,4 +1,5 @@
 #include "actors/webhook_dispatcher.hpp"
+#include "actors/fault_hooks.hpp"
 
 #include "actors/backend_error.hpp"
 #include "actors/changes_feed.hpp"
@@ -570,6 +571,7 @@ void hold_change_log(storage::write_txn& tx, const storage::webhook_record& w, b
 }
 
 webhook_dispatcher_actor::behavior_type webhook_dispatcher(self_ptr self, config_ptr cfg) {
+  accept_fault_delays(self);
   auto d = std::make_shared<dispatcher>(self, cfg);
   // Every durable commit that logged changes wakes the dispatcher (from the writer's thread: a
   // message only, and not to an actor that is gone).

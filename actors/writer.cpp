@@ -1,4 +1,5 @@
 #include "actors/writer.hpp"
+#include "actors/fault_hooks.hpp"
 #include "actors/backend_error.hpp"
 
 #include "domain/clock.hpp"
@@ -55,6 +56,7 @@ void prune_change_log(writer_state& st, const writer_config& cfg) {
 
 writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> self,
                                    std::shared_ptr<const writer_config> cfg) {
+  accept_fault_delays(self);
   return {
     [self, cfg](write_atom, storage::mutation& m) -> caf::result<bool> {
       auto& st = self->state;

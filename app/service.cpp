@@ -111,8 +111,12 @@ struct service::impl {
       f->kill = [target = caf::actor_cast<caf::weak_actor_ptr>(supervisor)](const std::string& name) {
         if (auto strong = target.lock()) caf::anon_send(caf::actor_cast<caf::actor>(strong), actors::fault_kill_atom_v, name);
       };
+      f->delay = [target = caf::actor_cast<caf::weak_actor_ptr>(supervisor)](const std::string& name, int ms) {
+        if (auto strong = target.lock())
+          caf::anon_send(caf::actor_cast<caf::actor>(strong), actors::fault_delay_atom_v, name, ms);
+      };
       faults = std::move(f);
-      spdlog::warn("FAULT INJECTION is on (admin.fault_injection): POST /faults/kill on the admin listener kills actors");
+      spdlog::warn("FAULT INJECTION is on (admin.fault_injection): POST /faults/kill and /faults/delay on the admin listener kill and delay actors");
     }
     // The supervisor publishes every child before it answers: after this, the directory is complete.
     caf::scoped_actor self{*system};

@@ -100,8 +100,9 @@ const std::vector<option>& options() {
     {"admin.listen", "127.0.0.1:9464", "Operations listener (/metrics, /healthz, /readyz); keep it on loopback.",
      address([](settings& s) -> endpoint& { return s.admin_listen; })},
     {"admin.fault_injection", "false",
-     "Fault injection on the admin listener (POST /faults/kill?actor=NAME kills a concern actor; its supervisor "
-     "restarts it). For fault tests only: every kill counts against supervisor.max_restarts.",
+     "Fault injection on the admin listener (POST /faults/kill?actor=NAME kills a concern actor, its supervisor "
+     "restarts it; POST /faults/delay?actor=NAME&ms=N holds its next messages). For fault tests only: every kill "
+     "counts against supervisor.max_restarts.",
      boolean([](settings& s) -> bool& { return s.admin_fault_injection; })},
     {"auth.issuer", "", "Trusted token issuer (`iss`). Empty: development identity created in the data dir.",
      text([](settings& s) -> std::string& { return s.auth.issuer; })},

@@ -12,6 +12,7 @@
 #include "http/router.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace cl::http {
 
@@ -22,6 +23,9 @@ struct admission {
 void request_handler::admit(const domain::api_request&, admit_fn done) { done(std::nullopt, nullptr); }
 
 namespace {
+
+/// The longest `POST /faults/delay` accepts: a minute holds any request past its deadline.
+constexpr int max_fault_delay_ms = 60'000;
 
 /// The public API: route, then answer locally or through a coordinator.
 class public_api final : public request_handler {
@@ -152,7 +156,8 @@ public:
             std::shared_ptr<const fault_injection> faults)
     : stats_(std::move(stats)), health_(std::move(health)), faults_(std::move(faults)) {}
 
-  /// `/faults` (list) and `/faults/kill?actor=NAME`, when fault injection is on.
+  /// `/faults` (list), `/faults/kill?actor=NAME` and `/faults/delay?actor=NAME&ms=N`, when fault
+  /// injection is on.
   domain::api_reply handle_faults(const domain::api_request& request) const {
     if (!faults_)
       return domain::api_reply::failure(domain::error_id::fault_injection_disabled,
@@ -179,7 +184,25 @@ public:
       r.body = "{\"killed\":" + domain::json_string(actor) + "}";
       return r;
     }
-    auto r = domain::api_reply::failure(domain::error_id::method_not_allowed, "GET /faults, POST /faults/kill?actor=NAME.");
+    if (request.path == "/faults/delay" && request.method == "POST") {
+      auto actor = actors::query_param(request.query, "actor");
+      if (std::find(faults_->actors.begin(), faults_->actors.end(), actor) == faults_->actors.end())
+        return domain::api_reply::failure(domain::error_id::invalid_argument, "No supervised actor has this name.",
+                                          {{"actor", "one of GET /faults"}});
+      auto ms_text = actors::query_param(request.query, "ms");
+      int ms = 0;
+      auto [end, ec] = std::from_chars(ms_text.data(), ms_text.data() + ms_text.size(), ms);
+      if (ec != std::errc{} || end != ms_text.data() + ms_text.size() || ms < 1 || ms > max_fault_delay_ms)
+        return domain::api_reply::failure(domain::error_id::invalid_argument, "ms must be a whole number of milliseconds.",
+                                          {{"ms", "1 to " + std::to_string(max_fault_delay_ms)}});
+      faults_->delay(actor, ms);
+      domain::api_reply r;
+      r.status = 202;
+      r.body = "{\"delayed\":" + domain::json_string(actor) + ",\"ms\":" + std::to_string(ms) + "}";
+      return r;
+    }
+    auto r = domain::api_reply::failure(domain::error_id::method_not_allowed,
+                                        "GET /faults, POST /faults/kill?actor=NAME, POST /faults/delay?actor=NAME&ms=N.");
     r.headers.emplace_back("Allow", request.path == "/faults" ? "GET" : "POST");
     return r;
   }

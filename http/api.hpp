@@ -41,10 +41,11 @@ std::unique_ptr<request_handler> make_public_api(caf::actor_system& sys, std::ve
                                                  const public_api_settings& settings);
 
 /// Fault injection on the operations listener (`admin.fault_injection`): the supervised actors by
-/// name, and how to kill one (its supervisor restarts it).
+/// name, how to kill one (its supervisor restarts it) and how to delay one.
 struct fault_injection {
   std::vector<std::string> actors;
   std::function<void(const std::string& name)> kill;
+  std::function<void(const std::string& name, int ms)> delay;  ///< hold its next messages for `ms`
 };
 
 /// The operations listener's handler: never part of the public contract. `faults` null: fault

@@ -1,6 +1,7 @@
 """Fault injection from outside (issue 31, item 1): with `admin.fault_injection` on, a mixed load
 (Resource reads, keyed Work creates, searches, change-feed polls, MCP reads) runs while each
-supervised actor is killed in turn through `POST /faults/kill?actor=NAME` on the admin listener.
+supervised actor is killed in turn through `POST /faults/kill?actor=NAME` on the admin listener,
+then delayed in turn through `POST /faults/delay?actor=NAME&ms=N`.
 Per actor it reports requests answered, answers other than the normal status or 503 with
 Retry-After (must be 0), requests that got no answer (must be 0), the time from the kill to the
 next normal answer of each kind of request sent after it, and whether any acknowledged write is
@@ -10,6 +11,7 @@ missing afterwards (must be 0). Also: fault injection is refused, saying how to 
 (ctest: 1 round of 0.6 s per actor; bench/chaos: 20 rounds.)
 """
 import http.client
+import itertools
 import json
 import os
 import sys
@@ -20,6 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Service, fetch  # noqa: E402
 
 SCOPES = "content-lake.read content-lake.write contracts.read contracts.write"
+DELAY_MS = 300  # each actor's delay: longer than a normal answer, shorter than the request deadline
+KEYS = itertools.count(1)  # Idempotency-Keys across every Load of the run
 NORMAL = {"read": 200, "create": 201, "search": 200, "feed": 200, "mcp": 200}
 
 
@@ -32,7 +36,6 @@ class Load:
         self.created = []   # Work ids acknowledged (201)
         self.lock = threading.Lock()
         self.stop = threading.Event()
-        self.counter = [0]
         self.threads = [threading.Thread(target=self.client, args=(i,)) for i in range(clients)]
         for t in self.threads:
             t.start()
@@ -44,9 +47,7 @@ class Load:
         if kind == "read":
             return kind, "GET", "/v0/content-lake/resources/" + self.resource, None, h
         if kind == "create":
-            with self.lock:
-                self.counter[0] += 1
-                key = "chaos-%d-%d" % (os.getpid(), self.counter[0])
+            key = "chaos-%d-%d" % (os.getpid(), next(KEYS))  # never reused: a reused key is a replay
             h["Idempotency-Key"] = key
             return kind, "POST", "/v0/content-lake/works", json.dumps({"title": key}), h
         if kind == "search":
@@ -178,12 +179,47 @@ def main():
                         worst = max(worst, min(after) - killed)
                 recoveries.append(worst)
             report.append((actor, answered, unavailable, abnormal, unanswered, max(recoveries)))
-        # Every acknowledged write is there after all the kills.
+        # Delays: each actor holds its next messages for DELAY_MS under the same load. Answers stay
+        # normal or 503 + Retry-After, every request is answered, and a write sent during the writer's
+        # delay is answered no sooner than the delay's end (the injection took effect).
+        delays = []
+        for actor in actors:
+            load = Load(svc, token, resource)
+            time.sleep(seconds / 3)
+            status, _, body = fetch(admin + "/faults/delay?actor=%s&ms=%d" % (actor, DELAY_MS), "POST", b"")
+            assert status == 202 and json.loads(body) == {"delayed": actor, "ms": DELAY_MS}, (status, body)
+            accepted = time.monotonic()
+            time.sleep(max(seconds * 2 / 3, DELAY_MS / 1000 + 0.2))
+            load.finish()
+            all_created += load.created
+            abnormal = unanswered = 0
+            for kind, sent, done, st, retry, body in load.outcomes:
+                if isinstance(st, str):
+                    unanswered += 1
+                    failures.append("delay %s: %s %s" % (actor, kind, st))
+                elif st != NORMAL[kind] and not (st == 503 and retry):
+                    abnormal += 1
+                    failures.append("delay %s: %s answered %s: %s" % (actor, kind, st, body))
+            slowest = max(done - sent for _, sent, done, _, _, _ in load.outcomes)
+            held = [done - sent for k, sent, done, st, _, _ in load.outcomes
+                    if k == "create" and accepted <= sent]
+            delays.append((actor, len(load.outcomes), abnormal, unanswered, slowest))
+            if actor == "writer":
+                # The order reaches the writer shortly after the 202 (through the supervisor): the first
+                # write sent after the 202 waits for most of the delay.
+                assert held and held[0] >= DELAY_MS / 1000 * 0.5, ("writes during the delay were not held", held[:5])
+        status, _, body = fetch(admin + "/faults/delay?actor=writer&ms=0", "POST", b"")
+        assert status == 400 and json.loads(body)["error"]["reason"] == "INVALID_ARGUMENT", (status, body)
+        # Every acknowledged write is there after all the kills and delays.
         missing = [w for w in all_created if svc.request("GET", "/v0/content-lake/works/" + w, token)[0] != 200]
         print("chaos: %d round(s) per actor; actor, answered, of them 503 + Retry-After, abnormal, unanswered, "
               "next normal answer (ms):" % rounds)
         for actor, answered, unavailable, abnormal, unanswered, worst in report:
             print("  %-20s %7d %5d %3d %3d %8.1f" % (actor, answered, unavailable, abnormal, unanswered, worst * 1000))
+        print("chaos: each actor delayed %d ms once; actor, answered, abnormal, unanswered, slowest answer (ms):"
+              % DELAY_MS)
+        for actor, answered, abnormal, unanswered, slowest in delays:
+            print("  %-20s %7d %3d %3d %8.1f" % (actor, answered, abnormal, unanswered, slowest * 1000))
         print("chaos: %d acknowledged creates, %d missing afterwards" % (len(all_created), len(missing)))
         assert not failures, failures[:10]
         assert not missing, missing[:10]
