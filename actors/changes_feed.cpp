@@ -236,6 +236,11 @@ changes_page read_changes(const changes_feed_config& cfg, const changes_poll& po
     if (!opened && why == domain::cursor_problem::mismatch)
       return refused(domain::error_id::cursor_mismatch, "The cursor was issued for another tenant or other types.",
                      "issued for another tenant or other types");
+    if (!opened && why == domain::cursor_problem::restored)
+      return refused(domain::error_id::cursor_expired,
+                     "The data was restored from a backup after this cursor was issued: list again and follow "
+                     "from the list's changes_cursor.",
+                     "issued before the data was restored from a backup");
     if (!opened)
       return refused(domain::error_id::cursor_invalid, "The cursor is not one this service issued.",
                      "not a cursor of this service");

@@ -112,6 +112,7 @@ struct metrics::impl {
   std::map<std::string, prometheus::Family<prometheus::Gauge>*> gauges;
   std::map<std::string, prometheus::Family<prometheus::Counter>*> counters;
   std::shared_ptr<write_counters> writes;
+  std::vector<std::function<void()>> refreshes;  ///< guarded by declared_mutex
 };
 
 metrics::metrics() : impl_(std::make_unique<impl>()) {}
@@ -188,7 +189,16 @@ void metrics::watch_writes(std::shared_ptr<const writer_stats> writes) {
   impl_->writes = std::make_shared<write_counters>(std::move(writes));
 }
 
+void metrics::on_render(std::function<void()> refresh) {
+  std::lock_guard<std::mutex> guard{impl_->declared_mutex};
+  impl_->refreshes.push_back(std::move(refresh));
+}
+
 std::string metrics::render() const {
+  {
+    std::lock_guard<std::mutex> guard{impl_->declared_mutex};
+    for (const auto& refresh : impl_->refreshes) refresh();
+  }
   std::ostringstream out;
   auto families = impl_->registry->Collect();
   if (impl_->writes)

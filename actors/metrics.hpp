@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -90,6 +91,10 @@ public:
 
   /// Reports `writes` (read at each scrape) as the storage commit counters.
   void watch_writes(std::shared_ptr<const writer_stats> writes);
+
+  /// Runs `refresh` before each rendering (gauges read from outside at scrape time: disk space);
+  /// it must be cheap and must not render.
+  void on_render(std::function<void()> refresh);
 
   /// Prometheus text exposition format of everything above.
   std::string render() const;

@@ -31,8 +31,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
   cfg->max_waiting = static_cast<std::size_t>(section.max_waiting);
   cfg->stream_ms = section.stream_seconds * 1000;
   try {
-    cfg->cursors = std::make_shared<const domain::feed_cursor_codec>(
-      storage::load_or_create_secret(s.settings.data_dir, "feed-cursor.key"));
+    cfg->cursors = storage::feed_codec(s.settings.data_dir);
   } catch (const std::exception& e) {
     return startup_failure(std::string{"change feed: "} + e.what());
   }

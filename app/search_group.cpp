@@ -89,6 +89,16 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
       "contentlake_search_index_lag_seconds",
       "Age of the oldest change-log entry not yet applied to the search index (0 when caught up).");
     cfg->documents = s.stats->declare_gauge("contentlake_search_index_documents", "Resources in the search index.");
+    // A handful of files per shard: walking them at each scrape costs the same whatever the index holds.
+    auto bytes = s.stats->declare_gauge("contentlake_search_index_bytes", "Bytes of the search index's files on disk.");
+    s.stats->on_render([bytes, dir = std::filesystem::path{s.settings.data_dir} / "search"] {
+      std::uint64_t total = 0;
+      std::error_code ec;
+      for (auto it = std::filesystem::recursive_directory_iterator{dir, ec};
+           !ec && it != std::filesystem::recursive_directory_iterator{}; it.increment(ec))
+        if (it->is_regular_file(ec)) total += it->file_size(ec);
+      bytes.set(static_cast<double>(total));
+    });
   }
   // Reported, not required: a service whose index still catches up serves everything else.
   if (s.health) cfg->caught_up = s.health->declare_check("search_index_caught_up", false);

@@ -20,6 +20,8 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <thread>
@@ -145,10 +147,25 @@ struct service::impl {
     return ctx;
   }
 
+  /// The file system of the data dir (records, objects, index): free and total bytes at each scrape.
+  void watch_disk() {
+    auto free = stats->declare_gauge("contentlake_disk_free_bytes",
+                                     "Bytes free for the service on the data dir's file system (records, objects, "
+                                     "search index); uploads and the search index fail when it is full.");
+    auto size = stats->declare_gauge("contentlake_disk_size_bytes", "Size of the data dir's file system.");
+    stats->on_render([free, size, dir = settings.data_dir] {
+      struct statvfs fs {};
+      if (::statvfs(dir.c_str(), &fs) != 0) return;
+      free.set(static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize));
+      size.set(static_cast<double>(fs.f_blocks) * static_cast<double>(fs.f_frsize));
+    });
+  }
+
   void start(bool handle_signals) {
     owns_process = handle_signals;
     std::filesystem::create_directories(settings.data_dir);
     store = storage::open_lmdb_store(settings.data_dir, settings.storage.map_size_mib);
+    watch_disk();
     // Group listeners bind first (nothing is served before ioc runs): their actors need their ports.
     auto started = groups().start_listeners(make_startup(), ioc);
     if (!started) throw std::runtime_error(describe(started.error()));
@@ -160,8 +177,7 @@ struct service::impl {
     api_settings.timeout = std::chrono::milliseconds{settings.actors.ask_timeout_ms};
     api_settings.page_tokens = std::move(page_tokens);
     // The change feed's cursor key (the changes group opens the same file): lists answer `changes_cursor`.
-    api_settings.feed_cursors = std::make_shared<const domain::feed_cursor_codec>(
-      storage::load_or_create_secret(settings.data_dir, "feed-cursor.key"));
+    api_settings.feed_cursors = storage::feed_codec(settings.data_dir);
     api_settings.idempotency_retention_ms = settings.idempotency.retention_seconds * 1000;
     api_settings.recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
     api = http::make_public_api(*system, groups().routes(), directory, api_settings);

@@ -52,8 +52,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_webhooks(const startup& s) 
   auto cfg = std::make_shared<actors::webhook_dispatcher_config>();
   try {
     policy->secret_key = storage::load_or_create_secret(s.settings.data_dir, "webhook-secrets.key");
-    cfg->ids = std::make_shared<const domain::feed_cursor_codec>(
-      storage::load_or_create_secret(s.settings.data_dir, "feed-cursor.key"));
+    cfg->ids = storage::feed_codec(s.settings.data_dir);
   } catch (const std::exception& e) {
     return startup_failure(std::string{"webhooks: "} + e.what());
   }

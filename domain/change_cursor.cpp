@@ -11,7 +11,8 @@ namespace cl::domain {
 
 namespace {
 
-constexpr char layout = '1';
+constexpr char layout = '1';        ///< no epoch (a data dir never restored)
+constexpr char epoch_layout = '2';  ///< the epoch, then as layout 1
 
 }  // namespace
 
@@ -27,18 +28,21 @@ std::string feed_binding_any() {
   return "1;*";
 }
 
-feed_cursor_codec::feed_cursor_codec(std::string_view secret)
-    : seal_key_(hmac_sha256(secret, "contentlake feed cursor 1")), id_key_(hmac_sha256(secret, "contentlake event id 1")) {
+feed_cursor_codec::feed_cursor_codec(std::string_view secret, std::string epoch)
+    : seal_key_(hmac_sha256(secret, "contentlake feed cursor 1")),
+      id_key_(hmac_sha256(secret, "contentlake event id 1")),
+      epoch_(std::move(epoch)) {
   if (secret.size() < 32) throw std::invalid_argument("the feed cursor secret must have at least 32 bytes");
 }
 
 std::string feed_cursor_codec::seal(const feed_position& p) const {
   std::string plain;
+  if (!epoch_.empty()) put_field(plain, epoch_);
   put_field(plain, p.tenant);
   put_field(plain, p.binding);
   for (int shift = 56; shift >= 0; shift -= 8) plain.push_back(static_cast<char>((p.after >> shift) & 0xff));
   if (!p.within.empty()) put_field(plain, p.within);
-  return base64url_encode(std::string(1, layout) + aead_seal(seal_key_, plain));
+  return base64url_encode(std::string(1, epoch_.empty() ? layout : epoch_layout) + aead_seal(seal_key_, plain));
 }
 
 std::optional<std::uint64_t> feed_cursor_codec::open(std::string_view cursor, std::string_view tenant,
@@ -49,10 +53,14 @@ std::optional<std::uint64_t> feed_cursor_codec::open(std::string_view cursor, st
     return std::nullopt;
   };
   auto raw = cursor.size() > 4096 ? std::nullopt : base64url_decode(cursor);
-  if (!raw || raw->size() < 1 + aead_overhead || (*raw)[0] != layout) return fail(cursor_problem::malformed);
+  if (!raw || raw->size() < 1 + aead_overhead || ((*raw)[0] != layout && (*raw)[0] != epoch_layout))
+    return fail(cursor_problem::malformed);
   auto plain = aead_open(seal_key_, std::string_view{*raw}.substr(1));
   if (!plain) return fail(cursor_problem::malformed);
   std::string_view in{*plain};
+  std::string sealed_epoch;
+  if ((*raw)[0] == epoch_layout && !get_field(in, sealed_epoch)) return fail(cursor_problem::malformed);
+  if (sealed_epoch != epoch_) return fail(cursor_problem::restored);
   std::string sealed_tenant, sealed_binding;
   if (!get_field(in, sealed_tenant) || !get_field(in, sealed_binding) || in.size() < 8) return fail(cursor_problem::malformed);
   if (sealed_tenant != tenant || sealed_binding != binding) return fail(cursor_problem::mismatch);
@@ -70,6 +78,7 @@ std::string feed_cursor_codec::event_id(std::string_view tenant, std::uint64_t s
   put_field(data, tenant);
   for (int shift = 56; shift >= 0; shift -= 8) data.push_back(static_cast<char>((seq >> shift) & 0xff));
   put_field(data, part);
+  if (!epoch_.empty()) put_field(data, epoch_);
   return "evt_" + hex_encode(hmac_sha256(id_key_, data).substr(0, 12));
 }
 
@@ -77,6 +86,7 @@ std::string feed_cursor_codec::event_id(std::string_view tenant, std::uint64_t s
   std::string data;
   put_field(data, tenant);
   for (int shift = 56; shift >= 0; shift -= 8) data.push_back(static_cast<char>((seq >> shift) & 0xff));
+  if (!epoch_.empty()) put_field(data, epoch_);
   return "evt_" + hex_encode(hmac_sha256(id_key_, data).substr(0, 12));
 }
 

@@ -35,12 +35,16 @@ std::string feed_binding_any();
 enum class cursor_problem {
   malformed,  ///< not a cursor this service sealed (or tampered with, or sealed under another secret)
   mismatch,   ///< another tenant's, or issued for another filter
+  restored,   ///< issued before the data dir was restored from a backup (another log epoch)
 };
 
 class feed_cursor_codec {
 public:
-  /// `secret`: at least 32 random bytes (the data dir's page token secret serves).
-  explicit feed_cursor_codec(std::string_view secret);
+  /// `secret`: at least 32 random bytes (the data dir's page token secret serves). `epoch`: the
+  /// change log's epoch, new at every restore from a backup (empty for a data dir never restored):
+  /// a cursor of another epoch does not open (`restored`), and event ids differ between epochs, so
+  /// a sequence number given out again after a restore never repeats an id.
+  explicit feed_cursor_codec(std::string_view secret, std::string epoch = {});
 
   /// A cursor for `p`: URL-safe, different at every call (a random nonce), opens to `p.after`.
   std::string seal(const feed_position& p) const;
@@ -59,6 +63,7 @@ public:
 private:
   std::string seal_key_;
   std::string id_key_;
+  std::string epoch_;
 };
 
 }  // namespace cl::domain

@@ -61,6 +61,21 @@ std::string load_or_create_text_secret(const std::string& data_dir, const std::s
   return load_or_create(data_dir, name, [] { return domain::base64url_encode(domain::random_bytes(32)); });
 }
 
+std::string log_epoch(const std::string& data_dir) {
+  return config::read_file((fs::path{data_dir} / "identity" / "log-epoch").string()).value_or(std::string{});
+}
+
+std::string new_log_epoch(const std::string& data_dir) {
+  std::error_code ec;
+  fs::remove(fs::path{data_dir} / "identity" / "log-epoch", ec);
+  return load_or_create(data_dir, "log-epoch", [] { return domain::hex_encode(domain::random_bytes(8)); });
+}
+
+std::shared_ptr<const domain::feed_cursor_codec> feed_codec(const std::string& data_dir) {
+  return std::make_shared<const domain::feed_cursor_codec>(load_or_create_secret(data_dir, "feed-cursor.key"),
+                                                           log_epoch(data_dir));
+}
+
 s3_credentials load_or_create_s3_credentials(const std::string& data_dir) {
   auto random_text = [](std::size_t n, std::string_view alphabet) {
     auto bytes = domain::random_bytes(n);

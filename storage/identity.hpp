@@ -2,9 +2,11 @@
 /// The development identity in the data dir (signing key, secrets).
 
 #include "config/watched_file.hpp"
+#include "domain/change_cursor.hpp"
 #include "domain/jwt.hpp"
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,5 +54,15 @@ struct s3_credentials {
   std::string secret_access_key;  ///< 40 characters
 };
 s3_credentials load_or_create_s3_credentials(const std::string& data_dir);
+
+/// The change log's epoch, `<data_dir>/identity/log-epoch`: empty for a data dir never restored
+/// from a backup; `contentlake restore` writes a new one (`new_log_epoch`).
+std::string log_epoch(const std::string& data_dir);
+/// Replaces the epoch with a new random one and answers it.
+std::string new_log_epoch(const std::string& data_dir);
+
+/// The codec of change-feed cursors and event ids of `data_dir`: its `feed-cursor.key` secret
+/// (created once) and its log epoch.
+std::shared_ptr<const domain::feed_cursor_codec> feed_codec(const std::string& data_dir);
 
 }  // namespace cl::storage

@@ -304,6 +304,20 @@ void check_format(kv::transaction& tx, const std::string& data_dir) {
 
 }  // namespace
 
+void copy_lmdb(const std::string& data_dir, const std::string& target_dir) {
+  auto dir = std::filesystem::path{data_dir} / "lmdb";
+  if (!std::filesystem::exists(dir / "data.mdb")) throw std::runtime_error("no record store in " + dir.string());
+  MDB_env* env = nullptr;
+  check(mdb_env_create(&env), "mdb_env_create");
+  // Read-only beside the service: readers register in the shared lock file, the writer goes on.
+  int rc = mdb_env_open(env, dir.c_str(), MDB_RDONLY | MDB_NOTLS, 0640);
+  if (rc == MDB_SUCCESS) rc = mdb_env_copy2(env, target_dir.c_str(), MDB_CP_COMPACT);
+  mdb_env_close(env);
+  if (rc != MDB_SUCCESS)
+    throw std::runtime_error("cannot copy the record store in " + dir.string() + " to " + target_dir + ": "
+                             + mdb_strerror(rc));
+}
+
 std::shared_ptr<record_store> open_lmdb_store(const std::string& data_dir, std::size_t map_size_mib) {
   auto engine = std::make_unique<lmdb_engine>(data_dir, map_size_mib);
   auto tx = engine->begin();

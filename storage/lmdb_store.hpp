@@ -22,4 +22,9 @@ inline constexpr int lmdb_format_version = 7;
 /// message that says what to do when the directory cannot be used (newer format, bad permissions).
 std::shared_ptr<record_store> open_lmdb_store(const std::string& data_dir, std::size_t map_size_mib);
 
+/// Writes a compacted, consistent copy of `data_dir`'s environment (one read transaction: the
+/// state of one commit) to `target_dir`/data.mdb, while a service may be writing to it (LMDB's own
+/// copy, `mdb_env_copy2` with MDB_CP_COMPACT). `target_dir` must exist and hold no data.mdb.
+void copy_lmdb(const std::string& data_dir, const std::string& target_dir);
+
 }  // namespace cl::storage

@@ -240,6 +240,35 @@ object_info object_files::commit_object(std::shared_ptr<incoming> body, const st
   return info;
 }
 
+object_files::copy_summary object_files::copy_objects_to(object_files& target) const {
+  copy_summary done;
+  std::error_code ec;
+  for (const auto& shard : fs::directory_iterator{root_ / "objects", ec}) {
+    std::error_code inner;
+    for (const auto& object : fs::directory_iterator{shard.path(), inner}) {
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        auto info = read_meta(object.path() / "meta");
+        std::ifstream data{object.path() / "data", std::ios::binary};
+        if (!info || !data) break;  // removed since it was listed
+        auto body = target.receive();
+        std::string chunk(1 << 20, '\0');
+        while (data.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || data.gcount() > 0)
+          body->append(std::string_view{chunk.data(), static_cast<std::size_t>(data.gcount())});
+        if (body->sha256() != info->sha256) continue;  // replaced while it was read: read it again
+        auto& in = dynamic_cast<file_incoming&>(*body);
+        commit(in, *info, target.object_dir(info->bucket, info->key), target.fresh_tmp());
+        ++done.objects;
+        done.bytes += info->size;
+        break;
+      }
+    }
+  }
+  for (const auto& closed : fs::directory_iterator{root_ / "closed", ec})
+    fs::copy_file(closed.path(), target.root_ / "closed" / closed.path().filename(),
+                  fs::copy_options::overwrite_existing, ec);
+  return done;
+}
+
 std::optional<object_info> object_files::stat(const std::string& bucket, const std::string& key) const {
   return read_meta(object_dir(bucket, key) / "meta");
 }

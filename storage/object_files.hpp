@@ -58,6 +58,15 @@ public:
   object_info commit_object(std::shared_ptr<incoming> body, const std::string& bucket, const std::string& key,
                             const std::string& content_type);
 
+  /// Copies every object (bytes and info, its time and ETag kept) and the closed keys into
+  /// `target`, for a backup taken while this store serves: each copy is checked against the
+  /// SHA-256 its info names and taken again if the object was replaced meanwhile; an object
+  /// removed meanwhile is left out. Uploads in progress are not copied.
+  struct copy_summary {
+    std::uint64_t objects = 0, bytes = 0;
+  };
+  copy_summary copy_objects_to(object_files& target) const;
+
   /// The object's info, if it exists.
   std::optional<object_info> stat(const std::string& bucket, const std::string& key) const;
   /// The path of the object's bytes (for ranged reads by the listener), if it exists.

@@ -49,11 +49,12 @@ def fetch(url, method="GET", data=None, headers=None):
 class Service:
     """`contentlake serve` in a temporary data dir; stop() (or the with-block) ends it."""
 
-    def __init__(self, binary, source_dir, settings=None):
-        """`settings`: extra environment (CONTENTLAKE_... overrides)."""
+    def __init__(self, binary, source_dir, settings=None, data_dir=None):
+        """`settings`: extra environment (CONTENTLAKE_... overrides). `data_dir`: a
+        tempfile.TemporaryDirectory to serve (a restored one); default a new one."""
         self.binary = binary
         self.source_dir = source_dir
-        self.dir = tempfile.TemporaryDirectory(prefix="contentlake-client-")
+        self.dir = data_dir or tempfile.TemporaryDirectory(prefix="contentlake-client-")
         self.env = dict(os.environ)
         # Tests send hundreds of requests at once; the quota is not what they test.
         self.env["CONTENTLAKE_RATE_LIMIT_REQUESTS_PER_SECOND"] = "1000000"

@@ -72,3 +72,22 @@ TEST_CASE("a cursor can stop inside an entry; events of one entry have ids of th
   CHECK(codec.event_id("t_a", 42, "res_1") != codec.event_id("t_a", 42));
   CHECK(codec.event_id("t_a", 42, "res_1") == codec.event_id("t_a", 42, "res_1"));
 }
+
+TEST_CASE("after a restore (a new log epoch) older cursors do not open and event ids change", "[changes]") {
+  feed_cursor_codec never_restored{secret}, restored{secret, "e1"}, restored_again{secret, "e2"};
+  cursor_problem why{};
+  // A data dir never restored keeps its cursors and ids (no epoch: the layout of before).
+  auto old = never_restored.seal({"t_a", "1;", 7});
+  CHECK(never_restored.open(old, "t_a", "1;") == std::optional<std::uint64_t>{7});
+  CHECK_FALSE(restored.open(old, "t_a", "1;", &why));
+  CHECK(why == cursor_problem::restored);
+  auto current = restored.seal({"t_a", "1;", 7});
+  CHECK(restored.open(current, "t_a", "1;") == std::optional<std::uint64_t>{7});
+  CHECK_FALSE(restored_again.open(current, "t_a", "1;", &why));
+  CHECK(why == cursor_problem::restored);
+  CHECK_FALSE(never_restored.open(current, "t_a", "1;", &why));
+  CHECK(why == cursor_problem::restored);
+  // A sequence given out again after the restore never repeats an event id of before.
+  CHECK(restored.event_id("t_a", 7) != never_restored.event_id("t_a", 7));
+  CHECK(restored.event_id("t_a", 7, "res_1") != restored_again.event_id("t_a", 7, "res_1"));
+}
