@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import urllib.error
@@ -62,6 +63,7 @@ class Service:
         self.env["CONTENTLAKE_LOG_ACCESS"] = "false"
         self.env.update(settings or {})
         self.log = []  # every line the service logged, across restarts (tests grep it for secrets)
+        self.tokens = []  # every token minted for it (the suite-wide log check looks for them)
         self._start()
 
     def _start(self, port=0):
@@ -112,6 +114,7 @@ class Service:
         if ttl:
             args += ["--ttl", str(ttl)]
         out = subprocess.run(args, check=True, capture_output=True, text=True)
+        self.tokens.append(out.stdout.strip())
         return out.stdout.strip()
 
     def request(self, method, path, token=None, body=None, headers=None):
@@ -159,7 +162,30 @@ class Service:
     def stop(self):
         """Stops the service (its whole log is then in `log`) and removes its data dir."""
         self.shutdown()
+        self.keep_log()
         self.dir.cleanup()
+
+    def keep_log(self):
+        """With CL_TEST_LOG_DIR set (ctest sets it), leaves the service's log there beside the
+        secrets it may never show: its identity files and the tokens minted for it. ctest's
+        `log_secrets`, run after every other test, looks for each of them in every line."""
+        where = os.environ.get("CL_TEST_LOG_DIR")
+        if not where:
+            return
+        os.makedirs(where, exist_ok=True)
+        name = os.path.join(where, "%s-%d-%d" % (os.path.basename(sys.argv[0]).split(".")[0], os.getpid(), id(self)))
+        with open(name + ".log", "w") as out:
+            out.writelines(self.log)
+        secrets = list(self.tokens)
+        identity = os.path.join(self.dir.name, "identity")
+        if os.path.isdir(identity):
+            for f in sorted(os.listdir(identity)):
+                if f == "blobs-access-key-id":  # an identifier, logged at start on purpose (its secret is not)
+                    continue
+                with open(os.path.join(identity, f), "rb") as data:
+                    secrets.append(data.read().hex())  # hex: the suite check decodes and tries each form
+        with open(name + ".secrets", "w") as out:
+            json.dump({"tokens": self.tokens, "identity_hex": secrets[len(self.tokens):]}, out)
 
     def shutdown(self):
         if self.proc.poll() is None:

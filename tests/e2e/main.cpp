@@ -2,14 +2,38 @@
 #include "tests/e2e/log_capture.hpp"
 
 #include <catch2/catch.hpp>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
 int main(int argc, char** argv) {
+  // The console shows errors only (warnings such as each service's missing policy file would bury a
+  // failing assertion in CI output). With CL_TEST_LOG_DIR (ctest sets it), every line at info and
+  // above also goes to e2e.log there, which ctest's log_secrets greps for tokens and keys.
+  auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  console->set_level(spdlog::level::err);
+  std::vector<spdlog::sink_ptr> sinks{console};
+  std::shared_ptr<spdlog::sinks::basic_file_sink_mt> file;
+  if (const char* dir = std::getenv("CL_TEST_LOG_DIR")) {
+    std::filesystem::create_directories(dir);
+    file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(std::string{dir} + "/e2e.log", true);
+    file->set_level(spdlog::level::info);
+    sinks.push_back(file);
+  }
+  auto ops = std::make_shared<spdlog::logger>("e2e", sinks.begin(), sinks.end());
+  ops->set_level(spdlog::level::info);
+  spdlog::set_default_logger(ops);
   // Access-log lines are captured so tests can check what reaches the log.
-  auto access = std::make_shared<spdlog::logger>("access", cl::testing::access_log());
+  std::vector<spdlog::sink_ptr> access_sinks{cl::testing::access_log()};
+  if (const char* dir = std::getenv("CL_TEST_LOG_DIR"))  // a file of its own: the pattern below is the sink's
+    access_sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(std::string{dir} + "/e2e-access.log", true));
+  auto access = std::make_shared<spdlog::logger>("access", access_sinks.begin(), access_sinks.end());
   access->set_pattern("%v");
-  spdlog::register_logger(access);
-  spdlog::set_level(spdlog::level::err);  // warnings (a missing policy file per service) would bury a failure in CI output
   access->set_level(spdlog::level::info);
+  spdlog::register_logger(access);
   return Catch::Session().run(argc, argv);
 }
