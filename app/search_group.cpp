@@ -134,6 +134,16 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   sessions->limits.max_held_hits = static_cast<std::size_t>(section.max_held_hits);
   sessions->sessions = std::make_shared<actors::shared_sessions>();
   sessions->sessions->store = std::make_unique<domain::memory_session_store>(sessions->limits);
+  if (s.stats) {
+    auto open = s.stats->declare_gauge("contentlake_search_sessions",
+                                       "Search sessions held (at most search.max_sessions).");
+    s.stats->on_render([open, held = std::weak_ptr<actors::shared_sessions>(sessions->sessions)] {
+      auto shared = held.lock();
+      if (!shared) return;
+      std::lock_guard<std::mutex> guard{shared->mutex};
+      if (shared->store) open.set(static_cast<double>(shared->store->size()));
+    });
+  }
   std::shared_ptr<const actors::indexer_config> shared = cfg;
   std::shared_ptr<const actors::search_session_config> session_cfg = sessions;
   std::vector<actors::child_spec> children{actors::supervised<actors::indexer_actor>(

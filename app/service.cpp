@@ -166,6 +166,11 @@ struct service::impl {
     std::filesystem::create_directories(settings.data_dir);
     store = storage::open_lmdb_store(settings.data_dir, settings.storage.map_size_mib);
     watch_disk();
+    auto cached = stats->declare_gauge("contentlake_token_cache_entries",
+                                       "Verified tokens cached (at most about auth.token_cache_entries).");
+    stats->on_render([cached, tokens = std::weak_ptr<actors::token_cache>(tokens)] {
+      if (auto t = tokens.lock()) cached.set(static_cast<double>(t->size()));
+    });
     // Group listeners bind first (nothing is served before ioc runs): their actors need their ports.
     auto started = groups().start_listeners(make_startup(), ioc);
     if (!started) throw std::runtime_error(describe(started.error()));
