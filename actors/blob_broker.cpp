@@ -2,6 +2,7 @@
 #include "actors/fault_hooks.hpp"
 
 #include "actors/backend_error.hpp"
+#include "storage/object_files.hpp"
 #include "domain/clock.hpp"
 #include "domain/contract.hpp"
 #include "domain/ids.hpp"
@@ -114,6 +115,9 @@ blob_outcome guarded(F f) {
     return f();
   } catch (const std::exception& e) {
     spdlog::error("blob broker: object store: {}", e.what());
+    if (storage::disk_full(e))
+      return failure(error_id::storage_full, "The object store has no room: nothing was stored; retry once "
+                                             "an operator has made room.");
     return failure(error_id::backend_unavailable, "The object store failed; retry.");
   }
 }

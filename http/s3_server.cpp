@@ -152,12 +152,34 @@ private:
     run_on(server_->reads, std::move(work), std::move(then));
   }
 
+  /// A store call that throws (a full disk, an I/O error) answers the request with an S3 error
+  /// instead of `then`, and never escapes into the pool's thread.
   template <class Work, class Then>
   void run_on(net::thread_pool& pool, Work work, Then then) {
     net::post(pool, [self = shared_from_this(), work = std::move(work), then = std::move(then)]() mutable {
-      auto result = std::make_shared<decltype(work())>(work());
-      net::post(self->stream_.get_executor(), [self, result, then = std::move(then)]() mutable { then(std::move(*result)); });
+      try {
+        auto result = std::make_shared<decltype(work())>(work());
+        net::post(self->stream_.get_executor(), [self, result, then = std::move(then)]() mutable { then(std::move(*result)); });
+      } catch (const std::exception& e) {
+        bool full = storage::disk_full(e);
+        std::string what = e.what();
+        net::post(self->stream_.get_executor(), [self, full, what] { self->store_failed(full, what); });
+      }
     });
+  }
+
+  /// The store could not do what the request asked: nothing of it is stored (a body being received
+  /// goes with its temporary files), the answer says why, and the connection closes (the rest of a
+  /// body is not read).
+  void store_failed(bool full, const std::string& what) {
+    if (failed_) return;
+    failed_ = true;
+    incoming_.reset();
+    spdlog::error("s3: {} {}: {}", method_, path_, what);
+    if (full)
+      return fail({507, "InsufficientStorage", "The object store has no room for this request; nothing was stored."},
+                  true);
+    fail({500, "InternalError", "The object store failed; nothing was stored. Retry."}, true);
   }
 
   void read_header() {
@@ -379,6 +401,7 @@ private:
                     [self = shared_from_this()](beast::error_code ec, std::size_t got) {
                       self->body_timer_.cancel();
                       if (ec) return self->close();
+                      if (self->failed_) return;  // answered already; the connection closes
                       *self->raw_remaining_ -= got;
                       self->body_done_ = *self->raw_remaining_ == 0;
                       self->take_chunk(got);
@@ -393,6 +416,7 @@ private:
     ++queued_;
     on_disk([in, bytes] { return (in->append(*bytes), true); }, [self = shared_from_this()](bool) {
       --self->queued_;
+      if (self->failed_) return;
       if (self->body_done_) {
         if (self->queued_ == 0) self->finish_body();
       } else if (self->reading_paused_) {
@@ -730,6 +754,7 @@ private:
   bool copy_source_ = false;  ///< the request names an x-amz-copy-source
   bool reading_paused_ = false;
   bool close_after_ = false;
+  bool failed_ = false;  ///< a store call failed and was answered: nothing more of this request runs
   bool keep_alive_ = false;  ///< the request's, read before its parser is moved into a body parser
   int fd_ = -1;
   int status_ = 200;

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <limits>
 #include <stdexcept>
+#include <system_error>
 
 namespace cl::storage {
 
@@ -25,8 +26,10 @@ namespace json = boost::json;
 
 namespace {
 
+/// Throws the failed call's errno as a std::system_error (callers tell a full disk, ENOSPC, EDQUOT
+/// or EFBIG, from other failures by its code: storage::disk_full).
 [[noreturn]] void fail(const std::string& what) {
-  throw std::runtime_error("object store: " + what + ": " + std::strerror(errno));
+  throw std::system_error(errno, std::generic_category(), "object store: " + what);
 }
 
 /// An incremental digest (SHA-256 or MD5).
@@ -238,6 +241,13 @@ object_info object_files::commit_object(std::shared_ptr<incoming> body, const st
   object_info info{bucket, key, in.size(), in.sha256(), in.md5(), content_type, domain::now_seconds()};
   commit(in, info, object_dir(bucket, key), fresh_tmp());
   return info;
+}
+
+bool disk_full(const std::exception& e) {
+  const auto* failure = dynamic_cast<const std::system_error*>(&e);
+  if (!failure) return false;
+  auto code = failure->code().value();
+  return failure->code().category() == std::generic_category() && (code == ENOSPC || code == EDQUOT || code == EFBIG);
 }
 
 object_files::copy_summary object_files::copy_objects_to(object_files& target) const {

@@ -18,6 +18,9 @@
 
 namespace cl::storage {
 
+/// Whether `e` (thrown by this store) says the disk is full: no space, quota, or file size limit.
+bool disk_full(const std::exception& e);
+
 /// What is known about a stored object or part.
 struct object_info {
   std::string bucket, key;
