@@ -108,7 +108,8 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
   auto parts = parse_unit_id(id);
   if (!parts)
     return done(domain::api_reply::failure(domain::error_id::content_unit_not_found, "No such content unit."));
-  auto [resource_id, key] = *parts;
+  // Named copies, not a structured binding: lambdas capture them (clang before 16 refuses bindings).
+  std::string resource_id = parts->first, key = parts->second;
   with_granted_resource(
     self, ctx, resource_id, domain::access_role::reader, domain::error_id::content_unit_not_found,
       [self, ctx, done, resource_id, key](std::shared_ptr<std::string> stored) {
