@@ -4,13 +4,48 @@
 #include "storage/shard_documents.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 namespace cl::storage::search_detail {
 
 namespace {
+
+/// `text` with every NEAR and ADJ operator (any case, `/N` or not, outside quotes) turned into the
+/// quoted word: they are not operators of this API. Xapian 1.4's parser leaks memory on some of
+/// their uses (`-a NEAR b/c`: 192 bytes a search, found by fuzzing), and a request must not be able
+/// to grow the process.
+std::string without_proximity_operators(const std::string& text) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  auto word_at = [&](std::size_t i, std::string_view word) {
+    if (text.size() - i < word.size()) return false;
+    for (std::size_t k = 0; k < word.size(); ++k)
+      if (std::tolower(static_cast<unsigned char>(text[i + k])) != word[k]) return false;
+    // A whole word: Xapian takes any other byte (space, punctuation, a control or non-ASCII
+    // character) as the operator's boundary.
+    return (i == 0 || !alnum(text[i - 1])) && (i + word.size() == text.size() || !alnum(text[i + word.size()]));
+  };
+  std::string out;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text[i] == '"') quoted = !quoted;
+    std::size_t length = quoted ? 0 : word_at(i, "near") ? 4 : word_at(i, "adj") ? 3 : 0;
+    if (length == 0) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    out += "\"" + text.substr(i, length) + "\"";
+    i += length;
+    if (i < text.size() && text[i] == '/') {  // NEAR/3: the distance goes with the operator
+      ++i;
+      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    }
+  }
+  return out;
+}
 
 constexpr unsigned parse_flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
                                  Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_BOOLEAN_ANY_CASE;
@@ -249,7 +284,7 @@ std::vector<Xapian::Query> parse_each(const Xapian::Database& db, const std::str
         parser.set_stemmer(Xapian::Stem{key});
         parser.set_stemming_strategy(Xapian::QueryParser::STEM_ALL_Z);
       }
-      parses.push_back(parser.parse_query(text, parse_flags));
+      parses.push_back(parser.parse_query(without_proximity_operators(text), parse_flags));
     }
   } catch (const Xapian::QueryParserError& e) {
     throw query_syntax_error{e.get_msg()};
