@@ -173,11 +173,15 @@ public:
       r.body = "{\"actors\":" + names() + "}";
       return r;
     }
+    // Both orders name a supervised actor; an unknown name is 400 before anything happens.
+    auto actor = actors::query_param(request.query, "actor");
+    auto unknown = [&] {
+      return domain::api_reply::failure(domain::error_id::invalid_argument, "No supervised actor has this name.",
+                                        {{"actor", "one of GET /faults"}});
+    };
+    bool known = std::find(faults_->actors.begin(), faults_->actors.end(), actor) != faults_->actors.end();
     if (request.path == "/faults/kill" && request.method == "POST") {
-      auto actor = actors::query_param(request.query, "actor");
-      if (std::find(faults_->actors.begin(), faults_->actors.end(), actor) == faults_->actors.end())
-        return domain::api_reply::failure(domain::error_id::invalid_argument, "No supervised actor has this name.",
-                                          {{"actor", "one of GET /faults"}});
+      if (!known) return unknown();
       faults_->kill(actor);
       domain::api_reply r;
       r.status = 202;
@@ -185,10 +189,7 @@ public:
       return r;
     }
     if (request.path == "/faults/delay" && request.method == "POST") {
-      auto actor = actors::query_param(request.query, "actor");
-      if (std::find(faults_->actors.begin(), faults_->actors.end(), actor) == faults_->actors.end())
-        return domain::api_reply::failure(domain::error_id::invalid_argument, "No supervised actor has this name.",
-                                          {{"actor", "one of GET /faults"}});
+      if (!known) return unknown();
       auto ms_text = actors::query_param(request.query, "ms");
       int ms = 0;
       auto [end, ec] = std::from_chars(ms_text.data(), ms_text.data() + ms_text.size(), ms);
