@@ -41,7 +41,7 @@ std::vector<std::string> copy_identity(const fs::path& from, const fs::path& to)
   return names;
 }
 
-void write_synced(const fs::path& path, const std::string& text) {
+void write_text(const fs::path& path, const std::string& text) {  // flushed, not fsynced: a backup is made durable by the operator's copy off the machine
   std::ofstream out{path, std::ios::binary | std::ios::trunc};
   out << text;
   out.flush();
@@ -109,7 +109,7 @@ backup_summary backup_data_dir(const std::string& data_dir, const std::string& t
     {"configuration", named},
     {"search_index", "not copied: `contentlake restore` rebuilds it from the records"},
   };
-  write_synced(target / "backup.json", json::serialize(manifest) + "\n");
+  write_text(target / "backup.json", json::serialize(manifest) + "\n");
   return done;
 }
 
