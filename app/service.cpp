@@ -20,11 +20,17 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <thread>
+
+// jemalloc's control call when the binary links it (the service does; the tests do not).
+extern "C" int mallctl(const char* name, void* old, std::size_t* old_size, void* value, std::size_t size)
+  __attribute__((weak));
 
 namespace cl::app {
 
@@ -161,11 +167,43 @@ struct service::impl {
     });
   }
 
+  /// The heap at each scrape: bytes the service holds (allocated, not freed) apart from bytes the
+  /// allocator keeps resident for reuse. Resident memory wobbles with the second; a leak shows in
+  /// the first. The service binary links jemalloc (its statistics); the tests link glibc's malloc.
+  void watch_heap() {
+    auto used = stats->declare_gauge("contentlake_heap_in_use_bytes",
+                                     "Heap bytes allocated and not freed.");
+    auto kept = stats->declare_gauge("contentlake_heap_free_bytes",
+                                     "Heap bytes resident but not in use: kept by the allocator for reuse.");
+    stats->on_render([used, kept] {
+      auto [in_use, resident] = heap_bytes();
+      used.set(static_cast<double>(in_use));
+      kept.set(static_cast<double>(resident > in_use ? resident - in_use : 0));
+    });
+  }
+
+  static std::pair<std::size_t, std::size_t> heap_bytes() {
+    if (mallctl != nullptr) {
+      std::uint64_t epoch = 1;
+      std::size_t size = sizeof epoch;
+      mallctl("epoch", &epoch, &size, &epoch, size);  // refreshes the statistics below
+      std::size_t allocated = 0, resident = 0;
+      size = sizeof allocated;
+      mallctl("stats.allocated", &allocated, &size, nullptr, 0);
+      size = sizeof resident;
+      mallctl("stats.resident", &resident, &size, nullptr, 0);
+      return {allocated, resident};
+    }
+    auto m = ::mallinfo2();
+    return {m.uordblks + m.hblkhd, m.uordblks + m.hblkhd + m.fordblks};
+  }
+
   void start(bool handle_signals) {
     owns_process = handle_signals;
     std::filesystem::create_directories(settings.data_dir);
     store = storage::open_lmdb_store(settings.data_dir, settings.storage.map_size_mib);
     watch_disk();
+    watch_heap();
     auto cached = stats->declare_gauge("contentlake_token_cache_entries",
                                        "Verified tokens cached (at most about auth.token_cache_entries).");
     stats->on_render([cached, tokens = std::weak_ptr<actors::token_cache>(tokens)] {

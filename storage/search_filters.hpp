@@ -87,6 +87,9 @@ private:
 /// instead of their posting lists (Xapian moves through a filter's list to every candidate,
 /// decoding it from the start of its chunk, so a filter most documents pass was read whole by
 /// every search). A set is built once per term and revision, from its list, and tested in a step.
+/// One set per shard and term, of the newest revision asked for: a commit's new revision replaces
+/// the older set (a search still on an older revision builds its own and keeps it to itself), so
+/// what is held follows the terms searched and the documents, not how often the index commits.
 /// Bounded by `max_bytes` (1 bit a document a term; emptied when full).
 class filter_sets {
 public:
@@ -95,26 +98,46 @@ public:
 
   /// The set of `term` in `db` (one shard) at its revision.
   std::shared_ptr<const bits> of(const Xapian::Database& db, const std::string& term) {
-    auto key = db.get_uuid() + '\n' + std::to_string(db.get_revision()) + '\n' + term;
+    auto key = db.get_uuid() + '\n' + term;
+    auto revision = db.get_revision();
     {
       std::lock_guard lock{mutex_};
-      if (auto found = sets_.find(key); found != sets_.end()) return found->second;
+      if (auto found = sets_.find(key); found != sets_.end() && found->second.revision == revision)
+        return found->second.set;
     }
     auto set = std::make_shared<bits>(db.get_lastdocid() / 64 + 1, 0);
     for (auto p = db.postlist_begin(term); p != db.postlist_end(term); ++p) (*set)[*p / 64] |= std::uint64_t{1} << (*p % 64);
-    std::lock_guard lock{mutex_};
     auto size = set->size() * sizeof(std::uint64_t);
+    std::lock_guard lock{mutex_};
+    auto found = sets_.find(key);
+    if (found != sets_.end()) {
+      if (found->second.revision >= revision) return set;  // as new or newer: an older reader's, not kept
+      bytes_ -= found->second.bytes;
+      sets_.erase(found);
+    }
     if (bytes_ + size > max_bytes) {
       sets_.clear();
       bytes_ = 0;
     }
-    if (sets_.emplace(std::move(key), set).second) bytes_ += size;
+    sets_.emplace(std::move(key), held{revision, size, set});
+    bytes_ += size;
     return set;
   }
 
+  /// Bytes of the sets held.
+  std::size_t bytes() const {
+    std::lock_guard lock{mutex_};
+    return bytes_;
+  }
+
 private:
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<const bits>> sets_;
+  struct held {
+    Xapian::rev revision;
+    std::size_t bytes;
+    std::shared_ptr<const bits> set;
+  };
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, held> sets_;  ///< by shard (uuid) and term
   std::size_t bytes_ = 0;
 };
 

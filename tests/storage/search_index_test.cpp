@@ -1,6 +1,7 @@
 // The search index on its own (issue 14): relevance, stemming by language, filters, layer 2 in the
 // query, skipping answered hits, the applied sequence surviving a reopen, and query syntax errors.
 
+#include "storage/search_filters.hpp"
 #include "storage/search_index.hpp"
 
 #include <xapian.h>
@@ -692,4 +693,28 @@ TEST_CASE("a common word or pair is ranked from its impact tiers exactly as from
   compare("sea", "t_a", {"u_carol"}, std::nullopt, 100);
   auto rare = holding({docs.begin(), docs.begin() + 1390}, {"rare7"}).size();
   compare("rare7", "t_a", {"u_alice"}, false, std::min<std::size_t>(rare, 100));  // not common: no tiers
+}
+
+TEST_CASE("the filter sets hold one set per shard and term, however often the index commits", "[search][index]") {
+  cl::testing::temp_dir dir;
+  Xapian::WritableDatabase db(dir.path + "/shard", Xapian::DB_CREATE_OR_OPEN);
+  search_detail::filter_sets sets;
+  std::size_t one_set = 0;
+  for (int commit = 0; commit < 200; ++commit) {
+    for (int i = 0; i < 50; ++i) {
+      Xapian::Document d;
+      d.add_boolean_term(i % 2 == 0 ? "XTa" : "XTb");
+      db.add_document(d);
+    }
+    db.commit();
+    auto a = sets.of(db, "XTa");
+    auto b = sets.of(db, "XTb");
+    // Every document of a revision is in the set of its term, and no other.
+    REQUIRE(((*a)[0] & 0b110) == 0b010);  // docids 1 (a), 2 (b)
+    REQUIRE(((*b)[0] & 0b110) == 0b100);
+    REQUIRE(sets.of(db, "XTa") == a);  // the same revision: the set held
+    one_set = a->size() * sizeof(std::uint64_t);
+  }
+  // 200 revisions later: the two sets of the newest revision, not 400.
+  CHECK(sets.bytes() == 2 * one_set);
 }
