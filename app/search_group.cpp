@@ -99,6 +99,11 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
         if (it->is_regular_file(ec)) total += it->file_size(ec);
       bytes.set(static_cast<double>(total));
     });
+    auto filters = s.stats->declare_gauge("contentlake_search_filter_cache_bytes",
+                                          "Bytes of the filter sets held for searches (at most 64 MiB).");
+    s.stats->on_render([filters, index = std::weak_ptr<storage::search_index>(cfg->index)] {
+      if (auto i = index.lock()) filters.set(static_cast<double>(i->filter_cache_bytes()));
+    });
   }
   // Reported, not required: a service whose index still catches up serves everything else.
   if (s.health) cfg->caught_up = s.health->declare_check("search_index_caught_up", false);

@@ -272,6 +272,8 @@ std::uint64_t search_index::applied() const {
   return least.value_or(0);
 }
 
+std::size_t search_index::filter_cache_bytes() const { return impl_->filters->bytes(); }
+
 std::uint64_t search_index::documents() const {
   std::uint64_t n = 0;
   for (const auto& s : impl_->shards) {

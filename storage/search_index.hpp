@@ -86,6 +86,10 @@ public:
   /// How many documents the index holds.
   std::uint64_t documents() const;
 
+  /// Bytes of the filters' document sets held for searches (1 bit a document a filter term; at
+  /// most 64 MiB): they grow with the documents and the filter terms searched, then stay.
+  std::size_t filter_cache_bytes() const;
+
 private:
   /// What one search reads: every shard as one, each alone, and what goes with them.
   struct snapshot;

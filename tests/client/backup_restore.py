@@ -168,11 +168,13 @@ def main():
             # the heap (jemalloc's statistics in the service binary) what the service holds.
             _, _, text = fetch("http://127.0.0.1:%d/metrics" % new.admin_port)
             gauges = {line.split()[0]: float(line.split()[1]) for line in text.decode().splitlines()
-                      if line.startswith(("contentlake_disk_", "contentlake_search_index_bytes", "contentlake_heap_"))}
+                      if line.startswith(("contentlake_disk_", "contentlake_search_", "contentlake_heap_"))}
             assert gauges.get("contentlake_search_index_bytes", 0) > 0, gauges
             assert 0 < gauges.get("contentlake_disk_free_bytes", 0) <= gauges.get("contentlake_disk_size_bytes", 0), gauges
             assert gauges.get("contentlake_heap_in_use_bytes", 0) > 1 << 20, gauges
             assert gauges.get("contentlake_heap_free_bytes", -1) >= 0, gauges
+            # The searches above keep their filters' sets (a tenant term every document holds).
+            assert 0 < gauges.get("contentlake_search_filter_cache_bytes", 0) < 64 << 20, gauges
             status, _, body = new.request("POST", "/v0/content-lake/resources", token, resource("after restore"))
             assert status == 201, body
             print("restored service: %d Resources acknowledged before the backup, all there and found by search; "
