@@ -19,8 +19,6 @@ namespace {
 
 using domain::error_id;
 
-/// How long a worker may take: a completion reads every byte of the object once.
-constexpr auto worker_timeout = std::chrono::seconds{2 * 3600};
 
 blob_outcome failure(error_id id, std::string message, std::vector<domain::error_detail> details = {}) {
   blob_outcome o;
@@ -97,10 +95,17 @@ std::int64_t closed_until(const storage::upload_record& u) {
 }
 
 /// Runs `job` on a detached worker and answers through `rp`.
+///
+/// The ask has no timeout. CAF 0.17 keeps a request's timeout in its clock until it fires, answered
+/// or not, so a finite one long enough for a completion (which reads every byte of the object) held
+/// one entry per blob call for that long: the soak's heap grew by about 1.5 MiB a minute. The worker
+/// answers every job (it holds no promise, and `guarded` turns a store call's exceptions into an
+/// answer), a dead worker is reported at once (request_receiver_down), and the HTTP request keeps its
+/// own deadline; a store call that never returns keeps only its worker's thread and its waiters.
 void on_worker(blob_broker_actor::stateful_pointer<blob_broker_state> self, std::function<blob_outcome()> job,
                std::function<void(blob_outcome)> k) {
   auto worker = self->spawn<caf::detached>(blob_worker);
-  self->request(worker, worker_timeout, run_atom_v, blob_job{std::move(job)})
+  self->request(worker, caf::infinite, run_atom_v, blob_job{std::move(job)})
     .then([k](blob_outcome& o) { k(std::move(o)); },
           [k](caf::error& e) {
             spdlog::error("blob broker: a store call failed: {}", to_string(e));

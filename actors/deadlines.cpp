@@ -1,5 +1,7 @@
 #include "actors/deadlines.hpp"
 
+#include <algorithm>
+
 namespace cl::actors {
 
 deadline_watch::deadline_watch() = default;
@@ -33,16 +35,25 @@ deadline_watch::~deadline_watch() {
 
 void deadline_watch::watch(clock::time_point at, std::weak_ptr<deadline_target> target) {
   std::lock_guard<std::mutex> guard{mutex_};
-  heap_.push(entry{at, std::move(target)});
+  heap_.push_back(entry{at, std::move(target)});
+  std::push_heap(heap_.begin(), heap_.end(), std::greater<entry>{});
+  if (heap_.size() < compact_at_) return;
+  // Keep the entries of live targets only; the next compaction comes when the heap has doubled
+  // again, so each entry is looked at a constant number of times on average.
+  heap_.erase(std::remove_if(heap_.begin(), heap_.end(), [](const entry& e) { return e.target.expired(); }),
+              heap_.end());
+  std::make_heap(heap_.begin(), heap_.end(), std::greater<entry>{});
+  compact_at_ = std::max(compact_floor, 2 * heap_.size());
 }
 
 std::size_t deadline_watch::expire_due(clock::time_point now) {
   std::vector<std::weak_ptr<deadline_target>> due;
   {
     std::lock_guard<std::mutex> guard{mutex_};
-    while (!heap_.empty() && heap_.top().at <= now) {
-      due.push_back(heap_.top().target);
-      heap_.pop();
+    while (!heap_.empty() && heap_.front().at <= now) {
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<entry>{});
+      due.push_back(std::move(heap_.back().target));
+      heap_.pop_back();
     }
   }
   std::size_t expired = 0;

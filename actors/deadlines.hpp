@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
-#include <queue>
 #include <thread>
 #include <vector>
 
@@ -44,13 +43,20 @@ public:
   deadline_watch& operator=(const deadline_watch&) = delete;
 
   /// Expires `target` at `at` unless it is gone by then. Cheap: a lock and a heap push.
+  /// Entries of targets already gone are dropped once they outnumber the rest (a blob completion's
+  /// deadline is 30 minutes: its entry must not outlive the request that long), so what is held
+  /// follows the requests in flight, at amortised constant cost per watch.
   void watch(clock::time_point at, std::weak_ptr<deadline_target> target);
 
   /// Expires every live target whose deadline is at or before `now`; returns how many.
   std::size_t expire_due(clock::time_point now);
 
-  /// Deadlines not yet reached (finished requests stay until their deadline passes).
+  /// Deadlines held: those of requests in flight, and of finished ones not yet dropped (at most
+  /// about as many again, plus `compact_floor`).
   std::size_t pending() const;
+
+  /// Below this many entries nothing is dropped early.
+  static constexpr std::size_t compact_floor = 1024;
 
 private:
   struct entry {
@@ -60,7 +66,8 @@ private:
   };
 
   mutable std::mutex mutex_;
-  std::priority_queue<entry, std::vector<entry>, std::greater<entry>> heap_;
+  std::vector<entry> heap_;  ///< a min-heap by `at` (std::push_heap with std::greater)
+  std::size_t compact_at_ = compact_floor;  ///< the size at which gone targets' entries are dropped
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::thread thread_;
