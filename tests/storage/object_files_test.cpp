@@ -54,15 +54,16 @@ TEST_CASE("an object appears whole when committed, with the digests of what was 
 
 TEST_CASE("a body never committed is never visible, and its files are gone after a restart", "[storage][objects]") {
   temp_dir dir;
+  std::unique_ptr<object_files::incoming> crashed;  // outlives the restart below, as a crash's would
   {
     object_files files{dir.path + "/blobs"};
-    auto in = body(files, std::string(100000, 'x'));
+    crashed = body(files, std::string(100000, 'x'));
     // a crash now: the body is neither committed nor abandoned
-    in.release();
   }
   object_files reopened{dir.path + "/blobs"};
   CHECK(std::filesystem::is_empty(dir.path + "/blobs/tmp"));
   CHECK(std::filesystem::is_empty(dir.path + "/blobs/objects"));
+  crashed.reset();  // its files are already gone: dropping it now finds nothing to remove
   {
     auto dropped = body(reopened, "abandoned");  // dropped without commit
   }
