@@ -19,7 +19,6 @@ namespace {
 
 using domain::error_id;
 
-
 blob_outcome failure(error_id id, std::string message, std::vector<domain::error_detail> details = {}) {
   blob_outcome o;
   o.error = domain::api_error{id, std::move(message), std::move(details)};
