@@ -10,8 +10,12 @@
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 #include <catch2/catch.hpp>
-
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
+#include <vector>
 
 using namespace cl;
 using namespace cl::actors;
@@ -455,4 +459,40 @@ TEST_CASE("the deadlines of finished requests do not pile up until they pass", "
   CHECK(watch.expire_due(far + std::chrono::minutes{2}) == 10);
   CHECK(expired == 10);
   CHECK(watch.pending() == 0);
+}
+
+TEST_CASE("the watching thread expires exactly the live requests, watched from several threads", "[coordinator][deadlines]") {
+  // Coordinators watch from every scheduler thread while the watch's own thread expires
+  // (scripts/check-sanitizers tsan runs this for races).
+  std::mutex m;
+  std::condition_variable cv;
+  int expired = 0;
+  struct counted final : deadline_target {
+    std::mutex* m;
+    std::condition_variable* cv;
+    int* expired;
+    counted(std::mutex* mm, std::condition_variable* c, int* e) : m(mm), cv(c), expired(e) {}
+    void expire() override {
+      {
+        std::lock_guard<std::mutex> guard{*m};
+        ++*expired;
+      }
+      cv->notify_all();
+    }
+  };
+  std::vector<std::shared_ptr<counted>> kept[2];  // outlive the watch (declared before it)
+  deadline_watch watch{std::chrono::milliseconds{1}};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 3000; ++i) {
+        auto request = std::make_shared<counted>(&m, &cv, &expired);
+        watch.watch(deadline_watch::clock::now() + std::chrono::milliseconds{i % 50}, request);
+        if (i % 100 == 0) kept[t].push_back(request);  // 30 per thread still running; the rest answered
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::unique_lock<std::mutex> lock{m};
+  CHECK(cv.wait_for(lock, std::chrono::seconds{30}, [&] { return expired >= 60; }));
+  CHECK(expired == 60);
 }
