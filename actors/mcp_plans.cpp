@@ -175,8 +175,9 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
 void answer(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const reply_fn& done,
             const mcp_policy& policy) {
   const auto& req = ctx->request;
-  // DNS rebinding: a browser page may reach a local endpoint; only the Origins configured may.
-  if (!req.origin.empty()
+  // DNS rebinding: a browser page may reach a local endpoint; only the Origins configured may, and
+  // pages of this machine (a rebinding page's Origin carries the attacker's name, never a loopback one).
+  if (!req.origin.empty() && !domain::loopback_origin(req.origin)
       && std::find(policy.allowed_origins.begin(), policy.allowed_origins.end(), req.origin) == policy.allowed_origins.end())
     return done(domain::api_reply::failure(domain::error_id::origin_not_allowed,
                                            "Requests from this Origin may not use the MCP endpoint.",

@@ -104,7 +104,8 @@ const std::vector<error_entry>& catalogue() {
     {error_id::webhook_not_found, 404, "NOT_FOUND", "WEBHOOK_NOT_FOUND", contentlake_domain,
      "The caller owns no webhook with this id (another principal's and another tenant's are answered the same)."},
     {error_id::origin_not_allowed, 403, "PERMISSION_DENIED", "ORIGIN_NOT_ALLOWED", contentlake_domain,
-     "The request's Origin is not in `mcp.allowed_origins` (a web page may not reach the MCP endpoint unless allowed)."},
+     "The request's Origin is neither in `mcp.allowed_origins` nor a page of this machine (localhost, 127.0.0.0/8, "
+     "[::1]): a web page may not reach the MCP endpoint unless allowed."},
     {error_id::storage_full, 507, "RESOURCE_EXHAUSTED", "STORAGE_FULL", contentlake_domain,
      "The record store is full (LMDB's map, `storage.map_size_mib`): nothing of the write was stored; reads go on. "
      "The operator raises the setting and restarts; retrying before that fails the same way."},

@@ -1,12 +1,59 @@
 #include "domain/mcp.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <string>
 
 namespace cl::domain {
 
 namespace json = boost::json;
 
 bool mcp_version_supported(std::string_view version) { return version == "2025-06-18" || version == "2025-03-26"; }
+
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// 127.a.b.c in dotted decimal, each part 0-255 without leading zeros.
+bool loopback_ipv4(std::string_view host) {
+  int parts = 0;
+  while (true) {
+    auto dot = host.find('.');
+    auto part = host.substr(0, dot);
+    if (!all_digits(part) || part.size() > 3 || (part.size() > 1 && part[0] == '0') || std::stoi(std::string{part}) > 255)
+      return false;
+    if (parts == 0 && part != "127") return false;
+    ++parts;
+    if (dot == std::string_view::npos) break;
+    host.remove_prefix(dot + 1);
+  }
+  return parts == 4;
+}
+
+}  // namespace
+
+bool loopback_origin(std::string_view origin) {
+  std::string_view rest;
+  if (origin.substr(0, 7) == "http://") rest = origin.substr(7);
+  else if (origin.substr(0, 8) == "https://") rest = origin.substr(8);
+  else return false;
+  std::string_view host = rest;
+  if (rest.substr(0, 5) == "[::1]") {
+    host = rest.substr(0, 5);
+    rest.remove_prefix(5);
+  } else {
+    auto colon = rest.find(':');
+    host = rest.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon);
+  }
+  if (!rest.empty()) {
+    auto port = rest.substr(1);
+    if (rest[0] != ':' || !all_digits(port) || port.size() > 5 || std::stoi(std::string{port}) > 65535) return false;
+  }
+  return host == "localhost" || host == "[::1]" || loopback_ipv4(host);
+}
 
 mcp_message parse_mcp_message(std::string_view body) {
   mcp_message m;

@@ -25,6 +25,12 @@ inline constexpr int internal_error = -32603;
 inline constexpr std::string_view mcp_latest_version = "2025-06-18";
 bool mcp_version_supported(std::string_view version);
 
+/// Whether an `Origin` header names a page served from this machine: `http` or `https`, the host
+/// `localhost`, an IPv4 address in 127.0.0.0/8 or `[::1]`, and an optional port, nothing else.
+/// Such a page cannot be a DNS rebinding (the browser sends the attacker's name there, never a
+/// loopback one), so the MCP endpoint accepts it besides `mcp.allowed_origins`.
+bool loopback_origin(std::string_view origin);
+
 /// One message as it arrived.
 struct mcp_message {
   enum class kind { request, notification, response, invalid } what = kind::invalid;

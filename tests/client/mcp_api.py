@@ -6,15 +6,23 @@ client keeps working across a restart of the service (no session to lose). Then 
 outside with raw HTTP: 401 with resource_metadata and the metadata document, the scope, Origin,
 MCP-Protocol-Version, bad JSON, batches, notifications, unknown methods and tools, GET and DELETE.
 
-The MCP Inspector's CLI mode lists the tools and calls one permitted and one refused read.
+The MCP Inspector's CLI mode lists the tools and calls one permitted and one refused read. The MCP
+conformance suite (server mode) runs every active scenario: the ones this server can pass pass, and
+every other fails only because it asks for the suite's own test tools or a capability this server
+does not declare.
 
-    mcp_api.py CONTENTLAKE_BINARY SOURCE_DIR SDK_NODE_MODULES INSPECTOR_NODE_MODULES
+    mcp_api.py CONTENTLAKE_BINARY SOURCE_DIR SDK_NODE_MODULES INSPECTOR_NODE_MODULES CONFORMANCE_NODE_MODULES
 """
+import glob
+import http.client
+import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Service, fetch  # noqa: E402
@@ -221,8 +229,11 @@ def protocol_checks(svc):
     print("mcp: 401 names the resource metadata (RFC 9728), which names the issuer; the scope is content-lake.read")
 
     assert ok(*post(ping)[::2]) == {"jsonrpc": "2.0", "id": 7, "result": {}}
-    status, _, body = post(ping, {"Origin": "http://evil.example"})
-    assert status == 403 and json.loads(body)["error"]["reason"] == "ORIGIN_NOT_ALLOWED"
+    for origin in ("http://evil.example", "http://localhost.evil.example", "http://127.0.0.1.evil.example"):
+        status, _, body = post(ping, {"Origin": origin})
+        assert status == 403 and json.loads(body)["error"]["reason"] == "ORIGIN_NOT_ALLOWED", origin
+    for origin in ("http://localhost:6274", "http://127.0.0.1:%d" % svc.port, "http://[::1]"):
+        assert post(ping, {"Origin": origin})[0] == 200, origin  # a page of this machine is no rebinding
     status, _, body = post(ping, {"MCP-Protocol-Version": "1999-01-01"})
     assert status == 400 and json.loads(body)["error"]["reason"] == "MCP_PROTOCOL_VERSION_UNSUPPORTED"
     assert ok(*post(ping, {"MCP-Protocol-Version": "2025-03-26"})[::2])["result"] == {}
@@ -250,6 +261,75 @@ def protocol_checks(svc):
           "notifications and responses 202, unknown methods -32601, GET/DELETE 405")
 
 
+# What the conformance suite may fail on, and why that is not this server's fault: scenarios that call
+# the suite's reference tools (test_*), and capabilities this server does not declare in initialize
+# (logging, completions, prompts, resources: MCP answers an undeclared method -32601).
+NOT_APPLICABLE = re.compile(r"MCP error -32602: Unknown tool: test_\w+$|MCP error -32601: Method not found: "
+                            r"(logging/setLevel|completion/complete|prompts/(list|get)|resources/(list|read|subscribe))$")
+MUST_PASS = ("server-initialize", "ping", "tools-list", "dns-rebinding-protection")
+
+
+def conformance_checks(svc, modules):
+    """The MCP conformance suite (npm @modelcontextprotocol/conformance, server mode). It cannot send a
+    token, so a loopback proxy adds this one to every request and passes everything else through (the
+    Host and Origin of the DNS rebinding scenario included)."""
+    token = svc.token(sub="u_alice", tenant="t_mcp", scopes=SCOPES)
+    port = svc.port
+
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def forward(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
+            headers["Authorization"] = "Bearer " + token
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request(self.command, self.path, body, headers)
+            answer = conn.getresponse()
+            data = answer.read()
+            self.send_response(answer.status)
+            for k, v in answer.getheaders():
+                if k.lower() not in ("transfer-encoding", "content-length", "connection"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            conn.close()
+        do_GET = do_POST = do_DELETE = forward
+
+        def log_message(self, *args):
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            run = subprocess.run([os.path.join(modules, ".bin", "conformance"), "server", "--url",
+                                  "http://127.0.0.1:%d/v0/mcp" % proxy.server_address[1], "-o", out],
+                                 capture_output=True, text=True, timeout=600)
+            results = {}
+            for path in glob.glob(os.path.join(out, "*", "checks.json")):
+                scenario = re.match(r"server-(.+)-\d{4}-\d\d-\d\dT", os.path.basename(os.path.dirname(path))).group(1)
+                with open(path) as f:
+                    results[scenario] = json.load(f)
+    finally:
+        proxy.shutdown()
+    assert len(results) >= 20, "the suite ran %d scenarios: %s" % (len(results), run.stdout[-2000:] + run.stderr[-2000:])
+    passed, not_applicable = [], []
+    for scenario, checks in sorted(results.items()):
+        failures = [c for c in checks if c.get("status") == "FAILURE"]
+        if scenario in MUST_PASS:
+            assert checks and not failures, (scenario, failures)
+            passed.append(scenario)
+        elif failures:
+            for c in failures:
+                assert NOT_APPLICABLE.search(c.get("errorMessage") or ""), (scenario, c)
+            not_applicable.append(scenario)
+    print("mcp: conformance suite: %s pass; %d scenarios not applicable (the suite's own test tools or "
+          "capabilities not declared)" % (", ".join(passed), len(not_applicable)))
+
+
 def limits_checks(binary, source):
     """The POST is rate limited as any REST request; an Idempotency-Key changes nothing (every tool reads)."""
     svc = Service(binary, source, {"CONTENTLAKE_RATE_LIMIT_REQUESTS_PER_SECOND": "1",
@@ -260,8 +340,8 @@ def limits_checks(binary, source):
         token = svc.token(sub="u_alice", tenant="t_mcp", scopes=SCOPES)
         # A configured Origin passes, another does not; the configured public URL is what 401s name.
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-        assert svc.request("POST", "/v0/mcp", token, ping, {"Origin": "http://localhost:3000"})[0] == 200
-        assert svc.request("POST", "/v0/mcp", token, ping, {"Origin": "http://localhost:3001"})[0] == 403
+        assert svc.request("POST", "/v0/mcp", token, ping, {"Origin": "https://app.example"})[0] == 200
+        assert svc.request("POST", "/v0/mcp", token, ping, {"Origin": "https://app.example:8443"})[0] == 403
         status, headers, _ = svc.request("POST", "/v0/mcp", None, ping)
         assert headers["WWW-Authenticate"] == 'Bearer resource_metadata="https://lake.example/.well-known/oauth-protected-resource"'
         answers = []
@@ -283,12 +363,13 @@ def limits_checks(binary, source):
 
 
 def main():
-    binary, source, modules, inspector = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    binary, source, modules, inspector, conformance = sys.argv[1:6]
     svc = Service(binary, source)
     try:
         sdk_checks(svc, modules, source)
         inspector_checks(svc, inspector)
         protocol_checks(svc)
+        conformance_checks(svc, conformance)
         svc.shutdown()
         assert not any("eyJ" in line for line in svc.log), "a token was logged"
     finally:

@@ -87,3 +87,16 @@ TEST_CASE("tool results, refusals and attribution", "[mcp]") {
   CHECK_FALSE(attribution_required(json::parse(R"({"handling_terms":"x"})").as_object()));
   CHECK(mcp_attribution(json::parse(R"({"id":"res_2"})").as_object()) == "(res_2), from the Content Lake");
 }
+
+TEST_CASE("a loopback Origin is a page of this machine; nothing that only starts like one is", "[mcp]") {
+  using cl::domain::loopback_origin;
+  for (auto yes : {"http://localhost", "http://localhost:3000", "https://localhost:443", "http://127.0.0.1",
+                   "http://127.0.0.1:8080", "http://127.255.0.9:1", "http://[::1]", "http://[::1]:6274"})
+    CHECK(loopback_origin(yes));
+  for (auto no : {"", "null", "localhost", "ftp://localhost", "http://localhost.evil.example", "http://localhost:",
+                  "http://localhost:3000/", "http://localhost:99999", "http://localhost:30a", "http://evil.example",
+                  "http://127.0.0.1.evil.example", "http://127.0.0.1:80@evil.example", "http://128.0.0.1",
+                  "http://127.0.0", "http://127.0.0.256", "http://127.00.0.1", "http://[::1].evil.example",
+                  "http://[::ffff:127.0.0.1]", "http://0.0.0.0", "http://user@localhost", "HTTP://evil.example"})
+    CHECK_FALSE(loopback_origin(no));
+}
