@@ -174,12 +174,19 @@ private:
   void store_failed(bool full, const std::string& what) {
     if (failed_) return;
     failed_ = true;
-    incoming_.reset();
     spdlog::error("s3: {} {}: {}", method_, path_, what);
-    if (full)
-      return fail({507, "InsufficientStorage", "The object store has no room for this request; nothing was stored."},
-                  true);
-    fail({500, "InternalError", "The object store failed; nothing was stored. Retry."}, true);
+    auto answer = [self = shared_from_this(), full](bool = true) {
+      if (full)
+        return self->fail(
+          {507, "InsufficientStorage", "The object store has no room for this request; nothing was stored."}, true);
+      self->fail({500, "InternalError", "The object store failed; nothing was stored. Retry."}, true);
+    };
+    if (!incoming_) return answer();
+    // The chunks still queued for the disk thread hold the body's temporary files, which go with the
+    // last of them: answer after them (one disk thread, in order), so that when the client reads
+    // the answer nothing of the body is left on disk.
+    incoming_.reset();
+    on_disk([] { return true; }, std::move(answer));
   }
 
   void read_header() {
