@@ -418,6 +418,7 @@ private:
   /// The disk thread appends `got` bytes of the chunk while the socket is read for the next: at
   /// most `max_queued` chunks wait for the disk (memory stays bounded), in order (one disk thread).
   void take_chunk(std::size_t got) {
+    if (failed_) return;  // answered already (the store failed): the rest of the body is not kept
     auto bytes = std::make_shared<std::string>(chunk_.data(), got);
     auto in = incoming_;
     ++queued_;
