@@ -86,7 +86,7 @@ private:
 /// for the searches after the first that asks: a search's dense filters are read from these
 /// instead of their posting lists (Xapian moves through a filter's list to every candidate,
 /// decoding it from the start of its chunk, so a filter most documents pass was read whole by
-/// every search). A set is built once per term and revision, from its list, and tested in a step.
+/// every search). A set is built from its term's list and tested in a step.
 /// One set per shard and term, of the newest revision asked for: a commit's new revision replaces
 /// the older set (a search still on an older revision builds its own and keeps it to itself), so
 /// what is held follows the terms searched and the documents, not how often the index commits.
