@@ -4,6 +4,7 @@
 #include "domain/json_text.hpp"
 #include "storage/encoding.hpp"
 #include "storage/kv.hpp"
+#include "storage/kv_activity_readers.hpp"
 
 #include <boost/json.hpp>
 
@@ -19,8 +20,10 @@ using kv::tenant_key;
 namespace tables {
 const kv::table activities = kv::declare_table("activities");
 const kv::table activities_by_resource = kv::declare_table("activities_by_resource");
+const kv::table activities_by_reader = kv::declare_table("activities_by_reader");
 const kv::table agents = kv::declare_table("agents");
 const kv::table blob_refs = kv::declare_table("blob_refs");
+const kv::table grants = kv::declare_table("grants");
 const kv::table grants_by_principal = kv::declare_table("grants_by_principal");
 const kv::table resources = kv::declare_table("resources");
 const kv::table resources_by_work = kv::declare_table("resources_by_work");
@@ -122,6 +125,37 @@ record_page walk(id_stream& ids, std::size_t limit, std::size_t budget, const Ke
   return page;
 }
 
+/// Walks the union of `streams` (each in id order) in id order, each id once, keeping what
+/// `keep(id)` returns a record for, within the query's bounds: a page costs the ids it examines.
+template <class Keep>
+record_page merged_walk(std::vector<id_stream>& streams, std::size_t limit, std::size_t budget, const Keep& keep) {
+  record_page page;
+  std::size_t examined = 0;
+  for (;;) {
+    const std::string* next = nullptr;
+    for (const auto& s : streams)
+      if (!s.done() && (!next || s.current() < *next)) next = &s.current();
+    if (!next) {
+      page.exhausted = true;
+      break;
+    }
+    if (page.entries.size() >= limit || examined >= budget) break;
+    std::string id = *next;
+    for (auto& s : streams)
+      if (!s.done() && s.current() == id) s.advance();
+    ++examined;
+    page.resume_after = id;
+    if (auto record = keep(id)) page.entries.emplace_back(id, std::move(*record));
+  }
+  page.examined = examined;
+  return page;
+}
+
+/// Key of the Activities-by-reader index: tenant\0principal\0activity.
+std::string reader_key(std::string_view tenant, std::string_view principal, std::string_view activity) {
+  return tenant_key(tenant, std::string{principal} + '\0' + std::string{activity});
+}
+
 class kv_resource_store final : public resource_writes {
 public:
   explicit kv_resource_store(const kv::context& c) : r_(c.r), w_(c.w) {}
@@ -193,27 +227,10 @@ public:
     streams.reserve(q.readable_by.size());
     for (const auto& p : q.readable_by)
       streams.emplace_back(r_, tables::grants_by_principal, tenant_key(q.tenant, p + '\0'), q.after);
-    record_page page;
-    std::size_t examined = 0;
-    for (;;) {
-      const std::string* next = nullptr;
-      for (const auto& s : streams)
-        if (!s.done() && (!next || s.current() < *next)) next = &s.current();
-      if (!next) {
-        page.exhausted = true;
-        break;
-      }
-      if (page.entries.size() >= q.limit || examined >= q.budget) break;
-      std::string id = *next;
-      for (auto& s : streams)
-        if (!s.done() && s.current() == id) s.advance();
-      ++examined;
-      page.resume_after = id;
-      if (auto value = r_.get(tables::resources, tenant_key(q.tenant, id)))
-        if (auto record = keep(*value)) page.entries.emplace_back(id, std::move(*record));
-    }
-    page.examined = examined;
-    return page;
+    return merged_walk(streams, q.limit, q.budget, [&](const std::string& id) -> std::optional<std::string> {
+      auto value = r_.get(tables::resources, tenant_key(q.tenant, id));
+      return value ? keep(*value) : std::nullopt;
+    });
   }
 
   void put(std::string_view tenant, std::string_view id, const resource_header& header,
@@ -292,17 +309,43 @@ public:
         return keep(r_.get(tables::activities, tenant_key(q.tenant, id)));
       });
     }
-    id_stream ids{r_, tables::activities, tenant_key(q.tenant, ""), q.after};
-    return walk(ids, q.limit, q.budget,
-                [&](const std::string&, const std::string& value) { return keep(std::optional{value}); });
+    if (q.readable_by.empty()) {
+      id_stream ids{r_, tables::activities, tenant_key(q.tenant, ""), q.after};
+      return walk(ids, q.limit, q.budget,
+                  [&](const std::string&, const std::string& value) { return keep(std::optional{value}); });
+    }
+    // The Activities-by-reader index lists, per principal, exactly the Activities it reads (and
+    // under `everyone` those about no Resource): merging the caller's walks only what it may see,
+    // so a page costs a page however many Activities of others come first.
+    std::vector<id_stream> streams;
+    streams.reserve(q.readable_by.size() + 1);
+    for (const auto& p : q.readable_by)
+      streams.emplace_back(r_, tables::activities_by_reader, reader_key(q.tenant, p, ""), q.after);
+    streams.emplace_back(r_, tables::activities_by_reader, reader_key(q.tenant, kv::everyone, ""), q.after);
+    return merged_walk(streams, q.limit, q.budget, [&](const std::string& id) {
+      return keep(r_.get(tables::activities, tenant_key(q.tenant, id)));
+    });
   }
 
   void put(std::string_view tenant, std::string_view id, const activity_header& header,
            std::string_view record) override {
     w_->put(tables::activities, tenant_key(tenant, id), encode_activity(header, record));
-    if (!header.about_resource.empty())
-      w_->put(tables::activities_by_resource,
-              tenant_key(tenant, std::string{header.about_resource} + '\0' + std::string{id}), "");
+    if (header.about_resource.empty()) {
+      w_->put(tables::activities_by_reader, reader_key(tenant, kv::everyone, id), "");
+      return;
+    }
+    w_->put(tables::activities_by_resource,
+            tenant_key(tenant, std::string{header.about_resource} + '\0' + std::string{id}), "");
+    // Listed under every principal that reads its Resource now; grants given later add it then.
+    auto prefix = tenant_key(tenant, std::string{header.about_resource} + '\0');
+    std::string after;
+    for (;;) {
+      auto holders = r_.scan(tables::grants, prefix, after, 256);
+      for (const auto& [key, value] : holders)
+        w_->put(tables::activities_by_reader, reader_key(tenant, std::string_view{key}.substr(prefix.size()), id), "");
+      if (holders.size() < 256) break;
+      after = holders.back().first;
+    }
   }
 
 private:
@@ -417,6 +460,22 @@ activity_header activity_header_from_json(std::string_view json) {
 }
 
 const store_kind resource_writes::kind = kv::register_store<kv_resource_store>();
+
+void kv::index_resource_activities(const reader& r, writer& w, std::string_view tenant, std::string_view resource,
+                                   std::string_view principal, bool add) {
+  auto prefix = tenant_key(tenant, std::string{resource} + '\0');
+  std::string after;
+  for (;;) {
+    auto page = r.scan(tables::activities_by_resource, prefix, after, 256);
+    for (const auto& [key, value] : page) {
+      auto k = reader_key(tenant, principal, std::string_view{key}.substr(prefix.size()));
+      if (add) w.put(tables::activities_by_reader, k, "");
+      else w.erase(tables::activities_by_reader, k);
+    }
+    if (page.size() < 256) return;
+    after = page.back().first;
+  }
+}
 
 const store_kind activity_writes::kind = kv::register_store<kv_activity_store>();
 

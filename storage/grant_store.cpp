@@ -1,6 +1,7 @@
 #include "storage/grant_store.hpp"
 
 #include "storage/kv.hpp"
+#include "storage/kv_activity_readers.hpp"
 
 namespace cl::storage {
 
@@ -68,14 +69,19 @@ public:
   }
 
   void put(std::string_view tenant, const domain::access_grant& g) override {
+    bool had = r_.get(tables::grants_by_principal, by_principal(tenant, g.principal, g.resource_id)).has_value();
     w_->put(tables::grants, by_resource(tenant, g.resource_id, g.principal), domain::grant_json(g));
     w_->put(tables::grants_by_principal, by_principal(tenant, g.principal, g.resource_id),
             std::string{domain::role_name(g.role)});
+    // A new reader of the Resource reads its Activities too (a role change changes nothing there).
+    if (!had) kv::index_resource_activities(r_, *w_, tenant, g.resource_id, g.principal, true);
   }
 
   void erase(std::string_view tenant, std::string_view resource, std::string_view principal) override {
+    bool had = r_.get(tables::grants_by_principal, by_principal(tenant, principal, resource)).has_value();
     w_->erase(tables::grants, by_resource(tenant, resource, principal));
     w_->erase(tables::grants_by_principal, by_principal(tenant, principal, resource));
+    if (had) kv::index_resource_activities(r_, *w_, tenant, resource, principal, false);
   }
 
 private:

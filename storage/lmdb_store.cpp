@@ -1,4 +1,5 @@
 #include "storage/lmdb_store.hpp"
+#include "storage/kv_activity_readers.hpp"
 
 #include "storage/contract_store.hpp"
 #include "storage/kv.hpp"
@@ -201,6 +202,8 @@ const kv::table activities_by_resource = kv::declare_table("activities_by_resour
 const kv::table resources = kv::declare_table("resources");
 const kv::table resources_by_work = kv::declare_table("resources_by_work");
 const kv::table blob_refs = kv::declare_table("blob_refs");
+const kv::table grants = kv::declare_table("grants");
+const kv::table activities_by_reader = kv::declare_table("activities_by_reader");
 }  // namespace tables
 
 /// Calls `visit(key, value)` for every entry of `t`, in key order, a page at a time (writes to
@@ -287,6 +290,29 @@ void migrate_to_6(kv::transaction& tx) {
 /// format-6 binary cannot read (its feed would take the gap for retention): it must refuse the dir.
 void migrate_to_7(kv::transaction&) {}
 
+/// Format 7 -> 8: the index of Activities by who may read them (storage/kv_activity_readers.hpp),
+/// built from the Activities and the grants on their Resources.
+void migrate_to_8(kv::transaction& tx) {
+  for_each(tx, tables::activities, [&](const std::string& key, const std::string& value) {
+    auto cut = key.find('\0');  // key: tenant\0activity
+    auto tenant = key.substr(0, cut), id = key.substr(cut + 1);
+    auto about = activity_about(value);
+    if (about.empty()) {
+      tx.put(tables::activities_by_reader, tenant + '\0' + std::string{kv::everyone} + '\0' + id, "");
+      return;
+    }
+    auto prefix = tenant + '\0' + about + '\0';  // grants: tenant\0resource\0principal
+    std::string after;
+    for (;;) {
+      auto holders = tx.scan(tables::grants, prefix, after, 512);
+      for (const auto& [grant, unused] : holders)
+        tx.put(tables::activities_by_reader, tenant + '\0' + grant.substr(prefix.size()) + '\0' + id, "");
+      if (holders.size() < 512) break;
+      after = holders.back().first;
+    }
+  });
+}
+
 /// Refuses a newer format, migrates an older one, records this build's.
 void check_format(kv::transaction& tx, const std::string& data_dir) {
   int found = lmdb_format_version;
@@ -296,7 +322,7 @@ void check_format(kv::transaction& tx, const std::string& data_dir) {
                              + ", newer than this build's " + std::to_string(lmdb_format_version)
                              + "; run a newer contentlake or use another data dir");
   const std::function<void(kv::transaction&)> steps[] = {migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5,
-                                                         migrate_to_6, migrate_to_7};
+                                                         migrate_to_6, migrate_to_7, migrate_to_8};
   for (int to = 2; to <= lmdb_format_version; ++to)
     if (found < to) steps[to - 2](tx);
   tx.put(tables::meta, "format_version", std::to_string(lmdb_format_version));

@@ -15,8 +15,9 @@ namespace cl::storage {
 /// 3: Activities are indexed by the Resource they are about. 4: Resources and Activities carry a
 /// typed header beside their JSON (storage/content_stores.hpp). 5: the usage pairs each tenant's
 /// contract versions name are recorded (`contract_reads::usages_named`). 6: Resources are indexed
-/// by their Work (lists by `work_id`, a contract's fan-out in the change feed).
-inline constexpr int lmdb_format_version = 7;
+/// by their Work (lists by `work_id`, a contract's fan-out in the change feed). 7: the change log may
+/// hold platform policy entries. 8: Activities are indexed by the principals that read them.
+inline constexpr int lmdb_format_version = 8;
 
 /// Opens (creating if needed) the LMDB environment in `data_dir`. Throws std::runtime_error with a
 /// message that says what to do when the directory cannot be used (newer format, bad permissions).

@@ -2,6 +2,7 @@
 // principals merged, each id once, in order), filters apply to the record's own members, pages
 // resume after an id, and activities are kept per grant.
 
+#include "domain/access.hpp"
 #include "tests/support/raw_lmdb.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
@@ -24,6 +25,11 @@ void put_resource(write_txn& tx, const std::string& tenant, const std::string& i
   tx.resources().put(tenant, id, resource_header{staged ? "" : "wk_1", type, "en", "ver_1", {}}, resource_json(id, type, staged));
 }
 
+cl::domain::access_grant grant(const std::string& resource, const std::string& principal,
+                               cl::domain::access_role role = cl::domain::access_role::reader) {
+  return cl::domain::access_grant{resource, principal, role, "u_admin", "2026-01-01T00:00:00Z"};
+}
+
 /// Resources res_00..res_19 of t1 (every third a DATASET, every fourth staged); u_a holds grants on
 /// the even ones, g_team on multiples of 3 (so 0, 6, 12, 18 are reachable both ways).
 std::shared_ptr<record_store> fixture_store(const std::string& dir) {
@@ -33,15 +39,15 @@ std::shared_ptr<record_store> fixture_store(const std::string& dir) {
       char id[8];
       std::snprintf(id, sizeof id, "res_%02d", i);
       put_resource(tx, "t1", id, i % 3 == 0 ? "DATASET" : "CHAPTER", i % 4 == 0);
-      if (i % 2 == 0) cl::storage::kv::writer_of(tx).put(cl::testing::raw("grants_by_principal"), cl::storage::kv::tenant_key("t1", std::string{"u_a"} + '\0' + id), "reader");
-      if (i % 3 == 0) cl::storage::kv::writer_of(tx).put(cl::testing::raw("grants_by_principal"), cl::storage::kv::tenant_key("t1", std::string{"g_team"} + '\0' + id), "reader");
+      if (i % 2 == 0) tx.grants().put("t1", grant(id, "u_a"));
+      if (i % 3 == 0) tx.grants().put("t1", grant(id, "g_team"));
       tx.activities().put("t1", "act_" + std::string{id}, activity_header{id, "CREATION"},
                           R"({"id":"act_)" + std::string{id} + R"(","type":"CREATION","target":{"kind":"resource","id":")" + id
                             + "\"}}");
     }
     tx.activities().put("t1", "act_work", activity_header{"", "CREATION"}, R"({"id":"act_work","type":"CREATION","target":{"kind":"work","id":"wk_1"}})");
     put_resource(tx, "t2", "res_00", "CHAPTER", false);
-    cl::storage::kv::writer_of(tx).put(cl::testing::raw("grants_by_principal"), cl::storage::kv::tenant_key("t2", std::string{"u_a"} + '\0' + "res_00"), "owner");
+    tx.grants().put("t2", grant("res_00", "u_a", cl::domain::access_role::owner));
     return true;
   }});
   return store;
@@ -248,4 +254,87 @@ TEST_CASE("the format 3 -> 4 migration indexes the blobs a Resource's images ref
   CHECK(store->resources().referencing("t1", "blb_9", "", 10) == std::vector<std::string>{"res_1"});
   CHECK(store->resources().header("t1", "res_1")->blobs == std::vector<std::string>{"blb_9"});
   CHECK(store->resources().get("t1", "res_1") == with_image);
+}
+
+TEST_CASE("a page of Activities costs the page, however many Activities the caller may not read come first",
+          "[storage][lists]") {
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  // 1,000 Activities of another's Resource come first in id order; then 10 of the caller's.
+  store->apply({[](write_txn& tx) {
+    put_resource(tx, "t1", "res_other", "CHAPTER", false);
+    put_resource(tx, "t1", "res_mine", "CHAPTER", false);
+    tx.grants().put("t1", grant("res_other", "u_other"));
+    for (int i = 0; i < 1000; ++i) {
+      char id[16];
+      std::snprintf(id, sizeof id, "act_a%04d", i);
+      tx.activities().put("t1", id, activity_header{"res_other", "UPDATE"}, "{\"id\":\"" + std::string{id} + "\"}");
+    }
+    for (int i = 0; i < 10; ++i) {
+      char id[16];
+      std::snprintf(id, sizeof id, "act_b%04d", i);
+      tx.activities().put("t1", id, activity_header{"res_mine", "UPDATE"}, "{\"id\":\"" + std::string{id} + "\"}");
+    }
+    return true;
+  }});
+  activity_query q;
+  q.tenant = "t1";
+  q.readable_by = {"u_me"};
+  q.limit = 5;
+  CHECK(store->activities().list(q).entries.empty());  // no grant yet: nothing, and nothing walked
+  CHECK(store->activities().list(q).examined == 0);
+  // A grant given after the Activities were stored brings them into the caller's list.
+  store->apply({[](write_txn& tx) {
+    tx.grants().put("t1", grant("res_mine", "u_me"));
+    return true;
+  }});
+  auto page = store->activities().list(q);
+  CHECK(ids(page) == std::vector<std::string>{"act_b0000", "act_b0001", "act_b0002", "act_b0003", "act_b0004"});
+  CHECK(page.examined == 5);  // not the 1,000 before them
+  q.after = page.resume_after;
+  CHECK(ids(store->activities().list(q)) == std::vector<std::string>{"act_b0005", "act_b0006", "act_b0007", "act_b0008", "act_b0009"});
+  // A role change keeps them; a revocation takes them away; an Activity about no Resource is everyone's.
+  store->apply({[](write_txn& tx) {
+    tx.grants().put("t1", grant("res_mine", "u_me", cl::domain::access_role::writer));
+    tx.activities().put("t1", "act_c_work", activity_header{"", "CREATION"}, R"({"id":"act_c_work"})");
+    return true;
+  }});
+  q.after.clear();
+  q.limit = 100;
+  CHECK(store->activities().list(q).entries.size() == 11);
+  store->apply({[](write_txn& tx) {
+    tx.grants().erase("t1", "res_mine", "u_me");
+    return true;
+  }});
+  CHECK(ids(store->activities().list(q)) == std::vector<std::string>{"act_c_work"});
+  // The other reader still sees its 1,000 and the Work's.
+  q.readable_by = {"u_other"};
+  q.limit = 2000;
+  CHECK(store->activities().list(q).entries.size() == 1001);
+}
+
+TEST_CASE("a format-7 data dir gets its Activities indexed by reader at open", "[storage][lists][migration][lmdb]") {
+  temp_dir dir;
+  { cl::storage::open_lmdb_store(dir.path, 64); }
+  cl::testing::write_raw_lmdb(dir.path, [](const auto& put_raw) {
+    using cl::storage::kv::tenant_key;
+    // As format 7 stored them: with their typed header (format 4), indexed by Resource (format 3).
+    put_raw("activities", tenant_key("t1", "act_1"),
+            encode_activity(activity_header{"res_9", "CREATION"},
+                            R"({"id":"act_1","type":"CREATION","target":{"kind":"resource","id":"res_9"}})"));
+    put_raw("activities", tenant_key("t1", "act_2"),
+            encode_activity(activity_header{"", "CREATION"},
+                            R"({"id":"act_2","type":"CREATION","target":{"kind":"work","id":"wk_1"}})"));
+    put_raw("activities_by_resource", tenant_key("t1", std::string{"res_9"} + '\0' + "act_1"), "");
+    put_raw("grants", tenant_key("t1", std::string{"res_9"} + '\0' + "u_a"), R"({"principal":"u_a"})");
+    put_raw("grants_by_principal", tenant_key("t1", std::string{"u_a"} + '\0' + "res_9"), "reader");
+    put_raw("meta", "format_version", "7");
+  });
+  auto store = cl::storage::open_lmdb_store(dir.path, 64);
+  activity_query q;
+  q.tenant = "t1";
+  q.readable_by = {"u_a"};
+  CHECK(ids(store->activities().list(q)) == std::vector<std::string>{"act_1", "act_2"});
+  q.readable_by = {"u_b"};
+  CHECK(ids(store->activities().list(q)) == std::vector<std::string>{"act_2"});
 }
