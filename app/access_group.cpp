@@ -47,7 +47,8 @@ void register_access(registry& r) {
   r.add_options({
     {"access.directory_file", "config/directory.json",
      "Group directory (docs/api.md, Access grants): which u_/a_ principals belong to which g_ group, per tenant. "
-     "Re-read when it changes; absent: no groups.",
+     "Re-read when it changes; it must be there at start (a relative default is read from the working directory); "
+     "\"\": no groups.",
      config::text_member(&access_settings::directory_file)},
   });
   r.add_actors("access", &spawn_access);

@@ -60,8 +60,9 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
   }
   if (auto missing = cl::config::missing_configured_file(*settings)) {
     std::cerr << "contentlake: configured file not found: " << *missing
-              << " (a relative path in a config file is read from that file's folder; from the environment or the "
-                 "command line, from the working directory)\n";
+              << " (a relative path in a config file is read from that file's folder; a default one, from the "
+                 "environment or the command line, from the working directory; set the key to \"\" for none: the "
+                 "built-in policy, no groups)\n";
     return 2;
   }
   setup_logging(*settings);

@@ -186,7 +186,8 @@ const std::vector<option>& options() {
      integer<std::int64_t>([](settings& s) -> std::int64_t& { return s.storage.change_log_retention_seconds; }, 0,
                            10LL * 365 * 24 * 3600)},
     {"rights.policy_file", "config/policy.json",
-     "Platform policy (docs/rights.md), re-read when it changes; if absent at start, the shipped copy built into the binary.",
+     "Platform policy (docs/rights.md), re-read when it changes; it must be there at start (a relative default is "
+     "read from the working directory); \"\": the shipped copy built into the binary.",
      text([](settings& s) -> std::string& { return s.rights.policy_file; })},
     {"idempotency.retention_seconds", "86400",
      "How long the answer stored for an Idempotency-Key is replayed; afterwards the key is fresh.",
@@ -338,6 +339,12 @@ std::optional<settings> load_settings(const std::vector<option>& group_options, 
                                       std::string& error) {
   settings s;
   auto known = all_options(group_options);
+  // A file a key names by default (the platform policy, the group directory) must be there too,
+  // unless the configuration sets the key to "" (none): a service started from another directory
+  // must not run on the built-in policy and no groups by accident. Setting the key replaces this.
+  for (const auto* o : known)
+    if (o->key.size() > 5 && o->key.compare(o->key.size() - 5, 5, "_file") == 0 && !o->default_value.empty())
+      s.configured_files.emplace_back(o->key, o->default_value);
   if (!config_file.empty()) {
     std::ifstream in{config_file, std::ios::binary};
     if (!in) {

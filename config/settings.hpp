@@ -124,9 +124,10 @@ struct settings {
   rights_settings rights;
   idempotency_settings idempotency;
   group_sections groups;  ///< the route groups' own sections
-  /// Files named by keys ending in `_file` that a config file, the environment or the command
-  /// line set (key, path as resolved), in the order set: `serve` refuses to start when one is
-  /// missing. Defaults are not listed (a missing default file means "none yet").
+  /// Files named by keys ending in `_file` (key, path as resolved): the defaults (`rights.policy_file`,
+  /// `access.directory_file`, relative to the working directory), then what a config file, the
+  /// environment or the command line set, in the order set. `serve` refuses to start when one is
+  /// missing; a key set to "" names none (the built-in policy, no groups).
   std::vector<std::pair<std::string, std::string>> configured_files;
 
   /// True when no issuer is configured and the development identity is used.

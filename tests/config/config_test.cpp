@@ -139,10 +139,30 @@ TEST_CASE("relative paths in a config file are read from its folder; from the en
   CHECK(s->rights.policy_file == (folder / "../p.json").lexically_normal().string());
   CHECK(s->groups.get<cl::app::access_settings>().directory_file == "/abs/g.json");
   CHECK(s->auth.jwks_ca_file == "rel/ca.pem");
-  // What was configured must exist at start; defaults are not listed.
+  // What was configured must exist at start (it replaced the defaults of its keys).
   CHECK(s->configured_files.size() == 3);
   CHECK(missing_configured_file(*s) == "rights.policy_file: " + (folder / "../p.json").lexically_normal().string());
-  CHECK(load("")->configured_files.empty());
-  CHECK_FALSE(missing_configured_file(*load("")));
   std::remove(file.c_str());
+}
+
+TEST_CASE("a default policy or group directory must be there too, unless the configuration says none", "[config]") {
+  // The defaults, from the working directory: a service started elsewhere (systemd's state
+  // directory) must not run on the built-in policy and no groups without saying so.
+  auto defaults = load("");
+  REQUIRE(defaults);
+  CHECK(defaults->configured_files == std::vector<std::pair<std::string, std::string>>{
+                                        {"rights.policy_file", "config/policy.json"},
+                                        {"access.directory_file", "config/directory.json"}});
+  auto here = std::filesystem::current_path();
+  std::filesystem::current_path(std::string{CL_SOURCE_DIR});  // the checkout has both
+  CHECK_FALSE(missing_configured_file(*defaults));
+  std::filesystem::current_path(std::filesystem::temp_directory_path());  // elsewhere, neither
+  CHECK(missing_configured_file(*defaults)
+        == "rights.policy_file: " + (std::filesystem::temp_directory_path() / "config/policy.json").string());
+  std::filesystem::current_path(here);
+  // "" says there is none: nothing to look for.
+  auto none = load("", {{"CONTENTLAKE_RIGHTS_POLICY_FILE", ""}, {"CONTENTLAKE_ACCESS_DIRECTORY_FILE", ""}});
+  REQUIRE(none);
+  CHECK(none->configured_files.empty());
+  CHECK_FALSE(missing_configured_file(*none));
 }

@@ -39,6 +39,8 @@ struct child {
       ::close(out_pipe[0]);
       ::close(err_pipe[0]);
       for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+      // From the checkout, as a user runs it: the default policy and group directory are there.
+      if (::chdir(CL_SOURCE_DIR) != 0) ::_exit(126);
       std::vector<char*> argv;
       argv.push_back(const_cast<char*>(CL_BINARY));
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
