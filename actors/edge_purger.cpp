@@ -93,7 +93,7 @@ std::uint64_t outside_changes(const edge_purger_config& cfg) {
 /// the whole set is sent again).
 bool send(edge_purger_state& st, const edge_purger_config& cfg, std::size_t i, const edge_purge_keys& keys,
           bool everything) {
-  auto one = [&](http::purge_request r) {
+  auto one = [&](domain::purge_request r) {
     r.to = cfg.edges[i];
     r.secret = cfg.secret;
     r.timeout_ms = cfg.timeout_ms;
@@ -114,17 +114,17 @@ bool send(edge_purger_state& st, const edge_purger_config& cfg, std::size_t i, c
     return false;
   };
   if (everything) {
-    http::purge_request r;
+    domain::purge_request r;
     r.everything = true;
     if (!one(r)) return false;
   }
   for (const auto& chunk : key_chunks(keys.hard, cfg.header_bytes)) {
-    http::purge_request r;
+    domain::purge_request r;
     r.hard_keys = chunk;
     if (!one(r)) return false;
   }
   for (const auto& chunk : key_chunks(keys.soft, cfg.header_bytes)) {
-    http::purge_request r;
+    domain::purge_request r;
     r.soft_keys = chunk;
     if (!one(r)) return false;
   }
@@ -228,6 +228,8 @@ bool round(self_t self, const edge_purger_config& cfg) {
     if (!next.empty()) lag = std::max<double>(0, static_cast<double>(domain::now_ms() - next.front().at_ms) / 1000.0);
   }
   cfg.lag_seconds.set(lag);
+  cfg.failing_edges.set(static_cast<double>(
+    std::count_if(st.edges.begin(), st.edges.end(), [](const auto& e) { return e.failures > 0; })));
   acknowledge(self, cfg, held, false);
   return entries.size() >= cfg.batch && up_to < last;
 }

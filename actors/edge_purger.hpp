@@ -14,7 +14,7 @@
 #include "actors/directory.hpp"
 #include "actors/metrics.hpp"
 #include "actors/type_ids.hpp"
-#include "http/purge_client.hpp"
+#include "domain/edge_purge.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/replies_to.hpp>
@@ -70,7 +70,7 @@ inline constexpr const char* edge_purge_consumer = "edge-purge";
 struct edge_purger_config {
   std::shared_ptr<storage::record_store> store;
   std::shared_ptr<actor_directory> directory;  ///< the writer (consumer position), outside changes
-  std::vector<http::purge_target> edges;       ///< none: the purger only forgets its consumer
+  std::vector<domain::purge_target> edges;       ///< none: the purger only forgets its consumer
   std::vector<std::string> edge_names;         ///< host:port of each, for logs (no secret, no path)
   std::string secret;
   bool soft_edits = true;
@@ -86,9 +86,10 @@ struct edge_purger_config {
                                                  std::chrono::milliseconds{500}, std::chrono::milliseconds{1000}};
   std::chrono::milliseconds log_every{60000};  ///< a failing edge is logged when it starts failing, then this often
   std::int64_t timeout_ms = 5000;
-  /// Sends one purge (http::send_purge; tests put a recorder here).
-  std::function<http::purge_response(const http::purge_request&)> send;
+  /// Sends one purge (app/ hands in http::send_purge; tests put a recorder here).
+  std::function<domain::purge_response(const domain::purge_request&)> send;
   metrics::gauge lag_seconds;  ///< how old the oldest change not purged at every edge is
+  metrics::gauge failing_edges;  ///< edges whose last purge failed (0: every edge answered it)
   metrics::counter purges, failures;
 };
 

@@ -41,10 +41,10 @@ caf::expected<std::vector<actors::child_spec>> spawn_edge(const startup& s) {
   cfg->store = s.store;
   cfg->directory = s.directory;
   for (const auto& url : config::comma_list(section.purge_urls)) {
-    auto parsed = http::parse_purge_url(url);
+    auto parsed = domain::parse_purge_url(url);
     if (auto* why = std::get_if<std::string>(&parsed))
       return startup_failure("edge.purge_urls: \"" + url.substr(0, 100) + "\": " + *why);
-    auto& t = std::get<http::purge_target>(parsed);
+    auto& t = std::get<domain::purge_target>(parsed);
     cfg->edge_names.push_back(t.host + ":" + t.port);
     cfg->edges.push_back(std::move(t));
   }
@@ -68,10 +68,14 @@ caf::expected<std::vector<actors::child_spec>> spawn_edge(const startup& s) {
   // The consumer position is written as often as retention is checked, at most once a minute.
   auto retention_ms = s.settings.storage.change_log_retention_seconds * 1000;
   cfg->acknowledge_every = std::chrono::milliseconds{std::clamp<std::int64_t>(retention_ms / 4, 100, 60000)};
-  cfg->send = [](const http::purge_request& r) { return http::send_purge(r); };
+  cfg->send = [](const domain::purge_request& r) { return http::send_purge(r); };
   if (s.stats) {
     cfg->lag_seconds = s.stats->declare_gauge("contentlake_edge_purge_lag_seconds",
                                               "How old the oldest change not yet purged at every edge cache is (0: none).");
+    cfg->failing_edges = s.stats->declare_gauge(
+      "contentlake_edge_purge_failing_edges",
+      "Edge caches whose last purge failed (0: every configured edge answered its last purge; deploy/edge/run waits "
+      "for it).");
     cfg->purges = s.stats->declare_counter("contentlake_edge_purges_total", "Purge requests sent to edge caches.");
     cfg->failures = s.stats->declare_counter("contentlake_edge_purge_failures_total",
                                              "Purge requests that failed (retried with backoff).");

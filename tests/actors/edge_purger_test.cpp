@@ -43,10 +43,10 @@ actors::edge_lookups lookups() {
 struct recorder {
   std::mutex mutex;
   std::condition_variable changed;
-  std::vector<http::purge_request> got;
+  std::vector<domain::purge_request> got;
   std::set<std::string> failing;  ///< hosts answering 503
 
-  http::purge_response send(const http::purge_request& r) {
+  domain::purge_response send(const domain::purge_request& r) {
     std::lock_guard<std::mutex> guard{mutex};
     got.push_back(r);
     changed.notify_all();
@@ -62,10 +62,10 @@ struct recorder {
     REQUIRE(ok);
   }
   /// Purges `host` got that `pred` holds for; the caller holds `mutex` (inside `wait`'s predicate).
-  std::size_t held_count(const std::string& host, const std::function<bool(const http::purge_request&)>& pred) const {
+  std::size_t held_count(const std::string& host, const std::function<bool(const domain::purge_request&)>& pred) const {
     return std::count_if(got.begin(), got.end(), [&](const auto& r) { return r.to.host == host && pred(r); });
   }
-  std::size_t count(const std::string& host, const std::function<bool(const http::purge_request&)>& pred) {
+  std::size_t count(const std::string& host, const std::function<bool(const domain::purge_request&)>& pred) {
     std::lock_guard<std::mutex> guard{mutex};
     return held_count(host, pred);
   }
@@ -128,16 +128,16 @@ TEST_CASE("keys are split into header values of a bounded size", "[edge]") {
 }
 
 TEST_CASE("purge URLs: http only, a host and a port", "[edge]") {
-  auto ok = http::parse_purge_url("http://127.0.0.1:6081/");
-  REQUIRE(std::holds_alternative<http::purge_target>(ok));
-  CHECK(std::get<http::purge_target>(ok).port == "6081");
-  auto v6 = http::parse_purge_url("http://[::1]:6081");
-  REQUIRE(std::holds_alternative<http::purge_target>(v6));
-  CHECK(std::get<http::purge_target>(v6).host == "::1");
-  CHECK(std::get<http::purge_target>(v6).target == "/");
+  auto ok = domain::parse_purge_url("http://127.0.0.1:6081/");
+  REQUIRE(std::holds_alternative<domain::purge_target>(ok));
+  CHECK(std::get<domain::purge_target>(ok).port == "6081");
+  auto v6 = domain::parse_purge_url("http://[::1]:6081");
+  REQUIRE(std::holds_alternative<domain::purge_target>(v6));
+  CHECK(std::get<domain::purge_target>(v6).host == "::1");
+  CHECK(std::get<domain::purge_target>(v6).target == "/");
   for (const char* bad : {"https://edge/", "edge:6081", "http://user:pw@edge/", "http://:80/", "http://edge:0/",
                           "http://edge:99999/", "http://edge:x/", "http://[::1/"})
-    CHECK(std::holds_alternative<std::string>(http::parse_purge_url(bad)));
+    CHECK(std::holds_alternative<std::string>(domain::parse_purge_url(bad)));
 }
 
 TEST_CASE("the purger purges every edge, retries a failing one without holding the others", "[edge]") {
@@ -148,22 +148,22 @@ TEST_CASE("the purger purges every edge, retries a failing one without holding t
   auto cfg = std::make_shared<actors::edge_purger_config>();
   cfg->store = store;
   cfg->directory = directory;
-  cfg->edges = {http::purge_target{"edge-a", "80", "/"}, http::purge_target{"edge-b", "80", "/"}};
+  cfg->edges = {domain::purge_target{"edge-a", "80", "/"}, domain::purge_target{"edge-b", "80", "/"}};
   cfg->edge_names = {"edge-a:80", "edge-b:80"};
   cfg->secret = "s3cret";
   cfg->interval = std::chrono::milliseconds{5};
   cfg->repeat_after = std::chrono::milliseconds{50};
   cfg->backoff = {std::chrono::milliseconds{20}};
-  cfg->send = [edges](const http::purge_request& r) { return edges->send(r); };
+  cfg->send = [edges](const domain::purge_request& r) { return edges->send(r); };
   caf::actor_system_config sys_cfg;
   caf::actor_system sys{sys_cfg};
   auto purger = sys.spawn<caf::detached>(actors::edge_purger, std::shared_ptr<const actors::edge_purger_config>{cfg});
-  auto everything = [](const http::purge_request& r) { return r.everything; };
+  auto everything = [](const domain::purge_request& r) { return r.everything; };
   auto hard = [](const std::string& key) {
-    return [key](const http::purge_request& r) { return r.hard_keys.find(key) != std::string::npos; };
+    return [key](const domain::purge_request& r) { return r.hard_keys.find(key) != std::string::npos; };
   };
   auto soft = [](const std::string& key) {
-    return [key](const http::purge_request& r) { return r.soft_keys.find(key) != std::string::npos; };
+    return [key](const domain::purge_request& r) { return r.soft_keys.find(key) != std::string::npos; };
   };
 
   // At start each edge is purged of everything (changes may have been missed while down), then again.

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 TEST_CASE("actors/ holds no key layout, no table name and no search in stored JSON", "[layering]") {
   const char* forbidden[] = {
@@ -52,4 +54,25 @@ TEST_CASE("the key-value layer is storage's own: nothing above storage/ includes
     }
   }
   CHECK(files > 60);
+}
+
+TEST_CASE("dependencies point one way: actors/ includes nothing of http/, domain/ nothing above it", "[layering]") {
+  auto includes_of = [](const char* dir, const char* layer) {
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator{std::string{CL_SOURCE_DIR} + dir}) {
+      std::ifstream in{entry.path()};
+      std::string line;
+      while (std::getline(in, line))
+        if (line.rfind("#include \"" + std::string{layer}, 0) == 0) found.push_back(entry.path().filename().string() + ": " + line);
+    }
+    return found;
+  };
+  for (const char* layer : {"http/", "app/"}) {
+    INFO("actors/ includes " << layer);
+    CHECK(includes_of("/actors", layer).empty());
+  }
+  for (const char* layer : {"http/", "app/", "actors/", "storage/", "config/"}) {
+    INFO("domain/ includes " << layer);
+    CHECK(includes_of("/domain", layer).empty());
+  }
 }

@@ -40,12 +40,13 @@ def ok(status, body, want=200):
 class Edge:
     """deploy/edge/run: Varnish on `http_port`, nginx TLS on `tls_port`, until stop()."""
 
-    def __init__(self, source, backend_port, http_port, tls_port, secret_file):
+    def __init__(self, source, backend_port, http_port, tls_port, secret_file, admin_port):
         self.workdir = tempfile.TemporaryDirectory(prefix="contentlake-edge-")
         self.http_port, self.tls_port = http_port, tls_port
         self.proc = subprocess.Popen(
             [os.path.join(source, "deploy/edge/run"), "--backend", "127.0.0.1:%d" % backend_port, "--http-port",
-             str(http_port), "--tls-port", str(tls_port), "--secret-file", secret_file, "--workdir", self.workdir.name],
+             str(http_port), "--tls-port", str(tls_port), "--secret-file", secret_file, "--workdir", self.workdir.name,
+             "--admin", "127.0.0.1:%d" % admin_port],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.output = []
         for line in self.proc.stdout:
@@ -316,7 +317,11 @@ def main():
                                    "CONTENTLAKE_RIGHTS_POLICY_FILE": policy_file})
     edge = None
     try:
-        edge = Edge(source, svc.port, varnish_port, tls_port, os.path.join(svc.dir.name, "identity/edge-purge-secret"))
+        edge = Edge(source, svc.port, varnish_port, tls_port, os.path.join(svc.dir.name, "identity/edge-purge-secret"),
+                    svc.admin_port)
+        # "edge ready" means the service's purger reaches this edge (the README's walk-through pastes
+        # its next block right after it): its start purge, failed while the edge was down, went through.
+        assert metric(svc, "contentlake_edge_purge_failing_edges") == 0, edge.output
         # The purger reaches the edge before reads are timed: its purge of everything at start and that
         # purge's repeat a second later (which would otherwise empty the cache under the first scenarios).
         wait_until("the purger's start purge and its repeat", lambda: (metric(svc, "contentlake_edge_purges_total") or 0)
