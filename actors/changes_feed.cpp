@@ -2,7 +2,10 @@
 #include "actors/fault_hooks.hpp"
 
 #include "actors/backend_error.hpp"
+#include "actors/rights.hpp"
+#include "domain/clock.hpp"
 #include "domain/json_text.hpp"
+#include "domain/layer3.hpp"
 #include "domain/records.hpp"
 
 #include <boost/json.hpp>
@@ -24,7 +27,7 @@ using storage::change_op;
 /// Commits within this of the first wake the waiting polls together.
 constexpr std::chrono::milliseconds wake_batch{10};
 
-/// How often waiting polls look whether the service drains (id 0 of `expire_atom`).
+/// How often waiting polls look whether the service drains or their client left (id 0 of `expire_atom`).
 constexpr std::chrono::milliseconds drain_check{250};
 
 /// The event an entry is for `principal_set`, if any: its type, or nothing (a change the feed does
@@ -143,6 +146,54 @@ fan_out_step fan_out(const storage::record_store& store, const domain::feed_curs
 
 }  // namespace
 
+std::shared_ptr<const void> held_requests::acquire(const std::string& holder, const std::string& client,
+                                                   std::optional<domain::api_error>* refusal) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (total_ >= limits_.total) {
+    *refusal = domain::api_error{domain::error_id::server_overloaded,
+                                 "Too many event streams and long polls are open; retry shortly.", {}};
+    return nullptr;
+  }
+  auto over = [](const std::map<std::string, std::size_t>& counts, const std::string& key, std::size_t limit) {
+    auto it = counts.find(key);
+    return it != counts.end() && it->second >= limit;
+  };
+  if (over(by_holder_, holder, limits_.per_principal) || over(by_client_, client, limits_.per_client)) {
+    bool principal = over(by_holder_, holder, limits_.per_principal);
+    auto limit = principal ? limits_.per_principal : limits_.per_client;
+    *refusal = domain::api_error{
+      domain::error_id::too_many_held_requests,
+      std::string{principal ? "This principal" : "This client"} + " already holds " + std::to_string(limit)
+        + " event streams and long polls of the change feed; close one first.",
+      {{principal ? "principal" : "client_id", "at most " + std::to_string(limit) + " held at once"}}};
+    return nullptr;
+  }
+  ++by_holder_[holder];
+  ++by_client_[client];
+  count_.set(static_cast<double>(++total_));
+  // The slot is a token whose deleter gives it back (it keeps the registry alive meanwhile).
+  auto self = shared_from_this();
+  return std::shared_ptr<const void>(static_cast<const void*>(this), [self, holder, client](const void*) {
+    self->release(holder, client);
+  });
+}
+
+void held_requests::release(const std::string& holder, const std::string& client) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto drop = [](std::map<std::string, std::size_t>& counts, const std::string& key) {
+    auto it = counts.find(key);
+    if (it != counts.end() && --it->second == 0) counts.erase(it);
+  };
+  drop(by_holder_, holder);
+  drop(by_client_, client);
+  count_.set(static_cast<double>(--total_));
+}
+
+std::size_t held_requests::held() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return total_;
+}
+
 const std::vector<std::string>& change_event_types() {
   static const std::vector<std::string> types = {
     "resource.created",     "resource.updated",     "resource.version_created", "resource.promoted",
@@ -155,8 +206,9 @@ const std::vector<std::string>& change_event_types() {
 change_scan scan_changes(const storage::record_store& store, const domain::feed_cursor_codec& ids,
                          const std::string& tenant, const std::vector<std::string>& principals,
                          const std::vector<std::string>& types, std::uint64_t after, const std::string& within,
-                         std::size_t scan_limit, std::size_t max_events) {
+                         std::size_t scan_limit, std::size_t max_events, const domain::platform_policy& policy) {
   change_scan scan;
+  std::map<std::string, bool> shown;  // by Work: its rights allow a plain read now
   scan.position = after;
   auto last = store.last_change();
   auto entries = after < last ? store.read_from(after, scan_limit) : std::vector<storage::change_entry>{};
@@ -201,7 +253,7 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
     ev.subject = resource ? "resource_id" : "work_id";
     ev.subject_id = e.id;
     ev.version = e.version;
-    ev.hash = e.hash;
+    if (!resource || hash_shown(store, policy, tenant, e.id, shown)) ev.hash = e.hash;
     ev.at_ms = e.at_ms;
     ev.seq = e.seq;
     if (e.transaction != 0) ev.transaction = "txn_" + ids.event_id(tenant, e.transaction).substr(4);
@@ -210,6 +262,31 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
   scan.caught_up = !stopped_inside && scan.position >= last && (entries.empty() || scan.position == entries.back().seq);
   scan.scanned = scan.position - after;
   return scan;
+}
+
+bool hash_shown(const storage::record_store& store, const domain::platform_policy& policy, const std::string& tenant,
+                const std::string& id, std::map<std::string, bool>& memo) {
+  auto header = store.resources().header(tenant, id);
+  if (!header) return false;  // gone: nothing to show
+  auto known = memo.find(header->work_id);
+  if (known != memo.end()) return known->second;
+  const auto& work = header->work_id;
+  auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : store.contracts().for_work(tenant, work),
+                             policy, domain::now_seconds());
+  return memo[work] = domain::content_allowed(rights, domain::content_use{});
+}
+
+std::string without_hash(const std::string& event) {
+  auto parsed = boost::json::parse(event);
+  auto* object = parsed.if_object();
+  if (!object || !object->contains("hash")) return event;
+  (*object)["hash"] = nullptr;
+  return boost::json::serialize(parsed);
+}
+
+std::shared_ptr<const domain::platform_policy> policy_in_force(const std::shared_ptr<const policy_holder>& holder) {
+  static const auto none = std::make_shared<const domain::platform_policy>();
+  return holder ? holder->get() : none;
 }
 
 std::string change_event_json(const change_event& e) {
@@ -247,7 +324,7 @@ changes_page read_changes(const changes_feed_config& cfg, const changes_poll& po
     after = *opened;
   }
   auto scan = scan_changes(*cfg.store, *cfg.cursors, poll.tenant, poll.principals, poll.types, after, within,
-                           cfg.scan_limit, poll.page_size);
+                           cfg.scan_limit, poll.page_size, *policy_in_force(cfg.policy));
   if (scan.expired)
     return refused(domain::error_id::cursor_expired, "The change feed no longer holds what followed this cursor.",
                    "older than the change log's retention");
@@ -277,19 +354,42 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
   });
   self->attach_functor([store = cfg->store, listening] { store->unsubscribe(listening); });
   auto count_waiting = [self, cfg] { cfg->waiting.set(static_cast<double>(self->state.waiting.size())); };
+  // A slot for `poll`'s holder, or the refusal as the poll's answer.
+  auto hold = [cfg](const changes_poll& poll, changes_page* refused) -> std::shared_ptr<const void> {
+    if (!cfg->holds) return std::make_shared<int>(0);
+    std::optional<domain::api_error> refusal;
+    auto slot = cfg->holds->acquire(poll.holder, poll.client, &refusal);
+    if (!slot) refused->error = std::move(refusal);
+    return slot;
+  };
   return {
-    [self, cfg, count_waiting](changes_atom, changes_poll& poll) -> caf::result<changes_page> {
+    [self, cfg, count_waiting, hold](changes_atom, changes_poll& poll) -> caf::result<changes_page> {
       try {
+        std::shared_ptr<const void> slot;
+        if (poll.opens_stream) {
+          changes_page refused;
+          if (!(slot = hold(poll, &refused))) return refused;
+        }
         bool caught_up = false;
         auto page = read_changes(*cfg, poll, &caught_up);
+        if (poll.opens_stream) {
+          page.slot = std::move(slot);
+          count_waiting();
+          return page;
+        }
         if (page.error || !page.events.empty() || poll.wait_ms <= 0 || !caught_up
             || self->state.waiting.size() >= cfg->max_waiting)
           return page;
+        // A long poll that will be held takes a slot; a stream's later polls hold the stream's.
+        if (!poll.cursor_per_event) {
+          changes_page refused;
+          if (!(slot = hold(poll, &refused))) return refused;
+        }
         // Nothing for the caller yet: wait for a change, from where this read ended.
         poll.since = page.next_cursor;
         auto id = ++self->state.next_id;
         auto rp = self->make_response_promise<changes_page>();
-        self->state.waiting.push_back({id, std::move(poll), rp});
+        self->state.waiting.push_back({id, std::move(poll), rp, std::move(slot)});
         self->delayed_send(self, std::chrono::milliseconds{self->state.waiting.back().poll.wait_ms}, expire_atom_v, id);
         if (self->state.waiting.size() == 1) self->delayed_send(self, drain_check, expire_atom_v, std::uint64_t{0});
         count_waiting();
@@ -331,16 +431,22 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
     },
     [self, cfg, count_waiting](expire_atom, std::uint64_t id) {
       auto& waiting = self->state.waiting;
-      if (id == 0) {  // the drain check: while the service drains, every waiting poll answers now
+      if (id == 0) {
+        // The drain check: while the service drains, every waiting poll answers now (a stream's
+        // ends); a poll whose client closed its connection ends too, and gives its slot back.
         bool draining = cfg->health && cfg->health->draining.load();
-        for (auto& w : waiting) {
-          if (!draining) break;
+        for (auto w = waiting.begin(); w != waiting.end();) {
+          bool gone = w->poll.peer_gone && w->poll.peer_gone->load();
+          if (!draining && !gone) {
+            ++w;
+            continue;
+          }
           changes_page page;
-          page.next_cursor = w.poll.since;
+          page.next_cursor = w->poll.since;
           page.closing = true;
-          w.answer.deliver(std::move(page));
+          w->answer.deliver(std::move(page));
+          w = waiting.erase(w);
         }
-        if (draining) waiting.clear();
         if (!waiting.empty()) self->delayed_send(self, drain_check, expire_atom_v, std::uint64_t{0});
         count_waiting();
         return;

@@ -10,7 +10,9 @@
 #include <caf/type_id.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +34,13 @@ struct changes_poll {
   std::size_t page_size = 100;
   std::int64_t wait_ms = 0;  ///< a long poll: when nothing is the caller's yet, wait this long for a change
   bool cursor_per_event = false;  ///< each event carries its own cursor (an event stream)
+  /// The first poll of an event stream: it takes one of the held slots (`held_requests`) and
+  /// answers it with its page (`changes_page::slot`), which the stream keeps while it lasts.
+  bool opens_stream = false;
+  std::string holder;  ///< who holds it: the tenant and subject (the per-principal limit)
+  std::string client;  ///< the token's `client_id` (the per-client limit)
+  /// Set once the client closed its connection: a waiting poll then ends at once. May be null.
+  std::shared_ptr<const std::atomic<bool>> peer_gone;
 };
 
 /// One event as the feed answers it (thin: what changed, never its content or title).
@@ -58,6 +67,7 @@ struct changes_page {
   std::string next_cursor;
   bool closing = false;  ///< the service drains: an event stream ends now
   std::int64_t stream_ms = 0;  ///< how long an event stream lasts before its client reconnects (`changes.stream_seconds`)
+  std::shared_ptr<const void> slot;  ///< an opened stream's held slot: given back when the last copy goes
 };
 
 /// The change feed (the changes route group): reads the change log for one caller at a time.

@@ -4,6 +4,7 @@
 #include "actors/plan_access.hpp"
 #include "actors/plan_body.hpp"
 #include "actors/plan_support.hpp"
+#include "domain/clock.hpp"
 #include "domain/json_text.hpp"
 #include "domain/negotiation.hpp"
 #include "domain/records.hpp"
@@ -53,16 +54,38 @@ constexpr std::int64_t heartbeat_ms = 15000;
 /// when the service drains.
 class event_stream : public std::enable_shared_from_this<event_stream> {
 public:
-  event_stream(caf::actor_system& sys, changes_actor feed, changes_poll poll)
-      : sys_(&sys), feed_(std::move(feed)), poll_(std::move(poll)) {
+  /// A stream whose first poll answered `first` (with the stream's held slot), for a token that
+  /// expires at Unix second `token_expires`.
+  event_stream(caf::actor_system& sys, changes_actor feed, changes_poll poll, changes_page first,
+               std::int64_t token_expires)
+      : sys_(&sys), feed_(std::move(feed)), poll_(std::move(poll)), first_(std::move(first)) {
     poll_.cursor_per_event = true;
+    poll_.opens_stream = false;
+    auto left_ms = token_expires * 1000 - domain::now_ms();
+    token_end_ = std::chrono::steady_clock::now() + std::chrono::milliseconds{std::max<std::int64_t>(left_ms, 0)};
   }
 
   void next(std::function<void(std::optional<std::string>)> give) {
+    if (first_) {  // the opening poll's page: the stream starts with it
+      auto page = std::move(*first_);
+      first_.reset();
+      return give(frames(page));
+    }
     auto now = std::chrono::steady_clock::now();
-    if (ended_ || (started_ && now >= end_)) return give(std::nullopt);
-    poll_.wait_ms = started_ ? std::min<std::int64_t>(heartbeat_ms, std::chrono::duration_cast<std::chrono::milliseconds>(end_ - now).count())
-                             : 0;
+    if (ended_ || now >= end_) return give(std::nullopt);
+    if (now >= token_end_) {
+      // Grants are checked per event, but the token itself has run out: the stream ends and says
+      // why, so the client reconnects with a fresh token and its last id.
+      ended_ = true;
+      return give("event: token_expired\ndata: "
+                  + domain::render_error_body(domain::api_error{domain::error_id::token_expired,
+                                                                "The token expired; reconnect with a fresh one and "
+                                                                "Last-Event-ID.", {}})
+                  + "\n\n");
+    }
+    auto until = std::min(end_, token_end_);
+    poll_.wait_ms = std::min<std::int64_t>(heartbeat_ms,
+                                           std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count());
     auto self = shared_from_this();
     sys_->spawn([self, give = std::move(give)](caf::event_based_actor* asker) {
       asker->request(self->feed_, std::chrono::milliseconds{heartbeat_ms + 10000}, changes_atom_v, self->poll_)
@@ -82,6 +105,7 @@ public:
 private:
   std::string frames(changes_page& page) {
     std::string out;
+    if (page.slot) slot_ = std::move(page.slot);
     if (!started_) {
       started_ = true;
       end_ = std::chrono::steady_clock::now() + std::chrono::milliseconds{page.stream_ms};
@@ -103,8 +127,10 @@ private:
   caf::actor_system* sys_;
   changes_actor feed_;
   changes_poll poll_;
+  std::optional<changes_page> first_;  ///< the opening poll's page, until it is written
+  std::shared_ptr<const void> slot_;   ///< the held slot, while the stream lasts
   bool started_ = false, ended_ = false;
-  std::chrono::steady_clock::time_point end_;
+  std::chrono::steady_clock::time_point end_, token_end_;
 };
 
 /// True when the caller names `text/event-stream` in `Accept` and prefers it to JSON (no Accept, or
@@ -146,25 +172,41 @@ void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_co
   if (!stream)
     if (auto refusal = domain::refuse_unless_json(ctx->request.accept)) return done(domain::api_reply::from(std::move(*refusal)));
   if (stream && !ctx->request.last_event_id.empty()) poll->since = ctx->request.last_event_id;  // a reconnection resumes
+  // What holds a request open counts against its principal and client (changes.max_held_*), ends
+  // when the client leaves, and never outlives the token.
+  poll->holder = ctx->who.tenant_id + '\0' + ctx->who.subject;
+  poll->client = ctx->who.client_id;
+  poll->peer_gone = ctx->request.peer_gone;
+  poll->opens_stream = stream;
+  poll->wait_ms = std::min<std::int64_t>(poll->wait_ms, std::max<std::int64_t>(ctx->who.expires_at * 1000 - domain::now_ms(), 0));
   with_principals(
     self, ctx,
     [self, ctx, done, poll, stream](std::vector<std::string> principals) {
       poll->principals = std::move(principals);
-      auto feed = ctx->actors->get<changes_actor>();
-      if (stream) {
-        if (!feed) return done(backend_unavailable("change feed"));
-        auto source = std::make_shared<event_stream>(self->system(), feed, *poll);
-        domain::api_reply r;
-        r.content_type = "text/event-stream";
-        r.headers.emplace_back("Cache-Control", "no-cache, no-transform");
-        r.headers.emplace_back("X-Accel-Buffering", "no");
-        r.next_chunk_async = [source](std::function<void(std::optional<std::string>)> give) { source->next(std::move(give)); };
-        return done(std::move(r));
-      }
       ask(
         self, *ctx, done, ctx->actors->get<changes_actor>(), "change feed",
-        [done](changes_page& page) {
-          if (page.error) return done(domain::api_reply::from(std::move(*page.error)));
+        [self, ctx, done, poll, stream](changes_page& page) {
+          // Past a held limit, 429 or 503 before any byte of a stream; a stream's other errors
+          // (a cursor that does not open) are events of the stream.
+          bool over = page.error && (page.error->id == domain::error_id::too_many_held_requests
+                                     || page.error->id == domain::error_id::server_overloaded);
+          if (page.error && (over || !stream)) {
+            auto refused = domain::api_reply::from(std::move(*page.error));
+            if (over) refused.retry_after_seconds = 5;  // one of the held streams or long polls may end meanwhile
+            return done(std::move(refused));
+          }
+          if (stream) {
+            auto source = std::make_shared<event_stream>(self->system(), ctx->actors->get<changes_actor>(), *poll,
+                                                         std::move(page), ctx->who.expires_at);
+            domain::api_reply r;
+            r.content_type = "text/event-stream";
+            r.headers.emplace_back("Cache-Control", "no-cache, no-transform");
+            r.headers.emplace_back("X-Accel-Buffering", "no");
+            r.next_chunk_async = [source](std::function<void(std::optional<std::string>)> give) {
+              source->next(std::move(give));
+            };
+            return done(std::move(r));
+          }
           std::string body = "{\"events\":[";
           for (std::size_t i = 0; i < page.events.size(); ++i) body += (i ? "," : "") + change_event_json(page.events[i]);
           body += "],\"next_cursor\":" + domain::json_string(page.next_cursor) + "}";

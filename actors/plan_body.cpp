@@ -44,6 +44,11 @@ std::optional<domain::api_reply> unknown_members(const json::object& body, std::
                                     std::move(details));
 }
 
+std::optional<domain::api_reply> refuse_body(const domain::api_request& request) {
+  if (request.body.empty()) return std::nullopt;
+  return invalid_field("body", "must be empty: this route takes no request body");
+}
+
 domain::api_reply invalid_field(const std::string& field, const std::string& why) {
   return domain::api_reply::failure(domain::error_id::invalid_argument,
                                     "The request is not valid: " + field + " " + why + ".", {{field, why}});

@@ -18,6 +18,9 @@ namespace cl::actors {
 /// for another Content-Type, 400 INVALID_ARGUMENT for anything but a JSON object.
 std::variant<boost::json::object, domain::api_reply> json_body(const domain::api_request& request);
 
+/// 400 INVALID_ARGUMENT naming `body` when a route that takes no body got one; nullopt when empty.
+std::optional<domain::api_reply> refuse_body(const domain::api_request& request);
+
 /// 400 INVALID_ARGUMENT naming each member of `body` that is not in `allowed`; nullopt if none.
 std::optional<domain::api_reply> unknown_members(const boost::json::object& body,
                                                  std::initializer_list<std::string_view> allowed);

@@ -158,7 +158,16 @@ private:
   writer_actor writer() const { return cfg_->directory->snapshot()->get<writer_actor>(); }
   access_actor access() const { return cfg_->directory->snapshot()->get<access_actor>(); }
 
-  bool full() const { return self_->state.in_flight >= cfg_->concurrency; }
+  /// Whether `tenant` has as many deliveries started or queued for a slot as there are slots: its
+  /// further batches and retries wait (another tenant's do not).
+  bool full(const std::string& tenant) const {
+    const auto& st = self_->state;
+    auto in_flight = st.tenant_in_flight.find(tenant);
+    auto queued = st.queued.find(tenant);
+    return (in_flight == st.tenant_in_flight.end() ? 0 : in_flight->second)
+             + (queued == st.queued.end() ? 0 : queued->second.size())
+           >= cfg_->concurrency;
+  }
 
   /// The enabled endpoints, by tenant, read again from the store (at start, and when a plan says
   /// one changed); an endpoint new to the dispatcher is lagging: it reads from its stored cursor.
@@ -230,9 +239,9 @@ private:
     }
     std::vector<std::string> keys(st.lagging.begin(), st.lagging.end());
     for (const auto& key : keys) {
-      if (full()) return;
       if (st.busy.count(key)) continue;
       auto cut = key.find('\0');
+      if (full(key.substr(0, cut))) continue;
       auto w = storage::webhooks(*cfg_->store).get(key.substr(0, cut), key.substr(cut + 1));
       if (!w || !w->enabled) {
         st.lagging.erase(key);
@@ -276,16 +285,22 @@ private:
     self_->request(wr, std::chrono::seconds{30}, write_atom_v, std::move(m)).then([](bool) {}, [](caf::error&) {});
   }
 
+  /// Starts the due messages, soonest first, of tenants that are not full; pages past those of
+  /// full tenants (at most 4 pages of 64 a round), so one tenant's backlog never hides another's.
   void start_retries() {
     auto& st = self_->state;
-    if (full()) return;
-    auto due = storage::webhooks(*cfg_->store).due(domain::now_ms(), 64);
-    for (auto& r : due) {
-      if (full()) return;
-      auto key = endpoint_key(r.tenant, r.webhook_id) + '\0' + r.message_id;
-      if (st.retrying.count(key)) continue;
-      st.retrying.insert(key);
-      start_retry(std::move(r), key);
+    auto now = domain::now_ms();
+    std::optional<storage::webhook_retry> after;
+    for (int pages = 0; pages < 4; ++pages) {
+      auto due = storage::webhooks(*cfg_->store).due(now, 64, after ? &*after : nullptr);
+      for (auto& r : due) {
+        auto key = endpoint_key(r.tenant, r.webhook_id) + '\0' + r.message_id;
+        if (st.retrying.count(key) || full(r.tenant)) continue;
+        st.retrying.insert(key);
+        start_retry(r, key);
+      }
+      if (due.size() < 64) return;
+      after = std::move(due.back());
     }
   }
 
@@ -332,7 +347,7 @@ private:
         change_scan scan;
         try {
           scan = scan_changes(*cfg_->store, *cfg_->ids, w.tenant, principals, w.event_types, from, within,
-                              cfg_->scan_limit, cfg_->batch);
+                              cfg_->scan_limit, cfg_->batch, *policy_in_force(cfg_->rights_policy));
         } catch (const std::exception& e) {
           spdlog::error("webhooks: the change log could not be read: {}", e.what());
           self_->state.busy.erase(key);
@@ -464,11 +479,22 @@ private:
     with_principals(
       tenant, owner,
       [this, r, w = std::move(*w), key](std::vector<std::string> principals) {
+        auto body = r.body;
         if (!r.resource_id.empty()) {
           bool readable = storage::holds_any_grant(cfg_->store->grants(), r.tenant, principals, r.resource_id);
           if (readable == (r.event_type == "resource.disappeared")) return commit_retry(r, std::nullopt, key);
+          // Layer 3 again: the rights may have moved since the first attempt (as on the reads).
+          std::map<std::string, bool> memo;
+          try {
+            if (!hash_shown(*cfg_->store, *policy_in_force(cfg_->rights_policy), r.tenant, r.resource_id, memo))
+              body = without_hash(body);
+          } catch (const std::exception& e) {
+            spdlog::error("webhooks: a retry's rights could not be resolved: {}", e.what());
+            self_->state.retrying.erase(key);
+            return;  // tried again at the next round
+          }
         }
-        message m{r.message_id, r.event_type, r.resource_id, r.body, r.seq, r.attempts + 1};
+        message m{r.message_id, r.event_type, r.resource_id, std::move(body), r.seq, r.attempts + 1};
         deliver(w, m, [this, r, key](attempt_result result) { commit_retry(r, std::move(result), key); });
       },
       release);
@@ -528,7 +554,49 @@ private:
       base.response.error = "secret_unreadable";
       return k(std::move(base));
     }
-    ++self_->state.in_flight;
+    auto endpoint = endpoint_key(w.tenant, w.id);
+    self_->state.queued[w.tenant].push_back(
+      {endpoint, [this, tenant = w.tenant, endpoint, req = std::move(req), base = std::move(base), k]() mutable {
+         send(tenant, endpoint, std::move(req), std::move(base), std::move(k));
+       }});
+    pump();
+  }
+
+  /// At most half the slots per tenant and an eighth per endpoint (at least one each).
+  std::size_t tenant_cap() const { return std::max<std::size_t>(1, cfg_->concurrency / 2); }
+  std::size_t endpoint_cap() const { return std::max<std::size_t>(1, cfg_->concurrency / 8); }
+
+  /// Starts queued deliveries while slots are free: the tenants in turn after the one served last,
+  /// each its oldest delivery whose endpoint has room.
+  void pump() {
+    auto& st = self_->state;
+    while (st.in_flight < cfg_->concurrency && !st.queued.empty()) {
+      auto it = st.queued.upper_bound(st.served_last);
+      bool started = false;
+      for (std::size_t n = 0; n < st.queued.size() && !started; ++n, ++it) {
+        if (it == st.queued.end()) it = st.queued.begin();
+        auto& [tenant, list] = *it;
+        if (st.tenant_in_flight[tenant] >= tenant_cap()) continue;
+        auto next = std::find_if(list.begin(), list.end(),
+                                 [&](const auto& q) { return st.endpoint_in_flight[q.endpoint] < endpoint_cap(); });
+        if (next == list.end()) continue;
+        auto start = std::move(next->start);
+        list.erase(next);
+        st.served_last = tenant;
+        if (list.empty()) st.queued.erase(it);
+        started = true;
+        start();
+      }
+      if (!started) return;  // every tenant with queued deliveries is at its cap
+    }
+  }
+
+  void send(const std::string& tenant, const std::string& endpoint, webhook_request req, attempt_result base,
+            std::function<void(attempt_result)> k) {
+    auto& st = self_->state;
+    ++st.in_flight;
+    ++st.tenant_in_flight[tenant];
+    ++st.endpoint_in_flight[endpoint];
     cfg_->attempts.increment();
     auto worker = self_->spawn<caf::detached>(
       [send = cfg_->send](webhook_worker_actor::pointer w) -> webhook_worker_actor::behavior_type {
@@ -538,11 +606,15 @@ private:
           return out;
         }};
       });
-    auto finish = [this, base, k](webhook_response resp) mutable {
-      --self_->state.in_flight;
+    auto finish = [this, tenant, endpoint, base, k](webhook_response resp) mutable {
+      auto& st = self_->state;
+      --st.in_flight;
+      if (--st.tenant_in_flight[tenant] == 0) st.tenant_in_flight.erase(tenant);
+      if (--st.endpoint_in_flight[endpoint] == 0) st.endpoint_in_flight.erase(endpoint);
       if (!resp.error.empty()) cfg_->failures.increment();
       base.response = std::move(resp);
       k(std::move(base));
+      pump();
     };
     self_->request(worker, std::chrono::milliseconds{cfg_->timeout_ms + 5000}, webhook_send_atom_v, std::move(req))
       .then([finish](webhook_response& resp) mutable { finish(std::move(resp)); },

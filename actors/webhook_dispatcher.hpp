@@ -20,6 +20,7 @@
 
 #include <caf/stateful_actor.hpp>
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -39,6 +40,9 @@ struct webhook_dispatcher_config {
   std::shared_ptr<const domain::feed_cursor_codec> ids;  ///< event ids: the feed's
   std::string secret_key;  ///< 32 bytes: opens the sealed signing secrets
   std::shared_ptr<const webhook_policy> policy;  ///< what the routes' plans ask for
+  /// The platform policy in force: a message's `hash` only where the owner's rights allow a plain
+  /// read (the feed's rule, `scan_changes`). Null: contracts alone.
+  std::shared_ptr<const policy_holder> rights_policy;
   /// One blocking HTTP delivery (app/: the HTTP client with the address policy); run on a worker.
   std::function<webhook_response(const webhook_request&)> send;
   std::vector<std::int64_t> schedule_ms;  ///< the delays after each failed attempt
@@ -67,6 +71,16 @@ struct webhook_dispatcher_state {
   std::chrono::steady_clock::time_point refreshed_at{};  ///< when idle endpoints' cursors were last stored
   std::map<std::string, std::chrono::steady_clock::time_point> stored_at;  ///< when its cursor was last written
   std::size_t in_flight = 0;
+  /// Delivery slots are shared fairly: a delivery waits here (by tenant) while its tenant holds
+  /// half the slots, its endpoint a few, or all are taken; a freed slot goes to the next tenant in
+  /// turn (round robin), so one tenant's slow endpoints never hold another's deliveries.
+  struct queued_delivery {
+    std::string endpoint;  ///< tenant\0id
+    std::function<void()> start;
+  };
+  std::map<std::string, std::deque<queued_delivery>> queued;
+  std::map<std::string, std::size_t> tenant_in_flight, endpoint_in_flight;
+  std::string served_last;  ///< the tenant the last slot went to
   bool round_pending = false;
   std::int64_t timer_due_ms = 0;  ///< the timed wake already asked for (0: none)
 };

@@ -125,7 +125,7 @@ std::optional<domain::api_reply> check_url(const json::value& v, const webhook_p
   if (auto* why = std::get_if<std::string>(&parsed)) return invalid_field("/url", *why);
   auto& t = std::get<domain::webhook_target>(parsed);
   // A name is checked at every delivery attempt (it may resolve differently by then); a literal now.
-  if (auto a = domain::parse_ip(t.host); a && !domain::address_allowed(*a, p.allowed_networks))
+  if (auto a = domain::host_address(t.host); a && !domain::address_allowed(*a, p.allowed_networks))
     return invalid_field("/url", "names an address deliveries may not reach (loopback, private, link-local, "
                                  "reserved; webhooks.allowed_networks opens such networks)");
   return std::nullopt;
@@ -302,6 +302,7 @@ void plan_delete_webhook(caf::event_based_actor* self, std::shared_ptr<const req
 
 void plan_rotate_webhook_secret(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
                                 reply_fn done) {
+  if (auto refusal = refuse_body(ctx->request)) return done(std::move(*refusal));
   with_policy(self, ctx, done, [self, ctx, done](policy_ptr p) {
     auto secret = domain::new_webhook_secret();
     auto sealed = domain::seal_webhook_secret(p->secret_key, secret);
@@ -325,6 +326,7 @@ void plan_rotate_webhook_secret(caf::event_based_actor* self, std::shared_ptr<co
 }
 
 void plan_test_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  if (auto refusal = refuse_body(ctx->request)) return done(std::move(*refusal));
   auto message_id = domain::random_id("msg_");
   auto outcome = std::make_shared<write_outcome>();
   storage::mutation m = [ctx, message_id, outcome](storage::write_txn& tx) {

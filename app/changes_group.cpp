@@ -11,6 +11,8 @@
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
+
 namespace cl::app {
 
 namespace {
@@ -19,6 +21,9 @@ struct changes_settings {
   std::int64_t scan_limit = 1000;
   std::int64_t max_waiting = 10000;
   std::int64_t stream_seconds = 300;
+  std::int64_t max_held_per_principal = 10;
+  std::int64_t max_held_per_client = 100;
+  std::int64_t max_held = 512;
 };
 
 caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
@@ -26,10 +31,12 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
   auto cfg = std::make_shared<actors::changes_feed_config>();
   cfg->store = s.store;
   cfg->health = s.health;
+  cfg->policy = s.directory->snapshot()->policy;
   const auto& section = s.settings.groups.get<changes_settings>();
   cfg->scan_limit = static_cast<std::size_t>(section.scan_limit);
   cfg->max_waiting = static_cast<std::size_t>(section.max_waiting);
   cfg->stream_ms = section.stream_seconds * 1000;
+
   try {
     cfg->cursors = storage::feed_codec(s.settings.data_dir);
   } catch (const std::exception& e) {
@@ -43,6 +50,17 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
     cfg->waiting = s.stats->declare_gauge("contentlake_changes_waiting_polls",
                                           "Long polls of the change feed waiting for a change.");
   }
+  actors::metrics::gauge held;
+  if (s.stats)
+    held = s.stats->declare_gauge("contentlake_changes_held_requests",
+                                  "Event streams and long polls of the change feed held open.");
+  // Held requests keep at most half the connections, so ordinary requests always find room.
+  auto room = static_cast<std::size_t>(std::max(1, s.settings.http.max_connections / 2));
+  cfg->holds = std::make_shared<actors::held_requests>(
+    actors::held_limits{static_cast<std::size_t>(section.max_held_per_principal),
+                        static_cast<std::size_t>(section.max_held_per_client),
+                        std::min(static_cast<std::size_t>(section.max_held), room)},
+    held);
   std::shared_ptr<const actors::changes_feed_config> shared = cfg;
   return std::vector<actors::child_spec>{actors::supervised<actors::changes_actor>(
     "changes-feed", [shared](caf::actor_system& sys) { return sys.spawn(actors::changes_feed, shared); })};
@@ -65,6 +83,17 @@ void register_changes(registry& r) {
     {"changes.max_waiting", "10000",
      "Long polls (`wait`) of the change feed held at once; past it a poll answers at once, as without `wait`.",
      config::integer_member(&changes_settings::max_waiting, 0, 1000000)},
+    {"changes.max_held_per_principal", "10",
+     "Event streams and long polls of the change feed one principal (a tenant's subject) may hold open at once; past "
+     "it 429 TOO_MANY_HELD_REQUESTS with Retry-After.",
+     config::integer_member(&changes_settings::max_held_per_principal, 1, 100000)},
+    {"changes.max_held_per_client", "100",
+     "The same per client_id (an application acting for many users); past it 429 TOO_MANY_HELD_REQUESTS.",
+     config::integer_member(&changes_settings::max_held_per_client, 1, 100000)},
+    {"changes.max_held", "512",
+     "Event streams and long polls held open in all, at most half of http.max_connections (the rest stays for "
+     "ordinary requests); past it 503 SERVER_OVERLOADED with Retry-After.",
+     config::integer_member(&changes_settings::max_held, 1, 1000000)},
     {"changes.stream_seconds", "300",
      "How long an event stream (`Accept: text/event-stream`) lasts; then it ends and its client reconnects with "
      "`Last-Event-ID`.",

@@ -6,11 +6,13 @@
 #include "actors/mcp_plans.hpp"
 #include "app/build_info.hpp"
 #include "app/groups.hpp"
+#include "domain/mcp.hpp"
 #include "http/resource_metadata.hpp"
 #include "storage/identity.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
 
 namespace cl::app {
 
@@ -32,6 +34,15 @@ caf::expected<std::vector<actors::child_spec>> spawn_mcp(const startup& s) {
   const auto& base = section.public_base_url;
   if (!base.empty() && base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0)
     return startup_failure("mcp.public_base_url: expected an http:// or https:// URL");
+  if (base.empty()) {
+    const auto& host = s.settings.listen.host;
+    auto origin = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host);
+    if (!domain::loopback_origin(origin))
+      spdlog::warn("mcp.public_base_url is not set and the API listens on {}, not on loopback: the protected resource "
+                   "metadata and every 401's resource_metadata name http:// and the request's Host header; set it to "
+                   "the URL clients reach the service at",
+                   host);
+  }
   policy->server_version = std::string{build_version()};
   http::publish_resource_metadata(s.settings.development_identity() ? storage::dev_issuer : s.settings.auth.issuer, base);
   std::shared_ptr<const actors::mcp_policy> shared = policy;

@@ -68,6 +68,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_webhooks(const startup& s) 
   cfg->send = [client](const domain::webhook_request& r) { return http::post_webhook(r, client); };
   cfg->store = s.store;
   cfg->directory = s.directory;
+  cfg->rights_policy = s.directory->snapshot()->policy;
   cfg->secret_key = policy->secret_key;
   cfg->policy = policy;
   cfg->schedule_ms = *schedule;

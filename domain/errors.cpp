@@ -144,6 +144,10 @@ const std::vector<error_entry>& catalogue() {
      "The request body is not `application/json`."},
     {error_id::rate_limited, 429, "RESOURCE_EXHAUSTED", "RATE_LIMITED", contentlake_domain,
      "The token's `client_id` is over its request quota; wait `Retry-After` seconds."},
+    {error_id::too_many_held_requests, 429, "RESOURCE_EXHAUSTED", "TOO_MANY_HELD_REQUESTS", contentlake_domain,
+     "The principal or the `client_id` already holds as many event streams and long polls of the change feed as "
+     "allowed (`changes.max_held_per_principal`, `changes.max_held_per_client`); close one, or retry after "
+     "`Retry-After`."},
     {error_id::backend_unavailable, 503, "UNAVAILABLE", "BACKEND_UNAVAILABLE", contentlake_domain,
      "An internal service did not answer in time or is restarting; retry after `Retry-After`."},
     {error_id::search_index_rebuilding, 503, "UNAVAILABLE", "SEARCH_INDEX_REBUILDING", contentlake_domain,

@@ -63,6 +63,7 @@ enum class error_id : std::uint8_t {
   not_acceptable,
   unsupported_media_type,
   rate_limited,
+  too_many_held_requests,
   backend_unavailable,
   search_index_rebuilding,
   server_overloaded,

@@ -4,7 +4,9 @@
 
 #include "domain/errors.hpp"
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +34,9 @@ struct api_request {
   std::string origin;         ///< `Origin` (checked by the MCP endpoint: DNS rebinding)
   std::string mcp_protocol_version;  ///< `MCP-Protocol-Version`
   std::string body;
+  /// Set (from the connection's thread) once the client closed its connection while the request
+  /// was in flight: a request held open (an event stream, a long poll) ends then. Null: unknown.
+  std::shared_ptr<const std::atomic<bool>> peer_gone;
 };
 
 /// One answer. When `error` is set, the HTTP layer renders it from the catalogue (status,

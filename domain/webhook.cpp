@@ -147,6 +147,7 @@ std::variant<webhook_target, std::string> parse_webhook_url(std::string_view url
   for (char c : t.host)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == ':'))
       return std::string{"has a host name with characters a host name cannot have"};
+  if (host_ends_in_number(t.host) && !host_address(t.host)) return std::string{"has a malformed IPv4 address"};
   if (has_port) {
     unsigned n = 0;
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
@@ -173,6 +174,32 @@ std::optional<ip_address> parse_ip(std::string_view text) {
     return a;
   }
   return std::nullopt;
+}
+
+bool host_ends_in_number(std::string_view host) {
+  if (!host.empty() && host.back() == '.') host.remove_suffix(1);
+  auto dot = host.rfind('.');
+  auto last = dot == std::string_view::npos ? host : host.substr(dot + 1);
+  if (last.empty()) return false;
+  auto all = [](std::string_view s, int (*is)(int)) {
+    return std::all_of(s.begin(), s.end(), [is](char c) { return is(static_cast<unsigned char>(c)) != 0; });
+  };
+  if (last.size() >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X')) return all(last.substr(2), isxdigit);
+  return all(last, isdigit);
+}
+
+std::optional<ip_address> host_address(std::string_view host) {
+  if (host.size() > 64) return std::nullopt;
+  if (host.find(':') != std::string_view::npos) return parse_ip(host);
+  if (!host_ends_in_number(host)) return std::nullopt;
+  std::string h{host};
+  if (h.back() == '.') h.pop_back();
+  in_addr v4{};
+  if (inet_aton(h.c_str(), &v4) == 0) return std::nullopt;
+  ip_address a{};
+  a[10] = a[11] = 0xff;
+  std::copy_n(reinterpret_cast<const unsigned char*>(&v4), 4, a.begin() + 12);
+  return a;
 }
 
 bool ip_network::contains(const ip_address& a) const {

@@ -66,6 +66,17 @@ using ip_address = std::array<unsigned char, 16>;
 /// The address `text` spells (IPv4 dotted quad or IPv6), or nullopt.
 std::optional<ip_address> parse_ip(std::string_view text);
 
+/// The address URL host `host` names when it is an address: an IPv6 literal (without brackets), or
+/// an IPv4 address in any form a resolver reads as one (`inet_aton`: `127.1`, `0x7f.1`, `0177.0.0.1`,
+/// `2130706433`, `0`, with or without one trailing dot); nullopt for a name. The creation check and
+/// the delivery client read a host with this one function, so a form one accepts is never another
+/// address to the other.
+std::optional<ip_address> host_address(std::string_view host);
+
+/// True when `host` ends in a number (its last label, after one trailing dot, is decimal digits or
+/// `0x` and hex digits): such a host is an IPv4 address or malformed, never a name (WHATWG URL).
+bool host_ends_in_number(std::string_view host);
+
 /// A network: an address and a prefix length over the 16 bytes.
 struct ip_network {
   ip_address base{};

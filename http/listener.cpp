@@ -322,12 +322,38 @@ private:
       keep_alive_ = false;
       return respond(unavailable(), version_);
     }
+    peer_gone_ = std::make_shared<std::atomic<bool>>(false);
+    api.peer_gone = peer_gone_;
+    watch_peer(++served_);
     // The callback holds the session: nothing else does while the request is in flight, and the
     // coordinator always answers (late callees become 503), so this never pins a connection forever.
     ctx_->handler->handle(std::move(api), std::move(ticket_), [self = shared_from_this(), version = version_](domain::api_reply r) {
       // Called from any thread: hop to this connection's strand before touching it.
       auto exec = self->executor();
       net::post(exec, [self, r = std::move(r), version]() mutable { self->respond(std::move(r), version); });
+    });
+  }
+
+  /// While request `served` is in flight (answered, or streamed), notices at once when the client
+  /// closes its connection: its slot is given back and `peer_gone_` tells a held request (an event
+  /// stream, a long poll) to end, instead of the next write finding out. A pipelined request that
+  /// arrives meanwhile stays in the socket for the next read.
+  void watch_peer(std::uint64_t served) {
+    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), served](beast::error_code ec) {
+      if (ec == net::error::operation_aborted || !self->busy_ || served != self->served_) return;
+      auto& socket = self->stream_.socket();
+      char byte = 0;
+      beast::error_code peek;
+      std::size_t n = 0;
+      if (!ec) {
+        socket.non_blocking(true, peek);
+        if (!peek) n = socket.receive(net::buffer(&byte, 1), tcp::socket::message_peek, peek);
+      }
+      if (!ec && peek == net::error::would_block) return self->watch_peer(served);  // not readable after all
+      if (!ec && !peek && n > 0) return;  // the next request, pipelined: read once this one is answered
+      self->peer_gone_->store(true);
+      self->release_slot();
+      self->close();
     });
   }
 
@@ -515,6 +541,8 @@ private:
   std::string host_;  ///< the request's Host (a 401's resource metadata URL when none is configured)
   std::vector<char> discard_;
   std::chrono::steady_clock::time_point started_;
+  std::uint64_t served_ = 0;  ///< requests handed to the handler (the peer watch's generation)
+  std::shared_ptr<std::atomic<bool>> peer_gone_;  ///< the request in flight's: its client closed
 };
 
 /// Makes room for a new connection of `ctx` at the cap: closes the connection that has waited

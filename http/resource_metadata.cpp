@@ -67,7 +67,14 @@ domain::api_reply serve_resource_metadata(const domain::api_request& request) {
     {"resource_documentation", base + "/v0/openapi.json"}};
   domain::api_reply r;
   r.body = json::serialize(doc);
-  r.headers.emplace_back("Cache-Control", "public, max-age=300");
+  // A document built from the request's Host differs by Host: a shared cache must not hand one
+  // host's document to another (cache poisoning), so it is kept only by the client.
+  if (p->base.empty()) {
+    r.headers.emplace_back("Cache-Control", "private, max-age=300");
+    r.headers.emplace_back("Vary", "Host");
+  } else {
+    r.headers.emplace_back("Cache-Control", "public, max-age=300");
+  }
   return r;
 }
 

@@ -42,11 +42,13 @@ std::vector<tcp::endpoint> checked_endpoints(net::io_context& ioc, steady::time_
                                              const domain::webhook_target& t, const webhook_client_options& o) {
   std::vector<tcp::endpoint> all;
   unsigned short port = static_cast<unsigned short>(std::stoi(t.port));
-  boost::system::error_code ec;
-  auto literal = net::ip::make_address(t.host, ec);
-  if (!ec) {
-    all.emplace_back(literal, port);
+  // An address in any form the resolver reads as one is the address the creation check read.
+  if (auto literal = domain::host_address(t.host)) {
+    net::ip::address_v6::bytes_type bytes;
+    std::copy(literal->begin(), literal->end(), bytes.begin());
+    all.emplace_back(net::ip::make_address_v6(bytes), port);
   } else {
+    note_resolving("webhook", t.host);
     tcp::resolver resolver{ioc};
     tcp::resolver::results_type results;
     checked_step(
@@ -125,6 +127,7 @@ domain::webhook_response post_webhook(const domain::webhook_request& r, const we
   try {
     net::io_context ioc;
     auto endpoints = checked_endpoints(ioc, deadline, t, o);
+    note_outbound("webhook", endpoints);
     tcp::socket socket{ioc};
     // The first checked address that accepts; never a name (it could answer differently now).
     boost::system::error_code last = net::error::host_unreachable;

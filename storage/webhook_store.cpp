@@ -170,9 +170,9 @@ public:
     return out;
   }
 
-  std::vector<webhook_retry> due(std::int64_t now_ms, std::size_t limit) const override {
+  std::vector<webhook_retry> due(std::int64_t now_ms, std::size_t limit, const webhook_retry* after) const override {
     std::vector<webhook_retry> out;
-    for (auto& [key, value] : r_.scan(tables::webhook_retries, "", "", limit)) {
+    for (auto& [key, value] : r_.scan(tables::webhook_retries, "", after ? retry_key(*after) : std::string{}, limit)) {
       if (static_cast<std::int64_t>(encoding::get_u64(key)) > now_ms) break;
       out.push_back(decode_retry(value));
     }

@@ -86,8 +86,10 @@ public:
   /// Every enabled endpoint of every tenant, in (tenant, id) order after `after` (a key from
   /// `resume_key`), at most `limit`: the dispatcher's walk.
   virtual std::vector<webhook_record> enabled(std::string_view after, std::size_t limit) const = 0;
-  /// Messages due at or before `now_ms`, soonest first, at most `limit`.
-  virtual std::vector<webhook_retry> due(std::int64_t now_ms, std::size_t limit) const = 0;
+  /// Messages due at or before `now_ms`, soonest first, at most `limit`; with `after` (one this
+  /// returned), those that follow it (a caller pages past messages it cannot start yet).
+  virtual std::vector<webhook_retry> due(std::int64_t now_ms, std::size_t limit,
+                                         const webhook_retry* after = nullptr) const = 0;
   /// The soonest due time of a waiting message, if any.
   virtual std::optional<std::int64_t> next_due() const = 0;
   /// An endpoint's delivery log, newest first, numbers below `before` (0: from the newest), at most `limit`.

@@ -40,6 +40,11 @@ class Receiver:
                              {"Content-Type": "application/json"})
         assert status == 204
 
+    def release(self, name):
+        status, _, _ = fetch(self.url("/_release"), "POST", json.dumps({name: True}).encode(),
+                             {"Content-Type": "application/json"})
+        assert status == 204
+
     def log(self, name=None):
         entries = json.loads(urllib.request.urlopen(self.url("/_log"), timeout=10).read())
         return [e for e in entries if name is None or e["name"] == name]
@@ -173,6 +178,58 @@ def owner_reads_at_delivery(svc, token, rx):
     print("layer 2 at delivery: another's Resource stays out until a grant, then resource.appeared")
 
 
+def content_rule_at_delivery(svc, token, rx):
+    """A message's `hash` covers the content: where the owner's rights refuse a plain read (layer
+    3), it is null, as a read leaves it out; checked again at every retry."""
+    lawyer = svc.token(sub="u_alice", tenant="t_hooks", scopes="contracts.read contracts.write")
+
+    def licensed(usage_status):
+        work = create_work(svc, token, "Licensed " + usage_status)
+        contract = ok(*svc.request("POST", "/v0/contracts", lawyer, {
+            "title": "Rights", "status": "ACTIVE", "valid_from": "2026-01-01T00:00:00Z", "work_ids": [work],
+            "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+            "usage_terms": [{"usage_type": u, "status": usage_status} for u in ("ACCESS", "DISPLAY")]})[::2],
+            want=201)
+        return work, contract
+
+    def in_work(work, title):
+        return ok(*svc.request("POST", "/v0/content-lake/resources", token, {
+            "title": title, "type": "CHAPTER", "language": "en", "work_id": work,
+            "content": {"format": "cl.content/1", "blocks": [
+                {"type": "paragraph", "key": "p1", "children": [{"type": "span", "text": title}]}]}})[::2],
+            want=201)["id"]
+
+    create_hook(svc, token, rx, "/ok/", "layer3", event_types=["resource.created"])
+    create_hook(svc, token, rx, "/hold/", "layer3-held", event_types=["resource.created"])
+    refused_work, _ = licensed("PROHIBITED")
+    allowed_work, contract = licensed("PERMITTED")
+    refused = in_work(refused_work, "refused")
+    allowed = in_work(allowed_work, "allowed")
+    got = wait_until("both deliveries", lambda: (lambda d: d if len(d) == 2 else None)(
+        {json.loads(e["body"])["resource_id"]: json.loads(e["body"]) for e in delivered(rx, "layer3")}))
+    assert got[refused]["hash"] is None, got[refused]
+    assert got[allowed]["hash"].startswith("sha256:"), got[allowed]
+    # A message that waits for a retry is checked again when it goes: the first attempt had the
+    # hash, the contract then prohibits the content, the retry does not.
+    first = wait_until("the held attempt", lambda: [json.loads(e["body"]) for e in rx.log("layer3-held")
+                                                    if json.loads(e["body"])["resource_id"] == allowed])
+    assert first[0]["hash"].startswith("sha256:"), first
+    current = ok(*svc.request("GET", "/v0/contracts/" + contract["id"], lawyer)[::2])
+    ok(*svc.request("POST", "/v0/contracts/%s/versions" % contract["id"], lawyer, {
+        "title": "Rights", "status": "ACTIVE", "valid_from": "2026-01-01T00:00:00Z", "work_ids": [allowed_work],
+        "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+        "usage_terms": [{"usage_type": "ACCESS", "status": "PROHIBITED"}],
+        "update_token": current["update_token"]})[::2], want=201)
+    rx.release("layer3-held")
+    retried = wait_until("the retry", lambda: delivered(rx, "layer3-held", lambda b: b["resource_id"] == allowed),
+                         timeout=30)
+    assert json.loads(retried[0]["body"])["hash"] is None, retried[0]["body"]
+    attempts = {e["id"] for e in rx.log("layer3-held") if json.loads(e["body"])["resource_id"] == allowed}
+    assert len(attempts) == 1, "the retry changed the webhook-id"
+    print("layer 3 at delivery: hash null where the rights refuse a plain read, also on a retry after the "
+          "contract changed")
+
+
 def rights_changes(svc, token, rx):
     hook = create_hook(svc, token, rx, "/ok/", "rights", event_types=["resource.rights_changed"])
     lawyer = svc.token(sub="u_alice", tenant="t_hooks", scopes="contracts.read contracts.write")
@@ -288,6 +345,30 @@ def rotation(svc, token, rx):
     print("rotation: both secrets sign during the overlap")
 
 
+def fair_slots(svc, token, rx):
+    """One tenant's endpoints that never answer hold at most half the delivery slots: another
+    tenant's message goes out while the first of them are still hanging, not after they time out."""
+    slow = svc.token(sub="u_slow", tenant="t_slow", scopes=SCOPES)
+    hooks = [create_hook(svc, slow, rx, "/hang/", "slow-%d" % i, event_types=["work.created"]) for i in range(40)]
+    create_work(svc, slow, "to forty endpoints that never answer")
+    # webhooks.concurrency is 16: at most 8 of them hang at once.
+    first = wait_until("the slow tenant's first attempts", lambda: [e for e in rx.log() if e["name"].startswith("slow-")]
+                       if len([e for e in rx.log() if e["name"].startswith("slow-")]) >= 8 else None)
+    mine = create_hook(svc, token, rx, "/ok/", "fair", event_types=["work.created"])
+    msg = ok(*svc.request("POST", "/v0/content-lake/webhooks/%s/test" % mine["id"], token)[::2], want=202)["message_id"]
+    got = wait_until("the other tenant's test message", lambda: delivered(rx, "fair", lambda b: b["id"] == msg),
+                     timeout=30)
+    held = [e["arrival"] for e in first[:8]]
+    assert set(held) <= set(got[0]["hanging"]), ("a tenant's message waited for another's slow endpoints",
+                                                  held, got[0]["hanging"])
+    slow_open = len([e for e in rx.log() if e["name"].startswith("slow-")])
+    for h in hooks:
+        svc.request("DELETE", "/v0/content-lake/webhooks/" + h["id"], slow)
+    assert fetch(rx.url("/_drop_hung"), "POST", b"")[0] == 204
+    print("fair slots: 40 endpoints of one tenant that never answer (%d attempts hanging) did not hold another "
+          "tenant's message" % slow_open)
+
+
 def address_policy(binary, source, rx):
     """Without the allowlist: loopback literals refused at creation; a name that resolves to
     loopback passes creation and is refused at every attempt (the receiver is never reached)."""
@@ -297,7 +378,11 @@ def address_policy(binary, source, rx):
     try:
         token = strict.token(sub="u_alice", tenant="t_strict", scopes=SCOPES)
         for url in (rx.url("/ok/x"), "http://[::1]:%d/" % rx.port, "http://[::ffff:127.0.0.1]:%d/" % rx.port,
-                    "http://10.1.2.3/", "http://169.254.169.254/latest", "http://100.64.0.1/", "http://0.0.0.0/"):
+                    "http://10.1.2.3/", "http://169.254.169.254/latest", "http://100.64.0.1/", "http://0.0.0.0/",
+                    # Other spellings of those addresses, as a resolver reads them.
+                    "http://2130706433:%d/" % rx.port, "http://0177.0.0.1:%d/" % rx.port, "http://0x7f.1:%d/" % rx.port,
+                    "http://127.1:%d/" % rx.port, "http://0x7f000001:%d/" % rx.port, "http://0:%d/" % rx.port,
+                    "http://2852039166/latest", "http://127.0.0.1.:%d/" % rx.port, "http://1.2.3.4.5/"):
             status, _, body = strict.request("POST", "/v0/content-lake/webhooks", token, {"url": url})
             assert status == 400 and "/url" in body.decode(), (url, body)
         hook = ok(*strict.request("POST", "/v0/content-lake/webhooks", token,
@@ -377,9 +462,11 @@ def main():
         routes_and_errors(svc, token, rx)
         hook = deliveries_follow_the_feed(svc, token, rx)
         owner_reads_at_delivery(svc, token, rx)
+        content_rule_at_delivery(svc, token, rx)
         rights_changes(svc, token, rx)
         failures_and_retries(svc, token, rx)
         rotation(svc, token, rx)
+        fair_slots(svc, token, rx)
         address_policy(binary, source, rx)
         survives_sigkill(svc, token, rx)
         secrets = [line for line in svc.log if "whsec_" in line or "v1," in line]

@@ -5,7 +5,11 @@
 //   /gone/NAME         410
 //   /redirect/NAME     302 to /ok/NAME-redirected (a client that follows it shows up there)
 //   /retry-after/NAME  503 with Retry-After: 1 on a message's first attempt, then 200
-// Control: POST /_secrets {"NAME": ["whsec_..."]}; GET /_log: every delivery
+//   /hold/NAME         503 with Retry-After: 2 until NAME is released, then 200
+//   /hang/NAME         never answers (until POST /_drop_hung closes every such connection)
+// Every delivery's log entry has `hanging`: the ids (arrival numbers) of /hang/ requests open then.
+// Control: POST /_secrets {"NAME": ["whsec_..."]}; POST /_release {"NAME": true}; POST /_drop_hung;
+// GET /_log: every delivery
 // {path, name, id, timestamp, body, verified: {secret: bool}, at_ms, status}.
 // Prints "listening PORT" once it listens (port 0: any).
 "use strict";
@@ -15,6 +19,9 @@ const { Webhook } = require("standardwebhooks");
 const secrets = {};  // name -> [whsec_...]
 const log = [];
 const attempts = {};  // name \0 id -> count
+const released = {};  // name -> true: /hold/NAME answers 200
+const hanging = new Map();  // arrival number -> the open /hang/ request's socket
+let arrivals = 0;
 
 function answer(res, status, headers, body) {
   res.writeHead(status, Object.assign({ "content-type": "text/plain" }, headers || {}));
@@ -28,6 +35,15 @@ const server = http.createServer((req, res) => {
     const body = Buffer.concat(chunks).toString();
     if (req.url === "/_secrets" && req.method === "POST") {
       Object.assign(secrets, JSON.parse(body));
+      return answer(res, 204);
+    }
+    if (req.url === "/_release" && req.method === "POST") {
+      Object.assign(released, JSON.parse(body));
+      return answer(res, 204);
+    }
+    if (req.url === "/_drop_hung" && req.method === "POST") {
+      for (const socket of hanging.values()) socket.destroy();
+      hanging.clear();
       return answer(res, 204);
     }
     if (req.url === "/_log") return answer(res, 200, { "content-type": "application/json" }, JSON.stringify(log));
@@ -52,12 +68,22 @@ const server = http.createServer((req, res) => {
     else if (kind === "redirect") {
       status = 302;
       headers = { location: "/ok/" + name + "-redirected" };
+    } else if (kind === "hold" && !released[name]) {
+      status = 503;
+      headers = { "retry-after": "2" };
     } else if (kind === "retry-after" && attempts[key] === 1) {
       status = 503;
       headers = { "retry-after": "1" };
     }
+    const arrival = ++arrivals;
     log.push({ path: req.url, name, id, timestamp: req.headers["webhook-timestamp"],
-               signature: req.headers["webhook-signature"], body, verified, at_ms: Date.now(), status });
+               signature: req.headers["webhook-signature"], body, verified, at_ms: Date.now(),
+               status: kind === "hang" ? 0 : status, arrival, hanging: [...hanging.keys()] });
+    if (kind === "hang") {
+      hanging.set(arrival, req.socket);
+      req.socket.on("close", () => hanging.delete(arrival));
+      return;
+    }
     answer(res, status, headers);
   });
 });

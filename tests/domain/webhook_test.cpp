@@ -129,3 +129,28 @@ TEST_CASE("the retry schedule is seconds, with jitter of a tenth, and Retry-Afte
   CHECK(retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 - 30) == std::optional<std::int64_t>{30000});
   CHECK_FALSE(retry_after_ms("tomorrow", 0));
 }
+
+TEST_CASE("a host in any numeric form a resolver reads is the address it spells", "[webhooks][ssrf]") {
+  auto loopback = *parse_ip("127.0.0.1");
+  for (const char* host : {"2130706433", "0177.0.0.1", "0x7f.1", "127.1", "0x7f000001", "127.0.0.1.", "0x7F.0.0.1"}) {
+    INFO(host);
+    auto a = host_address(host);
+    REQUIRE(a);
+    CHECK(*a == loopback);
+    CHECK_FALSE(address_allowed(*a, {}));
+  }
+  CHECK(host_address("0") == parse_ip("0.0.0.0"));
+  CHECK(host_address("2852039166") == parse_ip("169.254.169.254"));
+  CHECK(host_address("::1") == parse_ip("::1"));
+  // Names stay names, whatever digits they hold.
+  for (const char* name : {"example.com", "1.example.com", "hooks-2.example", "0x7f.example", "example.com."}) {
+    INFO(name);
+    CHECK_FALSE(host_address(name));
+    CHECK_FALSE(host_ends_in_number(name));
+  }
+  // A host that ends in a number but is no address is malformed, not a name to resolve.
+  CHECK(refused("https://1.2.3.4.5/"));
+  CHECK(refused("https://999999999999/"));
+  CHECK(refused("https://0x/"));
+  CHECK(target("https://2130706433/in").host == "2130706433");  // the URL parses; the address policy refuses it
+}

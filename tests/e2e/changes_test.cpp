@@ -498,3 +498,95 @@ TEST_CASE("list, then follow: a list's changes_cursor misses nothing changed aft
   CHECK(r->status == 400);
   CHECK(reason_of(r) == "CURSOR_MISMATCH");
 }
+
+namespace {
+
+/// A request sent on a connection of its own and left open (a held stream or long poll); closing
+/// the connection is the client leaving.
+std::unique_ptr<connection> hold_open(feed& f, const std::string& token, bool as_stream) {
+  auto c = std::make_unique<connection>(f.svc.port());
+  std::string target = as_stream ? "/v0/content-lake/changes" : "/v0/content-lake/changes?wait=30";
+  c->send("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\n"
+          + (as_stream ? "Accept: text/event-stream\r\n" : "") + "\r\n");
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("held streams and long polls are limited per principal and per client; a closed one frees its slot at once",
+          "[changes][held]") {
+  feed f{[](cl::config::settings& s) {
+    set_option(s, "changes.max_held_per_principal", "2");
+    set_option(s, "changes.max_held_per_client", "3");
+  }};
+  auto held = [&] { return gauge(f.svc, "contentlake_changes_held_requests"); };
+  std::vector<std::unique_ptr<connection>> alices;
+  alices.push_back(hold_open(f, f.alice, true));   // a stream
+  alices.push_back(hold_open(f, f.alice, false));  // a long poll
+  REQUIRE(eventually([&] { return held() == 2.0; }));
+  // A third of alice's: 429 before any byte of the stream, and for a long poll alike.
+  for (bool as_stream : {true, false}) {
+    auto r = http_request(f.svc.port(), "GET", as_stream ? "/v0/content-lake/changes" : "/v0/content-lake/changes?wait=30",
+                          {{"Authorization", "Bearer " + f.alice}, {"Accept", as_stream ? "text/event-stream" : "*/*"}});
+    REQUIRE(r);
+    CHECK(r->status == 429);
+    CHECK(reason_of(r) == "TOO_MANY_HELD_REQUESTS");
+    CHECK(r->header("retry-after") == "5");
+  }
+  // A poll that does not wait is never held: it answers.
+  CHECK(f.poll(f.alice, "")->status == 200);
+  // Another principal of the same client (a_testapp) gets one more; then the client is at its limit.
+  auto bobs = hold_open(f, f.bob, true);
+  REQUIRE(eventually([&] { return held() == 3.0; }));
+  auto carol = token_with(rw, "t_test", "u_carol");
+  auto refused = http_request(f.svc.port(), "GET", "/v0/content-lake/changes?wait=30", {{"Authorization", "Bearer " + carol}});
+  REQUIRE(refused);
+  CHECK(refused->status == 429);
+  CHECK(reason_of(refused) == "TOO_MANY_HELD_REQUESTS");
+  CHECK(refused->body.find("client_id") != std::string::npos);
+  // Alice closes her stream and her long poll: both slots come back well before the next heartbeat
+  // (15 s) or the poll's 30 s: the service watches the socket.
+  auto before = std::chrono::steady_clock::now();
+  alices.clear();
+  REQUIRE(eventually([&] { return held() == 1.0; }, 5000));
+  CHECK(std::chrono::steady_clock::now() - before < std::chrono::seconds{5});
+  CHECK(gauge(f.svc, "contentlake_changes_waiting_polls") == 1.0);  // bob's stream's wait alone
+  auto again = hold_open(f, f.alice, true);
+  CHECK(eventually([&] { return held() == 2.0; }));
+}
+
+TEST_CASE("held requests keep at most half the connections: the others stay for ordinary requests", "[changes][held]") {
+  feed f{[](cl::config::settings& s) { s.http.max_connections = 8; }};  // so at most 4 held in all
+  std::vector<std::unique_ptr<connection>> streams;
+  for (int i = 0; i < 4; ++i) streams.push_back(hold_open(f, token_with(rw, "t_test", "u_s" + std::to_string(i)), true));
+  REQUIRE(eventually([&] { return gauge(f.svc, "contentlake_changes_held_requests") == 4.0; }));
+  auto fifth = http_request(f.svc.port(), "GET", "/v0/content-lake/changes",
+                            {{"Authorization", "Bearer " + f.bob}, {"Accept", "text/event-stream"}});
+  REQUIRE(fifth);
+  CHECK(fifth->status == 503);
+  CHECK(reason_of(fifth) == "SERVER_OVERLOADED");
+  CHECK_FALSE(fifth->header("retry-after").empty());
+  // Another tenant's ordinary reads go on.
+  auto eves = f.poll(f.eve, "");
+  REQUIRE(eves);
+  CHECK(eves->status == 200);
+}
+
+TEST_CASE("an event stream ends when its token expires, with an event that says so", "[changes][stream]") {
+  feed f;
+  auto claims = valid_claims("u_alice");
+  claims["scopes"] = json::array{"content-lake.read"};
+  claims["exp"] = unix_now() + 2;
+  auto brief = make_token(claims);
+  auto cursor = f.now(f.alice);
+  auto started = std::chrono::steady_clock::now();
+  auto r = stream(f, brief, "?since=" + cursor);  // read to its end: the stream's own 300 s, or the token's 2
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds{30});
+  auto lines = stream_lines(r->body);
+  REQUIRE_FALSE(lines.empty());
+  CHECK(lines.back().rfind("data ", 0) == 0);
+  CHECK(lines.back().find("TOKEN_EXPIRED") != std::string::npos);
+  CHECK(std::find(lines.begin(), lines.end(), "event token_expired") != lines.end());
+}

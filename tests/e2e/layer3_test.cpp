@@ -32,12 +32,15 @@ struct fixture {
   test_service svc;
   std::string token = token_with(scopes);
   std::string work, resource, version, contract, activity;
+  std::string feed_start;  ///< the change feed's cursor before anything was written
 
   explicit fixture(const std::string& usage)
     : svc([](cl::config::settings& s) {
         s.rate_limit.requests_per_second = 1e6;  // the sweeps send hundreds of reads at once
         s.rate_limit.burst = 1e6;
       }) {
+    feed_start = std::string{
+      json_object_of(get_with_token(port(), "/v0/content-lake/changes", token)).at("next_cursor").as_string()};
     work = id_of(post_json(port(), "/v0/content-lake/works", token, R"({"title":"Tides"})"));
     auto created = json_object_of(post_json(
       port(), "/v0/content-lake/resources", token,
@@ -123,6 +126,22 @@ void no_read_shows_the_content(fixture& f, const headers& extra, const std::vect
   CHECK(answered > 10);  // metadata reads still answer
 }
 
+/// The `hash` of every Resource event with one (not `resource.rights_changed`, whose `hash` is null
+/// by design) the change feed answers the fixture's caller from before the first write (the
+/// Resource's creation, and each write since): a string, or "null".
+std::vector<std::string> feed_hashes(fixture& f) {
+  auto r = f.get("/v0/content-lake/changes?since=" + f.feed_start);
+  REQUIRE(r);
+  REQUIRE(r->status == 200);
+  std::vector<std::string> hashes;
+  auto page = json_object_of(r);
+  for (const auto& e : page.at("events").as_array())
+    if (e.as_object().contains("resource_id") && e.at("type") != "resource.rights_changed")
+      hashes.push_back(json::serialize(e.at("hash")));
+  REQUIRE_FALSE(hashes.empty());
+  return hashes;
+}
+
 /// The refused reads of content, each 403 USAGE_PROHIBITED.
 void content_reads_are_refused(fixture& f, const headers& extra) {
   auto base = "/v0/content-lake/resources/" + f.resource;
@@ -182,6 +201,9 @@ TEST_CASE("a contract prohibiting ACCESS and DISPLAY keeps the content out of ev
   content_reads_are_refused(f, {});
   no_read_shows_the_content(f, {});
   write_answers_withhold_the_content(f, {});
+  // The change feed's events are thin, but their `hash` covers the content: withheld as on a read
+  // (webhook deliveries and event streams read through the same scan).
+  for (const auto& h : feed_hashes(f)) CHECK(h == "null");
   // Metadata stays readable and says why.
   auto meta = json_object_of(f.get("/v0/content-lake/resources/" + f.resource + "?fields=id,title"));
   CHECK_FALSE(meta.at("rights").at("usable").as_bool());
@@ -201,6 +223,8 @@ TEST_CASE("a declared AI purpose that nothing permits keeps the content out of e
   std::vector<std::string> digests = {std::string{json_object_of(allowed).at("hash_content").as_string()},
                                       std::string{json_object_of(allowed).at("hash").as_string()}};
   CHECK(allowed->header("etag") == "\"" + digests[1] + "\"");
+  // A plain reader gets the hash in the change feed's events (the refused case above gets null).
+  for (const auto& h : feed_hashes(f)) CHECK(h.rfind("\"sha256:", 0) == 0);
 
   headers training = {{"X-Usage-Purpose", "AI_TRAINING"}};
   content_reads_are_refused(f, training);
