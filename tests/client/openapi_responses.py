@@ -8,14 +8,20 @@ masked Resource and contract reads, lists, write answers whose content is withhe
 Usage: openapi_responses.py BINARY SOURCE_DIR"""
 
 import hashlib
+import http.server
 import json
 import pathlib
+import re
 import sys
+import threading
 import time
 
 import jsonschema
 
 from harness import Service, fetch
+
+RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f]*$")
 
 
 def main():
@@ -26,33 +32,66 @@ def main():
 
     transport = {"content-length", "content-type", "connection", "transfer-encoding", "date"}
 
-    def check(method, template, path, status, body, media="application/json", headers=None):
+    checker = jsonschema.FormatChecker()
+
+    @checker.checks("date-time")
+    def date_time(value):  # RFC 3339 (jsonschema checks it only with a package Debian 12 lacks)
+        return not isinstance(value, str) or RFC3339.match(value) is not None
+
+    @checker.checks("uri")
+    def uri(value):  # an absolute URI: a scheme, then no spaces or controls
+        return not isinstance(value, str) or URI.match(value) is not None
+
+    def check(method, template, path, status, body, headers=None):
+        """Everything about one answer against the document: its status documented for the
+        operation (no fallback to `default`), its headers declared, its Content-Type one the
+        response documents, a body exactly where one is documented, and the body valid against the
+        schema of that media type, formats included."""
         op = doc["paths"][template].get(method.lower())
         if op is None and status == 405:  # a method the path does not take: the document's general 405
             op = {"responses": {"405": {"$ref": "#/components/responses/MethodNotAllowed"}}}
         if op is None:
             failures.append("%s %s: the document has no %s operation" % (method, template, method))
             return
-        response = op["responses"].get(str(status)) or op["responses"].get("default")
+        response = op["responses"].get(str(status))
         if response is None:
             failures.append("%s %s: status %d is not documented" % (method, path, status))
             return
         if "$ref" in response:
             response = resolver.resolve(response["$ref"])[1]
+        got = {k.lower(): v for k, v in (headers or {}).items()}
         declared = {k.lower(): v for k, v in response.get("headers", {}).items()}
-        for name in (headers or {}):
-            if name.lower() not in transport and name.lower() not in declared:
+        for name in got:
+            if name not in transport and name not in declared:
                 failures.append("%s %s (%d): header %s is not declared" % (method, path, status, name))
         for name, h in declared.items():
             if "$ref" in h:
                 h = resolver.resolve(h["$ref"])[1]
-            if h.get("required") and headers is not None and name not in {k.lower() for k in headers}:
+            if h.get("required") and name not in got:
                 failures.append("%s %s (%d): required header %s is missing" % (method, path, status, name))
-        if method == "HEAD" or status in (204, 304) or not body:
+        content = response.get("content", {})
+        media = got.get("content-type", "").split(";")[0].strip().lower()
+        if method == "HEAD" or status in (204, 304):
+            if body:
+                failures.append("%s %s (%d): a body where none may be" % (method, path, status))
             return
-        schema = response["content"][media]["schema"]
-        validator = jsonschema.Draft202012Validator(schema, resolver=resolver)
-        errors = sorted(validator.iter_errors(json.loads(body)), key=lambda e: e.path)
+        if not content:
+            if body:
+                failures.append("%s %s (%d): a body where the document shows none" % (method, path, status))
+            return
+        if not body:
+            failures.append("%s %s (%d): an empty body where the document shows %s" % (method, path, status,
+                                                                                    ", ".join(content)))
+            return
+        if media not in content:
+            failures.append("%s %s (%d): Content-Type %r is not documented (%s)" % (method, path, status, media,
+                                                                                 ", ".join(content)))
+            return
+        schema = content[media].get("schema")
+        if schema is None or not (media == "application/json" or media.endswith("+json")):
+            return
+        validator = jsonschema.Draft202012Validator(schema, resolver=resolver, format_checker=checker)
+        errors = sorted(validator.iter_errors(json.loads(body)), key=lambda e: list(e.path))
         for e in errors[:3]:
             failures.append("%s %s (%d): %s at %s" % (method, path, status, e.message[:200], list(e.path)))
 
@@ -65,8 +104,30 @@ def main():
     return 1 if failures else 0
 
 
+class _Receiver(http.server.BaseHTTPRequestHandler):
+    """A webhook receiver on loopback: acknowledges every delivery."""
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
 def replay(binary, source, doc, check, failures):
-    with Service(binary, source) as svc:
+    receiver = http.server.HTTPServer(("127.0.0.1", 0), _Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    try:
+        replay_with(binary, source, doc, check, failures, receiver)
+    finally:
+        receiver.shutdown()
+
+
+def replay_with(binary, source, doc, check, failures, receiver):
+    with Service(binary, source, {"CONTENTLAKE_WEBHOOKS_HTTPS_ONLY": "false",
+                                  "CONTENTLAKE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8"}) as svc:
         token = svc.token()
 
         exercised = set()
@@ -97,8 +158,33 @@ def replay(binary, source, doc, check, failures):
                       "?fields=source.name", "?fields=work.title", "?fields=provenance.activities.type",
                       "?fields=rights.contracts.id", "?fields=lineage.versions.version,entities.entities"]:
             call("GET", one, path + query, expect=200)
-        etag = svc.request("GET", path, token)[1].get("ETag")
+        status, got, answer = svc.request("GET", path, token)
+        check("GET", one, path, status, answer, headers=got)
+        etag = got.get("ETag")
         call("GET", one, path, expect=304, headers={"If-None-Match": etag})
+        # Masked rights with a contract in force (a Work of its own): every mask path docs/api.md
+        # shows, each validated as the document's masked schemas say, at every depth.
+        licensed = call("POST", "/v0/content-lake/works", "/v0/content-lake/works", {"title": "Licensed"}, 201)["id"]
+        accountant = svc.token(scopes="content-lake.read contracts.read contracts.write contracts.commercial.read")
+        call("POST", "/v0/contracts", "/v0/contracts",
+             {"title": "Open", "status": "ACTIVE", "valid_from": "2020-01-01T00:00:00Z", "work_ids": [licensed],
+              "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+              "usage_terms": [{"usage_type": "ACCESS", "status": "PERMITTED"},
+                              {"usage_type": "DISPLAY", "status": "PERMITTED"}],
+              "commercial_terms": {"royalties": [{"basis": "NET_RECEIPTS", "rate_percent": 10}]}}, 201,
+             as_token=accountant)
+        open_res = call("POST", "/v0/content-lake/resources", "/v0/content-lake/resources",
+                        {"title": "Open tides", "type": "CHAPTER", "language": "en", "work_id": licensed,
+                         "content": content}, 201)
+        open_path = "/v0/content-lake/resources/" + open_res["id"]
+        for mask in ("rights", "rights.basis", "rights.basis.contract_id", "rights.contracts.id",
+                     "rights.usage_terms.usage_type", "rights.usage_terms.status", "rights.handling_terms.status",
+                     "rights.territorial_rights.worldwide", "rights.manifestation_rights.status",
+                     "rights.resolved_at", "title,rights.usage_terms", "rights.commercial_terms.contract_id",
+                     "rights.commercial_terms"):
+            masked = call("GET", one, open_path + "?fields=" + mask, expect=200, as_token=accountant)
+            if masked and not masked["rights"].get("basis", [None]) and "basis" in mask:
+                failures.append("%s: no contract in force, the mask was not exercised" % mask)
         call("GET", one, path, expect=406, headers={"Accept": "image/png"})
         call("GET", "/v0/content-lake/works", "/v0/content-lake/works", expect=406, headers={"Accept": "image/png"})
         call("GET", "/v0/content-lake/works", "/v0/content-lake/works?fields=id", expect=400)
@@ -111,7 +197,11 @@ def replay(binary, source, doc, check, failures):
         call("GET", "/v0/content-lake/resources", "/v0/content-lake/resources", expect=200)
         search = "/v0/content-lake/search"
         deadline = time.monotonic() + 15  # the index lag: poll until the Resource is searchable
-        while not json.loads(svc.request("POST", search, token, {"query": "metres"})[2])["hits"]:
+        def searched():
+            status, got, answer = svc.request("POST", search, token, {"query": "metres"})
+            check("POST", search, search, status, answer, headers=got)
+            return json.loads(answer)["hits"]
+        while not searched():
             if time.monotonic() > deadline:
                 failures.append("the Resource never became searchable")
                 break
@@ -139,13 +229,13 @@ def replay(binary, source, doc, check, failures):
         call("GET", changes, changes + "?types=resource.updated&since=" + feed_start, expect=400)  # CURSOR_MISMATCH
         call("GET", changes, changes + "?since=garbage", expect=400)
         call("GET", changes, changes + "?types=nonsense", expect=400)
-        # Webhooks (https only here: the URL is never reached; the routes' answers are what is checked).
+        # Webhooks, delivered to a receiver on loopback (the service allows 127.0.0.0/8 here).
         hooker = svc.token(scopes="webhooks.read webhooks.write")
         hooks = "/v0/content-lake/webhooks"
-        hook = call("POST", hooks, hooks, {"url": "https://hooks.example.com/in", "event_types": ["work.created"]}, 201,
-                    as_token=hooker)
-        call("POST", hooks, hooks, {"url": "http://hooks.example.com/in"}, 400, as_token=hooker)
-        call("POST", hooks, hooks, {"url": "https://hooks.example.com/in"}, 403)  # no webhooks.write
+        receiver_url = "http://127.0.0.1:%d/in" % receiver.server_port
+        hook = call("POST", hooks, hooks, {"url": receiver_url, "event_types": ["work.created"]}, 201, as_token=hooker)
+        call("POST", hooks, hooks, {"url": "ftp://127.0.0.1/in"}, 400, as_token=hooker)
+        call("POST", hooks, hooks, {"url": receiver_url}, 403)  # no webhooks.write
         call("GET", hooks, hooks, expect=200, as_token=hooker)
         hook_one = hooks + "/{id}"
         hook_path = hooks + "/" + hook["id"]
@@ -154,7 +244,14 @@ def replay(binary, source, doc, check, failures):
         call("PATCH", hook_one, hook_path, {"enabled": False}, 200, as_token=hooker)
         call("PATCH", hook_one, hook_path, {"enabled": "no"}, 400, as_token=hooker)
         call("POST", hook_one + "/rotate-secret", hook_path + "/rotate-secret", None, 200, as_token=hooker)
+        call("POST", hook_one + "/rotate-secret", hook_path + "/rotate-secret", {"secret": "mine"}, 400, as_token=hooker)
         call("POST", hook_one + "/test", hook_path + "/test", None, 202, as_token=hooker)
+        call("POST", hook_one + "/test", hook_path + "/test", {"type": "x"}, 400, as_token=hooker)
+        # Another media type than JSON: 415 before anything else is looked at.
+        plain = {"Content-Type": "text/plain"}
+        call("POST", hooks, hooks, b"url=x", 415, headers=plain, as_token=hooker)
+        call("PATCH", hook_one, hook_path, b"enabled=false", 415, headers=plain, as_token=hooker)
+        call("POST", hook_one + "/replay", hook_path + "/replay", b"since=x", 415, headers=plain, as_token=hooker)
         call("POST", hook_one + "/test", hooks + "/whk_missing/test", None, 404, as_token=hooker)
         call("GET", hook_one + "/deliveries", hook_path + "/deliveries", expect=200, as_token=hooker)
         call("GET", hook_one + "/deliveries", hook_path + "/deliveries?page_size=0", expect=400, as_token=hooker)
@@ -171,6 +268,8 @@ def replay(binary, source, doc, check, failures):
         call("POST", mcp, mcp, [{"jsonrpc": "2.0", "id": 3, "method": "ping"}], 400)
         call("POST", mcp, mcp, {"jsonrpc": "2.0", "id": 4, "method": "ping"}, 403, headers={"Origin": "http://evil.example"})
         call("GET", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource", expect=200)
+        call("GET", mcp, mcp, expect=405)  # no server-initiated stream: documented as refused
+        call("DELETE", mcp, mcp, expect=405)  # no session to end
         # Every other operation: its success path and a documented error.
         call("GET", "/v0/openapi.json", "/v0/openapi.json", expect=200)
         call("GET", "/v0/content-lake/works/{id}", "/v0/content-lake/works/" + work, expect=200)

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -46,10 +47,22 @@ TEST_CASE("every route is in the document and every documented operation is rout
     // The listener answers HEAD for every GET (routed as the GET): the document says so per path.
     if (r.method == "GET") routed.emplace(std::string{r.path_template}, "head");
   }
+  std::set<std::pair<std::string, std::string>> refused;  // documented as answered 405 only
   for (const auto& [path, item] : document().at("paths").as_object())
-    for (const auto& [method, op] : item.as_object())
-      if (http_methods.count(std::string{method})) documented.emplace(std::string{path}, std::string{method});
+    for (const auto& [method, op] : item.as_object()) {
+      if (!http_methods.count(std::string{method})) continue;
+      bool not_allowed = op.as_object().contains("x-method-not-allowed");
+      (not_allowed ? refused : documented).emplace(std::string{path}, std::string{method});
+    }
   CHECK(routed == documented);
+  // A method documented as refused is one the router does not take on a path it routes (so 405).
+  for (const auto& [path, method] : refused) {
+    INFO(method << " " << path);
+    CHECK_FALSE(routed.count({path, method}));
+    CHECK(std::any_of(routed.begin(), routed.end(), [&](const auto& r) { return r.first == path; }));
+    const auto& op = document().at("paths").at(path).at(method).as_object();
+    CHECK(op.at("responses").as_object().contains("405"));
+  }
 }
 
 TEST_CASE("paths are written in full under a server URL without a path", "[openapi]") {
@@ -124,4 +137,35 @@ TEST_CASE("docs/api.md lists every routed operation", "[openapi][docs]") {
     INFO(r.method << " " << r.path_template);
     CHECK(doc.find("| " + std::string{r.method} + " | `" + std::string{r.path_template} + "` |") != std::string::npos);
   }
+}
+
+TEST_CASE("every operation declares the statuses any route can answer, and those its kind can", "[openapi]") {
+  // Any route: a limit or malformed HTTP (400), an Accept it cannot meet (406), a Transfer-Encoding
+  // other than chunked (501); one with a body: another media type (415); one with a scope: no or a
+  // bad token (401), the scope or tenant (403), the rate limit (429), a late backend or the
+  // connection cap (503). Each answer carries X-Request-Id, and an error Cache-Control too.
+  const auto& paths = document().at("paths").as_object();
+  for (const auto& [path, item] : paths)
+    for (const auto& [method, value] : item.as_object()) {
+      if (!http_methods.count(std::string{method})) continue;
+      const auto& op = value.as_object();
+      INFO(std::string{method} << " " << std::string{path});
+      const auto& responses = op.at("responses").as_object();
+      for (const char* status : {"400", "406", "501"}) CHECK(responses.contains(status));
+      if (op.contains("requestBody")) CHECK(responses.contains("415"));
+      if (op.contains("x-required-scope"))
+        for (const char* status : {"401", "403", "429", "503"}) CHECK(responses.contains(status));
+      for (const auto& [status, response] : responses) {
+        if (status.size() != 3 || status[0] < '4') continue;
+        auto r = response.as_object();
+        if (r.contains("$ref")) {
+          std::string ref{r.at("$ref").as_string()};
+          r = document().at("components").at("responses").at(ref.substr(ref.rfind('/') + 1)).as_object();
+        }
+        INFO(std::string{status});
+        REQUIRE(r.contains("headers"));
+        CHECK(r.at("headers").as_object().contains("X-Request-Id"));
+        CHECK(r.at("headers").as_object().contains("Cache-Control"));
+      }
+    }
 }
