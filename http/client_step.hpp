@@ -5,7 +5,9 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/system/error_code.hpp>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <string>
@@ -29,6 +31,24 @@ boost::system::error_code run_step(boost::asio::io_context& ioc, std::chrono::st
     return boost::asio::error::timed_out;
   }
   return result;
+}
+
+/// Logs (at debug) a name an outbound client is about to resolve (a lookup may leave the machine):
+/// `what` (`webhook`, `purge`, `jwks`, `s3`) and the host name; never a URL, path or header.
+inline void note_resolving(const char* what, const std::string& host) {
+  spdlog::debug("outbound {}: resolving {}", what, host);
+}
+
+/// Logs (at debug) each address an outbound client is about to connect to: `what`, the address and
+/// port. The test suite runs its services at debug and fails any run whose service resolved a name
+/// but `localhost` or tried an address beyond loopback (tests/client/log_secrets.py).
+template <class Endpoints>
+void note_outbound(const char* what, const Endpoints& endpoints) {
+  if (!spdlog::should_log(spdlog::level::debug)) return;
+  for (const auto& e : endpoints) {
+    boost::asio::ip::tcp::endpoint to = e;
+    spdlog::debug("outbound {}: {} port {}", what, to.address().to_string(), to.port());
+  }
 }
 
 /// A client exchange that failed at one step, with its error class (`dns`, `connect`, `send`,

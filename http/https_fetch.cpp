@@ -61,12 +61,14 @@ std::string fetch_https(const std::string& url, const std::string& extra_ca_file
 
   tcp::resolver resolver{ioc};
   tcp::resolver::results_type endpoints;
+  note_resolving("jwks", host);
   step("resolve", [&](auto handler) {
     resolver.async_resolve(host, port, [&endpoints, handler](boost::system::error_code ec, tcp::resolver::results_type r) mutable {
       endpoints = std::move(r);
       handler(ec);
     });
   });
+  note_outbound("jwks", endpoints);
   step("connect", [&](auto handler) {
     beast::get_lowest_layer(stream).async_connect(endpoints, [handler](boost::system::error_code ec, auto&&) mutable { handler(ec); });
   });

@@ -1,5 +1,6 @@
 #include "domain/blob_upload.hpp"
 #include "http/s3_client.hpp"
+#include "http/client_step.hpp"
 
 #include "domain/base64url.hpp"
 #include "domain/clock.hpp"
@@ -334,7 +335,9 @@ private:
     req.prepare_payload();
     net::io_context ioc;
     tcp::resolver resolver{ioc};
+    note_resolving("s3", host_);
     auto endpoints = resolver.resolve(host_, port_);
+    note_outbound("s3", endpoints);
     if (scheme_ == "https") {
       beast::ssl_stream<beast::tcp_stream> stream{ioc, tls_};
       if (!SSL_set_tlsext_host_name(stream.native_handle(), host_.c_str()))

@@ -21,7 +21,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Service, fetch  # noqa: E402
+from harness import Service, fetch, wait_until  # noqa: E402
 
 SCOPES = "content-lake.read content-lake.write"
 WORD = "zephyrdrill"
@@ -81,7 +81,7 @@ def upload(svc, token, data):
 def searched(svc, token):
     """Every Resource id the search for WORD answers, page by page."""
     ids, sid = set(), None
-    while True:
+    for _ in range(10000):  # far more pages than the drill writes: a search that never ends fails
         body = {"search_id": sid, "page_size": 100} if sid else {"query": WORD, "page_size": 100}
         status, _, answer = svc.request("POST", "/v0/content-lake/search", token, body)
         assert status == 200, answer
@@ -90,6 +90,7 @@ def searched(svc, token):
         sid = page["search_id"]
         if page["exhausted"] or not page["hits"]:
             return ids
+    raise AssertionError("the search never said it was exhausted")
 
 
 def cli(binary, *args):
@@ -116,14 +117,13 @@ def main():
         old_cursor = json.loads(body)["next_cursor"]
 
         burst = Burst(svc, token)
-        while len(burst.acked) < 50:  # the burst is under way
-            time.sleep(0.01)
+        wait_until("the burst is under way", lambda: len(burst.acked) >= 50 or burst.errors, timeout=60)
+        assert not burst.errors, burst.errors[:5]
         began = time.monotonic()
         done = cli(binary, "backup", "--to", os.path.join(backup_dir.name, "b1"), "--data-dir", svc.dir.name)
         ended = time.monotonic()
         more = len(burst.acked)
-        while len(burst.acked) < more + 20:  # writes go on after it
-            time.sleep(0.01)
+        wait_until("writes go on after the backup", lambda: len(burst.acked) >= more + 20 or burst.errors, timeout=60)
         burst.finish()
         assert done.returncode == 0, done.stderr
         assert not burst.errors, burst.errors[:5]

@@ -2,10 +2,12 @@
 (Resource reads, keyed Work creates, searches, change-feed polls, MCP reads) runs while each
 supervised actor is killed in turn through `POST /faults/kill?actor=NAME` on the admin listener,
 then delayed in turn through `POST /faults/delay?actor=NAME&ms=N`.
-Per actor it reports requests answered, answers other than the normal status or 503 with
-Retry-After (must be 0), requests that got no answer (must be 0), the time from the kill to the
-next normal answer of each kind of request sent after it, and whether any acknowledged write is
-missing afterwards (must be 0). Also: fault injection is refused, saying how to enable it, when off.
+Per actor it reports requests answered, answers other than the normal one or "retry shortly"
+(must be 0; normal for MCP is a result without a JSON-RPC or tool error, and "retry shortly" is 503
+with Retry-After or, for MCP, the BACKEND_UNAVAILABLE tool error), requests that got no answer
+(must be 0), the time from the kill to the next normal answer of each kind of request sent after
+it (every kind must have one within 10 s), and whether any acknowledged write is missing
+afterwards (must be 0). Also: fault injection is refused, saying how to enable it, when off.
 
     chaos.py CONTENTLAKE_BINARY SOURCE_DIR [ROUNDS] [SECONDS_PER_ROUND]
 (ctest: 1 round of 0.6 s per actor; bench/chaos: 20 rounds.)
@@ -25,6 +27,36 @@ SCOPES = "content-lake.read content-lake.write contracts.read contracts.write"
 DELAY_MS = 300  # each actor's delay: longer than a normal answer, shorter than the request deadline
 KEYS = itertools.count(1)  # Idempotency-Keys across every Load of the run
 NORMAL = {"read": 200, "create": 201, "search": 200, "feed": 200, "mcp": 200}
+RECOVERY_BOUND = 10.0  # seconds from a kill to the next normal answer of every kind (a loaded CI machine)
+
+
+def normal(kind, status, answer):
+    """Whether an answer is the normal one of its kind: its status, and for MCP no JSON-RPC error
+    and no tool error (the contract permits the read, so an error result is a failure too)."""
+    if status != NORMAL[kind]:
+        return False
+    if kind != "mcp":
+        return True
+    try:
+        message = json.loads(answer)
+    except ValueError:
+        return False
+    return "error" not in message and not message.get("result", {}).get("isError", False)
+
+
+def unavailable(kind, status, retry_after, answer):
+    """The answer that says "retry shortly": 503 with Retry-After, or for MCP the tool error that
+    carries it (BACKEND_UNAVAILABLE, in-band as MCP wants tool errors). A JSON-RPC error never is."""
+    if status == 503 and retry_after:
+        return True
+    if kind != "mcp" or status != 200:
+        return False
+    try:
+        result = json.loads(answer).get("result", {})
+    except ValueError:
+        return False
+    error = result.get("structuredContent", {}).get("error", {}) if result.get("isError") else {}
+    return error.get("reason") == "BACKEND_UNAVAILABLE"
 
 
 class Load:
@@ -32,7 +64,7 @@ class Load:
 
     def __init__(self, svc, token, resource, clients=4):
         self.svc, self.token, self.resource = svc, token, resource
-        self.outcomes = []  # (kind, sent, answered, status, retry_after, body)
+        self.outcomes = []  # (kind, sent, answered, status, unavailable (retry later), body, normal)
         self.created = []   # Work ids acknowledged (201)
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -86,8 +118,10 @@ class Load:
                     status = "no answer: %s" % type(e).__name__
                     break
             answered = time.monotonic()
+            ok = not isinstance(status, str) and normal(kind, status, answer)
+            retry = not isinstance(status, str) and unavailable(kind, status, retry_after, answer)
             with self.lock:
-                self.outcomes.append((kind, sent, answered, status, retry_after, answer[:200]))
+                self.outcomes.append((kind, sent, answered, status, retry, answer[:200], ok))
                 if kind == "create" and status == 201:
                     self.created.append(json.loads(answer)["id"])
 
@@ -147,7 +181,7 @@ def main():
         failures, report = [], []
         all_created = []
         for actor in actors:
-            answered = abnormal = unanswered = unavailable = 0
+            answered = abnormal = unanswered = unavailable_answers = 0
             recoveries = []
             for _ in range(rounds):
                 before = restarts(admin, actor)
@@ -157,28 +191,42 @@ def main():
                 status, _, _ = fetch(admin + "/faults/kill?actor=" + actor, "POST", b"")
                 assert status == 202, status
                 time.sleep(seconds * 2 / 3)
+
+                def recovered():  # a normal answer of every kind sent after the kill
+                    with load.lock:
+                        return all(any(k == kind and sent >= killed and ok for k, sent, _, _, _, _, ok in load.outcomes)
+                                   for kind in NORMAL)
+                while not recovered() and time.monotonic() - killed < RECOVERY_BOUND:
+                    time.sleep(0.01)
                 load.finish()
                 if restarts(admin, actor) <= before:
                     failures.append("%s: the kill did not restart it" % actor)
                 all_created += load.created
-                for kind, sent, done, st, retry, body in load.outcomes:
+                for kind, sent, done, st, retry, body, ok in load.outcomes:
                     if isinstance(st, str):
                         unanswered += 1
                         failures.append("%s: %s %s" % (actor, kind, st))
                         continue
                     answered += 1
-                    unavailable += st == 503
-                    if st != NORMAL[kind] and not (st == 503 and retry):
+                    unavailable_answers += bool(retry)
+                    if not ok and not retry:
                         abnormal += 1
                         failures.append("%s: %s answered %s: %s" % (actor, kind, st, body))
+                # Recovery, per kind: a normal answer must follow the kill, within the bound (an
+                # actor left answering 503 fails here, not with "0 ms").
                 worst = (0.0, "")
                 for kind in NORMAL:
-                    after = [done for k, sent, done, st, _, _ in load.outcomes
-                             if k == kind and sent >= killed and st == NORMAL[kind]]
-                    if after:
-                        worst = max(worst, (min(after) - killed, kind))
+                    after = [done for k, sent, done, st, _, _, ok in load.outcomes if k == kind and sent >= killed and ok]
+                    if not after:
+                        failures.append("%s: no normal %s answer within %.0f s of the kill" % (actor, kind,
+                                                                                          RECOVERY_BOUND))
+                        continue
+                    if min(after) - killed > RECOVERY_BOUND:
+                        failures.append("%s: the next normal %s answer came %.1f s after the kill" % (
+                            actor, kind, min(after) - killed))
+                    worst = max(worst, (min(after) - killed, kind))
                 recoveries.append(worst)
-            report.append((actor, answered, unavailable, abnormal, unanswered, max(recoveries)))
+            report.append((actor, answered, unavailable_answers, abnormal, unanswered, max(recoveries)))
         # Delays: each actor holds its next messages for DELAY_MS under the same load. Answers stay
         # normal or 503 + Retry-After, every request is answered, and a write sent during the writer's
         # delay is answered no sooner than the delay's end (the injection took effect).
@@ -193,16 +241,17 @@ def main():
             load.finish()
             all_created += load.created
             abnormal = unanswered = 0
-            for kind, sent, done, st, retry, body in load.outcomes:
+            for kind, sent, done, st, retry, body, ok in load.outcomes:
                 if isinstance(st, str):
                     unanswered += 1
                     failures.append("delay %s: %s %s" % (actor, kind, st))
-                elif st != NORMAL[kind] and not (st == 503 and retry):
+                elif not ok and not retry:
                     abnormal += 1
                     failures.append("delay %s: %s answered %s: %s" % (actor, kind, st, body))
-            slowest = max(done - sent for _, sent, done, _, _, _ in load.outcomes)
-            held = [done - sent for k, sent, done, st, _, _ in load.outcomes
-                    if k == "create" and accepted <= sent]
+            slowest = max(done - sent for _, sent, done, _, _, _, _ in load.outcomes)
+            # In the order they were sent (outcomes are kept in the order they were answered).
+            held = [done - sent for sent, done in sorted((sent, done) for k, sent, done, _, _, _, _ in load.outcomes
+                                                         if k == "create" and accepted <= sent)]
             delays.append((actor, len(load.outcomes), abnormal, unanswered, slowest))
             if actor == "writer":
                 # The order reaches the writer shortly after the 202 (through the supervisor): the first

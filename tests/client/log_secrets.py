@@ -6,8 +6,14 @@ searched for bearer tokens, `eyJ` JWT fragments, `X-Amz-Signature`, private-key 
 webhook secrets and each known secret in the forms a log could carry it (raw, hex, base64,
 base64url).
 
+It also holds the suite to loopback: services run at debug, where every outbound client logs each
+name it resolves and each address it connects to (`outbound webhook: 127.0.0.1 port 9099`); a name
+but `localhost` or an address beyond loopback fails the run (a test must never reach outside the
+machine, not even by a DNS lookup).
+
     log_secrets.py LOG_DIR
 """
+import ipaddress
 import base64
 import glob
 import json
@@ -22,6 +28,27 @@ PATTERNS = [
     (re.compile(r"PRIVATE KEY"), "private-key text"),
     (re.compile(r"whsec_[A-Za-z0-9+/=]{4,}"), "a webhook signing secret"),
 ]
+
+
+OUTBOUND = re.compile(r"outbound (\w+): (?:resolving (\S+)|(\S+) port \d+)")
+
+
+def beyond_loopback(line):
+    """What an outbound line names beyond loopback, or None."""
+    m = OUTBOUND.search(line)
+    if not m:
+        return None
+    name, address = m.group(2), m.group(3)
+    text = name or address
+    if name == "localhost":
+        return None
+    try:
+        a = ipaddress.ip_address(text)
+    except ValueError:
+        return "%s resolved a name" % m.group(1)  # a name: its lookup may leave the machine
+    if getattr(a, "ipv4_mapped", None):
+        a = a.ipv4_mapped
+    return None if a.is_loopback else "%s connected beyond loopback" % m.group(1)
 
 
 def forms(secret):
@@ -43,9 +70,12 @@ def main():
     where = sys.argv[1]
     logs = sorted(glob.glob(os.path.join(where, "*.log")))
     known = set()
+    quiet = []  # services that did not run at debug: their outbound connections went unlogged
     for path in glob.glob(os.path.join(where, "*.secrets")):
         with open(path) as f:
             s = json.load(f)
+        if s.get("log_level", "info") not in ("debug", "trace"):
+            quiet.append(os.path.basename(path))
         for token in s["tokens"]:
             known.add(token)
             known.add(token.split(".")[-1])  # a signature alone
@@ -57,8 +87,8 @@ def main():
                 known.update(forms(data))
     # A check that reads nothing proves nothing.
     assert logs, "no service log in %s: the client tests did not leave theirs" % where
-    lines = hits = 0
-    found = []
+    lines = hits = outbound = 0
+    found, outside = [], []
     for path in logs:
         with open(path, errors="replace") as f:
             for n, line in enumerate(f, 1):
@@ -68,11 +98,22 @@ def main():
                 if why:
                     hits += 1
                     found.append("%s:%d: %s" % (os.path.basename(path), n, ", ".join(why)))
+                if "outbound " in line and OUTBOUND.search(line):
+                    outbound += 1
+                    beyond = beyond_loopback(line)
+                    if beyond:
+                        outside.append("%s:%d: %s: %s" % (os.path.basename(path), n, beyond, line.strip()[-200:]))
     print("log_secrets: %d log files, %d lines, %d known secrets (tokens, keys) in several encodings: %d hits"
           % (len(logs), lines, len(known), hits))
     for f in found[:20]:
         print("  " + f)  # where and what kind, never the line (it holds the secret)
+    print("log_secrets: %d outbound connections and lookups logged, %d beyond loopback" % (outbound, len(outside)))
+    for o in outside[:20]:
+        print("  " + o)
+    # A service that did not log at debug could have reached out unseen.
+    assert not quiet, "services that did not run at debug: %s" % quiet[:5]
     assert hits == 0
+    assert not outside, "a test reached beyond loopback"
 
 
 if __name__ == "__main__":

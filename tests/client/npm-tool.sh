@@ -1,11 +1,13 @@
 # Sourced by the client tests that use an npm package: `npm_tool NAME VERSION` installs it once into
 # build/tools/NAME (checked by its package.json version) and sets `tool_modules` to its
-# node_modules; exits 77 (ctest: skipped) only where npm is absent. Needs `source` (the source dir).
+# node_modules; where npm is absent it exits 77 (ctest: skipped), or 1 under CI=true (a skip there
+# is a failure: the test command installs npm). Needs `source` (the source dir).
 npm_tool() {
   local name=$1 version=$2
   local tools="$source/build/tools/$name"
   if ! command -v npm >/dev/null 2>&1; then
     echo "SKIPPED: npm is not installed, so $name cannot be; scripts/install-deps --with-test-tools installs it" >&2
+    if [ "${CI:-}" = "true" ]; then echo "FAILED: a skip is a failure under CI=true" >&2; exit 1; fi
     exit 77
   fi
   if ! grep -qs "\"version\": \"$version\"" "$tools/node_modules/$name/package.json"; then

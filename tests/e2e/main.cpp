@@ -12,8 +12,9 @@
 
 int main(int argc, char** argv) {
   // The console shows errors only (warnings such as each service's missing policy file would bury a
-  // failing assertion in CI output). With CL_TEST_LOG_DIR (ctest sets it), every line at info and
-  // above also goes to e2e.log there, which ctest's log_secrets greps for tokens and keys.
+  // failing assertion in CI output). With CL_TEST_LOG_DIR (ctest sets it), every line at debug and
+  // above also goes to e2e.log there, which ctest's log_secrets greps for tokens and keys, and for
+  // outbound connections beyond loopback (logged at debug).
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   console->set_level(spdlog::level::err);
   std::vector<spdlog::sink_ptr> sinks{console};
@@ -21,11 +22,11 @@ int main(int argc, char** argv) {
   if (const char* dir = std::getenv("CL_TEST_LOG_DIR")) {
     std::filesystem::create_directories(dir);
     file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(std::string{dir} + "/e2e.log", true);
-    file->set_level(spdlog::level::info);
+    file->set_level(spdlog::level::debug);
     sinks.push_back(file);
   }
   auto ops = std::make_shared<spdlog::logger>("e2e", sinks.begin(), sinks.end());
-  ops->set_level(spdlog::level::info);
+  ops->set_level(file ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(ops);
   // Access-log lines are captured so tests can check what reaches the log.
   std::vector<spdlog::sink_ptr> access_sinks{cl::testing::access_log()};
