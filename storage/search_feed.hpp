@@ -31,7 +31,7 @@ struct catch_up_result {
 
 /// Change-log entries (or, rebuilding, Resources) one index commit takes at most by default: a
 /// commit rewrites the posting-list tail of every word its batch holds, so fewer, larger commits
-/// index faster as the index grows (docs/architecture.md, "Commits of 2,000 changes").
+/// index faster as the index grows (docs/architecture.md, Search, "Commits of up to 2,000 changes").
 inline constexpr std::size_t default_batch_changes = 2000;
 
 /// Text (titles and texts) one index commit holds at most, unless its first document alone is
