@@ -1,8 +1,8 @@
 #pragma once
 /// The typed actor interfaces of the platform every route group builds on (auth, rate limiting,
 /// reads, the writer, rights, contracts, access, the ledger). A route group declares its own
-/// actors' interfaces and messages in its own header (actors/blob_messages.hpp,
-/// actors/search_messages.hpp); docs/architecture.md draws the whole map. Handlers answer with values: domain failures travel inside
+/// actors' interfaces and messages in its own header (actors/blobs/blob_messages.hpp,
+/// actors/search/search_messages.hpp); docs/architecture.md draws the whole map. Handlers answer with values: domain failures travel inside
 /// the reply (e.g. `auth_outcome::error`); a caf::error means the actor itself failed or was
 /// late, which the coordinator turns into 503 BACKEND_UNAVAILABLE.
 

@@ -1,7 +1,7 @@
 // Resource writes: POST /resources, PUT and PATCH /resources/{id}, promotion (POST /works/{id}/resources).
 
 #include "actors/access.hpp"
-#include "actors/blob_plans.hpp"
+#include "actors/blobs/blob_plans.hpp"
 #include "actors/plan_access.hpp"
 #include "actors/plan_body.hpp"
 #include "actors/plan_write.hpp"

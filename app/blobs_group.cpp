@@ -1,11 +1,11 @@
-// Route group: blobs (spec 4.4 and 3.2). The blob broker actor (actors/blob_broker.hpp) and its
-// plans (actors/blob_plans.hpp) behind /v0/content-lake/blobs, and the embedded S3-compatible
+// Route group: blobs (spec 4.4 and 3.2). The blob broker actor (actors/blobs/blob_broker.hpp) and its
+// plans (actors/blobs/blob_plans.hpp) behind /v0/content-lake/blobs, and the embedded S3-compatible
 // object store: a listener on the service's I/O context with its own credentials.
 
 #include "app/blobs_group.hpp"
 
-#include "actors/blob_broker.hpp"
-#include "actors/blob_plans.hpp"
+#include "actors/blobs/blob_broker.hpp"
+#include "actors/blobs/blob_plans.hpp"
 #include "app/groups.hpp"
 #include "http/s3_client.hpp"
 #include "http/s3_server.hpp"

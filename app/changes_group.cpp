@@ -2,8 +2,8 @@
 // log for a caller at a time; its cursors are sealed with a key of its own in the data dir.
 // GET /v0/content-lake/changes.
 
-#include "actors/changes_feed.hpp"
-#include "actors/changes_plans.hpp"
+#include "actors/events/changes_feed.hpp"
+#include "actors/events/changes_plans.hpp"
 #include "actors/metrics.hpp"
 #include "app/groups.hpp"
 #include "storage/identity.hpp"

@@ -2,7 +2,7 @@
 // purges the edge caches in front of the service (deploy/edge/: Varnish with xkey) of the answers
 // each change makes stale. Reads carry the keys (`xkey`, `Surrogate-Key`: actors/plan_support).
 
-#include "actors/edge_purger.hpp"
+#include "actors/events/edge_purger.hpp"
 #include "actors/metrics.hpp"
 #include "app/groups.hpp"
 #include "config/watched_file.hpp"

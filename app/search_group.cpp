@@ -2,9 +2,9 @@
 // <data_dir>/search in step with the change log (`contentlake reindex` rebuilds it); the search
 // session actor holds the sessions and runs their queries. POST /v0/content-lake/search.
 
-#include "actors/indexer.hpp"
-#include "actors/search_plans.hpp"
-#include "actors/search_session.hpp"
+#include "actors/search/indexer.hpp"
+#include "actors/search/search_plans.hpp"
+#include "actors/search/search_session.hpp"
 #include "actors/work_lane.hpp"
 #include "app/groups.hpp"
 #include "storage/search_feed.hpp"

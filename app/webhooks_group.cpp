@@ -5,8 +5,8 @@
 // /v0/content-lake/webhooks...
 
 #include "actors/metrics.hpp"
-#include "actors/webhook_dispatcher.hpp"
-#include "actors/webhook_plans.hpp"
+#include "actors/events/webhook_dispatcher.hpp"
+#include "actors/events/webhook_plans.hpp"
 #include "app/groups.hpp"
 #include "domain/webhook.hpp"
 #include "http/webhook_client.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 /// The Model Context Protocol endpoint's message rules (issue 30): JSON-RPC 2.0 messages of MCP
 /// revision 2025-06-18 over Streamable HTTP, one message per POST. Pure: parsing, the answers'
-/// shapes and the tools' descriptions; what a tool does is the plans' (actors/mcp_plans).
+/// shapes and the tools' descriptions; what a tool does is the plans' (actors/mcp/mcp_plans).
 
 #include <boost/json/value.hpp>
 

@@ -33,7 +33,7 @@ struct search_query {
   bool metadata_only = false;
   /// Rankings this call may run (at least 1): a ranking that meets a reader the writer has moved
   /// on from, or a remembered document id gone stale, runs again while this lasts (the answer's
-  /// one budget: actors/search_plans.cpp). Out of it, the page drops what it should have passed
+  /// one budget: actors/search/search_plans.cpp). Out of it, the page drops what it should have passed
   /// over and says it is not exhausted.
   int max_runs = 3;
 };

@@ -22,7 +22,8 @@ TEST_CASE("actors/ holds no key layout, no table name and no search in stored JS
     "record_field(",    // reading stored records by hand
   };
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator{std::string{CL_SOURCE_DIR} + "/actors"}) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator{std::string{CL_SOURCE_DIR} + "/actors"}) {
+    if (!entry.is_regular_file()) continue;  // the route groups' folders: their files come next
     std::ifstream in{entry.path()};
     std::stringstream text;
     text << in.rdbuf();
@@ -39,7 +40,8 @@ TEST_CASE("the key-value layer is storage's own: nothing above storage/ includes
           "[layering]") {
   int files = 0;
   for (const char* dir : {"/actors", "/app", "/http", "/domain"}) {
-    for (const auto& entry : std::filesystem::directory_iterator{std::string{CL_SOURCE_DIR} + dir}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator{std::string{CL_SOURCE_DIR} + dir}) {
+      if (!entry.is_regular_file()) continue;
       std::ifstream in{entry.path()};
       std::stringstream text;
       text << in.rdbuf();
@@ -59,7 +61,8 @@ TEST_CASE("the key-value layer is storage's own: nothing above storage/ includes
 TEST_CASE("dependencies point one way: actors/ includes nothing of http/, domain/ nothing above it", "[layering]") {
   auto includes_of = [](const char* dir, const char* layer) {
     std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator{std::string{CL_SOURCE_DIR} + dir}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator{std::string{CL_SOURCE_DIR} + dir}) {
+      if (!entry.is_regular_file()) continue;
       std::ifstream in{entry.path()};
       std::string line;
       while (std::getline(in, line))
@@ -75,4 +78,16 @@ TEST_CASE("dependencies point one way: actors/ includes nothing of http/, domain
     INFO("domain/ includes " << layer);
     CHECK(includes_of("/domain", layer).empty());
   }
+}
+
+TEST_CASE("the route groups added as actors have folders of their own; the core's concern actors stay at actors/",
+          "[layering]") {
+  auto here = [](const std::string& path) { return std::filesystem::exists(std::string{CL_SOURCE_DIR} + "/" + path); };
+  for (const char* file : {"actors/blobs/blob_broker.hpp", "actors/search/search_session.hpp", "actors/search/indexer.hpp",
+                           "actors/events/changes_feed.hpp", "actors/events/webhook_dispatcher.hpp",
+                           "actors/events/edge_purger.hpp", "actors/mcp/mcp_plans.hpp"})
+    CHECK(here(file));
+  for (const char* file : {"actors/auth.hpp", "actors/rights.hpp", "actors/access.hpp", "actors/writer.hpp",
+                           "actors/reader.hpp", "actors/ledger.hpp", "actors/coordinator.hpp", "actors/supervisor.hpp"})
+    CHECK(here(file));
 }

@@ -2,7 +2,7 @@
 
 #include "actors/directory.hpp"
 #include "actors/interfaces.hpp"
-#include "actors/search_messages.hpp"
+#include "actors/search/search_messages.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"

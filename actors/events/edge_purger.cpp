@@ -1,7 +1,7 @@
-#include "actors/edge_purger.hpp"
+#include "actors/events/edge_purger.hpp"
 #include "actors/fault_hooks.hpp"
 
-#include "actors/changes_feed.hpp"
+#include "actors/events/changes_feed.hpp"
 
 #include "actors/interfaces.hpp"
 #include "domain/clock.hpp"

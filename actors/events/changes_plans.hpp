@@ -1,6 +1,6 @@
 #pragma once
 /// Plans of the changes route group (issue 29), registered in app/changes_group.cpp: the change
-/// feed, read by the changes feed actor (actors/changes_feed.hpp).
+/// feed, read by the changes feed actor (actors/events/changes_feed.hpp).
 
 #include "actors/coordinator.hpp"
 

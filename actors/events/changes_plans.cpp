@@ -1,6 +1,6 @@
-#include "actors/changes_plans.hpp"
+#include "actors/events/changes_plans.hpp"
 
-#include "actors/changes_feed.hpp"
+#include "actors/events/changes_feed.hpp"
 #include "actors/plan_access.hpp"
 #include "actors/plan_body.hpp"
 #include "actors/plan_support.hpp"

@@ -1,9 +1,9 @@
-#include "actors/mcp_plans.hpp"
+#include "actors/mcp/mcp_plans.hpp"
 #include "actors/fault_hooks.hpp"
 
 #include "actors/plan_support.hpp"
 #include "actors/plans.hpp"
-#include "actors/search_plans.hpp"
+#include "actors/search/search_plans.hpp"
 #include "domain/content_format.hpp"
 #include "domain/errors.hpp"
 #include "domain/mcp.hpp"

@@ -1,4 +1,4 @@
-#include "actors/search_session.hpp"
+#include "actors/search/search_session.hpp"
 #include "actors/fault_hooks.hpp"
 
 #include "domain/clock.hpp"

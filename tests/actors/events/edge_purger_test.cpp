@@ -1,9 +1,9 @@
-// The edge purger (actors/edge_purger.hpp): which keys each change purges, how purges are split,
+// The edge purger (actors/events/edge_purger.hpp): which keys each change purges, how purges are split,
 // and the actor against recording edges: everything at start, each change's keys at every edge,
 // a failing edge retried without holding the others back and given what it missed, every purge
 // repeated, an outside change (policy, group directory) purging everything.
 
-#include "actors/edge_purger.hpp"
+#include "actors/events/edge_purger.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
 

@@ -1,8 +1,8 @@
-#include "actors/webhook_dispatcher.hpp"
+#include "actors/events/webhook_dispatcher.hpp"
 #include "actors/fault_hooks.hpp"
 
 #include "actors/backend_error.hpp"
-#include "actors/changes_feed.hpp"
+#include "actors/events/changes_feed.hpp"
 #include "actors/interfaces.hpp"
 #include "domain/clock.hpp"
 #include "domain/json_text.hpp"
@@ -162,10 +162,8 @@ private:
   /// further batches and retries wait (another tenant's do not).
   bool full(const std::string& tenant) const {
     const auto& st = self_->state;
-    auto in_flight = st.tenant_in_flight.find(tenant);
     auto queued = st.queued.find(tenant);
-    return (in_flight == st.tenant_in_flight.end() ? 0 : in_flight->second)
-             + (queued == st.queued.end() ? 0 : queued->second.size())
+    return in_flight(st.tenant_in_flight, tenant) + (queued == st.queued.end() ? 0 : queued->second.size())
            >= cfg_->concurrency;
   }
 
@@ -562,6 +560,12 @@ private:
     pump();
   }
 
+  /// Deliveries in flight under `key` (a tenant or an endpoint); none is no entry.
+  static std::size_t in_flight(const std::map<std::string, std::size_t>& counts, const std::string& key) {
+    auto it = counts.find(key);
+    return it == counts.end() ? 0 : it->second;
+  }
+
   /// At most half the slots per tenant and an eighth per endpoint (at least one each).
   std::size_t tenant_cap() const { return std::max<std::size_t>(1, cfg_->concurrency / 2); }
   std::size_t endpoint_cap() const { return std::max<std::size_t>(1, cfg_->concurrency / 8); }
@@ -572,22 +576,23 @@ private:
     auto& st = self_->state;
     while (st.in_flight < cfg_->concurrency && !st.queued.empty()) {
       auto it = st.queued.upper_bound(st.served_last);
-      bool started = false;
-      for (std::size_t n = 0; n < st.queued.size() && !started; ++n, ++it) {
+      std::function<void()> start;
+      for (std::size_t n = 0; n < st.queued.size(); ++n, ++it) {
         if (it == st.queued.end()) it = st.queued.begin();
         auto& [tenant, list] = *it;
-        if (st.tenant_in_flight[tenant] >= tenant_cap()) continue;
-        auto next = std::find_if(list.begin(), list.end(),
-                                 [&](const auto& q) { return st.endpoint_in_flight[q.endpoint] < endpoint_cap(); });
+        if (in_flight(st.tenant_in_flight, tenant) >= tenant_cap()) continue;
+        auto next = std::find_if(list.begin(), list.end(), [&](const auto& q) {
+          return in_flight(st.endpoint_in_flight, q.endpoint) < endpoint_cap();
+        });
         if (next == list.end()) continue;
-        auto start = std::move(next->start);
+        start = std::move(next->start);
         list.erase(next);
         st.served_last = tenant;
-        if (list.empty()) st.queued.erase(it);
-        started = true;
-        start();
+        if (list.empty()) st.queued.erase(it);  // `it` and `tenant` are gone: leave the loop now
+        break;
       }
-      if (!started) return;  // every tenant with queued deliveries is at its cap
+      if (!start) return;  // every tenant with queued deliveries is at its cap
+      start();
     }
   }
 

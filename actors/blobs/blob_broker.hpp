@@ -4,10 +4,10 @@
 /// hands out presigned URLs, and sweeps abandoned uploads. Binary content never passes through
 /// it: clients PUT and GET the store directly. Store calls that block (disk for the embedded store,
 /// HTTP for S3) run on one detached worker per call, so the broker keeps answering; records are
-/// written through the writer by the plans (actors/blob_plans.cpp) and by the sweep.
+/// written through the writer by the plans (actors/blobs/blob_plans.cpp) and by the sweep.
 
 #include "actors/directory.hpp"
-#include "actors/blob_messages.hpp"
+#include "actors/blobs/blob_messages.hpp"
 #include "actors/interfaces.hpp"
 #include "domain/blob_upload.hpp"
 #include "storage/blob_backend.hpp"

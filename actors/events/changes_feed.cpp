@@ -1,4 +1,4 @@
-#include "actors/changes_feed.hpp"
+#include "actors/events/changes_feed.hpp"
 #include "actors/fault_hooks.hpp"
 
 #include "actors/backend_error.hpp"

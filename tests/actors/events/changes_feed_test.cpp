@@ -1,8 +1,8 @@
-// The change feed's reading of the change log (actors/changes_feed.hpp), on either record store
+// The change feed's reading of the change log (actors/events/changes_feed.hpp), on either record store
 // backend: a cursor past retention is 410 CURSOR_EXPIRED, a cursor survives a new codec on the same
 // secret (a restart), the scan bound holds.
 
-#include "actors/changes_feed.hpp"
+#include "actors/events/changes_feed.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
 

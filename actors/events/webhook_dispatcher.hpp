@@ -14,7 +14,7 @@
 
 #include "actors/directory.hpp"
 #include "actors/metrics.hpp"
-#include "actors/webhook_messages.hpp"
+#include "actors/events/webhook_messages.hpp"
 #include "domain/change_cursor.hpp"
 #include "storage/record_store.hpp"
 

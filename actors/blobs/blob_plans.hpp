@@ -1,6 +1,6 @@
 #pragma once
 /// Plans of the blobs route group (spec 4.4, 3.2), registered in app/blobs_group.cpp. The broker
-/// (actors/blob_broker.hpp) talks to the object store; these plans check who may do what, write
+/// (actors/blobs/blob_broker.hpp) talks to the object store; these plans check who may do what, write
 /// the records through the writer, and shape the answers.
 ///
 /// Who may read a blob: its uploader, and any principal who may read (layer 2) a Resource whose

@@ -4,7 +4,7 @@
 /// with the purpose fixed to `AI_RETRIEVAL; method=MCP`; only the answer's shape differs.
 
 #include "actors/coordinator.hpp"
-#include "actors/mcp_messages.hpp"
+#include "actors/mcp/mcp_messages.hpp"
 
 #include <caf/event_based_actor.hpp>
 

@@ -1,4 +1,4 @@
-#include "actors/indexer.hpp"
+#include "actors/search/indexer.hpp"
 #include "actors/fault_hooks.hpp"
 
 #include "domain/clock.hpp"

@@ -1,12 +1,12 @@
 // Plans of the search route group: one route, POST /v0/content-lake/search, for a new search and
-// for the next page of a session. See actors/search_plans.hpp for the layer-3 rule of hits.
+// for the next page of a session. See actors/search/search_plans.hpp for the layer-3 rule of hits.
 
-#include "actors/search_plans.hpp"
+#include "actors/search/search_plans.hpp"
 
 #include "actors/plan_access.hpp"
 #include "actors/plan_body.hpp"
 #include "actors/plan_support.hpp"
-#include "actors/search_messages.hpp"
+#include "actors/search/search_messages.hpp"
 #include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
 

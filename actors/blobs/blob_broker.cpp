@@ -1,4 +1,4 @@
-#include "actors/blob_broker.hpp"
+#include "actors/blobs/blob_broker.hpp"
 #include "actors/fault_hooks.hpp"
 
 #include "actors/backend_error.hpp"

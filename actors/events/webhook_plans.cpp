@@ -1,14 +1,14 @@
 // Plans of the webhooks route group: endpoints (create, list, read, update, delete), secret
-// rotation, a test message, the delivery log and replays. See actors/webhook_plans.hpp for who
+// rotation, a test message, the delivery log and replays. See actors/events/webhook_plans.hpp for who
 // may see what.
 
-#include "actors/webhook_plans.hpp"
+#include "actors/events/webhook_plans.hpp"
 
-#include "actors/changes_feed.hpp"
+#include "actors/events/changes_feed.hpp"
 #include "actors/plan_body.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/plan_write.hpp"
-#include "actors/webhook_dispatcher.hpp"
+#include "actors/events/webhook_dispatcher.hpp"
 #include "domain/clock.hpp"
 #include "domain/contract.hpp"
 #include "domain/ids.hpp"

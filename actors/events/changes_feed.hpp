@@ -5,7 +5,7 @@
 /// changed). A poll scans a bounded number of entries and always answers the cursor after the last
 /// one it scanned, so a narrow reader moves on through other tenants' and other readers' changes.
 
-#include "actors/changes_messages.hpp"
+#include "actors/events/changes_messages.hpp"
 #include "actors/directory.hpp"
 #include "domain/rights.hpp"
 #include "actors/metrics.hpp"

@@ -9,7 +9,7 @@
 
 #include "actors/directory.hpp"
 #include "actors/interfaces.hpp"
-#include "actors/search_messages.hpp"
+#include "actors/search/search_messages.hpp"
 #include "actors/metrics.hpp"
 #include "actors/work_lane.hpp"
 #include "storage/record_store.hpp"

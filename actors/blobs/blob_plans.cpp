@@ -1,9 +1,9 @@
 // Plans of the blobs route group: uploads (start, fresh part URLs, complete, abort) and reads
-// (one blob's 302, a batch of locations). See actors/blob_plans.hpp for the reading rule.
+// (one blob's 302, a batch of locations). See actors/blobs/blob_plans.hpp for the reading rule.
 
-#include "actors/blob_plans.hpp"
+#include "actors/blobs/blob_plans.hpp"
 
-#include "actors/blob_broker.hpp"
+#include "actors/blobs/blob_broker.hpp"
 #include "actors/plan_access.hpp"
 #include "actors/plan_body.hpp"
 #include "actors/plan_write.hpp"
