@@ -26,7 +26,7 @@ namespace {
 
 using children = caf::expected<std::vector<actors::child_spec>>;
 
-domain::api_reply serve_openapi(const domain::api_request&) {
+domain::api_reply serve_openapi(const domain::api_request&, const http::local_context&) {
   domain::api_reply r;
   r.body = std::string{http::openapi_document()};
   r.headers.emplace_back("Cache-Control", "public, max-age=300");

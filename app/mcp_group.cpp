@@ -3,12 +3,12 @@
 // plans with the purpose AI_RETRIEVAL by MCP; and the OAuth protected resource metadata (RFC 9728)
 // that a 401 points MCP clients to.
 
-#include "actors/mcp_plans.hpp"
+#include "actors/mcp/mcp_plans.hpp"
 #include "app/build_info.hpp"
 #include "app/groups.hpp"
+#include "app/mcp_group.hpp"
 #include "domain/mcp.hpp"
 #include "http/resource_metadata.hpp"
-#include "storage/identity.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -18,10 +18,12 @@ namespace cl::app {
 
 namespace {
 
-struct mcp_settings {
-  std::string allowed_origins;
-  std::string public_base_url;
-};
+/// The protected resource metadata the composition root built (`local_context::metadata`).
+domain::api_reply serve_resource_metadata(const domain::api_request& request, const http::local_context& locals) {
+  if (!locals.metadata)
+    return domain::api_reply::failure(domain::error_id::route_not_found, "No resource metadata is published here.");
+  return locals.metadata->serve(request);
+}
 
 caf::expected<std::vector<actors::child_spec>> spawn_mcp(const startup& s) {
   const auto& section = s.settings.groups.get<mcp_settings>();
@@ -44,7 +46,6 @@ caf::expected<std::vector<actors::child_spec>> spawn_mcp(const startup& s) {
                    host);
   }
   policy->server_version = std::string{build_version()};
-  http::publish_resource_metadata(s.settings.development_identity() ? storage::dev_issuer : s.settings.auth.issuer, base);
   std::shared_ptr<const actors::mcp_policy> shared = policy;
   return std::vector<actors::child_spec>{actors::supervised<actors::mcp_actor>(
     "mcp", [shared](caf::actor_system& sys) { return sys.spawn(actors::mcp_holder, shared); })};
@@ -55,7 +56,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_mcp(const startup& s) {
 void register_mcp(registry& r) {
   r.add_routes({
     {"POST", "/v0/mcp", "content-lake.read", &actors::plan_mcp, nullptr},
-    {"GET", "/.well-known/oauth-protected-resource", "", nullptr, &http::serve_resource_metadata},
+    {"GET", "/.well-known/oauth-protected-resource", "", nullptr, &serve_resource_metadata},
   });
   r.add_options({
     {"mcp.allowed_origins", "",

@@ -6,9 +6,11 @@
 #include "actors/supervisor.hpp"
 #include "actors/token_cache.hpp"
 #include "app/groups.hpp"
+#include "app/mcp_group.hpp"
 #include "domain/page_token.hpp"
 #include "http/api.hpp"
 #include "http/listener.hpp"
+#include "http/resource_metadata.hpp"
 #include "domain/change_cursor.hpp"
 #include "storage/identity.hpp"
 #include "storage/lmdb_store.hpp"
@@ -223,9 +225,14 @@ struct service::impl {
     api_settings.feed_cursors = storage::feed_codec(settings.data_dir);
     api_settings.idempotency_retention_ms = settings.idempotency.retention_seconds * 1000;
     api_settings.recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
+    // The protected resource metadata (RFC 9728): its route and every 401 of the public listener.
+    api_settings.metadata = std::make_shared<const http::resource_metadata>(
+      settings.development_identity() ? std::string{storage::dev_issuer} : settings.auth.issuer,
+      settings.groups.get<mcp_settings>().public_base_url);
     api = http::make_public_api(*system, groups().routes(), directory, api_settings);
     admin = http::make_admin_api(stats, health, faults);
     public_ctx = make_context("public", api.get(), true);
+    public_ctx->metadata = api_settings.metadata;
     admin_ctx = make_context("admin", admin.get(), false);
     public_listener = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx);
     admin_listener = std::make_shared<http::listener>(ioc, settings.admin_listen.host, settings.admin_listen.port, admin_ctx);

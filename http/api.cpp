@@ -41,7 +41,10 @@ public:
       page_tokens_(s.page_tokens),
       feed_cursors_(s.feed_cursors),
       retention_ms_(s.idempotency_retention_ms),
-      recent_sign_in_seconds_(s.recent_sign_in_seconds) {}
+      recent_sign_in_seconds_(s.recent_sign_in_seconds),
+      metadata_(s.metadata) {
+    locals_.metadata = metadata_.get();
+  }
 
   void admit(const domain::api_request& request, admit_fn done) override {
     auto routed = route_of(request);
@@ -64,7 +67,7 @@ public:
     if (routed.refusal) return done(std::move(*routed.refusal));
     std::string route{routed.found->path_template};
     if (routed.found->local) {
-      auto r = routed.found->local(request);
+      auto r = routed.found->local(request, locals_);
       r.route = std::move(route);
       return done(std::move(r));
     }
@@ -147,6 +150,8 @@ private:
   std::shared_ptr<const domain::feed_cursor_codec> feed_cursors_;
   std::int64_t retention_ms_;
   std::int64_t recent_sign_in_seconds_;
+  std::shared_ptr<const resource_metadata> metadata_;
+  local_context locals_;  ///< what local routes read: the metadata above
 };
 
 /// The operations listener: metrics and health, never part of the public contract.

@@ -33,6 +33,7 @@ struct public_api_settings {
   std::shared_ptr<const domain::feed_cursor_codec> feed_cursors;  ///< lists answer `changes_cursor`
   std::int64_t idempotency_retention_ms = 0;
   std::int64_t recent_sign_in_seconds = 900;
+  std::shared_ptr<const resource_metadata> metadata;  ///< what the local routes may read (and the 401s name)
 };
 
 /// The public API over `routes` (the route groups', app/groups.hpp).

@@ -367,7 +367,7 @@ private:
     if (status == 401 && r.error) {
       auto challenge = domain::bearer_challenge(*r.error, ctx_->recent_sign_in_seconds);
       // RFC 9728: where a client finds the authorization server for this resource's tokens.
-      if (auto metadata = resource_metadata_url(host_); !metadata.empty())
+      if (auto metadata = ctx_->metadata ? ctx_->metadata->url_for(host_) : std::string{}; !metadata.empty())
         challenge += (challenge == "Bearer" ? " " : ", ") + std::string{"resource_metadata=\""} + metadata + "\"";
       r.headers.emplace_back("WWW-Authenticate", std::move(challenge));
     }

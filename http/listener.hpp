@@ -18,6 +18,7 @@
 
 namespace cl::http {
 
+class resource_metadata;
 class session;
 
 /// Shared by a listener and all its sessions; outlives them (held by shared_ptr).
@@ -39,6 +40,8 @@ struct listener_context {
   std::int64_t recent_sign_in_seconds = 900;  ///< the `max_age` of an AUTH_STALE challenge
   bool access_log = true;
   request_handler* handler = nullptr;
+  /// The protected resource metadata every 401's `WWW-Authenticate` names; null: none.
+  std::shared_ptr<const resource_metadata> metadata;
   actors::metrics* stats = nullptr;  ///< request metrics; nullptr: not counted
 
   std::atomic<int> connections{0};  ///< holding a slot: at most `max_connections`

@@ -2,24 +2,11 @@
 
 #include <boost/json.hpp>
 
-#include <memory>
-#include <mutex>
+#include <cctype>
 
 namespace cl::http {
 
 namespace {
-
-struct published {
-  std::string issuer, base;
-};
-
-std::mutex mutex;
-std::shared_ptr<const published> current;
-
-std::shared_ptr<const published> get() {
-  std::lock_guard<std::mutex> guard{mutex};
-  return current;
-}
 
 /// A Host header fit to put in a URL (what the listener accepted; anything odd: none).
 bool plain_host(const std::string& host) {
@@ -30,36 +17,31 @@ bool plain_host(const std::string& host) {
   return true;
 }
 
-std::string base_for(const published& p, const std::string& host) {
-  if (!p.base.empty()) return p.base;
+}  // namespace
+
+resource_metadata::resource_metadata(std::string issuer, std::string public_base_url)
+  : issuer_(std::move(issuer)), base_(std::move(public_base_url)) {
+  while (!base_.empty() && base_.back() == '/') base_.pop_back();
+}
+
+std::string resource_metadata::base_for(const std::string& host) const {
+  if (!base_.empty()) return base_;
   return plain_host(host) ? "http://" + host : "";
 }
 
-}  // namespace
-
-void publish_resource_metadata(std::string issuer, std::string public_base_url) {
-  while (!public_base_url.empty() && public_base_url.back() == '/') public_base_url.pop_back();
-  auto next = std::make_shared<const published>(published{std::move(issuer), std::move(public_base_url)});
-  std::lock_guard<std::mutex> guard{mutex};
-  current = std::move(next);
-}
-
-std::string resource_metadata_url(const std::string& host) {
-  auto p = get();
-  if (!p) return "";
-  auto base = base_for(*p, host);
+std::string resource_metadata::url_for(const std::string& host) const {
+  auto base = base_for(host);
   return base.empty() ? "" : base + "/.well-known/oauth-protected-resource";
 }
 
-domain::api_reply serve_resource_metadata(const domain::api_request& request) {
-  auto p = get();
-  auto base = p ? base_for(*p, request.host) : "";
-  if (!p || base.empty())
+domain::api_reply resource_metadata::serve(const domain::api_request& request) const {
+  auto base = base_for(request.host);
+  if (base.empty())
     return domain::api_reply::failure(domain::error_id::route_not_found, "No resource metadata is published here.");
   namespace json = boost::json;
   json::object doc{
     {"resource", base},
-    {"authorization_servers", json::array{json::value(p->issuer)}},
+    {"authorization_servers", json::array{json::value(issuer_)}},
     {"bearer_methods_supported", json::array{"header"}},
     {"scopes_supported", json::array{"content-lake.read", "content-lake.write", "contracts.read", "contracts.write",
                                      "contracts.commercial.read", "webhooks.read", "webhooks.write"}},
@@ -69,7 +51,7 @@ domain::api_reply serve_resource_metadata(const domain::api_request& request) {
   r.body = json::serialize(doc);
   // A document built from the request's Host differs by Host: a shared cache must not hand one
   // host's document to another (cache poisoning), so it is kept only by the client.
-  if (p->base.empty()) {
+  if (base_.empty()) {
     r.headers.emplace_back("Cache-Control", "private, max-age=300");
     r.headers.emplace_back("Vary", "Host");
   } else {

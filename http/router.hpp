@@ -13,13 +13,22 @@
 
 namespace cl::http {
 
+class resource_metadata;
+
+/// What a route answered on the I/O thread may read besides its request: built once by the
+/// composition root from the settings (no process-global state).
+struct local_context {
+  const resource_metadata* metadata = nullptr;  ///< the protected resource metadata (RFC 9728)
+};
+
 /// One public operation.
 struct route {
   std::string_view method;         ///< GET, POST, ...
   std::string_view path_template;  ///< OpenAPI form, e.g. /v0/content-lake/resources/{id}
   std::string_view scope;          ///< required token scope; empty with `local` means no token
   actors::plan_fn plan = nullptr;  ///< answered by a coordinator, or
-  domain::api_reply (*local)(const domain::api_request&) = nullptr;  ///< answered on the I/O thread
+  /// answered on the I/O thread
+  domain::api_reply (*local)(const domain::api_request&, const local_context&) = nullptr;
   /// The request's deadline when the operation takes longer than most (a blob completion reads
   /// the whole object); zero: the service's `actors.ask_timeout_ms`.
   std::chrono::milliseconds deadline{0};
