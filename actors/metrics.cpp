@@ -60,6 +60,11 @@ struct metrics::impl {
       .Name("contentlake_actor_restarts_total")
       .Help("Concern actors restarted by the supervisor, by actor.")
       .Register(*registry);
+  prometheus::Family<prometheus::Counter>& fault_delays =
+    prometheus::BuildCounter()
+      .Name("contentlake_fault_delays_total")
+      .Help("Injected delays (POST /faults/delay) an actor began holding its messages for, by actor.")
+      .Register(*registry);
   prometheus::Counter& rate_limited =
     prometheus::BuildCounter()
       .Name("contentlake_rate_limited_total")
@@ -133,6 +138,10 @@ void metrics::declare_actor(std::string_view actor) {
 
 void metrics::count_restart(std::string_view actor) {
   impl_->restarts.Add({{"actor", std::string{actor}}}).Increment();
+}
+
+void metrics::count_fault_delay(std::string_view actor) {
+  impl_->fault_delays.Add({{"actor", std::string{actor}}}).Increment();
 }
 
 void metrics::count_rate_limited() {

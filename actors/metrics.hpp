@@ -62,6 +62,9 @@ public:
   /// A concern actor was restarted by the supervisor.
   void count_restart(std::string_view actor);
 
+  /// A concern actor began holding its messages for an injected delay (fault injection).
+  void count_fault_delay(std::string_view actor);
+
   /// A request was refused by the rate limiter.
   void count_rate_limited();
 

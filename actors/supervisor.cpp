@@ -72,7 +72,12 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self, std::share
       for (std::size_t i = 0; i < cfg->children.size() && i < self->state.running.size(); ++i)
         if (cfg->children[i].name == name && self->state.running[i].address) {
           spdlog::warn("fault injection: {} holds its next messages for {} ms", name, ms);
-          caf::anon_send(caf::actor_cast<caf::actor>(self->state.running[i].address), fault_delay_atom_v, ms);
+          // The child answers when its hold begins (actors/fault_hooks.cpp): counted, so a fault
+          // test can tell that every actor it delayed did hold.
+          self->request(caf::actor_cast<caf::actor>(self->state.running[i].address), std::chrono::seconds{10},
+                        fault_delay_atom_v, ms)
+            .then([cfg, name]() { if (cfg->stats) cfg->stats->count_fault_delay(name); },
+                  [name](caf::error& e) { spdlog::warn("fault injection: {} did not take the delay ({})", name, to_string(e)); });
         }
     },
   };

@@ -21,7 +21,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Service, fetch  # noqa: E402
+from harness import Service, fetch, wait_until  # noqa: E402
 
 SCOPES = "content-lake.read content-lake.write contracts.read contracts.write"
 DELAY_MS = 300  # each actor's delay: longer than a normal answer, shorter than the request deadline
@@ -131,12 +131,22 @@ class Load:
             t.join(60)
 
 
-def restarts(admin, actor):
+def per_actor(admin, metric, actor):
+    """`metric{actor="..."}` on the operations listener (0 before the first)."""
     _, _, body = fetch(admin + "/metrics")
     for line in body.decode().splitlines():
-        if line.startswith('contentlake_actor_restarts_total{actor="%s"}' % actor):
+        if line.startswith('%s{actor="%s"}' % (metric, actor)):
             return float(line.split()[-1])
     return 0.0
+
+
+def restarts(admin, actor):
+    return per_actor(admin, "contentlake_actor_restarts_total", actor)
+
+
+def fault_delays(admin, actor):
+    """How many injected delays `actor` began holding its messages for (every instance counts)."""
+    return per_actor(admin, "contentlake_fault_delays_total", actor)
 
 
 def refused_when_off(binary, source):
@@ -227,16 +237,23 @@ def main():
                     worst = max(worst, (min(after) - killed, kind))
                 recoveries.append(worst)
             report.append((actor, answered, unavailable_answers, abnormal, unanswered, max(recoveries)))
-        # Delays: each actor holds its next messages for DELAY_MS under the same load. Answers stay
-        # normal or 503 + Retry-After, every request is answered, and a write sent during the writer's
-        # delay is answered no sooner than the delay's end (the injection took effect).
+        # Delays: each actor holds its next messages for DELAY_MS under the same load. Every actor
+        # says it began holding (contentlake_fault_delays_total); answers stay normal or "retry
+        # shortly", every request is answered, and a write sent during the writer's delay is answered
+        # no sooner than most of the delay (the hold is felt where it should be).
         delays = []
         for actor in actors:
             load = Load(svc, token, resource)
             time.sleep(seconds / 3)
+            before = fault_delays(admin, actor)
             status, _, body = fetch(admin + "/faults/delay?actor=%s&ms=%d" % (actor, DELAY_MS), "POST", b"")
             assert status == 202 and json.loads(body) == {"delayed": actor, "ms": DELAY_MS}, (status, body)
             accepted = time.monotonic()
+            # The actor answers its supervisor when its hold begins: every delayed actor must have held.
+            try:
+                wait_until("%s holds its messages" % actor, lambda: fault_delays(admin, actor) > before, timeout=10)
+            except AssertionError as e:
+                failures.append("delay %s: %s" % (actor, e))
             time.sleep(max(seconds * 2 / 3, DELAY_MS / 1000 + 0.2))
             load.finish()
             all_created += load.created
