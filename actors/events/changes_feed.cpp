@@ -189,11 +189,6 @@ void held_requests::release(const std::string& holder, const std::string& client
   count_.set(static_cast<double>(--total_));
 }
 
-std::size_t held_requests::held() const {
-  std::lock_guard<std::mutex> guard{mutex_};
-  return total_;
-}
-
 const std::vector<std::string>& change_event_types() {
   static const std::vector<std::string> types = {
     "resource.created",     "resource.updated",     "resource.version_created", "resource.promoted",

@@ -41,15 +41,13 @@ public:
   /// principal or client, 503 SERVER_OVERLOADED in all).
   std::shared_ptr<const void> acquire(const std::string& holder, const std::string& client,
                                       std::optional<domain::api_error>* refusal);
-  /// Slots held now.
-  std::size_t held() const;
 
 private:
   void release(const std::string& holder, const std::string& client);
 
   held_limits limits_;
   metrics::gauge count_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::map<std::string, std::size_t> by_holder_, by_client_;
   std::size_t total_ = 0;
 };
