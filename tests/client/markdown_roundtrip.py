@@ -2,10 +2,14 @@
 """Markdown rendering read back by a real CommonMark + GFM-tables parser (markdown-it-py, Debian's
 python3-markdown-it): for a generated variety of documents, stored through the API and read with
 `Accept: text/markdown`, the parsed text of every block, every link (target and text) and every
-table row equal the source document's. Usage: markdown_roundtrip.py BINARY SOURCE_DIR [COUNT]"""
+table row equal the source document's. The same for every document of the content fuzz target's
+kept corpus (tests/fuzz/corpus/content) the service accepts: parse(render(x)) == x over what the
+fuzzer found. Usage: markdown_roundtrip.py BINARY SOURCE_DIR [COUNT]"""
 
+import glob
 import hashlib
 import json
+import os
 import random
 import sys
 import urllib.parse
@@ -297,9 +301,24 @@ def main():
         for n in range(count):
             documents.append(
                 {"format": "cl.content/1", "blocks": [block(rng, "b%d" % i) for i in range(rng.randint(1, 6))]})
+        # The fuzzer's documents: those the service refuses (validation) are not rendered, so skipped.
+        generated = len(documents)
+        for path in sorted(glob.glob(os.path.join(source, "tests/fuzz/corpus/content/*"))):
+            try:
+                doc = json.loads(open(path, "rb").read())
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and "blocks" in doc:
+                documents.append(doc)
+        fuzzed = accepted = 0
         for n, doc in enumerate(documents):
             status, _, body = svc.request("POST", "/v0/content-lake/resources", token,
                                           {"title": "Doc %d" % n, "type": "DOCUMENT", "language": "en", "content": doc})
+            if n >= generated:
+                fuzzed += 1
+                if status != 201:
+                    continue
+                accepted += 1
             if status != 201:
                 print("create %d: %d %s" % (n, status, body[:300]))
                 failures += 1
@@ -324,7 +343,9 @@ def main():
                             break
                     if want_links != got_links:
                         print("  links want %r\n  links got  %r" % (want_links, got_links))
-    print("%d documents, %d differ or were refused" % (len(documents), failures))
+    print("%d documents (%d generated, %d of the fuzz corpus's %d the service accepted), %d differ or were refused"
+          % (generated + accepted, generated, accepted, fuzzed, failures))
+    assert accepted > 100, "the fuzz corpus gave %d renderable documents: the round trip tested too little" % accepted
     return 1 if failures else 0
 
 
