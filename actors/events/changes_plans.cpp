@@ -178,6 +178,7 @@ void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_co
   poll->client = ctx->who.client_id;
   poll->peer_gone = ctx->request.peer_gone;
   poll->opens_stream = stream;
+  poll->cursor_per_event = stream;  // the opening page's events carry their `id:` like every later one
   poll->wait_ms = std::min<std::int64_t>(poll->wait_ms, std::max<std::int64_t>(ctx->who.expires_at * 1000 - domain::now_ms(), 0));
   with_principals(
     self, ctx,

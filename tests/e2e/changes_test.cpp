@@ -337,8 +337,14 @@ TEST_CASE("an event stream sends each change with its cursor as id, and resumes 
   for (const auto& l : lines) {
     if (l.rfind("data ", 0) == 0) data.push_back(l.substr(5));
     if (l.rfind("id ", 0) == 0) last_id = l.substr(3);
+    // Every id names a cursor: an empty one would reset a client's Last-Event-ID.
+    if (l.rfind("id", 0) == 0) CHECK(l.size() > 3);
   }
   REQUIRE(data.size() == 1);
+  // The event itself carries its cursor (the id just before its data), not only the block after it.
+  auto at = std::find(lines.begin(), lines.end(), "data " + data[0]);
+  REQUIRE(at != lines.begin());
+  CHECK(std::prev(at)->rfind("id ", 0) == 0);
   auto event = json::parse(data[0]).as_object();
   CHECK(event.at("type").as_string() == "resource.created");
   CHECK(event.at("resource_id").as_string() == a);
