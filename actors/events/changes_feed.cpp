@@ -158,8 +158,8 @@ std::shared_ptr<const void> held_requests::acquire(const std::string& holder, co
     auto it = counts.find(key);
     return it != counts.end() && it->second >= limit;
   };
-  if (over(by_holder_, holder, limits_.per_principal) || over(by_client_, client, limits_.per_client)) {
-    bool principal = over(by_holder_, holder, limits_.per_principal);
+  bool principal = over(by_holder_, holder, limits_.per_principal);
+  if (principal || over(by_client_, client, limits_.per_client)) {
     auto limit = principal ? limits_.per_principal : limits_.per_client;
     *refusal = domain::api_error{
       domain::error_id::too_many_held_requests,
@@ -248,7 +248,7 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
     ev.subject = resource ? "resource_id" : "work_id";
     ev.subject_id = e.id;
     ev.version = e.version;
-    if (!resource || hash_shown(store, policy, tenant, e.id, shown)) ev.hash = e.hash;
+    if (!e.hash.empty() && (!resource || hash_shown(store, policy, tenant, e.id, shown))) ev.hash = e.hash;
     ev.at_ms = e.at_ms;
     ev.seq = e.seq;
     if (e.transaction != 0) ev.transaction = "txn_" + ids.event_id(tenant, e.transaction).substr(4);

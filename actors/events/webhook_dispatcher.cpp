@@ -163,7 +163,7 @@ private:
   bool full(const std::string& tenant) const {
     const auto& st = self_->state;
     auto queued = st.queued.find(tenant);
-    return in_flight(st.tenant_in_flight, tenant) + (queued == st.queued.end() ? 0 : queued->second.size())
+    return count_in(st.tenant_in_flight, tenant) + (queued == st.queued.end() ? 0 : queued->second.size())
            >= cfg_->concurrency;
   }
 
@@ -561,7 +561,7 @@ private:
   }
 
   /// Deliveries in flight under `key` (a tenant or an endpoint); none is no entry.
-  static std::size_t in_flight(const std::map<std::string, std::size_t>& counts, const std::string& key) {
+  static std::size_t count_in(const std::map<std::string, std::size_t>& counts, const std::string& key) {
     auto it = counts.find(key);
     return it == counts.end() ? 0 : it->second;
   }
@@ -580,9 +580,9 @@ private:
       for (std::size_t n = 0; n < st.queued.size(); ++n, ++it) {
         if (it == st.queued.end()) it = st.queued.begin();
         auto& [tenant, list] = *it;
-        if (in_flight(st.tenant_in_flight, tenant) >= tenant_cap()) continue;
+        if (count_in(st.tenant_in_flight, tenant) >= tenant_cap()) continue;
         auto next = std::find_if(list.begin(), list.end(), [&](const auto& q) {
-          return in_flight(st.endpoint_in_flight, q.endpoint) < endpoint_cap();
+          return count_in(st.endpoint_in_flight, q.endpoint) < endpoint_cap();
         });
         if (next == list.end()) continue;
         start = std::move(next->start);
