@@ -4,7 +4,7 @@
 /// other mutation. Contracts are read through the contract store (storage/contract_store.hpp).
 
 #include "actors/interfaces.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/stateful_actor.hpp>
 

@@ -8,7 +8,7 @@
 #include "actors/coordinator.hpp"
 #include "domain/exchange.hpp"
 #include "domain/principal.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/event_based_actor.hpp>
 #include <spdlog/spdlog.h>

@@ -5,7 +5,7 @@
 
 #include "actors/plan_support.hpp"
 #include "domain/rights.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <functional>
 #include <memory>

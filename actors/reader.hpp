@@ -3,7 +3,7 @@
 /// are cheap and opened with MDB_NOTLS, so any scheduler thread may run it.
 
 #include "actors/interfaces.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/stateful_actor.hpp>
 

@@ -10,7 +10,7 @@
 #include "actors/shared_cache.hpp"
 #include "domain/rights.hpp"
 #include "config/watched_config.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/stateful_actor.hpp>
 

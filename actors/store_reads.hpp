@@ -4,7 +4,7 @@
 
 #include "actors/backend_error.hpp"
 #include "actors/type_ids.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/error.hpp>
 #include <caf/result.hpp>

@@ -7,7 +7,7 @@
 #include "domain/idempotency.hpp"
 #include "domain/principal.hpp"
 #include "domain/rights.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>

@@ -4,7 +4,7 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/metrics.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/stateful_actor.hpp>
 

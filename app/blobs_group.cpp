@@ -10,7 +10,7 @@
 #include "http/s3_client.hpp"
 #include "http/s3_server.hpp"
 #include "storage/identity.hpp"
-#include "storage/object_files.hpp"
+#include "storage/objects/object_files.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>

@@ -1,7 +1,7 @@
 #include "app/build_info.hpp"
 
-#include "storage/lmdb_store.hpp"
-#include "storage/search_index.hpp"
+#include "storage/kv/lmdb_store.hpp"
+#include "storage/search/index.hpp"
 
 namespace cl::app {
 

@@ -7,10 +7,11 @@
 #include "app/blobs_group.hpp"
 #include "app/groups.hpp"
 #include "app/service.hpp"
-#include "storage/backup.hpp"
+#include "storage/kv/backup.hpp"
 #include "storage/identity.hpp"
-#include "storage/lmdb_store.hpp"
-#include "storage/search_feed.hpp"
+#include "app/record_stores.hpp"
+#include "storage/kv/lmdb_store.hpp"
+#include "storage/search/feed.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -146,10 +147,10 @@ int token(const std::string& data_dir, const std::string& tenant, const std::str
 
 /// `contentlake reindex`: rebuilds the search index from the record store (the service may be
 /// stopped or running on another data dir; not on this one: LMDB and Xapian allow one writer).
-int reindex(const std::string& data_dir, std::size_t map_size_mib) {
+int reindex(const cl::config::settings& s) {
   try {
-    auto store = cl::storage::open_lmdb_store(data_dir, map_size_mib);
-    auto done = cl::storage::rebuild_index(std::filesystem::path{data_dir} / "search", *store);
+    auto store = cl::app::open_record_store(s);
+    auto done = cl::storage::rebuild_index(std::filesystem::path{s.data_dir} / "search", *store);
     std::cout << "search index rebuilt: " << done.documents << " Resources, from change " << done.applied << "\n";
     return 0;
   } catch (const std::exception& e) {
@@ -173,7 +174,18 @@ std::optional<cl::config::settings> settings_as_served(const std::string& config
 }
 
 /// `contentlake backup --to DIR`: a consistent copy of the data dir while the service runs.
+/// The key-value backends' backup and restore copy the data dir; PostgreSQL's records are the
+/// database's (pg_dump, docs/operations.md).
+bool refused_on_postgresql(const cl::config::settings& s, const char* command) {
+  if (s.storage.backend != "postgresql") return false;
+  std::cerr << "contentlake " << command << ": the records are in PostgreSQL (storage.backend=postgresql): back them up "
+            << "with pg_dump and restore them with pg_restore, then run `contentlake reindex` "
+            << "(docs/operations.md, \"Backup and restore on PostgreSQL\")\n";
+  return true;
+}
+
 int backup(const cl::config::settings& s, const std::string& config_file, const std::string& to) {
+  if (refused_on_postgresql(s, "backup")) return 2;
   try {
     std::vector<std::string> configuration;
     for (const auto& f : {config_file, s.rights.policy_file, s.groups.get<cl::app::access_settings>().directory_file,
@@ -193,6 +205,7 @@ int backup(const cl::config::settings& s, const std::string& config_file, const 
 
 /// `contentlake restore --from DIR --data-dir NEW`: a backup brought back into a new data dir.
 int restore(const cl::config::settings& s, const std::string& from) {
+  if (refused_on_postgresql(s, "restore")) return 2;
   try {
     auto done = cl::storage::restore_data_dir(from, s.data_dir, s.storage.map_size_mib);
     std::cout << "restored " << from << " into " << s.data_dir << ": records up to change " << done.last_change
@@ -240,8 +253,9 @@ int main(int argc, char** argv) {
   token_cmd->add_option("--data-dir", token_dir, "Data directory holding the development key (default ./var)");
 
   auto* reindex_cmd = app.add_subcommand("reindex", "Rebuild the search index from the record store (service stopped)");
-  std::string reindex_dir;
-  reindex_cmd->add_option("--data-dir", reindex_dir, "Data directory (default ./var, or CONTENTLAKE_DATA_DIR)");
+  std::string reindex_dir, reindex_config;
+  reindex_cmd->add_option("--config", reindex_config, "The service's JSON config file (also CONTENTLAKE_CONFIG)");
+  reindex_cmd->add_option("--data-dir", reindex_dir, "Data directory (key: data_dir; default as `serve`)");
 
   auto* backup_cmd = app.add_subcommand("backup", "Copy the data dir consistently while the service runs");
   std::string backup_to, backup_config, backup_dir;
@@ -267,11 +281,8 @@ int main(int argc, char** argv) {
   }
 
   if (*reindex_cmd) {
-    if (reindex_dir.empty()) {
-      const char* env_dir = std::getenv("CONTENTLAKE_DATA_DIR");
-      reindex_dir = env_dir ? env_dir : "./var";
-    }
-    return reindex(reindex_dir, cl::config::settings{}.storage.map_size_mib);
+    auto s = settings_as_served(reindex_config, reindex_dir, "reindex");
+    return s ? reindex(*s) : 2;
   }
 
   if (*serve_cmd) {

@@ -7,7 +7,7 @@
 #include "actors/search/search_session.hpp"
 #include "actors/work_lane.hpp"
 #include "app/groups.hpp"
-#include "storage/search_feed.hpp"
+#include "storage/search/feed.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>

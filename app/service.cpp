@@ -7,13 +7,13 @@
 #include "actors/token_cache.hpp"
 #include "app/groups.hpp"
 #include "app/mcp_group.hpp"
+#include "app/record_stores.hpp"
 #include "domain/page_token.hpp"
 #include "http/api.hpp"
 #include "http/listener.hpp"
 #include "http/resource_metadata.hpp"
 #include "domain/change_cursor.hpp"
 #include "storage/identity.hpp"
-#include "storage/lmdb_store.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -203,7 +203,7 @@ struct service::impl {
   void start(bool handle_signals) {
     owns_process = handle_signals;
     std::filesystem::create_directories(settings.data_dir);
-    store = storage::open_lmdb_store(settings.data_dir, settings.storage.map_size_mib);
+    store = open_record_store(settings);
     watch_disk();
     watch_heap();
     auto cached = stats->declare_gauge("contentlake_token_cache_entries",

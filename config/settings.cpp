@@ -174,6 +174,23 @@ const std::vector<option>& options() {
           })},
     {"log.access", "true", "One JSON access-log line per request on standard output.",
      boolean([](settings& s) -> bool& { return s.log.access; })},
+    {"storage.backend", "lmdb",
+     "Where records live: lmdb (in the data dir, one node) or postgresql (storage.postgresql.url; several nodes may "
+     "share it).",
+     text([](settings& s) -> std::string& { return s.storage.backend; },
+          [](const std::string& v) -> std::optional<std::string> {
+            if (v == "lmdb" || v == "postgresql") return std::nullopt;
+            return std::string{"expected lmdb or postgresql"};
+          })},
+    {"storage.postgresql.url", "",
+     "With storage.backend=postgresql: a libpq connection string or URI (host, port, dbname, user); a password in it "
+     "is never logged, but prefer storage.postgresql.password_file or PGPASSWORD.",
+     text([](settings& s) -> std::string& { return s.storage.postgresql_url; })},
+    {"storage.postgresql.password_file", "",
+     "A file holding the PostgreSQL password (its first line), read at start.",
+     text([](settings& s) -> std::string& { return s.storage.postgresql_password_file; })},
+    {"storage.postgresql.pool_size", "8", "Connections to PostgreSQL this node opens at most.",
+     integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_pool_size; }, 1, 1000)},
     {"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.map_size_mib; }, 1, 1ll << 24)},
     {"storage.readers", "2", "Reader actors serving LMDB reads; requests rotate over them.",

@@ -5,7 +5,7 @@
 /// requests signed with SigV4 in the `Authorization` header, made on the broker's workers. It lives
 /// beside the HTTP layer (Beast) and reaches the broker only as the interface.
 
-#include "storage/blob_backend.hpp"
+#include "storage/objects/blob_backend.hpp"
 
 #include <chrono>
 #include <memory>

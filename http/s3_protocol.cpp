@@ -2,7 +2,7 @@
 
 #include "domain/contract.hpp"
 #include "domain/sigv4.hpp"
-#include "storage/object_files.hpp"
+#include "storage/objects/object_files.hpp"
 
 #include <charconv>
 #include <ctime>

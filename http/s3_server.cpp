@@ -5,7 +5,7 @@
 #include "domain/ids.hpp"
 #include "domain/sigv4.hpp"
 #include "http/s3_protocol.hpp"
-#include "storage/object_files.hpp"
+#include "storage/objects/object_files.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>

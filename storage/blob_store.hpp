@@ -71,7 +71,6 @@ public:
 
 class blob_writes : public blob_reads {
 public:
-  static const store_kind kind;
   /// Stores an upload (create or state change); the expiry index follows its state.
   virtual void put_upload(const upload_record& u) = 0;
   /// Adds a version; its number must be the latest + 1 (the caller reads `version(..., 0)` in the

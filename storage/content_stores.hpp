@@ -3,7 +3,7 @@
 /// catalogue records (Works, Sources, Agents). Each owns its key layout and secondary indexes; the
 /// actors never see a table or a key.
 ///
-/// SQL mapping (a PostgreSQL implementation is an addition):
+/// SQL mapping (storage/postgresql/):
 /// - `resources(tenant, id, work_id, type, language, version, record)` keyed (tenant, id);
 ///   `resource_versions(tenant, id, version, record)` keyed (tenant, id, version). `list` with
 ///   `readable_by` = `JOIN grants ON (tenant, resource_id) WHERE principal = ANY($p) AND id > $after
@@ -112,7 +112,6 @@ public:
 
 class resource_writes : public resource_reads {
 public:
-  static const store_kind kind;
   /// Stores the Resource's current record (create, replace, promotion) with its typed header,
   /// which must describe `record`.
   virtual void put(std::string_view tenant, std::string_view id, const resource_header& header,
@@ -135,7 +134,6 @@ public:
 
 class activity_writes : public activity_reads {
 public:
-  static const store_kind kind;
   /// Stores an Activity; `header.about_resource` (empty for Works and contracts) feeds the index.
   virtual void put(std::string_view tenant, std::string_view id, const activity_header& header,
                    std::string_view record) = 0;
@@ -170,18 +168,10 @@ public:
 
 class catalog_writes : public catalog_reads {
 public:
-  static const store_kind kind;
   virtual void put(catalog_kind kind, std::string_view tenant, std::string_view id, std::string_view record) = 0;
 };
 
-/// The stores over a read view's tables (the LMDB layout); writes only with `writes`.
-/// Storage-internal encodings of the typed headers (the LMDB value: header, then the JSON).
-std::string encode_resource(const resource_header& h, std::string_view json);
-std::string encode_activity(const activity_header& h, std::string_view json);
-/// The header and JSON of a stored value; nullopt when it is not one (a format-3 value).
-std::optional<std::pair<resource_header, std::string_view>> decode_resource(std::string_view value);
-std::optional<std::pair<activity_header, std::string_view>> decode_activity(std::string_view value);
-/// Headers derived from a record's JSON: for the format 3 -> 4 migration only.
+/// Headers derived from a record's JSON (the LMDB format 3 -> 4 migration, `contentlake migrate`).
 resource_header resource_header_from_json(std::string_view json);
 activity_header activity_header_from_json(std::string_view json);
 

@@ -3,7 +3,7 @@
 /// which contracts list a Work. It owns the key layout and the encoding (a small typed header with
 /// the status and the Works, beside the canonical JSON), so no caller searches stored JSON.
 ///
-/// SQL mapping (a PostgreSQL implementation is an addition): `contract_versions(tenant, id,
+/// SQL mapping (storage/postgresql/): `contract_versions(tenant, id,
 /// version, status, record)` with primary key (tenant, id, version); `contracts_latest` as a view
 /// or a table keyed (tenant, id); `contract_works(tenant, work_id, contract_id)` keyed in that order.
 /// `for_work` = join of contract_works and contracts_latest; `list` = `WHERE tenant = $1 AND
@@ -70,28 +70,11 @@ public:
 /// Writes of contracts, inside the writer's transaction.
 class contract_writes : public contract_reads {
 public:
-  static const store_kind kind;
   /// Stores `record` as version `version` of contract `id` and as its latest, with its `status`
   /// and the Works it lists: the Work index gains the Works it adds and loses those the previous
   /// version listed and this one does not.
   virtual void put_version(std::string_view tenant, std::string_view id, std::int64_t version, std::string_view status,
                            const std::vector<std::string>& works, std::string_view record) = 0;
 };
-
-/// The `contract_works` keys that record the usage terms `record` (a contract version) names for
-/// `usages_named`; the migration to format 5 writes them for versions stored before.
-std::vector<std::string> usage_named_keys(std::string_view tenant, std::string_view record);
-
-/// The stored bytes of a contract version: header (status, Works) then the canonical JSON.
-std::string encode_contract(std::string_view status, const std::vector<std::string>& works, std::string_view record);
-
-/// A stored contract version, decoded. Bytes written before the header existed (format 1, bare
-/// JSON) are read by parsing the record.
-struct stored_contract {
-  std::string status;
-  std::vector<std::string> works;
-  std::string record;
-};
-std::optional<stored_contract> decode_contract(std::string_view bytes);
 
 }  // namespace cl::storage

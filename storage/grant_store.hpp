@@ -59,7 +59,6 @@ public:
 /// Writes of grants, inside the writer's transaction.
 class grant_writes : public grant_reads {
 public:
-  static const store_kind kind;
   /// Makes or replaces `g` (both indexes).
   virtual void put(std::string_view tenant, const domain::access_grant& g) = 0;
   /// Removes `principal`'s grant on `resource` (both indexes).

@@ -35,7 +35,6 @@ public:
 /// Writes of the ledger, inside the writer's transaction.
 class ledger_writes : public ledger_reads {
 public:
-  static const store_kind kind;
   /// Stores `record` under `key`, created at `created_ms` (and indexes it by that time).
   virtual void put(const domain::ledger_key& key, std::int64_t created_ms, std::string_view record) = 0;
   /// Drops the time index entry of the record created at `created_ms` under `key` (a key reused

@@ -1,14 +1,11 @@
 #pragma once
-/// The system of record, as every caller outside storage/ sees it: typed stores only. LMDB
-/// (storage/lmdb_store.hpp) implements it on one node and an in-memory backend
-/// (storage/memory_store.hpp) for tests; a shared backend (PostgreSQL) would be an added
-/// implementation of the same interfaces.
+/// The seam of the system of record: views of typed stores, the group-commit write path and the
+/// change log, with no backend and no store named here (storage/stores.hpp adds the core stores'
+/// interfaces for callers). Backends implement it: the key-value engines, LMDB and memory
+/// (storage/kv/), and PostgreSQL (storage/postgresql/).
 
 #include "storage/change_log.hpp"
-#include "storage/content_stores.hpp"
-#include "storage/contract_store.hpp"
-#include "storage/grant_store.hpp"
-#include "storage/ledger_store.hpp"
+#include "storage/typed_store.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -21,6 +18,19 @@
 #include <vector>
 
 namespace cl::storage {
+
+class contract_reads;
+class contract_writes;
+class grant_reads;
+class grant_writes;
+class ledger_reads;
+class ledger_writes;
+class resource_reads;
+class resource_writes;
+class activity_reads;
+class activity_writes;
+class catalog_reads;
+class catalog_writes;
 
 /// A page of a typed list query: `(id, canonical JSON)` in id order. A filtered query examines a
 /// bounded number of candidates: `resume_after` is the last id examined, `exhausted` tells there is
@@ -66,14 +76,14 @@ public:
   /// The store `S` (an `X_reads` class), as this view sees it.
   template <class S>
   const S& store() const {
-    return static_cast<const typename S::writes&>(find_store(S::writes::kind));
+    return static_cast<const typename S::writes&>(find_store(kind_of<typename S::writes>()));
   }
-  const contract_reads& contracts() const { return store<contract_reads>(); }
-  const grant_reads& grants() const { return store<grant_reads>(); }
-  const ledger_reads& ledger() const { return store<ledger_reads>(); }
-  const resource_reads& resources() const { return store<resource_reads>(); }
-  const activity_reads& activities() const { return store<activity_reads>(); }
-  const catalog_reads& catalog() const { return store<catalog_reads>(); }
+  const contract_reads& contracts() const;
+  const grant_reads& grants() const;
+  const ledger_reads& ledger() const;
+  const resource_reads& resources() const;
+  const activity_reads& activities() const;
+  const catalog_reads& catalog() const;
 
 protected:
   virtual const typed_store& find_store(store_kind kind) const = 0;
@@ -92,23 +102,30 @@ public:
   /// The store `S` (an `X_reads` or `X_writes` class), to read and write in this transaction.
   template <class S>
   S& store() {
-    return static_cast<typename S::writes&>(find_store_to_write(S::writes::kind));
+    return static_cast<typename S::writes&>(find_store_to_write(kind_of<typename S::writes>()));
   }
-  contract_writes& contracts() { return store<contract_writes>(); }
-  grant_writes& grants() { return store<grant_writes>(); }
-  ledger_writes& ledger() { return store<ledger_writes>(); }
-  resource_writes& resources() { return store<resource_writes>(); }
-  activity_writes& activities() { return store<activity_writes>(); }
-  catalog_writes& catalog() { return store<catalog_writes>(); }
+  contract_writes& contracts();
+  grant_writes& grants();
+  ledger_writes& ledger();
+  resource_writes& resources();
+  activity_writes& activities();
+  catalog_writes& catalog();
   /// How many puts, erases and change-log entries this transaction has made so far: a mutation
   /// that compares it before and after knows whether another part of it wrote.
   virtual std::uint64_t writes() const = 0;
-  /// Appends `entry` to the change log in this transaction (its `seq` is assigned: the next
-  /// number, without gaps once committed); returns that sequence number.
-  virtual std::uint64_t log_change(const change_entry& entry) = 0;
+  /// Appends `entry` to the change log in this transaction. Its `seq` is assigned by the backend
+  /// (the next number, without gaps once committed), as is its `transaction`.
+  virtual void log_change(const change_entry& entry) = 0;
   /// The sequence of the last change-log entry this transaction sees (its own included): a
   /// consumer created in it follows the log from there.
   virtual std::uint64_t last_logged() const = 0;
+  /// Registers (or moves) change-log consumer `name` at `applied`: the last sequence it has applied.
+  virtual void acknowledge_changes(std::string_view name, std::uint64_t applied) = 0;
+  /// Removes a change-log consumer: it no longer holds entries back.
+  virtual void forget_consumer(std::string_view name) = 0;
+  /// Removes change-log entries written before `cutoff_ms` that every registered consumer has
+  /// applied, oldest first, at most `limit` of them; the newest entry always stays.
+  virtual void prune_changes(std::int64_t cutoff_ms, std::size_t limit) = 0;
 
 protected:
   virtual typed_store& find_store_to_write(store_kind kind) = 0;
@@ -159,19 +176,14 @@ public:
   virtual std::vector<std::pair<std::string, std::uint64_t>> consumers() const = 0;
 
   /// The canonical JSON bytes of a Resource of `tenant`, or nullopt.
-  std::optional<std::string> get_resource(std::string_view tenant, std::string_view id) const {
-    return resources().get(tenant, id);
-  }
+  std::optional<std::string> get_resource(std::string_view tenant, std::string_view id) const;
 };
 
-/// Registers (or moves) change-log consumer `name` at `applied`: the last sequence it has applied.
+/// The mutations of the consumer operations of `write_txn`, for a writer's batch.
 mutation acknowledge_changes(std::string name, std::uint64_t applied);
 
-/// Removes a change-log consumer (it no longer holds entries back).
 mutation forget_consumer(std::string name);
 
-/// Removes change-log entries written before `cutoff_ms` that every registered consumer has
-/// applied, oldest first, at most `limit` of them.
 mutation prune_changes(std::int64_t cutoff_ms, std::size_t limit);
 
 }  // namespace cl::storage

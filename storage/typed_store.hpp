@@ -1,12 +1,13 @@
 #pragma once
 /// What every typed store has in common, so that a view can hold a store it does not name: a route
-/// group adds a store (its reads, its writes and their key-value implementation) in its own files,
+/// group adds a store (its reads, its writes and an implementation per backend) in its own files,
 /// and `read_view::store<its_reads>()` finds it.
 ///
 /// A store is two classes: `X_reads` (derived from `typed_store`, with `using writes = X_writes;`)
-/// and `X_writes : X_reads` (with `static const store_kind kind;`). The file that implements the
-/// store defines `kind` by registering its implementation (storage/kv.hpp: `kv::register_store`),
-/// so any use of the store links that file in.
+/// and `X_writes : X_reads`. Its place in every view (`kind_of<X_writes>()`) is given the first
+/// time anything asks for it, whatever the backend: each backend keeps its own table of
+/// implementations by kind (storage/kv/kv.hpp `kv::implement`, storage/postgresql/backend.hpp
+/// `pg::implement`), filled by the files that implement the store for it.
 
 #include <cstddef>
 
@@ -18,9 +19,19 @@ public:
   virtual ~typed_store() = default;
 };
 
-/// A store type's place in every view, given when its implementation registers.
+/// A store type's place in every view.
 struct store_kind {
   std::size_t slot = 0;
 };
+
+/// The next free place (storage/record_store.cpp); use `kind_of`.
+store_kind next_store_kind();
+
+/// The place of the store whose writes class is `Writes`, the same for every backend.
+template <class Writes>
+store_kind kind_of() {
+  static const store_kind kind = next_store_kind();
+  return kind;
+}
 
 }  // namespace cl::storage

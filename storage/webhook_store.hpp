@@ -101,7 +101,6 @@ public:
 
 class webhook_writes : public webhook_reads {
 public:
-  static const store_kind kind;
   virtual void put(const webhook_record& w) = 0;
   /// Removes the endpoint and its delivery log (its waiting messages are dropped when they come due).
   virtual void erase(std::string_view tenant, std::string_view id) = 0;

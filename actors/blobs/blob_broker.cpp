@@ -2,7 +2,7 @@
 #include "actors/fault_hooks.hpp"
 
 #include "actors/backend_error.hpp"
-#include "storage/object_files.hpp"
+#include "storage/objects/object_files.hpp"
 #include "domain/clock.hpp"
 #include "domain/contract.hpp"
 #include "domain/ids.hpp"

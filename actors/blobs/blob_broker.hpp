@@ -1,6 +1,6 @@
 #pragma once
 /// The blob broker actor (the blobs route group, spec 4.4 and 3.2): owns the object store client
-/// (storage/blob_backend.hpp), reads the upload and version records (storage/blob_store.hpp),
+/// (storage/objects/blob_backend.hpp), reads the upload and version records (storage/blob_store.hpp),
 /// hands out presigned URLs, and sweeps abandoned uploads. Binary content never passes through
 /// it: clients PUT and GET the store directly. Store calls that block (disk for the embedded store,
 /// HTTP for S3) run on one detached worker per call, so the broker keeps answering; records are
@@ -10,8 +10,8 @@
 #include "actors/blobs/blob_messages.hpp"
 #include "actors/interfaces.hpp"
 #include "domain/blob_upload.hpp"
-#include "storage/blob_backend.hpp"
-#include "storage/record_store.hpp"
+#include "storage/objects/blob_backend.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/stateful_actor.hpp>
 

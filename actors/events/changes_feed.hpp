@@ -10,7 +10,7 @@
 #include "domain/rights.hpp"
 #include "actors/metrics.hpp"
 #include "domain/change_cursor.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/stateful_actor.hpp>
 

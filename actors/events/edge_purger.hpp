@@ -15,7 +15,7 @@
 #include "actors/metrics.hpp"
 #include "actors/type_ids.hpp"
 #include "domain/edge_purge.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/replies_to.hpp>
 #include <caf/stateful_actor.hpp>

@@ -16,7 +16,7 @@
 #include "actors/metrics.hpp"
 #include "actors/events/webhook_messages.hpp"
 #include "domain/change_cursor.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 
 #include <caf/stateful_actor.hpp>
 

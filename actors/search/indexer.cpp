@@ -3,7 +3,7 @@
 
 #include "domain/clock.hpp"
 #include "storage/change_log.hpp"
-#include "storage/search_feed.hpp"
+#include "storage/search/feed.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>

@@ -1,6 +1,6 @@
 #pragma once
 /// The search indexer (issue 14): keeps the Xapian index in step with LMDB, fed only from the
-/// change log (storage/search_feed.hpp). Detached (Xapian commits fsync; the work itself runs on
+/// change log (storage/search/feed.hpp). Detached (Xapian commits fsync; the work itself runs on
 /// the configured `lane`, this actor's thread waits for it). It looks for new change-log
 /// entries every `interval` and applies at most `batch` of them (and `batch_text_bytes` of text) per
 /// commit, so a burst of writes costs one index commit per interval, not one per write. It is a registered change-log consumer
@@ -12,9 +12,9 @@
 #include "actors/search/search_messages.hpp"
 #include "actors/metrics.hpp"
 #include "actors/work_lane.hpp"
-#include "storage/record_store.hpp"
-#include "storage/search_feed.hpp"
-#include "storage/search_index.hpp"
+#include "storage/stores.hpp"
+#include "storage/search/feed.hpp"
+#include "storage/search/index.hpp"
 
 #include <caf/stateful_actor.hpp>
 

@@ -5,7 +5,7 @@
 
 #include "actors/type_ids.hpp"
 #include "domain/search_session.hpp"
-#include "storage/search_types.hpp"
+#include "storage/search/types.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>

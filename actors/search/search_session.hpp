@@ -1,15 +1,15 @@
 #pragma once
 /// The search session actors (the search route group, spec 4.5.3): hold the search sessions
 /// (domain/search_session.hpp: whose, which hits they answered, when they expire) and runs their
-/// queries on the Xapian index the indexer keeps (storage/search_index.hpp). Layer 2 is part of
+/// queries on the Xapian index the indexer keeps (storage/search/index.hpp). Layer 2 is part of
 /// every query (the caller's principals), so candidates are only what the caller may read; rights
 /// (layer 3) are resolved by the plan (actors/search/search_plans.cpp) at answer time, never here.
 
 #include "actors/interfaces.hpp"
 #include "actors/search/search_messages.hpp"
 #include "domain/search_session.hpp"
-#include "storage/record_store.hpp"
-#include "storage/search_index.hpp"
+#include "storage/stores.hpp"
+#include "storage/search/index.hpp"
 
 #include <caf/stateful_actor.hpp>
 

@@ -26,14 +26,14 @@ TEST_CASE("mutations queued during a commit share the next group commit", "[writ
   auto gate = all_queued.get_future().share();
   storage::mutation first = [gate](storage::write_txn& tx) {
     gate.wait();
-    cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t", "res_first"), "1");
+    tx.resources().put("t", "res_first", cl::storage::resource_header{}, "1");
     return true;
   };
   self->send(aut, write_atom_v, first);
   constexpr int n = 100;
   for (int i = 0; i < n; ++i) {
     storage::mutation m = [i](storage::write_txn& tx) {
-      cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t", "res_" + std::to_string(i)), "x");
+      tx.resources().put("t", "res_" + std::to_string(i), cl::storage::resource_header{}, "x");
       tx.log_change(storage::change_entry{0, "t", storage::change_kind::resource, "res", storage::change_op::created, 1, {}, {}, {}, 0});
       return i % 10 != 0;  // every tenth refuses: only its own changes roll back
     };
@@ -67,7 +67,7 @@ TEST_CASE("without group commit every mutation is its own transaction", "[writer
   caf::scoped_actor self{sys};
   for (int i = 0; i < 20; ++i) {
     storage::mutation m = [i](storage::write_txn& tx) {
-      cl::storage::kv::writer_of(tx).put(cl::testing::raw("works"), cl::storage::kv::tenant_key("t", "wk_" + std::to_string(i)), "w");
+      tx.catalog().put(cl::storage::catalog_kind::work, "t", "wk_" + std::to_string(i), "w");
       return true;
     };
     self->send(aut, write_atom_v, m);

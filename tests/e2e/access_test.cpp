@@ -3,7 +3,7 @@
 
 #include "app/access_group.hpp"
 #include "app/service.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/json_response.hpp"

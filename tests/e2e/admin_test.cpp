@@ -1,8 +1,8 @@
 // The operations listener: /metrics, /healthz, /readyz; not part of the public API.
 
-#include "storage/lmdb_store.hpp"
-#include "storage/record_store.hpp"
-#include "storage/search_index.hpp"
+#include "storage/kv/lmdb_store.hpp"
+#include "storage/stores.hpp"
+#include "storage/search/index.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"

@@ -6,7 +6,7 @@
 #include "domain/clock.hpp"
 #include "domain/sigv4.hpp"
 #include "storage/change_log.hpp"
-#include "storage/record_store.hpp"
+#include "storage/stores.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/json_response.hpp"
 #include "tests/support/service_fixture.hpp"

@@ -1,10 +1,10 @@
 // The `contentlake` command as an operator runs it: a real process, signals, exit codes.
 
-#include "storage/lmdb_store.hpp"
+#include "storage/kv/lmdb_store.hpp"
 #include "domain/base64url.hpp"
 #include "storage/identity.hpp"
-#include "storage/record_store.hpp"
-#include "storage/search_index.hpp"
+#include "storage/stores.hpp"
+#include "storage/search/index.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -171,8 +171,11 @@ TEST_CASE("an unknown configuration key stops start-up naming the key", "[cli]")
 TEST_CASE("reindex rebuilds the search index of a stopped service and refuses a running one", "[cli][search]") {
   temp_dir dir;  // outlives the service: reindex runs on it after the service is gone
   auto data_dir = dir.path + "/data";
+  std::string records;  // where the records are on PostgreSQL (the e2e_pg run); empty on LMDB
   {
     test_service svc([&](cl::config::settings& s) { s.data_dir = data_dir; });
+    records = svc.postgresql_url();
+    cl::testing::storage_environment env{records};
     auto token = read_token("content-lake.read content-lake.write");
     for (int i = 0; i < 2; ++i)
       REQUIRE(post_json(svc.port(), "/v0/content-lake/resources", token,
@@ -182,6 +185,7 @@ TEST_CASE("reindex rebuilds the search index of a stopped service and refuses a 
     CHECK(running.wait_exit(20000) == 1);
     CHECK(running.err.find("in use") != std::string::npos);
   }
+  cl::testing::storage_environment env{records};
   child stopped{{"reindex", "--data-dir", data_dir}};
   CHECK(stopped.wait_exit(20000) == 0);
   CHECK(stopped.out.find("search index rebuilt: 2 Resources") != std::string::npos);

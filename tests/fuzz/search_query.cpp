@@ -1,5 +1,5 @@
 // Search query text (words, phrases, operators, field prefixes) parsed and run on an index.
-#include "storage/search_index.hpp"
+#include "storage/search/index.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 #include <cstdlib>

@@ -3,7 +3,7 @@
 
 #include "domain/sigv4.hpp"
 #include "http/s3_server.hpp"
-#include "storage/blob_backend.hpp"
+#include "storage/objects/blob_backend.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
 

@@ -44,7 +44,7 @@ void write(record_store& store, const std::function<void(write_txn&)>& f) {
 
 }  // namespace
 
-TEST_CASE("an upload's expiry index follows its state: in progress until completed or aborted", "[storage][blobs]") {
+TEST_CASE("an upload's expiry index follows its state: in progress until completed or aborted", "[storage][blobs][kv]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   auto a = upload_of("t1", "upl_a", 100), b = upload_of("t1", "upl_b", 50), c = upload_of("t2", "upl_c", 200);

@@ -46,7 +46,7 @@ std::vector<std::string> ids(const record_page& page) {
 
 }  // namespace
 
-TEST_CASE("the Work index follows each contract's latest version, also when a version drops a Work", "[storage][contracts]") {
+TEST_CASE("the Work index follows each contract's latest version, also when a version drops a Work", "[storage][contracts][kv]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   store->apply({put("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}), put("ctr_b", 1, "DRAFT", {"wk_2"})});

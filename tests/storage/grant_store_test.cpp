@@ -29,7 +29,7 @@ mutation revoke(std::string resource, std::string principal) {
 
 }  // namespace
 
-TEST_CASE("both grant indexes stay in step under create, replace and delete", "[storage][grants]") {
+TEST_CASE("both grant indexes stay in step under create, replace and delete", "[storage][grants][kv]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   store->apply({grant("res_1", "u_a", access_role::owner), grant("res_1", "u_b", access_role::reader),

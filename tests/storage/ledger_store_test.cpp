@@ -30,7 +30,7 @@ mutation put(cl::domain::ledger_key key, std::int64_t at) {
 
 }  // namespace
 
-TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest first", "[storage][ledger]") {
+TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest first", "[storage][ledger][kv]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   auto a = cl::domain::ledger_key{"t1", "a_app", "k1"}, b = cl::domain::ledger_key{"t1", "a_app", "k2"},

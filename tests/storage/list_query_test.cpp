@@ -217,7 +217,7 @@ TEST_CASE("a Resource's typed header follows it through create, replace and prom
   CHECK(ids(store->resources().list(w)).empty());
 }
 
-TEST_CASE("the blob-to-Resource index follows each Resource's current content", "[storage][blobs]") {
+TEST_CASE("the blob-to-Resource index follows each Resource's current content", "[storage][blobs][kv]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   auto put = [&](const std::string& id, std::vector<std::string> blobs) {

@@ -2,7 +2,7 @@
 // committed (one rename), with the SHA-256 and ETag of what was received.
 
 #include "domain/sigv4.hpp"
-#include "storage/object_files.hpp"
+#include "storage/objects/object_files.hpp"
 #include "tests/support/service_fixture.hpp"
 
 #include <catch2/catch.hpp>

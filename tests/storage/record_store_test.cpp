@@ -1,4 +1,4 @@
-// The record store on either backend (LMDB, in memory): group commit with per-mutation rollback, the
+// The record store on every backend (LMDB, in memory, PostgreSQL): group commit with per-mutation rollback, the
 // change log, scans through a transaction's own writes and erases; reopening (LMDB only).
 
 #include "storage/identity.hpp"
@@ -16,7 +16,7 @@ namespace {
 
 mutation put_resource(std::string tenant, std::string id, std::string json) {
   return [=](write_txn& tx) {
-    cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key(tenant, id), json);
+    tx.resources().put(tenant, id, resource_header{}, json);
     tx.log_change(change_entry{0, tenant, change_kind::resource, id, change_op::created, 1, {}, {}, {}, 0});
     return true;
   };
@@ -30,7 +30,7 @@ TEST_CASE("a group commits every kept mutation and rolls back only the refused o
   std::vector<mutation> batch = {
     put_resource("t1", "res_a", "{\"a\":1}"),
     [](write_txn& tx) {
-      cl::storage::kv::writer_of(tx).put(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t1", "res_refused"), "{}");
+      tx.resources().put("t1", "res_refused", resource_header{}, "{}");
       tx.log_change(change_entry{0, "t1", change_kind::resource, "res_refused", change_op::created, 1, {}, {}, {}, 0});
       return false;
     },
@@ -44,9 +44,11 @@ TEST_CASE("a group commits every kept mutation and rolls back only the refused o
   CHECK_FALSE(store->get_resource("t1", "res_refused"));
   // The refused mutation's change-log entry is gone too: sequences stay dense.
   CHECK(store->last_change() == 2);
-  auto changes = cl::storage::kv::engine_of(*store).scan(cl::testing::raw("changes"), "", "", 10);
+  auto changes = store->read_from(0, 10);
   REQUIRE(changes.size() == 2);
-  CHECK(changes[1].second.find("res_b") != std::string::npos);
+  CHECK(changes[0].id == "res_a");
+  CHECK(changes[1].id == "res_b");
+  CHECK(changes[1].seq == 2);
 }
 
 TEST_CASE("a mutation reads what earlier mutations of its group wrote", "[storage]") {
@@ -54,14 +56,14 @@ TEST_CASE("a mutation reads what earlier mutations of its group wrote", "[storag
   auto store = cl::testing::open_store(dir.path);
   std::optional<std::string> seen;
   std::vector<mutation> batch = {put_resource("t1", "res_a", "first"), [&](write_txn& tx) {
-                                   seen = cl::storage::kv::writer_of(tx).get(cl::testing::raw("resources"), cl::storage::kv::tenant_key("t1", "res_a"));
+                                   seen = tx.resources().get("t1", "res_a");
                                    return true;
                                  }};
   store->apply(batch);
   CHECK(seen == std::string{"first"});
 }
 
-TEST_CASE("keys are scoped by tenant and scans page by key", "[storage]") {
+TEST_CASE("keys are scoped by tenant and scans page by key", "[storage][kv]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   std::vector<mutation> batch;
@@ -103,7 +105,7 @@ TEST_CASE("a data dir written by a newer format is refused with a clear message"
 }
 
 TEST_CASE("inside a transaction: scans see the group's own writes, writes() counts them, entries() counts a table",
-          "[storage]") {
+          "[storage][kv]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   std::vector<std::pair<std::string, std::string>> seen;
@@ -129,7 +131,7 @@ TEST_CASE("inside a transaction: scans see the group's own writes, writes() coun
 }
 
 TEST_CASE("erases inside a group hide committed entries from its scans and counts; a refused mutation's do not",
-          "[storage]") {
+          "[storage][kv]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   auto grants = cl::testing::raw("grants");

@@ -1,8 +1,9 @@
 // A typed store added the way a route group adds one: its reads and writes, its table and its
-// key-value implementation all in one new file, registered from there. Nothing in storage/ names
-// it, and it works on both backends, inside the writer's transaction and in the store's views.
+// implementation for each backend all in one new file, registered from there. Nothing in storage/
+// names it, and it works on every backend, inside the writer's transaction and in the store's views.
 
-#include "storage/kv.hpp"
+#include "storage/kv/kv.hpp"
+#include "storage/postgresql/backend.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
 
@@ -23,7 +24,6 @@ public:
 
 class note_writes : public note_reads {
 public:
-  static const store_kind kind;
   virtual void put(std::string_view tenant, std::string_view topic, std::string_view text) = 0;
 };
 
@@ -46,7 +46,35 @@ private:
   kv::writer* w_;
 };
 
-const store_kind note_writes::kind = kv::register_store<kv_note_store>();
+const bool implemented = kv::implement<note_writes, kv_note_store>();
+
+// ... and its PostgreSQL implementation, with its table as a schema part of its own.
+const bool notes_schema = pg::schema_part("test_notes", {R"sql(
+CREATE TABLE test_notes (tenant text COLLATE "C" NOT NULL, topic text COLLATE "C" NOT NULL, text text NOT NULL,
+  PRIMARY KEY (tenant, topic));
+)sql"});
+
+class pg_note_store final : public note_writes {
+public:
+  explicit pg_note_store(const pg::context& c) : db_(c.db) {}
+  std::optional<std::string> note(std::string_view tenant, std::string_view topic) const override {
+    static const pg::statement get{"SELECT text FROM test_notes WHERE tenant = $1 AND topic = $2"};
+    auto r = db_.run(get, {tenant, topic});
+    if (r.empty()) return std::nullopt;
+    return r.str(0, 0);
+  }
+  void put(std::string_view tenant, std::string_view topic, std::string_view text) override {
+    static const pg::statement put{
+      "INSERT INTO test_notes (tenant, topic, text) VALUES ($1, $2, $3) "
+      "ON CONFLICT (tenant, topic) DO UPDATE SET text = EXCLUDED.text"};
+    db_.run(put, {tenant, topic, text});
+  }
+
+private:
+  const pg::session& db_;
+};
+
+const bool implemented_pg = pg::implement<note_writes, pg_note_store>();
 
 }  // namespace
 

@@ -3,7 +3,7 @@
 // contract changes touch nothing, batches are bounded, and a catch-up resumes after what it applied.
 
 #include "domain/access.hpp"
-#include "storage/search_feed.hpp"
+#include "storage/search/feed.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
 

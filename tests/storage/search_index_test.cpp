@@ -1,8 +1,8 @@
 // The search index on its own (issue 14): relevance, stemming by language, filters, layer 2 in the
 // query, skipping answered hits, the applied sequence surviving a reopen, and query syntax errors.
 
-#include "storage/search_filters.hpp"
-#include "storage/search_index.hpp"
+#include "storage/search/filters.hpp"
+#include "storage/search/index.hpp"
 
 #include <xapian.h>
 #include "tests/support/service_fixture.hpp"

@@ -1,7 +1,7 @@
-// What a search reads beside each shard of its index (storage/shard_documents.hpp): word sequences
+// What a search reads beside each shard of its index (storage/search/shard_documents.hpp): word sequences
 // for phrase checks, hit records, and LMDB's snapshots of them.
 
-#include "storage/shard_documents.hpp"
+#include "storage/search/shard_documents.hpp"
 
 #include "tests/support/service_fixture.hpp"
 

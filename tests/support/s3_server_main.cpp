@@ -3,7 +3,7 @@
 // prints the port on stdout, serves until stdin closes.
 
 #include "http/s3_server.hpp"
-#include "storage/object_files.hpp"
+#include "storage/objects/object_files.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <spdlog/sinks/stdout_sinks.h>

@@ -3,10 +3,13 @@
 #include "app/blobs_group.hpp"
 
 #include "tests/support/test_keys.hpp"
+#include "tests/support/test_store.hpp"
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 namespace cl::testing {
@@ -34,10 +37,34 @@ test_service::test_service(const std::function<void(config::settings&)>& tweak) 
   s.auth.jwks_file = jwks_path_;
   s.http.shutdown_grace_seconds = 5;
   if (tweak) tweak(s);
+  if (postgresql_backend()) {
+    // The PostgreSQL run (e2e_pg): a schema of its own per data dir, so a service started again on
+    // the same data dir finds its records, as on LMDB.
+    static std::mutex mutex;
+    static std::map<std::string, std::string> schema_of_dir;
+    std::lock_guard<std::mutex> guard{mutex};
+    auto& url = schema_of_dir[s.data_dir];
+    if (url.empty()) url = fresh_postgresql_url();
+    s.storage.backend = "postgresql";
+    s.storage.postgresql_url = url;
+    postgresql_url_ = url;
+  }
   data_dir_ = s.data_dir;
   svc_ = std::make_unique<app::service>(s);
   svc_->start(false);
   exit_ = std::async(std::launch::async, [this] { return svc_->run(); });
+}
+
+storage_environment::storage_environment(const std::string& postgresql_url) : set_(!postgresql_url.empty()) {
+  if (!set_) return;
+  ::setenv("CONTENTLAKE_STORAGE_BACKEND", "postgresql", 1);
+  ::setenv("CONTENTLAKE_STORAGE_POSTGRESQL_URL", postgresql_url.c_str(), 1);
+}
+
+storage_environment::~storage_environment() {
+  if (!set_) return;
+  ::unsetenv("CONTENTLAKE_STORAGE_BACKEND");
+  ::unsetenv("CONTENTLAKE_STORAGE_POSTGRESQL_URL");
 }
 
 test_service::~test_service() {

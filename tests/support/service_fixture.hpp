@@ -33,6 +33,8 @@ public:
   const std::string& jwks_path() const { return jwks_path_; }
   /// The data dir the service runs on.
   const std::string& data_dir() const { return data_dir_; }
+  /// In the PostgreSQL run, the connection string of the service's records (empty on LMDB).
+  const std::string& postgresql_url() const { return postgresql_url_; }
 
   /// Asks for a graceful stop and waits (bounded) for `run` to return; its exit code, or -1.
   int stop_and_wait(int timeout_ms = 20000);
@@ -44,9 +46,21 @@ private:
   temp_dir dir_;
   std::string jwks_path_;
   std::string data_dir_;
+  std::string postgresql_url_;
   std::unique_ptr<app::service> svc_;
   std::future<int> exit_;
   bool stopped_ = false;
+};
+
+/// Sets, for its lifetime, the environment a `contentlake` command needs to open the records of a
+/// service that ran with `postgresql_url` (nothing when it is empty: LMDB in the data dir).
+class storage_environment {
+public:
+  explicit storage_environment(const std::string& postgresql_url);
+  ~storage_environment();
+
+private:
+  bool set_ = false;
 };
 
 /// A well-formed token from the test issuer for tenant t_test with these scopes.

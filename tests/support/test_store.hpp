@@ -1,12 +1,23 @@
 #pragma once
-// The record store the storage and actor tests run against: LMDB in a data dir, or the in-memory
-// backend when CL_TEST_STORE=memory (ctest runs those suites once per backend). Tests that need a
-// data dir on disk (reopening, format migrations) are tagged [lmdb] and open LMDB themselves; the
-// memory run leaves them out.
+// The record store the storage and actor tests run against: LMDB in a data dir, the in-memory
+// backend when CL_TEST_STORE=memory, or PostgreSQL when CL_TEST_STORE=postgresql (ctest runs those
+// suites once per backend; the PostgreSQL run gets the server the `postgres_start` fixture started,
+// tests/support/postgres, and each store a schema of its own in it). Tests that need a data dir on
+// disk (reopening, format migrations) are tagged [lmdb] and open LMDB themselves; tests of the
+// key-value layer itself are tagged [kv]; the other backends' runs leave them out.
 
-#include "storage/kv.hpp"
-#include "storage/lmdb_store.hpp"
-#include "storage/memory_store.hpp"
+#include "storage/kv/codecs.hpp"
+#include "storage/kv/kv.hpp"
+#include "storage/stores.hpp"
+#include "storage/kv/lmdb_store.hpp"
+#include "storage/kv/memory_store.hpp"
+#include "storage/postgresql/connection.hpp"
+#include "storage/postgresql/postgresql_store.hpp"
+
+#include <atomic>
+#include <fstream>
+#include <stdexcept>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -20,8 +31,36 @@ inline bool memory_backend() {
   return b && std::string{b} == "memory";
 }
 
+/// True in the run against PostgreSQL.
+inline bool postgresql_backend() {
+  const char* b = std::getenv("CL_TEST_STORE");
+  return b && std::string{b} == "postgresql";
+}
+
+/// The connection string of the test server (the file CL_TEST_PG_URL_FILE names).
+inline std::string test_postgresql_url() {
+  const char* file = std::getenv("CL_TEST_PG_URL_FILE");
+  if (!file) throw std::runtime_error("CL_TEST_PG_URL_FILE is not set: run the PostgreSQL suites through ctest");
+  std::ifstream in{file};
+  std::string url;
+  std::getline(in, url);
+  if (url.empty()) throw std::runtime_error(std::string{"no PostgreSQL test server: "} + file + " is empty or missing");
+  return url;
+}
+
+/// A connection string to a new, empty schema of the test server (one per store a test opens).
+inline std::string fresh_postgresql_url() {
+  static std::atomic<int> made{0};
+  auto base = test_postgresql_url();
+  auto schema = "t" + std::to_string(::getpid()) + "_" + std::to_string(made++);
+  storage::pg::connection admin{base};
+  admin.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE; CREATE SCHEMA " + schema);
+  return base + " options='-c search_path=" + schema + "'";
+}
+
 /// A fresh record store of the backend under test (`dir` is used by LMDB only).
 inline std::shared_ptr<storage::record_store> open_store(const std::string& dir) {
+  if (postgresql_backend()) return storage::open_postgresql_store({fresh_postgresql_url(), {}, 4});
   return memory_backend() ? storage::open_memory_store() : storage::open_lmdb_store(dir, 64);
 }
 

@@ -1,0 +1,40 @@
+#include "app/record_stores.hpp"
+
+#include "storage/kv/lmdb_store.hpp"
+#include "storage/postgresql/postgresql_store.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace cl::app {
+
+namespace {
+
+std::string read_password(const std::string& file) {
+  std::ifstream in{file};
+  if (!in) throw std::runtime_error("cannot read storage.postgresql.password_file " + file);
+  std::string password;
+  std::getline(in, password);
+  while (!password.empty() && (password.back() == '\r' || password.back() == ' ')) password.pop_back();
+  return password;
+}
+
+}  // namespace
+
+std::shared_ptr<storage::record_store> open_record_store(const config::settings& s) {
+  if (s.storage.backend == "postgresql") {
+    if (s.storage.postgresql_url.empty())
+      throw std::runtime_error("storage.backend is postgresql but storage.postgresql.url is not set");
+    storage::postgresql_settings pg;
+    pg.url = s.storage.postgresql_url;
+    if (!s.storage.postgresql_password_file.empty()) pg.password = read_password(s.storage.postgresql_password_file);
+    pg.pool_size = s.storage.postgresql_pool_size;
+    pg.wait = std::chrono::milliseconds{s.actors.ask_timeout_ms};
+    return storage::open_postgresql_store(pg);
+  }
+  std::filesystem::create_directories(s.data_dir);
+  return storage::open_lmdb_store(s.data_dir, s.storage.map_size_mib);
+}
+
+}  // namespace cl::app

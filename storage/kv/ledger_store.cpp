@@ -1,0 +1,83 @@
+#include "storage/ledger_store.hpp"
+
+#include "domain/idempotency.hpp"
+#include "storage/kv/kv.hpp"
+#include "storage/stores.hpp"
+
+namespace cl::storage {
+
+using kv::big_endian_key;
+using kv::tenant_key;
+
+/// The tables this file owns or reads (declared by name: another file naming one shares it).
+namespace tables {
+const kv::table ledger = kv::declare_table("ledger");
+const kv::table ledger_expiry = kv::declare_table("ledger_expiry");
+}  // namespace tables
+
+namespace {
+
+/// Key layout: `ledger` tenant\0client\0key -> record; `ledger_expiry` <8-byte created_ms> + that
+/// key -> "" (records in age order).
+std::string record_key(const domain::ledger_key& k) {
+  std::string out{k.tenant};
+  out.push_back('\0');
+  out.append(k.client_id).push_back('\0');
+  out.append(k.key);
+  return out;
+}
+
+std::string expiry_key(std::int64_t created_ms, const domain::ledger_key& key) {
+  return big_endian_key(static_cast<std::uint64_t>(created_ms)) + record_key(key);
+}
+
+class kv_ledger_store final : public ledger_writes {
+public:
+  explicit kv_ledger_store(const kv::context& c) : r_(c.r), w_(c.w) {}
+
+  std::optional<std::string> record(const domain::ledger_key& key) const override {
+    return r_.get(tables::ledger, record_key(key));
+  }
+
+  std::size_t records() const override { return r_.entries(tables::ledger); }
+
+  bool prune_due(std::int64_t cutoff_ms) const override {
+    auto oldest = r_.scan(tables::ledger_expiry, "", "", 1);
+    return !oldest.empty() && oldest.front().first.compare(0, 8, big_endian_key(static_cast<std::uint64_t>(cutoff_ms))) < 0;
+  }
+
+  void put(const domain::ledger_key& key, std::int64_t created_ms, std::string_view record) override {
+    w_->put(tables::ledger, record_key(key), record);
+    w_->put(tables::ledger_expiry, expiry_key(created_ms, key), "");
+  }
+
+  void drop_expired(const domain::ledger_key& key, std::int64_t created_ms) override {
+    w_->erase(tables::ledger_expiry, expiry_key(created_ms, key));
+  }
+
+  void prune(std::int64_t cutoff_ms, std::size_t limit) override {
+    auto cutoff = big_endian_key(static_cast<std::uint64_t>(cutoff_ms));
+    for (const auto& [key, value] : r_.scan(tables::ledger_expiry, "", "", limit)) {
+      if (key.compare(0, 8, cutoff) >= 0) break;  // in time order: the rest is younger
+      auto ledger = std::string_view{key}.substr(8);
+      // A key reused after expiry has a younger record: only remove the one this entry is about.
+      if (auto stored = r_.get(tables::ledger, ledger)) {
+        auto parsed = domain::parse_ledger_record(*stored);
+        if (!parsed || big_endian_key(static_cast<std::uint64_t>(parsed->created_ms)) == key.substr(0, 8))
+          w_->erase(tables::ledger, ledger);
+      }
+      w_->erase(tables::ledger_expiry, key);
+    }
+  }
+
+private:
+  const kv::reader& r_;
+  kv::writer* w_;
+};
+
+}  // namespace
+
+
+const bool implemented = kv::implement<ledger_writes, kv_ledger_store>();
+
+}  // namespace cl::storage

@@ -1,0 +1,53 @@
+#pragma once
+/// The PostgreSQL backend's side of the seam (storage-private): what a typed store's SQL
+/// implementation works on, and how it registers. Each store's file (storage/postgresql/*_store.cpp)
+/// implements the store's interface in SQL on the tables the schema's migrations create
+/// (storage/postgresql/schema.cpp) and registers with `pg::implement`, as the key-value stores do
+/// with `kv::implement`.
+
+#include "storage/postgresql/connection.hpp"
+#include "storage/record_store.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cl::storage::pg {
+
+/// Where a store's statements run: the writer's transaction (`writable`), or a pooled connection
+/// per statement (committed state); the view it belongs to, to use other stores through.
+struct context {
+  const session& db;
+  bool writable;
+  const read_view& view;
+};
+
+using store_factory = std::unique_ptr<typed_store> (*)(const context&);
+
+/// Registers the PostgreSQL implementation of the store at `kind`. Returns true.
+bool implement(store_kind kind, store_factory make);
+
+template <class Writes, class Impl>
+bool implement() {
+  return implement(kind_of<Writes>(),
+                   [](const context& c) -> std::unique_ptr<typed_store> { return std::make_unique<Impl>(c); });
+}
+
+/// A number as a statement parameter.
+inline std::string num(std::int64_t n) { return std::to_string(n); }
+inline std::string num(std::uint64_t n) { return std::to_string(n); }
+
+/// Declares a part of the schema (at static initialisation, from the file of the stores that use
+/// it): its numbered migrations, the first creating its tables. The core's part is "core"; a route
+/// group that adds a store adds its tables as a part of its own. Returns true.
+bool schema_part(std::string name, std::vector<std::string> migrations);
+
+/// Each part's name and the version this build creates and reads.
+std::vector<std::pair<std::string, int>> schema_versions();
+
+/// Applies the migrations `db` has not had, every part's, in one transaction under a lock every
+/// node takes (several nodes starting at once apply each once). Throws std::runtime_error when a
+/// part's schema is newer than this build's.
+void migrate(const connection& db);
+
+}  // namespace cl::storage::pg

@@ -1,0 +1,209 @@
+#include "storage/postgresql/connection.hpp"
+
+#include <libpq-fe.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace cl::storage::pg {
+
+namespace {
+
+/// libpq's message, first line only and without trailing blanks: never the connection string.
+std::string first_line(const char* message) {
+  std::string m = message ? message : "";
+  if (auto nl = m.find('\n'); nl != std::string::npos) m.resize(nl);
+  while (!m.empty() && (m.back() == ' ' || m.back() == '\r')) m.pop_back();
+  return m;
+}
+
+bool starts_with(const char* s, const char* prefix) {
+  return s && std::strncmp(s, prefix, std::strlen(prefix)) == 0;
+}
+
+/// Throws what a failed result means (see the header).
+[[noreturn]] void raise(PGconn* conn, PGresult* r, bool& broken) {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  std::string message = first_line(r ? PQresultErrorMessage(r) : PQerrorMessage(conn));
+  if (message.empty()) message = first_line(PQerrorMessage(conn));
+  std::string code = state ? state : "";
+  if (PQstatus(conn) != CONNECTION_OK || !state || starts_with(state, "08") || starts_with(state, "57P")) {
+    broken = true;
+    throw unavailable("the database is unavailable: " + message);
+  }
+  if (code == "53100") throw store_full("the database has no room left (" + message + ")");
+  if (code == "23505" || code == "40001" || code == "40P01") throw conflict(message + " (SQLSTATE " + code + ")");
+  throw std::runtime_error("database statement failed: " + message + " (SQLSTATE " + code + ")");
+}
+
+}  // namespace
+
+rows::rows(pg_result* r) : result_(r, PQclear), count_(static_cast<std::size_t>(PQntuples(r))) {}
+
+std::string_view rows::text(std::size_t row, int column) const {
+  auto* r = result_.get();
+  auto i = static_cast<int>(row);
+  return {PQgetvalue(r, i, column), static_cast<std::size_t>(PQgetlength(r, i, column))};
+}
+
+std::int64_t rows::integer(std::size_t row, int column) const {
+  auto t = text(row, column);
+  return t.empty() ? 0 : std::strtoll(std::string{t}.c_str(), nullptr, 10);
+}
+
+bool rows::is_null(std::size_t row, int column) const {
+  return PQgetisnull(result_.get(), static_cast<int>(row), column) != 0;
+}
+
+std::uint64_t rows::affected() const {
+  const char* n = result_ ? PQcmdTuples(result_.get()) : "";
+  return n && *n ? std::strtoull(n, nullptr, 10) : 0;
+}
+
+std::string array_literal(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out.push_back(',');
+    out.push_back('"');
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    out.push_back('"');
+  }
+  out.push_back('}');
+  return out;
+}
+
+std::vector<std::string> parse_array(std::string_view literal) {
+  std::vector<std::string> out;
+  if (literal.size() < 2 || literal.front() != '{') return out;
+  literal = literal.substr(1, literal.size() - 2);
+  std::size_t i = 0;
+  while (i < literal.size()) {
+    std::string item;
+    if (literal[i] == '"') {
+      for (++i; i < literal.size() && literal[i] != '"'; ++i) {
+        if (literal[i] == '\\' && i + 1 < literal.size()) ++i;
+        item.push_back(literal[i]);
+      }
+      ++i;  // the closing quote
+    } else {
+      for (; i < literal.size() && literal[i] != ','; ++i) item.push_back(literal[i]);
+    }
+    out.push_back(std::move(item));
+    if (i < literal.size() && literal[i] == ',') ++i;
+  }
+  return out;
+}
+
+connection::connection(const std::string& url, const std::string& password) {
+  // The URL is expanded as `dbname`; a password given apart comes after it and overrides its.
+  const char* keys[] = {"dbname", password.empty() ? nullptr : "password", nullptr};
+  const char* values[] = {url.c_str(), password.c_str(), nullptr};
+  conn_ = PQconnectdbParams(keys, values, 1);
+  if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
+    std::string why = first_line(conn_ ? PQerrorMessage(conn_) : "out of memory");
+    if (conn_) PQfinish(conn_);
+    conn_ = nullptr;
+    throw unavailable("cannot connect to the database: " + why);
+  }
+  // Server notices (NOTICE: ... skipping) are not errors: they stay out of stderr.
+  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  // Every session the same: UTC, no statement waits forever on a lock.
+  exec("SET TIME ZONE 'UTC'; SET lock_timeout = '10s'; SET idle_in_transaction_session_timeout = '60s'");
+}
+
+connection::~connection() {
+  if (conn_) PQfinish(conn_);
+}
+
+bool connection::healthy() const { return conn_ && !broken_ && PQstatus(conn_) == CONNECTION_OK; }
+
+rows connection::run(const statement& s, std::initializer_list<std::string_view> params) const {
+  auto& name = prepared_[s.sql];
+  if (name.empty()) {
+    std::string candidate = "s" + std::to_string(prepared_.size());
+    PGresult* p = PQprepare(conn_, candidate.c_str(), s.sql, 0, nullptr);
+    if (!p || PQresultStatus(p) != PGRES_COMMAND_OK) {
+      prepared_.erase(s.sql);
+      raise(conn_, p, broken_);
+    }
+    PQclear(p);
+    name = std::move(candidate);
+  }
+  std::vector<std::string> owned;
+  owned.reserve(params.size());
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (auto v : params) {
+    owned.emplace_back(v);  // NUL-terminated copies
+  }
+  for (const auto& v : owned) values.push_back(v.c_str());
+  PGresult* r = PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0);
+  auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+    std::unique_ptr<PGresult, void (*)(PGresult*)> guard{r, PQclear};
+    raise(conn_, r, broken_);
+  }
+  return rows{r};
+}
+
+void connection::exec(const std::string& sql) const {
+  PGresult* r = PQexec(conn_, sql.c_str());
+  std::unique_ptr<PGresult, void (*)(PGresult*)> guard{r, PQclear};
+  auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) raise(conn_, r, broken_);
+}
+
+pool::pool(std::string url, std::string password, std::size_t size, std::chrono::milliseconds wait)
+  : url_(std::move(url)), password_(std::move(password)), size_(size == 0 ? 1 : size), wait_(wait) {}
+
+pool::lease::~lease() {
+  if (pool_ && conn_) pool_->give_back(std::move(conn_));
+}
+
+pool::lease pool::acquire() {
+  std::unique_ptr<connection> c;
+  {
+    std::unique_lock<std::mutex> guard{mutex_};
+    if (!freed_.wait_for(guard, wait_, [&] { return !idle_.empty() || leased_ < size_; }))
+      throw unavailable("no database connection free within " + std::to_string(wait_.count()) + " ms");
+    ++leased_;
+    if (!idle_.empty()) {
+      c = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  try {
+    if (!c || !c->healthy()) {
+      c.reset();
+      c = std::make_unique<connection>(url_, password_);
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> guard{mutex_};
+    --leased_;
+    freed_.notify_one();
+    throw;
+  }
+  return lease{*this, std::move(c)};
+}
+
+std::size_t pool::in_use() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return leased_;
+}
+
+void pool::give_back(std::unique_ptr<connection> c) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  --leased_;
+  if (c->healthy()) idle_.push_back(std::move(c));
+  freed_.notify_one();
+}
+
+rows pooled_session::run(const statement& s, std::initializer_list<std::string_view> params) const {
+  auto c = pool_.acquire();
+  return c->run(s, params);
+}
+
+}  // namespace cl::storage::pg

@@ -1,0 +1,151 @@
+#pragma once
+/// One PostgreSQL connection through libpq, and a small pool of them (storage-private). Statements
+/// are prepared once per connection and sent with text parameters; every failure is classified
+/// so callers know what to do with it: `unavailable` (no connection, or it broke: the request
+/// answers 503 and the pool reconnects by itself), `conflict` (another transaction's commit made
+/// this statement fail: a unique key taken, a serialization failure; safe to run the mutation
+/// again), `store_full` (the database's disk is full: 507), anything else std::runtime_error.
+/// No message carries the connection string (it may hold a password).
+
+#include "storage/record_store.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+struct pg_conn;
+struct pg_result;
+
+namespace cl::storage::pg {
+
+/// The database cannot be reached or the connection broke.
+struct unavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A statement lost to another transaction (SQLSTATE 23505, 40001, 40P01), or a compare-and-set
+/// that found another version.
+struct conflict : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The rows a statement answered, as text.
+class rows {
+public:
+  rows() = default;
+  explicit rows(pg_result* r);
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  std::string_view text(std::size_t row, int column) const;
+  std::string str(std::size_t row, int column) const { return std::string{text(row, column)}; }
+  std::int64_t integer(std::size_t row, int column) const;
+  bool is_null(std::size_t row, int column) const;
+  /// The statement's row count (UPDATE, DELETE, INSERT).
+  std::uint64_t affected() const;
+
+private:
+  std::shared_ptr<pg_result> result_;
+  std::size_t count_ = 0;
+};
+
+/// A statement: its SQL with $1, $2, ... placeholders. Kept as a static constant, it is prepared
+/// once per connection under its own name.
+struct statement {
+  const char* sql;
+};
+
+/// Where statements run: a pooled connection per call (committed state), or one transaction.
+class session {
+public:
+  virtual ~session() = default;
+  virtual rows run(const statement& s, std::initializer_list<std::string_view> params) const = 0;
+  rows run(const statement& s) const { return run(s, {}); }
+};
+
+/// A PostgreSQL array literal of `items` (text), for a `$n::text[]` parameter.
+std::string array_literal(const std::vector<std::string>& items);
+/// The items of a text array as PostgreSQL prints it.
+std::vector<std::string> parse_array(std::string_view literal);
+
+class connection final : public session {
+public:
+  /// Connects (throws `unavailable` when it cannot, saying why without the connection string);
+  /// `password`, when not empty, overrides the one the URL names.
+  explicit connection(const std::string& url, const std::string& password = {});
+  ~connection() override;
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  using session::run;
+  rows run(const statement& s, std::initializer_list<std::string_view> params) const override;
+  /// Runs SQL text without parameters (several statements allowed): BEGIN, SAVEPOINT, migrations.
+  void exec(const std::string& sql) const;
+  /// True while the connection is usable.
+  bool healthy() const;
+
+private:
+  pg_conn* conn_ = nullptr;
+  mutable std::unordered_map<const char*, std::string> prepared_;  ///< statement SQL -> name
+  mutable bool broken_ = false;
+};
+
+/// A fixed number of connections, made when first needed and again after one breaks.
+class pool {
+public:
+  pool(std::string url, std::string password, std::size_t size, std::chrono::milliseconds wait);
+
+  /// A connection for the caller's use until the lease ends.
+  class lease {
+  public:
+    lease(pool& p, std::unique_ptr<connection> c) : pool_(&p), conn_(std::move(c)) {}
+    lease(lease&& o) noexcept : pool_(o.pool_), conn_(std::move(o.conn_)) {}
+    lease& operator=(lease&&) = delete;
+    ~lease();
+    connection& operator*() const { return *conn_; }
+    connection* operator->() const { return conn_.get(); }
+
+  private:
+    pool* pool_;
+    std::unique_ptr<connection> conn_;
+  };
+
+  /// Waits at most the pool's wait for a free connection (`unavailable` past it, or when the
+  /// database cannot be reached).
+  lease acquire();
+  std::size_t size() const { return size_; }
+  /// Connections leased now (a metric).
+  std::size_t in_use() const;
+
+private:
+  void give_back(std::unique_ptr<connection> c);
+
+  std::string url_;
+  std::string password_;
+  std::size_t size_;
+  std::chrono::milliseconds wait_;
+  mutable std::mutex mutex_;
+  std::condition_variable freed_;
+  std::vector<std::unique_ptr<connection>> idle_;
+  std::size_t leased_ = 0;
+};
+
+/// Runs each statement on a connection leased for it: reads of committed state.
+class pooled_session final : public session {
+public:
+  explicit pooled_session(pool& p) : pool_(p) {}
+  using session::run;
+  rows run(const statement& s, std::initializer_list<std::string_view> params) const override;
+
+private:
+  pool& pool_;
+};
+
+}  // namespace cl::storage::pg

@@ -1,0 +1,378 @@
+// Resources, Activities and the catalogue in SQL (the mapping in storage/content_stores.hpp).
+//
+// Lists walk an index in id order in chunks (`... AND id > $after ORDER BY id LIMIT $n`) with the
+// typed header's columns, keep what the filters accept within the query's budget (storage/walk.hpp,
+// as on LMDB), then read the kept records in one statement: a page costs a page.
+//
+// A Resource written after the mutation read it is written with a compare-and-set on the version
+// it read (`UPDATE ... WHERE version = $seen`): when another node changed it in between, the
+// statement finds no row, the mutation loses (a conflict) and the writer runs it again on what won.
+
+#include "storage/content_stores.hpp"
+
+#include "storage/postgresql/backend.hpp"
+#include "storage/walk.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace cl::storage::pg {
+
+namespace {
+
+const std::string everyone = "*";  ///< the reader of Activities about no Resource (as on LMDB)
+
+std::string limit_of(std::size_t n) { return std::to_string(n); }
+
+/// The chunk a stream reads for a page of `limit`: enough to fill it when the filters keep most.
+std::size_t chunk_for(std::size_t limit) { return std::min<std::size_t>(std::max<std::size_t>(limit + 1, 16), 256); }
+
+/// Fills the records of a page's entries (kept with empty records) in one statement.
+void fill_records(const session& db, const statement& s, std::string_view tenant, record_page& page) {
+  if (page.entries.empty()) return;
+  std::vector<std::string> ids;
+  ids.reserve(page.entries.size());
+  for (const auto& e : page.entries) ids.push_back(e.first);
+  auto r = db.run(s, {tenant, array_literal(ids)});
+  std::map<std::string, std::string, std::less<>> found;
+  for (std::size_t i = 0; i < r.size(); ++i) found.emplace(r.str(i, 0), r.str(i, 1));
+  std::vector<std::pair<std::string, std::string>> kept;
+  for (auto& e : page.entries)
+    if (auto f = found.find(e.first); f != found.end()) kept.emplace_back(std::move(e.first), std::move(f->second));
+  page.entries = std::move(kept);  // one removed since the walk read its header is left out
+}
+
+/// A page of (id, record) rows read with one more than `limit`: the extra row only tells there is more.
+record_page page_of(const rows& r, std::size_t limit) {
+  record_page page;
+  for (std::size_t i = 0; i < r.size() && i < limit; ++i) {
+    page.resume_after = r.str(i, 0);
+    page.entries.emplace_back(page.resume_after, r.str(i, 1));
+  }
+  page.examined = page.entries.size();
+  page.exhausted = r.size() <= limit;
+  return page;
+}
+
+bool matches(const std::string& wanted, std::string_view value) { return wanted.empty() || wanted == value; }
+
+// --- Resources -----------------------------------------------------------------------------------
+
+const statement resource_get{"SELECT record, version FROM resources WHERE tenant = $1 AND id = $2"};
+const statement resource_header_get{
+  "SELECT work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = $2"};
+const statement resource_records{"SELECT id, record FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
+const statement version_get{"SELECT record FROM resource_versions WHERE tenant = $1 AND id = $2 AND version = $3"};
+const statement version_page{
+  "SELECT version, record FROM resource_versions WHERE tenant = $1 AND id = $2 AND version > $3 "
+  "ORDER BY version LIMIT $4"};
+const statement resource_every{
+  "SELECT tenant, id FROM resources WHERE (tenant, id) > ($1, $2) ORDER BY tenant, id LIMIT $3"};
+const statement resources_of_tenant{
+  "SELECT id, work_id, type, language, true FROM resources WHERE tenant = $1 AND id > $2 ORDER BY id LIMIT $3"};
+const statement resources_of_work{
+  "SELECT id, work_id, type, language, "
+  "cardinality($5::text[]) = 0 OR EXISTS (SELECT 1 FROM grants g WHERE g.tenant = r.tenant AND g.resource_id = r.id "
+  "AND g.principal = ANY($5::text[])) "
+  "FROM resources r WHERE tenant = $1 AND work_id = $2 AND work_id <> '' AND id > $3 ORDER BY id LIMIT $4"};
+const statement resources_of_principal{
+  "SELECT g.resource_id, r.work_id, r.type, r.language, true FROM grants g "
+  "JOIN resources r ON r.tenant = g.tenant AND r.id = g.resource_id "
+  "WHERE g.tenant = $1 AND g.principal = $2 AND g.resource_id > $3 ORDER BY g.resource_id LIMIT $4"};
+const statement resource_insert{
+  "INSERT INTO resources (tenant, id, work_id, type, language, version, blobs, record) "
+  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"};
+const statement resource_upsert{
+  "INSERT INTO resources (tenant, id, work_id, type, language, version, blobs, record) "
+  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, id) DO UPDATE SET work_id = EXCLUDED.work_id, "
+  "type = EXCLUDED.type, language = EXCLUDED.language, version = EXCLUDED.version, blobs = EXCLUDED.blobs, "
+  "record = EXCLUDED.record"};
+const statement resource_cas{
+  "UPDATE resources SET work_id = $3, type = $4, language = $5, version = $6, blobs = $7, record = $8 "
+  "WHERE tenant = $1 AND id = $2 AND version = $9"};
+const statement blobs_of{"SELECT blobs FROM resources WHERE tenant = $1 AND id = $2"};
+const statement blob_refs_remove{
+  "DELETE FROM resource_blobs WHERE tenant = $1 AND resource_id = $2 AND blob_id = ANY($3::text[])"};
+const statement blob_refs_add{
+  "INSERT INTO resource_blobs (tenant, blob_id, resource_id) SELECT $1, b, $2 FROM unnest($3::text[]) AS x(b) "
+  "ON CONFLICT DO NOTHING"};
+const statement blob_refs_page{
+  "SELECT resource_id FROM resource_blobs WHERE tenant = $1 AND blob_id = $2 AND resource_id > $3 "
+  "ORDER BY resource_id LIMIT $4"};
+const statement version_upsert{
+  "INSERT INTO resource_versions (tenant, id, version, record) VALUES ($1, $2, $3, $4) "
+  "ON CONFLICT (tenant, id, version) DO UPDATE SET record = EXCLUDED.record"};
+
+/// What a Resource list's walk reads per candidate: its header's filter columns.
+struct resource_item {
+  std::string work_id, type, language;
+  bool readable = true;
+};
+using resource_stream = walks::id_stream<resource_item>;
+
+class pg_resource_store final : public resource_writes {
+public:
+  explicit pg_resource_store(const context& c) : db_(c.db), writable_(c.writable) {}
+
+  std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
+    auto r = db_.run(resource_get, {tenant, id});
+    remember(tenant, id, r.empty() ? std::optional<std::string>{} : r.str(0, 1));
+    if (r.empty()) return std::nullopt;
+    return r.str(0, 0);
+  }
+
+  std::optional<resource_header> header(std::string_view tenant, std::string_view id) const override {
+    auto r = db_.run(resource_header_get, {tenant, id});
+    remember(tenant, id, r.empty() ? std::optional<std::string>{} : r.str(0, 3));
+    if (r.empty()) return std::nullopt;
+    return resource_header{r.str(0, 0), r.str(0, 1), r.str(0, 2), r.str(0, 3), parse_array(r.text(0, 4))};
+  }
+
+  std::optional<std::string> version(std::string_view tenant, std::string_view id, std::string_view version) const override {
+    auto r = db_.run(version_get, {tenant, id, version});
+    if (r.empty()) return std::nullopt;
+    return r.str(0, 0);
+  }
+
+  record_page versions(const version_query& q) const override {
+    return page_of(db_.run(version_page, {q.tenant, q.resource_id, q.after, limit_of(q.limit + 1)}), q.limit);
+  }
+
+  std::vector<resource_position> every(const resource_position& after, std::size_t limit) const override {
+    auto r = db_.run(resource_every, {after.tenant, after.id, limit_of(limit)});
+    std::vector<resource_position> out;
+    for (std::size_t i = 0; i < r.size(); ++i) out.push_back({r.str(i, 0), r.str(i, 1)});
+    return out;
+  }
+
+  record_page list(const resource_query& q) const override {
+    auto keep = [&](const std::string&, const resource_item& h) -> std::optional<std::string> {
+      bool staged = h.work_id.empty();
+      if (!h.readable || !matches(q.work_id, h.work_id) || !matches(q.type, h.type) || !matches(q.language, h.language)
+          || (q.staged && *q.staged != staged))
+        return std::nullopt;
+      return std::string{};  // the record is read with the page's others
+    };
+    auto chunk = chunk_for(q.limit);
+    record_page page;
+    if (!q.work_id.empty()) {
+      // A Work's Resources through its index; the caller's grants checked in the same statement.
+      auto readers = array_literal(q.readable_by);
+      resource_stream ids{fetcher(resources_of_work, {q.tenant, q.work_id}, readers), q.after, chunk};
+      page = walks::walk(ids, q.limit, q.budget, keep);
+    } else if (q.readable_by.empty()) {
+      resource_stream ids{fetcher(resources_of_tenant, {q.tenant}, {}), q.after, chunk};
+      page = walks::walk(ids, q.limit, q.budget, keep);
+    } else {
+      // The by-principal grant index gives each principal's Resource ids in order: merging those
+      // walks exactly the readable ids after `after`.
+      std::vector<resource_stream> streams;
+      for (const auto& p : q.readable_by) streams.emplace_back(fetcher(resources_of_principal, {q.tenant, p}, {}), q.after, chunk);
+      page = walks::merged_walk(streams, q.limit, q.budget, keep);
+    }
+    fill_records(db_, resource_records, q.tenant, page);
+    return page;
+  }
+
+  std::vector<std::string> referencing(std::string_view tenant, std::string_view blob_id, std::string_view after,
+                                       std::size_t limit) const override {
+    auto r = db_.run(blob_refs_page, {tenant, blob_id, after, limit_of(limit)});
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < r.size(); ++i) out.push_back(r.str(i, 0));
+    return out;
+  }
+
+  void put(std::string_view tenant, std::string_view id, const resource_header& h, std::string_view record) override {
+    // The blob index follows the current content: references it dropped go, new ones come.
+    std::vector<std::string> before;
+    if (auto r = db_.run(blobs_of, {tenant, id}); !r.empty()) before = parse_array(r.text(0, 0));
+    auto blobs = array_literal(h.blobs);
+    auto seen = seen_.find(key(tenant, id));
+    if (seen == seen_.end()) {
+      db_.run(resource_upsert, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record});
+    } else if (!seen->second) {
+      db_.run(resource_insert, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record});
+    } else if (db_.run(resource_cas, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record, *seen->second})
+                 .affected() == 0) {
+      throw conflict("the Resource changed since this write read it");
+    }
+    seen_[key(tenant, id)] = h.version;
+    std::vector<std::string> gone, added;
+    for (const auto& b : before)
+      if (!std::binary_search(h.blobs.begin(), h.blobs.end(), b)) gone.push_back(b);
+    for (const auto& b : h.blobs)
+      if (!std::binary_search(before.begin(), before.end(), b)) added.push_back(b);
+    if (!gone.empty()) db_.run(blob_refs_remove, {tenant, id, array_literal(gone)});
+    if (!added.empty()) db_.run(blob_refs_add, {tenant, id, array_literal(added)});
+  }
+
+  void put_version(std::string_view tenant, std::string_view id, std::string_view version,
+                   std::string_view record) override {
+    db_.run(version_upsert, {tenant, id, version, record});
+  }
+
+private:
+  static std::string key(std::string_view tenant, std::string_view id) {
+    std::string k{tenant};
+    k.push_back('\0');
+    return k.append(id);
+  }
+
+  /// In a write transaction: the version this mutation read (nullopt: read as absent).
+  void remember(std::string_view tenant, std::string_view id, std::optional<std::string> version) const {
+    if (writable_) seen_.emplace(key(tenant, id), std::move(version));
+  }
+
+  /// Reads a stream's chunks with `s`: its fixed parameters, then after and the chunk size, then
+  /// `extra` when not empty.
+  resource_stream::fetcher fetcher(const statement& s, std::vector<std::string> fixed, std::string extra) const {
+    return [this, &s, fixed = std::move(fixed), extra = std::move(extra)](const std::string& after, std::size_t n) {
+      auto size = limit_of(n);
+      auto r = fixed.size() == 1 ? db_.run(s, {fixed[0], after, size})
+               : extra.empty()   ? db_.run(s, {fixed[0], fixed[1], after, size})
+                                 : db_.run(s, {fixed[0], fixed[1], after, size, extra});
+      resource_stream::chunk out;
+      for (std::size_t i = 0; i < r.size(); ++i)
+        out.emplace_back(r.str(i, 0), resource_item{r.str(i, 1), r.str(i, 2), r.str(i, 3), r.text(i, 4) == "t"});
+      return out;
+    };
+  }
+
+  const session& db_;
+  bool writable_;
+  mutable std::map<std::string, std::optional<std::string>> seen_;
+};
+
+// --- Activities ----------------------------------------------------------------------------------
+
+const statement activity_get{"SELECT record FROM activities WHERE tenant = $1 AND id = $2"};
+const statement activity_records{"SELECT id, record FROM activities WHERE tenant = $1 AND id = ANY($2::text[])"};
+const statement activities_of_tenant{
+  "SELECT id, type FROM activities WHERE tenant = $1 AND id > $2 ORDER BY id LIMIT $3"};
+const statement activities_of_resource{
+  "SELECT id, type, cardinality($5::text[]) = 0 OR EXISTS (SELECT 1 FROM grants g WHERE g.tenant = a.tenant "
+  "AND g.resource_id = a.about_resource AND g.principal = ANY($5::text[])) "
+  "FROM activities a WHERE tenant = $1 AND about_resource = $2 AND about_resource <> '' AND id > $3 "
+  "ORDER BY id LIMIT $4"};
+const statement activities_of_reader{
+  "SELECT r.activity_id, a.type FROM activity_readers r "
+  "JOIN activities a ON a.tenant = r.tenant AND a.id = r.activity_id "
+  "WHERE r.tenant = $1 AND r.principal = $2 AND r.activity_id > $3 ORDER BY r.activity_id LIMIT $4"};
+const statement activity_upsert{
+  "INSERT INTO activities (tenant, id, about_resource, type, record) VALUES ($1, $2, $3, $4, $5) "
+  "ON CONFLICT (tenant, id) DO UPDATE SET about_resource = EXCLUDED.about_resource, type = EXCLUDED.type, "
+  "record = EXCLUDED.record"};
+const statement reader_add{
+  "INSERT INTO activity_readers (tenant, principal, activity_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"};
+const statement readers_of_resource_add{
+  "INSERT INTO activity_readers (tenant, principal, activity_id) SELECT tenant, principal, $3 FROM grants "
+  "WHERE tenant = $1 AND resource_id = $2 ON CONFLICT DO NOTHING"};
+
+struct activity_item {
+  std::string type;
+  bool readable = true;
+};
+using activity_stream = walks::id_stream<activity_item>;
+
+class pg_activity_store final : public activity_writes {
+public:
+  explicit pg_activity_store(const context& c) : db_(c.db) {}
+
+  std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
+    auto r = db_.run(activity_get, {tenant, id});
+    if (r.empty()) return std::nullopt;
+    return r.str(0, 0);
+  }
+
+  record_page list(const activity_query& q) const override {
+    auto keep = [&](const std::string&, const activity_item& a) -> std::optional<std::string> {
+      if (!a.readable || !matches(q.type, a.type)) return std::nullopt;
+      return std::string{};
+    };
+    auto chunk = chunk_for(q.limit);
+    record_page page;
+    if (!q.resource_id.empty()) {  // the by-Resource index: only that Resource's Activities
+      auto readers = array_literal(q.readable_by);
+      activity_stream ids{fetcher(activities_of_resource, {q.tenant, q.resource_id}, readers), q.after, chunk};
+      page = walks::walk(ids, q.limit, q.budget, keep);
+    } else if (q.readable_by.empty()) {
+      activity_stream ids{fetcher(activities_of_tenant, {q.tenant}, {}), q.after, chunk};
+      page = walks::walk(ids, q.limit, q.budget, keep);
+    } else {
+      // The Activities-by-reader index: per principal exactly the Activities it reads, and under
+      // `everyone` those about no Resource.
+      std::vector<activity_stream> streams;
+      for (const auto& p : q.readable_by) streams.emplace_back(fetcher(activities_of_reader, {q.tenant, p}, {}), q.after, chunk);
+      streams.emplace_back(fetcher(activities_of_reader, {q.tenant, everyone}, {}), q.after, chunk);
+      page = walks::merged_walk(streams, q.limit, q.budget, keep);
+    }
+    fill_records(db_, activity_records, q.tenant, page);
+    return page;
+  }
+
+  void put(std::string_view tenant, std::string_view id, const activity_header& h, std::string_view record) override {
+    db_.run(activity_upsert, {tenant, id, h.about_resource, h.type, record});
+    if (h.about_resource.empty())
+      db_.run(reader_add, {tenant, everyone, id});
+    else  // listed under every principal that reads its Resource now; grants given later add it then
+      db_.run(readers_of_resource_add, {tenant, h.about_resource, id});
+  }
+
+private:
+  activity_stream::fetcher fetcher(const statement& s, std::vector<std::string> fixed, std::string extra) const {
+    return [this, &s, fixed = std::move(fixed), extra = std::move(extra)](const std::string& after, std::size_t n) {
+      auto size = limit_of(n);
+      bool with_readers = &s == &activities_of_resource;
+      auto r = fixed.size() == 1 ? db_.run(s, {fixed[0], after, size})
+               : with_readers    ? db_.run(s, {fixed[0], fixed[1], after, size, extra})
+                                 : db_.run(s, {fixed[0], fixed[1], after, size});
+      activity_stream::chunk out;
+      for (std::size_t i = 0; i < r.size(); ++i)
+        out.emplace_back(r.str(i, 0), activity_item{r.str(i, 1), !with_readers || r.text(i, 2) == "t"});
+      return out;
+    };
+  }
+
+  const session& db_;
+};
+
+// --- Catalogue -----------------------------------------------------------------------------------
+
+const statement catalog_get{"SELECT record FROM catalog WHERE kind = $1 AND tenant = $2 AND id = $3"};
+const statement catalog_page{
+  "SELECT id, record FROM catalog WHERE kind = $1 AND tenant = $2 AND id > $3 ORDER BY id LIMIT $4"};
+const statement catalog_upsert{
+  "INSERT INTO catalog (kind, tenant, id, record) VALUES ($1, $2, $3, $4) "
+  "ON CONFLICT (kind, tenant, id) DO UPDATE SET record = EXCLUDED.record"};
+
+std::string kind_number(catalog_kind k) { return std::to_string(static_cast<int>(k)); }
+
+class pg_catalog_store final : public catalog_writes {
+public:
+  explicit pg_catalog_store(const context& c) : db_(c.db) {}
+
+  std::optional<std::string> get(catalog_kind kind, std::string_view tenant, std::string_view id) const override {
+    auto r = db_.run(catalog_get, {kind_number(kind), tenant, id});
+    if (r.empty()) return std::nullopt;
+    return r.str(0, 0);
+  }
+
+  record_page list(const catalog_query& q) const override {
+    return page_of(db_.run(catalog_page, {kind_number(q.kind), q.tenant, q.after, limit_of(q.limit + 1)}), q.limit);
+  }
+
+  void put(catalog_kind kind, std::string_view tenant, std::string_view id, std::string_view record) override {
+    db_.run(catalog_upsert, {kind_number(kind), tenant, id, record});
+  }
+
+private:
+  const session& db_;
+};
+
+}  // namespace
+
+const bool resources_implemented = implement<resource_writes, pg_resource_store>();
+const bool activities_implemented = implement<activity_writes, pg_activity_store>();
+const bool catalog_implemented = implement<catalog_writes, pg_catalog_store>();
+
+}  // namespace cl::storage::pg

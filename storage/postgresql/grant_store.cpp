@@ -1,0 +1,86 @@
+// Grants in SQL: `grants(tenant, resource_id, principal, role, record)`, its primary key by
+// Resource and an index by principal. A principal that gains (loses) its grant on a Resource gains
+// (loses) the Resource's Activities in `activity_readers` in the same statement sequence.
+
+#include "storage/grant_store.hpp"
+
+#include "storage/postgresql/backend.hpp"
+
+namespace cl::storage::pg {
+
+namespace {
+
+const statement get_role{"SELECT role FROM grants WHERE tenant = $1 AND principal = $2 AND resource_id = $3"};
+const statement get_grant{"SELECT record FROM grants WHERE tenant = $1 AND resource_id = $2 AND principal = $3"};
+const statement page_on_resource{
+  "SELECT principal, record FROM grants WHERE tenant = $1 AND resource_id = $2 AND principal > $3 "
+  "ORDER BY principal LIMIT $4"};
+const statement other_owner{
+  "SELECT EXISTS (SELECT 1 FROM grants WHERE tenant = $1 AND resource_id = $2 AND role = $3 AND principal <> $4)"};
+const statement upsert_grant{
+  "INSERT INTO grants (tenant, resource_id, principal, role, record) VALUES ($1, $2, $3, $4, $5) "
+  "ON CONFLICT (tenant, resource_id, principal) DO UPDATE SET role = EXCLUDED.role, record = EXCLUDED.record"};
+const statement delete_grant{"DELETE FROM grants WHERE tenant = $1 AND resource_id = $2 AND principal = $3"};
+const statement readers_add{
+  "INSERT INTO activity_readers (tenant, principal, activity_id) SELECT tenant, $2, id FROM activities "
+  "WHERE tenant = $1 AND about_resource = $3 ON CONFLICT DO NOTHING"};
+const statement readers_remove{
+  "DELETE FROM activity_readers WHERE tenant = $1 AND principal = $2 AND activity_id IN "
+  "(SELECT id FROM activities WHERE tenant = $1 AND about_resource = $3)"};
+
+class pg_grant_store final : public grant_writes {
+public:
+  explicit pg_grant_store(const context& c) : db_(c.db) {}
+
+  std::optional<domain::access_role> role(std::string_view tenant, std::string_view principal,
+                                          std::string_view resource) const override {
+    auto r = db_.run(get_role, {tenant, principal, resource});
+    if (r.empty()) return std::nullopt;
+    return domain::parse_role(r.text(0, 0));
+  }
+
+  std::optional<std::string> grant(std::string_view tenant, std::string_view resource,
+                                   std::string_view principal) const override {
+    auto r = db_.run(get_grant, {tenant, resource, principal});
+    if (r.empty()) return std::nullopt;
+    return r.str(0, 0);
+  }
+
+  record_page on_resource(const grant_query& q) const override {
+    record_page page;
+    auto r = db_.run(page_on_resource, {q.tenant, q.resource_id, q.after, num(static_cast<std::uint64_t>(q.limit))});
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      page.resume_after = r.str(i, 0);
+      page.entries.emplace_back(page.resume_after, r.str(i, 1));
+    }
+    page.exhausted = r.size() < q.limit;
+    return page;
+  }
+
+  bool another_owner(std::string_view tenant, std::string_view resource, std::string_view principal) const override {
+    auto owner = domain::role_name(domain::access_role::owner);
+    return db_.run(other_owner, {tenant, resource, owner, principal}).text(0, 0) == "t";
+  }
+
+  void put(std::string_view tenant, const domain::access_grant& g) override {
+    bool had = role(tenant, g.principal, g.resource_id).has_value();
+    db_.run(upsert_grant, {tenant, g.resource_id, g.principal, domain::role_name(g.role), domain::grant_json(g)});
+    // A new reader of the Resource reads its Activities too (a role change changes nothing there).
+    if (!had) db_.run(readers_add, {tenant, g.principal, g.resource_id});
+  }
+
+  void erase(std::string_view tenant, std::string_view resource, std::string_view principal) override {
+    bool had = role(tenant, principal, resource).has_value();
+    db_.run(delete_grant, {tenant, resource, principal});
+    if (had) db_.run(readers_remove, {tenant, principal, resource});
+  }
+
+private:
+  const session& db_;
+};
+
+}  // namespace
+
+const bool grants_implemented = implement<grant_writes, pg_grant_store>();
+
+}  // namespace cl::storage::pg

@@ -1,0 +1,27 @@
+#pragma once
+/// The PostgreSQL backend of the record store (`storage.backend = postgresql`): every typed store
+/// in SQL tables, one database transaction per group commit with a savepoint per mutation, and a
+/// change log numbered without gaps across every node writing to the same database
+/// (docs/architecture.md, "The PostgreSQL backend").
+
+#include "storage/record_store.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace cl::storage {
+
+struct postgresql_settings {
+  std::string url;             ///< a libpq connection string or URI (may hold a password: never logged)
+  std::string password;        ///< overrides the URL's when not empty
+  std::size_t pool_size = 8;   ///< connections this node opens at most
+  std::chrono::milliseconds wait{2000};  ///< how long a statement waits for a free connection
+};
+
+/// Connects, applies the schema's migrations and answers the record store. Throws
+/// std::runtime_error saying what is wrong (cannot connect, a schema newer than this build).
+std::shared_ptr<record_store> open_postgresql_store(const postgresql_settings& settings);
+
+}  // namespace cl::storage

@@ -1,0 +1,136 @@
+// The PostgreSQL schema, as numbered migrations (the SQL mapping each store header writes down).
+// Keys are `text COLLATE "C"`: ids compare byte by byte, as on LMDB, so pages come in the same
+// order on both backends. Records are `text`: the canonical JSON bytes, unchanged (a `jsonb`
+// column would reorder members and change every ETag).
+
+#include "storage/postgresql/backend.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cl::storage::pg {
+
+namespace {
+
+std::map<std::string, std::vector<std::string>>& parts() {
+  static std::map<std::string, std::vector<std::string>> p;
+  return p;
+}
+
+/// The core's part: its stores, the change log and its consumers. Route groups declare their own
+/// parts beside their stores (storage/postgresql/blob_store.cpp, webhook_store.cpp).
+const bool core = schema_part("core", {
+  // 1: the core's stores, the change log and its consumers.
+  R"sql(
+CREATE TABLE resources (
+  tenant text COLLATE "C" NOT NULL, id text COLLATE "C" NOT NULL,
+  work_id text COLLATE "C" NOT NULL, type text NOT NULL, language text NOT NULL, version text NOT NULL,
+  blobs text[] NOT NULL, record text NOT NULL,
+  PRIMARY KEY (tenant, id));
+CREATE INDEX resources_by_work ON resources (tenant, work_id, id) WHERE work_id <> '';
+CREATE TABLE resource_versions (
+  tenant text COLLATE "C" NOT NULL, id text COLLATE "C" NOT NULL, version text COLLATE "C" NOT NULL,
+  record text NOT NULL,
+  PRIMARY KEY (tenant, id, version));
+CREATE TABLE resource_blobs (
+  tenant text COLLATE "C" NOT NULL, blob_id text COLLATE "C" NOT NULL, resource_id text COLLATE "C" NOT NULL,
+  PRIMARY KEY (tenant, blob_id, resource_id));
+CREATE TABLE activities (
+  tenant text COLLATE "C" NOT NULL, id text COLLATE "C" NOT NULL,
+  about_resource text COLLATE "C" NOT NULL, type text NOT NULL, record text NOT NULL,
+  PRIMARY KEY (tenant, id));
+CREATE INDEX activities_by_resource ON activities (tenant, about_resource, id) WHERE about_resource <> '';
+CREATE TABLE activity_readers (
+  tenant text COLLATE "C" NOT NULL, principal text COLLATE "C" NOT NULL, activity_id text COLLATE "C" NOT NULL,
+  PRIMARY KEY (tenant, principal, activity_id));
+CREATE TABLE catalog (
+  kind smallint NOT NULL, tenant text COLLATE "C" NOT NULL, id text COLLATE "C" NOT NULL, record text NOT NULL,
+  PRIMARY KEY (kind, tenant, id));
+CREATE TABLE contract_versions (
+  tenant text COLLATE "C" NOT NULL, id text COLLATE "C" NOT NULL, version bigint NOT NULL,
+  status text NOT NULL, works text[] NOT NULL, record text NOT NULL,
+  PRIMARY KEY (tenant, id, version));
+CREATE TABLE contracts (
+  tenant text COLLATE "C" NOT NULL, id text COLLATE "C" NOT NULL, version bigint NOT NULL,
+  status text NOT NULL, works text[] NOT NULL, record text NOT NULL,
+  PRIMARY KEY (tenant, id));
+CREATE TABLE contract_works (
+  tenant text COLLATE "C" NOT NULL, work_id text COLLATE "C" NOT NULL, contract_id text COLLATE "C" NOT NULL,
+  PRIMARY KEY (tenant, work_id, contract_id));
+CREATE TABLE contract_usages (
+  tenant text COLLATE "C" NOT NULL, usage_type text COLLATE "C" NOT NULL, status text COLLATE "C" NOT NULL,
+  PRIMARY KEY (tenant, usage_type, status));
+CREATE TABLE grants (
+  tenant text COLLATE "C" NOT NULL, resource_id text COLLATE "C" NOT NULL, principal text COLLATE "C" NOT NULL,
+  role text NOT NULL, record text NOT NULL,
+  PRIMARY KEY (tenant, resource_id, principal));
+CREATE INDEX grants_by_principal ON grants (tenant, principal, resource_id);
+CREATE TABLE idempotency (
+  tenant text COLLATE "C" NOT NULL, client_id text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL,
+  created_ms bigint NOT NULL, record text NOT NULL,
+  PRIMARY KEY (tenant, client_id, key));
+CREATE INDEX idempotency_by_age ON idempotency (created_ms);
+CREATE TABLE change_log (
+  seq bigint PRIMARY KEY, transaction bigint NOT NULL, tenant text COLLATE "C" NOT NULL, kind smallint NOT NULL,
+  id text COLLATE "C" NOT NULL, op smallint NOT NULL, at_ms bigint NOT NULL, version text NOT NULL,
+  hash text NOT NULL, principal text NOT NULL);
+CREATE TABLE change_head (
+  one boolean PRIMARY KEY DEFAULT true CHECK (one), seq bigint NOT NULL);
+INSERT INTO change_head (one, seq) VALUES (true, 0);
+CREATE TABLE change_consumers (
+  name text COLLATE "C" PRIMARY KEY, applied bigint NOT NULL);
+)sql",
+});
+
+/// The key of the advisory lock every node takes to migrate ("contentlake schema").
+constexpr const char* migration_lock = "SELECT pg_advisory_xact_lock(7362846102834651)";
+
+}  // namespace
+
+bool schema_part(std::string name, std::vector<std::string> migrations) {
+  parts()[std::move(name)] = std::move(migrations);
+  return true;
+}
+
+std::vector<std::pair<std::string, int>> schema_versions() {
+  std::vector<std::pair<std::string, int>> out;
+  for (const auto& [name, steps] : parts()) out.emplace_back(name, static_cast<int>(steps.size()));
+  return out;
+}
+
+void migrate(const connection& db) {
+  db.exec("BEGIN");
+  try {
+    db.exec(migration_lock);
+    db.exec("CREATE TABLE IF NOT EXISTS contentlake_schema (part text NOT NULL, version integer NOT NULL, "
+            "applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (part, version))");
+    static const statement current{"SELECT coalesce(max(version), 0) FROM contentlake_schema WHERE part = $1"};
+    static const statement applied{"INSERT INTO contentlake_schema (part, version) VALUES ($1, $2)"};
+    // "core" first: the route groups' tables may refer to it.
+    auto names = schema_versions();
+    std::stable_partition(names.begin(), names.end(), [](const auto& p) { return p.first == "core"; });
+    for (const auto& [name, known] : names) {
+      auto have = static_cast<int>(db.run(current, {name}).integer(0, 0));
+      if (have > known)
+        throw std::runtime_error("the database's schema (" + name + ") is version " + std::to_string(have)
+                                 + ", newer than this build's (" + std::to_string(known)
+                                 + "): run the newer contentlake, or restore a backup taken before the upgrade");
+      const auto& steps = parts()[name];
+      for (int v = have + 1; v <= known; ++v) {
+        db.exec(steps[static_cast<std::size_t>(v - 1)]);
+        db.run(applied, {name, std::to_string(v)});
+      }
+    }
+    db.exec("COMMIT");
+  } catch (...) {
+    try {
+      db.exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+}
+
+}  // namespace cl::storage::pg
