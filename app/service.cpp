@@ -28,6 +28,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 // jemalloc's control call when the binary links it (the service does; the tests do not).
@@ -45,6 +47,10 @@ struct service::impl {
   std::shared_ptr<actors::actor_directory> directory =
     std::make_shared<actors::actor_directory>(static_cast<std::size_t>(settings.storage.readers));
   std::shared_ptr<storage::record_store> store;
+  std::thread probe_thread;  ///< the readiness probe of a record store across the network
+  std::mutex probe_mutex;
+  std::condition_variable probe_cv;
+  bool probing = true;
   /// Verified tokens (filled by auth, read by every coordinator); one for the service's life.
   std::shared_ptr<actors::token_cache> tokens =
     std::make_shared<actors::token_cache>(static_cast<std::size_t>(settings.auth.token_cache_entries));
@@ -156,6 +162,33 @@ struct service::impl {
   }
 
   /// The file system of the data dir (records, objects, index): free and total bytes at each scrape.
+  /// /readyz's `record_store` check: false while the store cannot be reached (PostgreSQL stopped or
+  /// unreachable), probed once a second on a thread of its own (a probe may wait on the network).
+  void watch_record_store() {
+    auto reachable = health->declare_check("record_store", true);
+    reachable->store(store->probe());
+    if (settings.storage.backend != "postgresql") return;
+    probe_thread = std::thread{[this, reachable] {
+      std::unique_lock<std::mutex> lock{probe_mutex};
+      while (!probe_cv.wait_for(lock, std::chrono::seconds{1}, [this] { return !probing; })) {
+        lock.unlock();
+        bool now = store->probe();
+        if (now != reachable->exchange(now))
+          now ? spdlog::info("record store: reachable again") : spdlog::error("record store: unreachable; /readyz answers 503");
+        lock.lock();
+      }
+    }};
+  }
+
+  void stop_probing() {
+    {
+      std::lock_guard<std::mutex> guard{probe_mutex};
+      probing = false;
+    }
+    probe_cv.notify_all();
+    if (probe_thread.joinable()) probe_thread.join();
+  }
+
   void watch_disk() {
     auto free = stats->declare_gauge("contentlake_disk_free_bytes",
                                      "Bytes free for the service on the data dir's file system (records, objects, "
@@ -204,6 +237,7 @@ struct service::impl {
     owns_process = handle_signals;
     std::filesystem::create_directories(settings.data_dir);
     store = open_record_store(settings);
+    watch_record_store();
     watch_disk();
     watch_heap();
     auto cached = stats->declare_gauge("contentlake_token_cache_entries",
@@ -300,6 +334,7 @@ struct service::impl {
   }
 
   ~impl() {
+    stop_probing();
     shutdown_actors();
     // Handlers and listeners may hold callbacks into the actor system: drop them first.
     public_listener.reset();

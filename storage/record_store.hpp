@@ -160,6 +160,10 @@ public:
   /// 0, 0 when it has no bound (memory). For capacity metrics.
   virtual std::pair<std::uint64_t, std::uint64_t> space() const { return {0, 0}; }
 
+  /// Whether the store can be reached now (PostgreSQL: a round trip on a pooled connection; an
+  /// embedded store always can). Called off the request path, by the readiness check.
+  virtual bool probe() const { return true; }
+
   /// Committed change-log entries with a sequence above `after`, in order, at most `limit`. An
   /// entry is visible only once its transaction has committed.
   virtual std::vector<change_entry> read_from(std::uint64_t after, std::size_t limit) const = 0;

@@ -10,6 +10,7 @@
 /// initialisation); its name is its on-disk name and the engine opens every declared table.
 
 #include "storage/record_store.hpp"
+#include "storage/store_registry.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -80,22 +81,17 @@ public:
 /// it runs in), writes (null in a read-only view), and the typed view it belongs to (to use other
 /// stores through).
 struct context {
+  static constexpr const char* backend = "key-value";
   const reader& r;
   writer* w;
   const read_view& view;
 };
 
-using store_factory = std::unique_ptr<typed_store> (*)(const context&);
-
-/// Registers the key-value implementation of the store at `kind` (at static initialisation, from
-/// the file that implements it). Returns true.
-bool implement(store_kind kind, store_factory make);
-
-/// `implement` of the store `Writes` by `Impl`, constructed from a context.
+/// Registers `Impl` as the key-value implementation of the store `Writes` (at static
+/// initialisation, from the file that implements it). Returns true.
 template <class Writes, class Impl>
 bool implement() {
-  return implement(kind_of<Writes>(),
-                   [](const context& c) -> std::unique_ptr<typed_store> { return std::make_unique<Impl>(c); });
+  return implement_store<Writes, Impl, context>();
 }
 
 /// The record store on `engine`: typed views, the group-commit write path and the change log.

@@ -23,17 +23,10 @@ table_registry& tables_declared() {
   return r;
 }
 
-/// The key-value implementation of each store, by its kind's slot (null: none registered).
-std::vector<store_factory>& factories() {
-  static std::vector<store_factory> f;
-  return f;
-}
+const store_registry<context>& implementations() { return store_registry<context>::of(); }
 
 std::unique_ptr<typed_store> make_store(std::size_t slot, const context& c) {
-  auto& f = factories();
-  if (slot >= f.size() || !f[slot])
-    throw std::logic_error("a typed store has no key-value implementation linked in (storage/kv/)");
-  return f[slot](c);
+  return implementations().make(slot, c);
 }
 
 const table changes = declare_table("changes");                    ///< big-endian sequence -> change entry
@@ -132,8 +125,8 @@ private:
 class kv_record_store final : public record_store {
 public:
   explicit kv_record_store(std::unique_ptr<engine> e) : engine_(std::move(e)) {
-    for (std::size_t slot = 0; slot < factories().size(); ++slot)
-      stores_.push_back(factories()[slot] ? factories()[slot](context{*engine_, nullptr, *this}) : nullptr);
+    for (std::size_t slot = 0; slot < implementations().size(); ++slot)
+      stores_.push_back(implementations().has(slot) ? make_store(slot, context{*engine_, nullptr, *this}) : nullptr);
     auto last = engine_->last_key(changes);
     next_seq_ = (last ? big_endian_value(*last) : 0) + 1;
     committed_.store(next_seq_ - 1);
@@ -228,13 +221,6 @@ std::vector<std::string> table_names() {
   auto& r = tables_declared();
   std::lock_guard<std::mutex> guard{r.mutex};
   return r.names;
-}
-
-bool implement(store_kind kind, store_factory make) {
-  auto& f = factories();
-  if (f.size() <= kind.slot) f.resize(kind.slot + 1);
-  f[kind.slot] = make;
-  return true;
 }
 
 std::shared_ptr<record_store> make_record_store(std::unique_ptr<engine> engine) {

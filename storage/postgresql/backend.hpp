@@ -7,6 +7,7 @@
 
 #include "storage/postgresql/connection.hpp"
 #include "storage/record_store.hpp"
+#include "storage/store_registry.hpp"
 
 #include <memory>
 #include <string>
@@ -17,20 +18,16 @@ namespace cl::storage::pg {
 /// Where a store's statements run: the writer's transaction (`writable`), or a pooled connection
 /// per statement (committed state); the view it belongs to, to use other stores through.
 struct context {
+  static constexpr const char* backend = "PostgreSQL";
   const session& db;
   bool writable;
   const read_view& view;
 };
 
-using store_factory = std::unique_ptr<typed_store> (*)(const context&);
-
-/// Registers the PostgreSQL implementation of the store at `kind`. Returns true.
-bool implement(store_kind kind, store_factory make);
-
+/// Registers `Impl` as the PostgreSQL implementation of the store `Writes`. Returns true.
 template <class Writes, class Impl>
 bool implement() {
-  return implement(kind_of<Writes>(),
-                   [](const context& c) -> std::unique_ptr<typed_store> { return std::make_unique<Impl>(c); });
+  return implement_store<Writes, Impl, context>();
 }
 
 /// A number as a statement parameter.

@@ -98,9 +98,12 @@ std::vector<std::string> parse_array(std::string_view literal) {
 }
 
 connection::connection(const std::string& url, const std::string& password) {
-  // The URL is expanded as `dbname`; a password given apart comes after it and overrides its.
-  const char* keys[] = {"dbname", password.empty() ? nullptr : "password", nullptr};
-  const char* values[] = {url.c_str(), password.c_str(), nullptr};
+  // The URL is expanded as `dbname`: it overrides the defaults before it (a connection attempt
+  // gives up after 3 s, a silent peer is noticed by TCP keepalives) and a password given apart,
+  // after it, overrides the URL's.
+  const char* keys[] = {"connect_timeout", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                        "dbname", password.empty() ? nullptr : "password", nullptr};
+  const char* values[] = {"3", "10", "5", "3", url.c_str(), password.c_str(), nullptr};
   conn_ = PQconnectdbParams(keys, values, 1);
   if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
     std::string why = first_line(conn_ ? PQerrorMessage(conn_) : "out of memory");
@@ -201,9 +204,23 @@ void pool::give_back(std::unique_ptr<connection> c) {
   freed_.notify_one();
 }
 
+void pool::drop_idle() {
+  std::vector<std::unique_ptr<connection>> stale;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    stale.swap(idle_);
+  }
+}
+
 rows pooled_session::run(const statement& s, std::initializer_list<std::string_view> params) const {
-  auto c = pool_.acquire();
-  return c->run(s, params);
+  try {
+    auto c = pool_.acquire();
+    return c->run(s, params);
+  } catch (const unavailable&) {
+    pool_.drop_idle();
+    auto c = pool_.acquire();  // a read: safe to send again
+    return c->run(s, params);
+  }
 }
 
 }  // namespace cl::storage::pg

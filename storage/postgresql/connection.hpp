@@ -123,6 +123,8 @@ public:
   std::size_t size() const { return size_; }
   /// Connections leased now (a metric).
   std::size_t in_use() const;
+  /// Closes the idle connections: after one broke (the server restarted), the others are stale too.
+  void drop_idle();
 
 private:
   void give_back(std::unique_ptr<connection> c);
@@ -137,7 +139,8 @@ private:
   std::size_t leased_ = 0;
 };
 
-/// Runs each statement on a connection leased for it: reads of committed state.
+/// Runs each statement on a connection leased for it: reads of committed state. A statement that
+/// finds its connection broken runs once more on a new one (a server that restarted since).
 class pooled_session final : public session {
 public:
   explicit pooled_session(pool& p) : pool_(p) {}

@@ -21,16 +21,8 @@ namespace cl::storage::pg {
 
 namespace {
 
-std::vector<store_factory>& factories() {
-  static std::vector<store_factory> f;
-  return f;
-}
-
 std::unique_ptr<typed_store> make_store(std::size_t slot, const context& c) {
-  auto& f = factories();
-  if (slot >= f.size() || !f[slot])
-    throw std::logic_error("a typed store has no PostgreSQL implementation linked in (storage/postgresql/)");
-  return f[slot](c);
+  return store_registry<context>::of().make(slot, c);
 }
 
 /// Runs statements on the transaction's connection, counting those that write.
@@ -196,10 +188,9 @@ public:
 
   std::vector<bool> apply(const std::vector<mutation>& batch) override {
     std::vector<bool> kept(batch.size(), false);
-    auto c = pool_.acquire();
+    auto c = begin();
     std::uint64_t last = 0;
     try {
-      c->exec("BEGIN");
       batch_log log;
       for (std::size_t i = 0; i < batch.size(); ++i) kept[i] = run_one(*c, batch[i], log);
       if (!log.entries.empty()) last = write_log(*c, log);
@@ -221,6 +212,15 @@ public:
     return static_cast<std::uint64_t>(reads_.run(head_read).integer(0, 0));
   }
 
+  bool probe() const override {
+    try {
+      reads_.run(head_read);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
   std::vector<change_entry> read_from(std::uint64_t after, std::size_t limit) const override {
     return decode_entries(reads_.run(log_read, {num(after), num(static_cast<std::uint64_t>(limit))}));
   }
@@ -239,6 +239,22 @@ protected:
   const typed_store& find_store(store_kind kind) const override { return stores_.at(kind); }
 
 private:
+  /// A connection in a new transaction. When the one the pool gave has broken (the server restarted
+  /// since it was last used), the idle ones are dropped and BEGIN is sent once more on a new one:
+  /// nothing of the batch was sent yet.
+  pool::lease begin() {
+    try {
+      auto c = pool_.acquire();
+      c->exec("BEGIN");
+      return c;
+    } catch (const unavailable&) {
+      pool_.drop_idle();
+      auto c = pool_.acquire();
+      c->exec("BEGIN");
+      return c;
+    }
+  }
+
   /// Runs one mutation under its own savepoint: refused or failed, it loses only its own changes.
   /// One that lost to another transaction (a unique key taken, a compare-and-set that found another
   /// version) runs again, now seeing what won.
@@ -286,13 +302,6 @@ private:
 };
 
 }  // namespace
-
-bool implement(store_kind kind, store_factory make) {
-  auto& f = factories();
-  if (f.size() <= kind.slot) f.resize(kind.slot + 1);
-  f[kind.slot] = make;
-  return true;
-}
 
 }  // namespace cl::storage::pg
 

@@ -44,7 +44,7 @@ void write(record_store& store, const std::function<void(write_txn&)>& f) {
 
 }  // namespace
 
-TEST_CASE("an upload's expiry index follows its state: in progress until completed or aborted", "[storage][blobs][kv]") {
+TEST_CASE("an upload's expiry index follows its state: in progress until completed or aborted", "[storage][blobs]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   auto a = upload_of("t1", "upl_a", 100), b = upload_of("t1", "upl_b", 50), c = upload_of("t2", "upl_c", 200);
@@ -67,7 +67,7 @@ TEST_CASE("an upload's expiry index follows its state: in progress until complet
   });
   CHECK(expired_ids(*store, 400).empty());
   CHECK(expired_ids(*store, 1000) == std::vector<std::string>{"upl_a"});
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("blob_upload_expiry")) == 1);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("blob_upload_expiry")) == 1);
   CHECK(blobs(*store).upload("t1", "upl_b")->state == "COMPLETED");
 }
 

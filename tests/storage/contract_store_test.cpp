@@ -46,7 +46,7 @@ std::vector<std::string> ids(const record_page& page) {
 
 }  // namespace
 
-TEST_CASE("the Work index follows each contract's latest version, also when a version drops a Work", "[storage][contracts][kv]") {
+TEST_CASE("the Work index follows each contract's latest version, also when a version drops a Work", "[storage][contracts]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   store->apply({put("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}), put("ctr_b", 1, "DRAFT", {"wk_2"})});
@@ -56,7 +56,7 @@ TEST_CASE("the Work index follows each contract's latest version, also when a ve
   store->apply({put("ctr_a", 2, "ACTIVE", {"wk_1", "wk_3"})});
   CHECK(ids_for_work(*store, "wk_2") == std::vector<std::string>{"ctr_b"});
   CHECK(ids_for_work(*store, "wk_3") == std::vector<std::string>{"ctr_a"});
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("contract_works")) == 3);  // wk_1/a, wk_3/a, wk_2/b: nothing stale
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("contract_works")) == 3);  // wk_1/a, wk_3/a, wk_2/b: nothing stale
   // The record of each version stays readable; the latest is version 2.
   CHECK(store->contracts().version("t1", "ctr_a", 1) == contract_json("ctr_a", 1, "ACTIVE", {"wk_1", "wk_2"}));
   CHECK(store->contracts().latest("t1", "ctr_a") == contract_json("ctr_a", 2, "ACTIVE", {"wk_1", "wk_3"}));

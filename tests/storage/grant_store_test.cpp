@@ -29,7 +29,7 @@ mutation revoke(std::string resource, std::string principal) {
 
 }  // namespace
 
-TEST_CASE("both grant indexes stay in step under create, replace and delete", "[storage][grants][kv]") {
+TEST_CASE("both grant indexes stay in step under create, replace and delete", "[storage][grants]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   store->apply({grant("res_1", "u_a", access_role::owner), grant("res_1", "u_b", access_role::reader),
@@ -37,20 +37,20 @@ TEST_CASE("both grant indexes stay in step under create, replace and delete", "[
   CHECK(store->grants().role("t1", "u_b", "res_1") == access_role::reader);
   CHECK(store->grants().role("t1", "u_b", "res_2") == access_role::writer);
   CHECK_FALSE(store->grants().role("t2", "u_b", "res_1"));
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 3);
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants_by_principal")) == 3);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 3);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants_by_principal")) == 3);
   // Replace: one record each, the new role in both.
   store->apply({grant("res_1", "u_b", access_role::owner)});
   CHECK(store->grants().role("t1", "u_b", "res_1") == access_role::owner);
   CHECK(store->grants().grant("t1", "res_1", "u_b")->find("\"owner\"") != std::string::npos);
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 3);
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants_by_principal")) == 3);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 3);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants_by_principal")) == 3);
   // Delete: gone from both.
   store->apply({revoke("res_1", "u_a")});
   CHECK_FALSE(store->grants().role("t1", "u_a", "res_1"));
   CHECK_FALSE(store->grants().grant("t1", "res_1", "u_a"));
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 2);
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants_by_principal")) == 2);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants")) == 2);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("grants_by_principal")) == 2);
   // The grants on a Resource, in principal order, paged.
   store->apply({grant("res_1", "g_team", access_role::reader), grant("res_1", "a_bot", access_role::writer)});
   grant_query q{"t1", "res_1", {}, 2};

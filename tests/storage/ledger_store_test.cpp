@@ -30,7 +30,7 @@ mutation put(cl::domain::ledger_key key, std::int64_t at) {
 
 }  // namespace
 
-TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest first", "[storage][ledger][kv]") {
+TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest first", "[storage][ledger]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   auto a = cl::domain::ledger_key{"t1", "a_app", "k1"}, b = cl::domain::ledger_key{"t1", "a_app", "k2"},
@@ -38,7 +38,7 @@ TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest 
   store->apply({put(a, 1000), put(b, 2000), put(c, 3000)});
   CHECK(store->ledger().record(a) == record_at(1000));
   CHECK(store->ledger().records() == 3);
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 3);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 3);
   CHECK_FALSE(store->ledger().prune_due(1000));
   CHECK(store->ledger().prune_due(1001));
   // Key a reused after retention: the old age entry goes with it.
@@ -47,7 +47,7 @@ TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest 
     tx.ledger().put(a, 5000, record_at(5000));
     return true;
   }});
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 3);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 3);
   // Pruning before 4000 removes b and c (oldest first), never the reused a.
   store->apply({[](write_txn& tx) {
     tx.ledger().prune(4000, 1000);
@@ -57,5 +57,5 @@ TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest 
   CHECK_FALSE(store->ledger().record(b));
   CHECK_FALSE(store->ledger().record(c));
   CHECK(store->ledger().records() == 1);
-  CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 1);
+  if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 1);
 }

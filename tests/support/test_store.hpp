@@ -37,6 +37,10 @@ inline bool postgresql_backend() {
   return b && std::string{b} == "postgresql";
 }
 
+/// True on the key-value backends (LMDB, memory): their tables (`raw`) exist. A test of a typed
+/// store checks its behaviour on every backend, and its key-value tables where they exist.
+inline bool key_value_backend() { return !postgresql_backend(); }
+
 /// The connection string of the test server (the file CL_TEST_PG_URL_FILE names).
 inline std::string test_postgresql_url() {
   const char* file = std::getenv("CL_TEST_PG_URL_FILE");
