@@ -9,6 +9,7 @@
 #include "app/service.hpp"
 #include "storage/kv/backup.hpp"
 #include "storage/identity.hpp"
+#include "app/migrate_command.hpp"
 #include "app/record_stores.hpp"
 #include "storage/kv/lmdb_store.hpp"
 #include "storage/search/feed.hpp"
@@ -257,6 +258,17 @@ int main(int argc, char** argv) {
   reindex_cmd->add_option("--config", reindex_config, "The service's JSON config file (also CONTENTLAKE_CONFIG)");
   reindex_cmd->add_option("--data-dir", reindex_dir, "Data directory (key: data_dir; default as `serve`)");
 
+  auto* migrate_cmd = app.add_subcommand(
+    "migrate", "Copy every record from one record store into another, then verify (services stopped)");
+  cl::app::migrate_options migration;
+  std::string migrate_config;
+  migrate_cmd->add_option("--from", migration.from, "An LMDB data dir, or a PostgreSQL URL")->required();
+  migrate_cmd->add_option("--to", migration.to, "An LMDB data dir, or a PostgreSQL URL (empty unless --resume)")
+    ->required();
+  migrate_cmd->add_option("--state", migration.state, "The progress file (default: migrate.state in the data dir)");
+  migrate_cmd->add_flag("--resume", migration.resume, "Go on with an interrupted migration");
+  migrate_cmd->add_option("--config", migrate_config, "The service's JSON config file (password file, pool size)");
+
   auto* backup_cmd = app.add_subcommand("backup", "Copy the data dir consistently while the service runs");
   std::string backup_to, backup_config, backup_dir;
   backup_cmd->add_option("--to", backup_to, "A new directory for the backup")->required();
@@ -278,6 +290,11 @@ int main(int argc, char** argv) {
   if (*restore_cmd) {
     auto s = settings_as_served(restore_config, restore_dir, "restore");
     return s ? restore(*s, restore_from) : 2;
+  }
+
+  if (*migrate_cmd) {
+    auto s = settings_as_served(migrate_config, "", "migrate");
+    return s ? cl::app::migrate(*s, migration) : 2;
   }
 
   if (*reindex_cmd) {

@@ -85,7 +85,11 @@ struct context {
   const reader& r;
   writer* w;
   const read_view& view;
+  std::uint64_t* next_seq = nullptr;  ///< in a write: the change log's next sequence (an import moves it)
 };
+
+/// The change log's tables (`changes`: big-endian sequence -> entry; `change_consumers`).
+table changes_table();
 
 /// Registers `Impl` as the key-value implementation of the store `Writes` (at static
 /// initialisation, from the file that implements it). Returns true.

@@ -110,7 +110,7 @@ private:
   typed_store& at(store_kind kind) const {
     if (stores_.size() <= kind.slot) stores_.resize(kind.slot + 1);
     auto& s = stores_[kind.slot];
-    if (!s) s = make_store(kind.slot, context{writes_, &writes_, *this});
+    if (!s) s = make_store(kind.slot, context{writes_, &writes_, *this, &next_seq_});
     return *s;
   }
 
@@ -222,6 +222,8 @@ std::vector<std::string> table_names() {
   std::lock_guard<std::mutex> guard{r.mutex};
   return r.names;
 }
+
+table changes_table() { return changes; }
 
 std::shared_ptr<record_store> make_record_store(std::unique_ptr<engine> engine) {
   return std::make_shared<kv_record_store>(std::move(engine));

@@ -239,3 +239,35 @@ class Service:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class Postgres:
+    """A PostgreSQL 15 of the test's own (tests/support/postgres): `url(dbname)` connection strings,
+    `psql`, `halt`/`resume` for outages, `stop` at the end."""
+
+    def __init__(self, source):
+        self.script = os.path.join(source, "tests", "support", "postgres")
+        self.dir = tempfile.mkdtemp(prefix="contentlake-pgtest-")
+        subprocess.run([self.script, "start", self.dir], check=True, capture_output=True)
+        with open(os.path.join(self.dir, "url")) as f:
+            self.base = f.read().strip()
+
+    def url(self, dbname="postgres"):
+        return self.base.replace("dbname=postgres", "dbname=" + dbname)
+
+    def create_database(self, name):
+        self.psql("CREATE DATABASE " + name)
+        return self.url(name)
+
+    def psql(self, sql, dbname="postgres"):
+        return subprocess.run(["psql", self.url(dbname), "-v", "ON_ERROR_STOP=1", "-qAtc", sql], check=True,
+                              capture_output=True, text=True).stdout
+
+    def halt(self, mode):
+        subprocess.run([self.script, "halt", self.dir, mode], check=True, capture_output=True)
+
+    def resume(self):
+        subprocess.run([self.script, "resume", self.dir], check=True, capture_output=True)
+
+    def stop(self):
+        subprocess.run([self.script, "stop", self.dir], capture_output=True)

@@ -24,32 +24,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Service, fetch, skip, wait_until  # noqa: E402
+from harness import Postgres, Service, fetch, skip, wait_until  # noqa: E402
 
 DEADLINE_S = 2.0  # actors.ask_timeout_ms below, in seconds
-
-
-class Postgres:
-    def __init__(self, source):
-        self.script = os.path.join(source, "tests", "support", "postgres")
-        self.dir = tempfile.mkdtemp(prefix="contentlake-pgfaults-")
-        subprocess.run([self.script, "start", self.dir], check=True, capture_output=True)
-        with open(os.path.join(self.dir, "url")) as f:
-            self.url = f.read().strip()
-
-    def halt(self, mode):
-        subprocess.run([self.script, "halt", self.dir, mode], check=True, capture_output=True)
-
-    def resume(self):
-        subprocess.run([self.script, "resume", self.dir], check=True, capture_output=True)
-
-    def psql(self, sql, dbname="postgres"):
-        url = self.url.replace("dbname=postgres", "dbname=" + dbname)
-        return subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], check=True, capture_output=True,
-                              text=True).stdout
-
-    def stop(self):
-        subprocess.run([self.script, "stop", self.dir], capture_output=True)
 
 
 def readyz(svc):
@@ -162,7 +139,7 @@ def disk_full(binary, source, pg):
         subprocess.run(["chown", "postgres", space], check=False)
         pg.psql("CREATE TABLESPACE small LOCATION '%s'" % space)
         pg.psql("CREATE DATABASE full_disk TABLESPACE small")
-        url = pg.url.replace("dbname=postgres", "dbname=full_disk")
+        url = pg.url("full_disk")
         svc = Service(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
                                        "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url})
         try:
@@ -196,8 +173,7 @@ def main():
     binary, source = sys.argv[1], sys.argv[2]
     pg = Postgres(source)
     try:
-        pg.psql("CREATE DATABASE contentlake")
-        url = pg.url.replace("dbname=postgres", "dbname=contentlake")
+        url = pg.create_database("contentlake")
         svc = Service(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
                                        "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url,
                                        "CONTENTLAKE_ACTORS_ASK_TIMEOUT_MS": str(int(DEADLINE_S * 1000))})

@@ -1,0 +1,109 @@
+// Every record of every kind in SQL, in primary-key order, for `contentlake migrate`.
+
+#include "storage/every_record.hpp"
+
+#include "storage/postgresql/backend.hpp"
+#include "storage/record_codecs.hpp"
+
+namespace cl::storage::pg {
+
+namespace {
+
+const statement activities_after{
+  "SELECT tenant, id FROM activities WHERE (tenant, id) > ($1, $2) ORDER BY tenant, id LIMIT $3"};
+const statement catalog_after{
+  "SELECT tenant, id FROM catalog WHERE kind = $1 AND (tenant, id) > ($2, $3) ORDER BY tenant, id LIMIT $4"};
+const statement contracts_after{
+  "SELECT tenant, id FROM contracts WHERE (tenant, id) > ($1, $2) ORDER BY tenant, id LIMIT $3"};
+const statement grants_after{
+  "SELECT tenant, resource_id, principal FROM grants WHERE (tenant, resource_id, principal) > ($1, $2, $3) "
+  "ORDER BY tenant, resource_id, principal LIMIT $4"};
+const statement ledger_after{
+  "SELECT tenant, client_id, key FROM idempotency WHERE (tenant, client_id, key) > ($1, $2, $3) "
+  "ORDER BY tenant, client_id, key LIMIT $4"};
+const statement uploads_after{
+  "SELECT record FROM blob_uploads WHERE (tenant, id) > ($1, $2) ORDER BY tenant, id LIMIT $3"};
+const statement versions_after{
+  "SELECT record FROM blob_versions WHERE (tenant, blob_id, version) > ($1, $2, $3) "
+  "ORDER BY tenant, blob_id, version LIMIT $4"};
+const statement webhooks_after{
+  "SELECT record FROM webhooks WHERE (tenant, id) > ($1, $2) ORDER BY tenant, id LIMIT $3"};
+const statement change_import{
+  "INSERT INTO change_log (seq, transaction, tenant, kind, id, op, at_ms, version, hash, principal) "
+  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"};
+const statement head_at_least{"UPDATE change_head SET seq = greatest(seq, $1)"};
+
+std::vector<resource_position> positions(const rows& r) {
+  std::vector<resource_position> out;
+  for (std::size_t i = 0; i < r.size(); ++i) out.push_back({r.str(i, 0), r.str(i, 1)});
+  return out;
+}
+
+class pg_every_record final : public every_record_writes {
+public:
+  explicit pg_every_record(const context& c) : db_(c.db) {}
+
+  std::vector<resource_position> activities(const resource_position& after, std::size_t limit) const override {
+    return positions(db_.run(activities_after, {after.tenant, after.id, num(static_cast<std::uint64_t>(limit))}));
+  }
+
+  std::vector<resource_position> catalog(catalog_kind kind, const resource_position& after,
+                                         std::size_t limit) const override {
+    return positions(db_.run(catalog_after, {std::to_string(static_cast<int>(kind)), after.tenant, after.id,
+                                             num(static_cast<std::uint64_t>(limit))}));
+  }
+
+  std::vector<resource_position> contracts(const resource_position& after, std::size_t limit) const override {
+    return positions(db_.run(contracts_after, {after.tenant, after.id, num(static_cast<std::uint64_t>(limit))}));
+  }
+
+  std::vector<grant_ref> grants(const grant_ref& after, std::size_t limit) const override {
+    auto r = db_.run(grants_after, {after.tenant, after.resource_id, after.principal, num(static_cast<std::uint64_t>(limit))});
+    std::vector<grant_ref> out;
+    for (std::size_t i = 0; i < r.size(); ++i) out.push_back({r.str(i, 0), r.str(i, 1), r.str(i, 2)});
+    return out;
+  }
+
+  std::vector<domain::ledger_key> ledger(const domain::ledger_key& after, std::size_t limit) const override {
+    auto r = db_.run(ledger_after, {after.tenant, after.client_id, after.key, num(static_cast<std::uint64_t>(limit))});
+    std::vector<domain::ledger_key> out;
+    for (std::size_t i = 0; i < r.size(); ++i) out.push_back({r.str(i, 0), r.str(i, 1), r.str(i, 2)});
+    return out;
+  }
+
+  std::vector<upload_record> uploads(const resource_position& after, std::size_t limit) const override {
+    auto r = db_.run(uploads_after, {after.tenant, after.id, num(static_cast<std::uint64_t>(limit))});
+    std::vector<upload_record> out;
+    for (std::size_t i = 0; i < r.size(); ++i) out.push_back(decode_upload(r.text(i, 0)));
+    return out;
+  }
+
+  std::vector<blob_version> blob_versions(const blob_version& after, std::size_t limit) const override {
+    auto r = db_.run(versions_after, {after.tenant, after.blob_id, num(after.version), num(static_cast<std::uint64_t>(limit))});
+    std::vector<blob_version> out;
+    for (std::size_t i = 0; i < r.size(); ++i) out.push_back(decode_blob_version(r.text(i, 0)));
+    return out;
+  }
+
+  std::vector<webhook_record> webhooks(const resource_position& after, std::size_t limit) const override {
+    auto r = db_.run(webhooks_after, {after.tenant, after.id, num(static_cast<std::uint64_t>(limit))});
+    std::vector<webhook_record> out;
+    for (std::size_t i = 0; i < r.size(); ++i) out.push_back(decode_webhook(r.text(i, 0)));
+    return out;
+  }
+
+  void import_change(const change_entry& e) override {
+    db_.run(change_import, {num(e.seq), num(e.transaction), e.tenant, std::to_string(static_cast<int>(e.kind)), e.id,
+                            std::to_string(static_cast<int>(e.op)), num(e.at_ms), e.version, e.hash, e.principal});
+    db_.run(head_at_least, {num(e.seq)});
+  }
+
+private:
+  const session& db_;
+};
+
+}  // namespace
+
+const bool every_record_implemented = implement<every_record_writes, pg_every_record>();
+
+}  // namespace cl::storage::pg
