@@ -33,6 +33,9 @@ def wrk(args, script=None):
     if script:
         cmd[1:1] = ["-s", script]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if line.startswith("answer "):
+            print("  " + line[:300], flush=True)
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
     scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
@@ -48,8 +51,13 @@ def lua(path, token, idempotent):
         f.write('wrk.method = "POST"\nwrk.body = [[%s]]\n' % SMALL)
         f.write('wrk.headers["Content-Type"] = "application/json"\n')
         f.write('wrk.headers["Authorization"] = "Bearer %s"\n' % token)
+        # The first answers that are not 201, shown (a benchmark of failures measures nothing).
+        f.write('local shown = 0\nresponse = function(status, headers, body) if status ~= 201 and shown < 2 then '
+                'shown = shown + 1; print("answer " .. status .. " " .. body) end end\n')
         if idempotent:
-            f.write('local n = 0\nlocal me = 0\nlocal made = 0\n'
+            # `me` is each thread's global (thread:set): a local here would hide it, and the threads'
+            # keys (and random sequences) would collide.
+            f.write('local n = 0\nlocal made = 0\n'
                     'setup = function(thread) made = made + 1; thread:set("me", made) end\n'
                     'request = function() n = n + 1; wrk.headers["Idempotency-Key"] = "k-" .. me .. "-" .. n .. "-" '
                     '.. math.random(1000000000); return wrk.format() end\n')

@@ -35,6 +35,15 @@ resource_fields fields_of(std::string_view resource_record) {
   return resource_fields{member(head, "work_id"), member(head, "version")};
 }
 
+std::map<std::string, std::string> resource_reads::works_of(std::string_view tenant,
+                                                            const std::vector<std::string>& ids) const {
+  std::map<std::string, std::string> out;
+  for (const auto& id : ids)
+    if (!out.count(id))
+      if (auto h = header(tenant, id)) out.emplace(id, std::move(h->work_id));
+  return out;
+}
+
 std::string activity_about(std::string_view activity_record) {
   return activity_header_from_json(activity_record).about_resource;
 }

@@ -15,6 +15,7 @@
 #include "storage/typed_store.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,6 +109,9 @@ public:
   /// Up to `limit` Resources of every tenant after `after`, in (tenant, id) order (the search index
   /// rebuild walks the whole store this way).
   virtual std::vector<resource_position> every(const resource_position& after, std::size_t limit) const = 0;
+  /// The Work of each of `ids` that exists (empty: staged): for a page of the change feed at once
+  /// (a header read each on the key-value stores, one statement on PostgreSQL).
+  virtual std::map<std::string, std::string> works_of(std::string_view tenant, const std::vector<std::string>& ids) const;
 };
 
 class resource_writes : public resource_reads {

@@ -218,6 +218,17 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
   };
   std::size_t budget = scan_limit;  // Resources a contract's fan-out may examine in this read
   bool stopped_inside = false;
+  // Layer 2 and the hash rule for the page's Resources at once: a read each, not one per entry.
+  std::vector<std::string> resource_ids;
+  for (const auto& e : entries)
+    if (e.tenant == tenant && e.kind == change_kind::resource) resource_ids.push_back(e.id);
+  auto readable_ids = store.grants().readable_among(tenant, principals, resource_ids);
+  std::optional<std::map<std::string, std::string>> works;  // read when a hash is first to be shown
+  auto shown_for = [&](const std::string& id) {
+    if (!works) works = store.resources().works_of(tenant, resource_ids);
+    auto w = works->find(id);
+    return w != works->end() && work_shown(store, policy, tenant, w->second, shown);  // gone: nothing to show
+  };
   for (const auto& e : entries) {
     if (scan.events.size() >= max_events) break;
     bool moves_rights = (e.tenant == tenant && e.kind == change_kind::contract) || e.kind == change_kind::policy;
@@ -238,7 +249,7 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
     auto type = type_of(e, principals);
     if (!type || !wanted(*type)) continue;
     bool resource = e.kind == change_kind::resource;
-    bool readable = resource && storage::holds_any_grant(store.grants(), tenant, principals, e.id);
+    bool readable = resource && readable_ids.count(e.id) > 0;
     // Layer 2 at delivery: a Resource event only while the caller reads it; `disappeared` only
     // once it no longer does (a grant through a group may still hold).
     if (resource && (*type == "resource.disappeared" ? readable : !readable)) continue;
@@ -248,7 +259,7 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
     ev.subject = resource ? "resource_id" : "work_id";
     ev.subject_id = e.id;
     ev.version = e.version;
-    if (!e.hash.empty() && (!resource || hash_shown(store, policy, tenant, e.id, shown))) ev.hash = e.hash;
+    if (!e.hash.empty() && (!resource || shown_for(e.id))) ev.hash = e.hash;
     ev.at_ms = e.at_ms;
     ev.seq = e.seq;
     if (e.transaction != 0) ev.transaction = "txn_" + ids.event_id(tenant, e.transaction).substr(4);
@@ -259,16 +270,20 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
   return scan;
 }
 
+bool work_shown(const storage::record_store& store, const domain::platform_policy& policy, const std::string& tenant,
+                const std::string& work, std::map<std::string, bool>& memo) {
+  auto known = memo.find(work);
+  if (known != memo.end()) return known->second;
+  auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : store.contracts().for_work(tenant, work),
+                             policy, domain::now_seconds());
+  return memo[work] = domain::content_allowed(rights, domain::content_use{});
+}
+
 bool hash_shown(const storage::record_store& store, const domain::platform_policy& policy, const std::string& tenant,
                 const std::string& id, std::map<std::string, bool>& memo) {
   auto header = store.resources().header(tenant, id);
   if (!header) return false;  // gone: nothing to show
-  auto known = memo.find(header->work_id);
-  if (known != memo.end()) return known->second;
-  const auto& work = header->work_id;
-  auto rights = resolve_work(work, work.empty() ? std::vector<std::string>{} : store.contracts().for_work(tenant, work),
-                             policy, domain::now_seconds());
-  return memo[work] = domain::content_allowed(rights, domain::content_use{});
+  return work_shown(store, policy, tenant, header->work_id, memo);
 }
 
 std::string without_hash(const std::string& event) {

@@ -114,6 +114,10 @@ change_scan scan_changes(const storage::record_store& store, const domain::feed_
 /// Whether a reader may be shown the content-derived members (the `hash`) of Resource `id` of
 /// `tenant` now: its rights under `policy` allow a plain read. Each Work's rights are resolved once
 /// per `memo` (one scan, one batch of deliveries).
+/// Whether a Resource of Work `work` (empty: staged) may show its `hash` now (the reads' rule), one
+/// rights resolution per Work in `memo`.
+bool work_shown(const storage::record_store& store, const domain::platform_policy& policy, const std::string& tenant,
+                const std::string& work, std::map<std::string, bool>& memo);
 bool hash_shown(const storage::record_store& store, const domain::platform_policy& policy, const std::string& tenant,
                 const std::string& id, std::map<std::string, bool>& memo);
 

@@ -61,6 +61,7 @@ bool matches(const std::string& wanted, std::string_view value) { return wanted.
 const statement resource_get{"SELECT record, version FROM resources WHERE tenant = $1 AND id = $2"};
 const statement resource_header_get{
   "SELECT work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = $2"};
+const statement works_of_ids{"SELECT id, work_id FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
 const statement resource_records{"SELECT id, record FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
 const statement version_get{"SELECT record FROM resource_versions WHERE tenant = $1 AND id = $2 AND version = $3"};
 const statement version_page{
@@ -142,6 +143,14 @@ public:
     auto r = db_.run(resource_every, {after.tenant, after.id, limit_of(limit)});
     std::vector<resource_position> out;
     for (std::size_t i = 0; i < r.size(); ++i) out.push_back({r.str(i, 0), r.str(i, 1)});
+    return out;
+  }
+
+  std::map<std::string, std::string> works_of(std::string_view tenant, const std::vector<std::string>& ids) const override {
+    std::map<std::string, std::string> out;
+    if (ids.empty()) return out;
+    auto r = db_.run(works_of_ids, {tenant, array_literal(ids)});
+    for (std::size_t i = 0; i < r.size(); ++i) out.emplace(r.str(i, 0), r.str(i, 1));
     return out;
   }
 

@@ -17,6 +17,9 @@ const statement page_on_resource{
   "ORDER BY principal LIMIT $4"};
 const statement other_owner{
   "SELECT EXISTS (SELECT 1 FROM grants WHERE tenant = $1 AND resource_id = $2 AND role = $3 AND principal <> $4)"};
+const statement readable_of{
+  "SELECT DISTINCT resource_id FROM grants WHERE tenant = $1 AND resource_id = ANY($2::text[]) "
+  "AND principal = ANY($3::text[])"};
 const statement upsert_grant{
   "INSERT INTO grants (tenant, resource_id, principal, role, record) VALUES ($1, $2, $3, $4, $5) "
   "ON CONFLICT (tenant, resource_id, principal) DO UPDATE SET role = EXCLUDED.role, record = EXCLUDED.record"};
@@ -60,6 +63,15 @@ public:
   bool another_owner(std::string_view tenant, std::string_view resource, std::string_view principal) const override {
     auto owner = domain::role_name(domain::access_role::owner);
     return db_.run(other_owner, {tenant, resource, owner, principal}).text(0, 0) == "t";
+  }
+
+  std::set<std::string> readable_among(std::string_view tenant, const std::vector<std::string>& principals,
+                                       const std::vector<std::string>& resources) const override {
+    std::set<std::string> out;
+    if (principals.empty() || resources.empty()) return out;
+    auto r = db_.run(readable_of, {tenant, array_literal(resources), array_literal(principals)});
+    for (std::size_t i = 0; i < r.size(); ++i) out.insert(r.str(i, 0));
+    return out;
   }
 
   void put(std::string_view tenant, const domain::access_grant& g) override {

@@ -77,3 +77,17 @@ TEST_CASE("another_owner answers from the grants as the transaction sees them", 
                 }});
   CHECK(inside);
 }
+
+TEST_CASE("readable_among answers, for many Resources at once, those a caller's principals hold a grant on",
+          "[storage][grants]") {
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  store->apply({grant("res_1", "u_a", access_role::owner), grant("res_2", "g_team", access_role::reader),
+                grant("res_3", "u_b", access_role::reader)});
+  std::vector<std::string> page{"res_1", "res_2", "res_3", "res_4", "res_1"};
+  CHECK(store->grants().readable_among("t1", {"u_a", "g_team"}, page) == std::set<std::string>{"res_1", "res_2"});
+  CHECK(store->grants().readable_among("t1", {"u_b"}, page) == std::set<std::string>{"res_3"});
+  CHECK(store->grants().readable_among("t2", {"u_a"}, page).empty());  // another tenant's grants
+  CHECK(store->grants().readable_among("t1", {}, page).empty());
+  CHECK(store->grants().readable_among("t1", {"u_a"}, {}).empty());
+}

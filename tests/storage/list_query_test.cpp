@@ -339,3 +339,17 @@ TEST_CASE("a format-7 data dir gets its Activities indexed by reader at open", "
   q.readable_by = {"u_b"};
   CHECK(ids(store->activities().list(q)) == std::vector<std::string>{"act_2"});
 }
+
+TEST_CASE("works_of answers the Work of many Resources at once, those that exist", "[storage][lists]") {
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  store->apply({[](write_txn& tx) {
+    tx.resources().put("t1", "res_a", resource_header{"wk_1", "CHAPTER", "en", "ver_1", {}}, resource_json("res_a", "CHAPTER", false));
+    tx.resources().put("t1", "res_b", resource_header{"", "CHAPTER", "en", "ver_1", {}}, resource_json("res_b", "CHAPTER", true));
+    return true;
+  }});
+  auto works = store->resources().works_of("t1", {"res_a", "res_b", "res_gone", "res_a"});
+  CHECK(works == std::map<std::string, std::string>{{"res_a", "wk_1"}, {"res_b", ""}});
+  CHECK(store->resources().works_of("t2", {"res_a"}).empty());
+  CHECK(store->resources().works_of("t1", {}).empty());
+}
