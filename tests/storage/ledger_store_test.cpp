@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <thread>
+
 using namespace cl::storage;
 using cl::testing::temp_dir;
 
@@ -58,4 +61,39 @@ TEST_CASE("the ledger's records and age index stay in step; pruning goes oldest 
   CHECK_FALSE(store->ledger().record(c));
   CHECK(store->ledger().records() == 1);
   if (cl::testing::key_value_backend()) CHECK(cl::storage::kv::engine_of(*store).entries(cl::testing::raw("ledger_expiry")) == 1);
+}
+
+TEST_CASE("two nodes racing one Idempotency-Key: one effect, the other finds the record and replays",
+          "[storage][ledger][postgresql]") {
+  // Two record stores on one database, as two nodes. Each runs the guarded write the actors build
+  // (storage/plan_write): look the key up, and when it is fresh, write the effect and the record
+  // in the same transaction. The second blocks on the key's row, loses (a unique violation) and is
+  // run again: it then finds the first one's record.
+  auto url = cl::testing::fresh_postgresql_url();
+  auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url, {}, 2});
+  auto key = cl::domain::ledger_key{"t1", "a_app", "same-key"};
+  for (int round = 0; round < 20; ++round) {
+    key.key = "same-key-" + std::to_string(round);
+    std::atomic<int> effects{0}, replays{0};
+    auto guarded = [&](const std::string& resource) -> mutation {
+      return [&, resource](write_txn& tx) {
+        if (tx.ledger().record(key)) {
+          ++replays;
+          return false;
+        }
+        tx.resources().put("t1", resource, resource_header{}, "{}");
+        tx.ledger().put(key, 1000, record_at(1000));
+        return true;
+      };
+    };
+    std::vector<bool> kept_a, kept_b;
+    std::thread other{[&] { kept_b = b->apply({guarded("res_b" + std::to_string(round))}); }};
+    kept_a = a->apply({guarded("res_a" + std::to_string(round))});
+    other.join();
+    effects = static_cast<int>(kept_a[0]) + static_cast<int>(kept_b[0]);
+    CHECK(effects == 1);
+    CHECK(replays >= 1);  // the loser read the winner's record (at its first run or when run again)
+    CHECK(static_cast<bool>(a->get_resource("t1", "res_a" + std::to_string(round)))
+          != static_cast<bool>(a->get_resource("t1", "res_b" + std::to_string(round))));
+  }
 }

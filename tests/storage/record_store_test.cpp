@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <lmdb.h>
 
+#include <thread>
+
 using namespace cl::storage;
 using cl::testing::temp_dir;
 
@@ -176,4 +178,35 @@ TEST_CASE("a development key that was published is refused, not trusted", "[iden
     CHECK(std::string{e.what()}.find("published") != std::string::npos);
   }
   CHECK(published_key_ids().size() == 1);  // the key once committed to this repository
+}
+
+TEST_CASE("two nodes replacing one Resource from the same version: one wins, the other sees the new version",
+          "[storage][postgresql]") {
+  // The update_token check the write plans make (read the version, refuse when it moved, write):
+  // on PostgreSQL the write is a compare-and-set on the version read, so a node that read the old
+  // version before the other committed loses and runs again, and then refuses.
+  auto url = cl::testing::fresh_postgresql_url();
+  auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url, {}, 2});
+  a->apply({[](write_txn& tx) {
+    tx.resources().put("t1", "res_x", resource_header{"", "CHAPTER", "en", "ver_0", {}}, "{\"v\":0}");
+    return true;
+  }});
+  for (int round = 0; round < 20; ++round) {
+    auto expected = "ver_" + std::to_string(round);
+    auto next = [&](const std::string& node) -> mutation {
+      return [=](write_txn& tx) {
+        auto h = tx.resources().header("t1", "res_x");
+        if (!h || h->version != expected) return false;  // 412: the token is stale
+        tx.resources().put("t1", "res_x", resource_header{"", "CHAPTER", "en", "ver_" + std::to_string(round + 1), {}},
+                           "{\"by\":\"" + node + "\"}");
+        return true;
+      };
+    };
+    std::vector<bool> kept_b;
+    std::thread other{[&] { kept_b = b->apply({next("b")}); }};
+    auto kept_a = a->apply({next("a")});
+    other.join();
+    CHECK(static_cast<int>(kept_a[0]) + static_cast<int>(kept_b[0]) == 1);
+    CHECK(a->resources().header("t1", "res_x")->version == "ver_" + std::to_string(round + 1));
+  }
 }
