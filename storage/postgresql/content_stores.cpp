@@ -80,23 +80,26 @@ const statement resources_of_principal{
   "SELECT g.resource_id, r.work_id, r.type, r.language, true FROM grants g "
   "JOIN resources r ON r.tenant = g.tenant AND r.id = g.resource_id "
   "WHERE g.tenant = $1 AND g.principal = $2 AND g.resource_id > $3 ORDER BY g.resource_id LIMIT $4"};
+// A Resource's write and its blob index in one statement: the row (inserted, upserted, or updated
+// when its version is still the one this mutation read), then, only when it was written, the
+// references its content no longer makes go and the new ones come. Answers the rows written.
+#define CL_RESOURCE_BLOBS                                                                                         \
+  ", gone AS (DELETE FROM resource_blobs WHERE tenant = $1 AND resource_id = $2 AND NOT (blob_id = ANY($7::text[])) " \
+  "AND EXISTS (SELECT 1 FROM written)), "                                                                         \
+  "added AS (INSERT INTO resource_blobs (tenant, blob_id, resource_id) SELECT $1, b, $2 FROM unnest($7::text[]) AS x(b) " \
+  "WHERE EXISTS (SELECT 1 FROM written) ON CONFLICT DO NOTHING) SELECT count(*) FROM written"
 const statement resource_insert{
-  "INSERT INTO resources (tenant, id, work_id, type, language, version, blobs, record) "
-  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"};
+  "WITH written AS (INSERT INTO resources (tenant, id, work_id, type, language, version, blobs, record) "
+  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING 1)" CL_RESOURCE_BLOBS};
 const statement resource_upsert{
-  "INSERT INTO resources (tenant, id, work_id, type, language, version, blobs, record) "
+  "WITH written AS (INSERT INTO resources (tenant, id, work_id, type, language, version, blobs, record) "
   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, id) DO UPDATE SET work_id = EXCLUDED.work_id, "
   "type = EXCLUDED.type, language = EXCLUDED.language, version = EXCLUDED.version, blobs = EXCLUDED.blobs, "
-  "record = EXCLUDED.record"};
+  "record = EXCLUDED.record RETURNING 1)" CL_RESOURCE_BLOBS};
 const statement resource_cas{
-  "UPDATE resources SET work_id = $3, type = $4, language = $5, version = $6, blobs = $7, record = $8 "
-  "WHERE tenant = $1 AND id = $2 AND version = $9"};
-const statement blobs_of{"SELECT blobs FROM resources WHERE tenant = $1 AND id = $2"};
-const statement blob_refs_remove{
-  "DELETE FROM resource_blobs WHERE tenant = $1 AND resource_id = $2 AND blob_id = ANY($3::text[])"};
-const statement blob_refs_add{
-  "INSERT INTO resource_blobs (tenant, blob_id, resource_id) SELECT $1, b, $2 FROM unnest($3::text[]) AS x(b) "
-  "ON CONFLICT DO NOTHING"};
+  "WITH written AS (UPDATE resources SET work_id = $3, type = $4, language = $5, version = $6, blobs = $7, "
+  "record = $8 WHERE tenant = $1 AND id = $2 AND version = $9 RETURNING 1)" CL_RESOURCE_BLOBS};
+#undef CL_RESOURCE_BLOBS
 const statement blob_refs_page{
   "SELECT resource_id FROM resource_blobs WHERE tenant = $1 AND blob_id = $2 AND resource_id > $3 "
   "ORDER BY resource_id LIMIT $4"};
@@ -192,9 +195,6 @@ public:
   }
 
   void put(std::string_view tenant, std::string_view id, const resource_header& h, std::string_view record) override {
-    // The blob index follows the current content: references it dropped go, new ones come.
-    std::vector<std::string> before;
-    if (auto r = db_.run(blobs_of, {tenant, id}); !r.empty()) before = parse_array(r.text(0, 0));
     auto blobs = array_literal(h.blobs);
     auto seen = seen_.find(key(tenant, id));
     if (seen == seen_.end()) {
@@ -202,18 +202,12 @@ public:
     } else if (!seen->second) {
       db_.run(resource_insert, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record});
     } else if (db_.run(resource_cas, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record, *seen->second})
-                 .affected() == 0) {
+                 .integer(0, 0) == 0) {
       throw conflict("the Resource changed since this write read it");
     }
     seen_[key(tenant, id)] = h.version;
-    std::vector<std::string> gone, added;
-    for (const auto& b : before)
-      if (!std::binary_search(h.blobs.begin(), h.blobs.end(), b)) gone.push_back(b);
-    for (const auto& b : h.blobs)
-      if (!std::binary_search(before.begin(), before.end(), b)) added.push_back(b);
-    if (!gone.empty()) db_.run(blob_refs_remove, {tenant, id, array_literal(gone)});
-    if (!added.empty()) db_.run(blob_refs_add, {tenant, id, array_literal(added)});
   }
+
 
   void put_version(std::string_view tenant, std::string_view id, std::string_view version,
                    std::string_view record) override {

@@ -22,7 +22,8 @@ const statement readable_of{
   "AND principal = ANY($3::text[])"};
 const statement upsert_grant{
   "INSERT INTO grants (tenant, resource_id, principal, role, record) VALUES ($1, $2, $3, $4, $5) "
-  "ON CONFLICT (tenant, resource_id, principal) DO UPDATE SET role = EXCLUDED.role, record = EXCLUDED.record"};
+  "ON CONFLICT (tenant, resource_id, principal) DO UPDATE SET role = EXCLUDED.role, record = EXCLUDED.record "
+  "RETURNING (xmax = 0)"};  // true: a new row (PostgreSQL's own mark of a row this transaction inserted)
 const statement delete_grant{"DELETE FROM grants WHERE tenant = $1 AND resource_id = $2 AND principal = $3"};
 const statement readers_add{
   "INSERT INTO activity_readers (tenant, principal, activity_id) SELECT tenant, $2, id FROM activities "
@@ -75,10 +76,9 @@ public:
   }
 
   void put(std::string_view tenant, const domain::access_grant& g) override {
-    bool had = role(tenant, g.principal, g.resource_id).has_value();
-    db_.run(upsert_grant, {tenant, g.resource_id, g.principal, domain::role_name(g.role), domain::grant_json(g)});
+    auto r = db_.run(upsert_grant, {tenant, g.resource_id, g.principal, domain::role_name(g.role), domain::grant_json(g)});
     // A new reader of the Resource reads its Activities too (a role change changes nothing there).
-    if (!had) db_.run(readers_add, {tenant, g.principal, g.resource_id});
+    if (!r.empty() && r.text(0, 0) == "t") db_.run(readers_add, {tenant, g.principal, g.resource_id});
   }
 
   void erase(std::string_view tenant, std::string_view resource, std::string_view principal) override {
