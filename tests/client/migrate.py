@@ -109,8 +109,14 @@ def migrate(binary, source, args, expect=0):
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     pg = Postgres(source)
+    started = []  # every service this test starts: none outlives it, also when an assertion fails
+
+    def serve(*args, **kwargs):
+        started.append(Service(*args, **kwargs))
+        return started[-1]
+
     try:
-        svc = Service(binary, source)
+        svc = serve(binary, source)
         data_dir = svc.dir
         reads, (owner, first) = write_data(svc)
         before = answers(svc, reads)
@@ -125,7 +131,7 @@ def main():
         refused = migrate(binary, source, ["--from", data_dir.name, "--to", url], expect=2)
         assert "already holds records" in refused.stderr, refused.stderr
 
-        on_pg = Service(binary, source, {PG_ENV: "postgresql", "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url},
+        on_pg = serve(binary, source, {PG_ENV: "postgresql", "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url},
                         data_dir=data_dir)
         same(before, answers(on_pg, reads), "on PostgreSQL")
         # The ledger came along: the same key replays the same answer.
@@ -140,7 +146,7 @@ def main():
         shutil.copytree(os.path.join(data_dir.name, "identity"), os.path.join(back.name, "identity"))
         run = migrate(binary, source, ["--from", url, "--to", back.name])
         assert "every record copied and verified" in run.stdout, run.stdout
-        on_lmdb = Service(binary, source, data_dir=back)
+        on_lmdb = serve(binary, source, data_dir=back)
         same(before, answers(on_lmdb, reads), "back on LMDB")
         on_lmdb.shutdown()
 
@@ -165,6 +171,10 @@ def main():
         data_dir.cleanup()
         back.cleanup()
     finally:
+        for service in started:
+            if service.proc.poll() is None:
+                service.proc.kill()
+                service.proc.wait()
         pg.stop()
 
 

@@ -27,11 +27,17 @@ SCOPES = "content-lake.read content-lake.write"
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     pg = Postgres(source)
+    started = []  # every service this test starts: none outlives it, also when an assertion fails
+
+    def serve(*args, **kwargs):
+        started.append(Service(*args, **kwargs))
+        return started[-1]
+
     copy = tempfile.TemporaryDirectory(prefix="contentlake-pgbackup-")
     restored = tempfile.TemporaryDirectory(prefix="contentlake-pgrestored-")
     try:
         url = pg.create_database("live")
-        svc = Service(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
+        svc = serve(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
                                        "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url})
         token = svc.token(sub="u_drill", tenant="t_drill", scopes=SCOPES)
         before = []
@@ -81,7 +87,7 @@ def main():
         assert done.returncode == 0, done.stderr
         print("reindex: " + done.stdout.strip())
 
-        new = Service(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
+        new = serve(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
                                        "CONTENTLAKE_STORAGE_POSTGRESQL_URL": new_url}, data_dir=restored)
         try:
             missing = [i for i in before + acked_before
@@ -107,6 +113,10 @@ def main():
             new.stop()
     finally:
         copy.cleanup()
+        for service in started:
+            if service.proc.poll() is None:
+                service.proc.kill()
+                service.proc.wait()
         pg.stop()
 
 
