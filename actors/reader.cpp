@@ -13,7 +13,7 @@ reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state> 
   return {
     [store](fetch_atom, const std::string& tenant, const std::string& id) -> caf::result<fetch_outcome> {
       return read_or_fail("reader", [&] {
-        auto at = store->last_change();  // before the read: the record is at least that recent
+        auto at = store->known_change();  // before the read: the record is at least that recent
         auto out = found(store->resources().get(tenant, id));
         out.log_position = at;
         return out;

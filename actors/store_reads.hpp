@@ -37,7 +37,7 @@ inline fetch_outcome found(std::optional<std::string> json) {
 /// at least that recent, so a client that follows the change feed from there misses nothing.
 template <class List>
 scan_result listed(const storage::record_store& store, List list) {
-  auto at = store.last_change();
+  auto at = store.known_change();
   storage::record_page page = list();
   return scan_result{std::move(page.entries), std::move(page.resume_after), page.exhausted, at};
 }

@@ -30,6 +30,7 @@ std::shared_ptr<storage::record_store> open_record_store(const config::settings&
     pg.url = s.storage.postgresql_url;
     if (!s.storage.postgresql_password_file.empty()) pg.password = read_password(s.storage.postgresql_password_file);
     pg.pool_size = s.storage.postgresql_pool_size;
+    pg.cache_bytes = s.storage.postgresql_cache_mib << 20;
     pg.wait = std::chrono::milliseconds{s.actors.ask_timeout_ms};
     return storage::open_postgresql_store(pg);
   }

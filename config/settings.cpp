@@ -191,6 +191,10 @@ const std::vector<option>& options() {
      text([](settings& s) -> std::string& { return s.storage.postgresql_password_file; })},
     {"storage.postgresql.pool_size", "8", "Connections to PostgreSQL this node opens at most.",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_pool_size; }, 1, 1000)},
+    {"storage.postgresql.cache_mib", "64",
+     "Memory for hot Resources read without a round trip to PostgreSQL; dropped when written here, or within 100 ms "
+     "when the change log shows another node wrote them. 0: every read goes to the database.",
+     integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_cache_mib; }, 0, 65536)},
     {"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.map_size_mib; }, 1, 1ll << 24)},
     {"storage.readers", "2", "Reader actors serving LMDB reads; requests rotate over them.",

@@ -156,6 +156,12 @@ public:
   /// The sequence of the last committed change-log entry (0 when empty). Safe from any thread.
   virtual std::uint64_t last_change() const = 0;
 
+  /// A change-log position every entry up to which is committed and visible to reads begun after
+  /// this call: the last committed one or earlier, known without a round trip where the backend
+  /// needs one for `last_change` (PostgreSQL: this node's last commit, or what its follower of the
+  /// log last read). What a read tells the client it is at least as recent as.
+  virtual std::uint64_t known_change() const { return last_change(); }
+
   /// Bytes the store uses and the most it may hold (LMDB: pages in use, `storage.map_size_mib`);
   /// 0, 0 when it has no bound (memory). For capacity metrics.
   virtual std::pair<std::uint64_t, std::uint64_t> space() const { return {0, 0}; }

@@ -15,13 +15,19 @@
 
 namespace cl::storage::pg {
 
+class hot_records;
+
 /// Where a store's statements run: the writer's transaction (`writable`), or a pooled connection
-/// per statement (committed state); the view it belongs to, to use other stores through.
+/// per statement (committed state); the view it belongs to, to use other stores through. `hot`:
+/// the hot-record cache reads are served from (committed state only). `touched`: in a transaction,
+/// where a store notes the cached keys it wrote, dropped from the cache once the batch ends.
 struct context {
   static constexpr const char* backend = "PostgreSQL";
   const session& db;
   bool writable;
   const read_view& view;
+  hot_records* hot = nullptr;
+  std::vector<std::string>* touched = nullptr;
 };
 
 /// Registers `Impl` as the PostgreSQL implementation of the store `Writes`. Returns true.

@@ -121,42 +121,150 @@ connection::~connection() {
   if (conn_) PQfinish(conn_);
 }
 
-bool connection::healthy() const { return conn_ && !broken_ && PQstatus(conn_) == CONNECTION_OK; }
+bool connection::healthy() const { return conn_ && !broken_ && queued_ == 0 && PQstatus(conn_) == CONNECTION_OK; }
 
-rows connection::run(const statement& s, std::initializer_list<std::string_view> params) const {
+namespace {
+
+/// NUL-terminated copies of the parameters, and pointers to them.
+struct parameters {
+  explicit parameters(std::initializer_list<std::string_view> params) {
+    owned.reserve(params.size());
+    for (auto v : params) owned.emplace_back(v);
+    for (const auto& v : owned) values.push_back(v.c_str());
+  }
+  int count() const { return static_cast<int>(values.size()); }
+  std::vector<std::string> owned;
+  std::vector<const char*> values;
+};
+
+using result_ptr = std::unique_ptr<PGresult, void (*)(PGresult*)>;
+
+bool failed(ExecStatusType status) { return status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK; }
+
+}  // namespace
+
+const std::string& connection::prepared_name(const statement& s) const {
   auto& name = prepared_[s.sql];
-  if (name.empty()) {
-    std::string candidate = "s" + std::to_string(prepared_.size());
+  if (!name.empty()) return name;
+  // A new name every time: one prepared in a pipeline that then failed may exist on the server.
+  std::string candidate = "s" + std::to_string(names_++);
+  if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) {
+    if (!PQsendPrepare(conn_, candidate.c_str(), s.sql, 0, nullptr)) {
+      prepared_.erase(s.sql);
+      raise(conn_, nullptr, broken_);
+    }
+    ++queued_;  // its answer comes in the pipeline, before the statement's
+  } else {
     PGresult* p = PQprepare(conn_, candidate.c_str(), s.sql, 0, nullptr);
+    result_ptr guard{p, PQclear};
     if (!p || PQresultStatus(p) != PGRES_COMMAND_OK) {
       prepared_.erase(s.sql);
       raise(conn_, p, broken_);
     }
-    PQclear(p);
-    name = std::move(candidate);
   }
-  std::vector<std::string> owned;
-  owned.reserve(params.size());
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (auto v : params) {
-    owned.emplace_back(v);  // NUL-terminated copies
+  name = std::move(candidate);
+  return name;
+}
+
+void connection::enter_pipeline() const {
+  if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) return;
+  if (!PQenterPipelineMode(conn_)) raise(conn_, nullptr, broken_);
+}
+
+rows connection::run(const statement& s, std::initializer_list<std::string_view> params) const {
+  if (queued_ > 0) {
+    send(s, params);  // with what is queued, in one round trip
+    return drain(true);
   }
-  for (const auto& v : owned) values.push_back(v.c_str());
-  PGresult* r = PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(), nullptr, nullptr, 0);
-  auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-    std::unique_ptr<PGresult, void (*)(PGresult*)> guard{r, PQclear};
+  const auto& name = prepared_name(s);
+  parameters p{params};
+  PGresult* r = PQexecPrepared(conn_, name.c_str(), p.count(), p.values.data(), nullptr, nullptr, 0);
+  if (failed(r ? PQresultStatus(r) : PGRES_FATAL_ERROR)) {
+    result_ptr guard{r, PQclear};
     raise(conn_, r, broken_);
   }
   return rows{r};
 }
 
+void connection::send(const statement& s, std::initializer_list<std::string_view> params) const {
+  enter_pipeline();
+  const auto& name = prepared_name(s);
+  parameters p{params};
+  if (!PQsendQueryPrepared(conn_, name.c_str(), p.count(), p.values.data(), nullptr, nullptr, 0))
+    raise(conn_, nullptr, broken_);
+  ++queued_;
+}
+
+void connection::send_exec(const std::string& sql) const {
+  enter_pipeline();
+  if (!PQsendQueryParams(conn_, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0)) raise(conn_, nullptr, broken_);
+  ++queued_;
+}
+
 void connection::exec(const std::string& sql) const {
+  if (queued_ > 0) {
+    send_exec(sql);
+    drain(true);
+    return;
+  }
   PGresult* r = PQexec(conn_, sql.c_str());
-  std::unique_ptr<PGresult, void (*)(PGresult*)> guard{r, PQclear};
-  auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) raise(conn_, r, broken_);
+  result_ptr guard{r, PQclear};
+  if (failed(r ? PQresultStatus(r) : PGRES_FATAL_ERROR)) raise(conn_, r, broken_);
+}
+
+void connection::flush() const {
+  if (queued_ > 0) drain(true);
+}
+
+void connection::discard() const {
+  if (queued_ > 0) drain(false);
+}
+
+rows connection::drain(bool raise_errors) const {
+  // Every command answers one result and then a null; the sync answers PGRES_PIPELINE_SYNC. After
+  // an error the server skips the rest up to the sync (PGRES_PIPELINE_ABORTED each).
+  auto lost = [&] {
+    queued_ = 0;
+    broken_ = true;
+    throw unavailable("the database is unavailable: " + first_line(PQerrorMessage(conn_)));
+  };
+  if (!PQpipelineSync(conn_)) lost();
+  result_ptr error{nullptr, PQclear};
+  PGresult* last = nullptr;
+  int nulls = 0;
+  for (;;) {
+    PGresult* r = PQgetResult(conn_);
+    if (!r) {
+      if (++nulls > 1 || PQstatus(conn_) != CONNECTION_OK) {
+        if (last) PQclear(last);
+        lost();
+      }
+      continue;
+    }
+    nulls = 0;
+    auto status = PQresultStatus(r);
+    if (status == PGRES_PIPELINE_SYNC) {
+      PQclear(r);
+      break;
+    }
+    if (status == PGRES_PIPELINE_ABORTED) {
+      PQclear(r);
+    } else if (failed(status)) {
+      if (!error) error.reset(r);
+      else PQclear(r);
+    } else {
+      if (last) PQclear(last);
+      last = r;
+    }
+  }
+  queued_ = 0;
+  rows out = last ? rows{last} : rows{};
+  if (!PQexitPipelineMode(conn_)) {
+    broken_ = true;
+    throw unavailable("the database is unavailable: " + first_line(PQerrorMessage(conn_)));
+  }
+  if (error && (raise_errors || PQstatus(conn_) != CONNECTION_OK)) raise(conn_, error.get(), broken_);
+  return out;
 }
 
 pool::pool(std::string url, std::string password, std::size_t size, std::chrono::milliseconds wait)

@@ -68,6 +68,10 @@ public:
   virtual ~session() = default;
   virtual rows run(const statement& s, std::initializer_list<std::string_view> params) const = 0;
   rows run(const statement& s) const { return run(s, {}); }
+  /// A write whose rows nobody reads. In a transaction it is sent without waiting for its answer
+  /// (libpq's pipeline mode): it travels with the next statement that is waited for, and an error
+  /// of its own is thrown there. Elsewhere the same as `run`.
+  virtual void send(const statement& s, std::initializer_list<std::string_view> params) const { run(s, params); }
 };
 
 /// A PostgreSQL array literal of `items` (text), for a `$n::text[]` parameter.
@@ -86,14 +90,32 @@ public:
 
   using session::run;
   rows run(const statement& s, std::initializer_list<std::string_view> params) const override;
-  /// Runs SQL text without parameters (several statements allowed): BEGIN, SAVEPOINT, migrations.
+  /// Queues `s` in the connection's pipeline: sent now, its answer read with the next statement
+  /// waited for (`run`, `exec`, `flush`), which throws its error if it failed.
+  void send(const statement& s, std::initializer_list<std::string_view> params) const override;
+  /// Runs SQL text without parameters (several statements allowed when nothing is queued): BEGIN,
+  /// SAVEPOINT, migrations.
   void exec(const std::string& sql) const;
-  /// True while the connection is usable.
+  /// Queues one SQL command without parameters (SAVEPOINT): as `send`.
+  void send_exec(const std::string& sql) const;
+  /// Waits for the queued statements' answers; throws the first error among them.
+  void flush() const;
+  /// Waits for the queued statements' answers and forgets their errors (a rollback follows); a
+  /// broken connection still throws `unavailable`.
+  void discard() const;
+  /// True while the connection is usable (and nothing queued is left unread).
   bool healthy() const;
 
 private:
+  const std::string& prepared_name(const statement& s) const;
+  void enter_pipeline() const;
+  /// Syncs the pipeline and reads every answer: the last statement's rows, or the first error.
+  rows drain(bool raise_errors) const;
+
   pg_conn* conn_ = nullptr;
   mutable std::unordered_map<const char*, std::string> prepared_;  ///< statement SQL -> name
+  mutable std::uint64_t names_ = 0;    ///< prepared statement names given so far
+  mutable std::size_t queued_ = 0;     ///< commands sent in the pipeline, answers not yet read
   mutable bool broken_ = false;
 };
 

@@ -11,6 +11,7 @@
 #include "storage/content_stores.hpp"
 
 #include "storage/postgresql/backend.hpp"
+#include "storage/postgresql/hot_records.hpp"
 #include "storage/walk.hpp"
 
 #include <algorithm>
@@ -61,6 +62,8 @@ bool matches(const std::string& wanted, std::string_view value) { return wanted.
 const statement resource_get{"SELECT record, version FROM resources WHERE tenant = $1 AND id = $2"};
 const statement resource_header_get{
   "SELECT work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = $2"};
+const statement resource_whole_get{
+  "SELECT record, work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = $2"};
 const statement works_of_ids{"SELECT id, work_id FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
 const statement resource_records{"SELECT id, record FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
 const statement version_get{"SELECT record FROM resource_versions WHERE tenant = $1 AND id = $2 AND version = $3"};
@@ -116,9 +119,14 @@ using resource_stream = walks::id_stream<resource_item>;
 
 class pg_resource_store final : public resource_writes {
 public:
-  explicit pg_resource_store(const context& c) : db_(c.db), writable_(c.writable) {}
+  explicit pg_resource_store(const context& c)
+    : db_(c.db), writable_(c.writable), hot_(c.writable ? nullptr : c.hot), touched_(c.touched) {}
 
   std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
+    if (hot_) {
+      auto e = cached(tenant, id);
+      return e ? std::optional<std::string>{std::move(e->record)} : std::nullopt;
+    }
     auto r = db_.run(resource_get, {tenant, id});
     remember(tenant, id, r.empty() ? std::optional<std::string>{} : r.str(0, 1));
     if (r.empty()) return std::nullopt;
@@ -126,6 +134,10 @@ public:
   }
 
   std::optional<resource_header> header(std::string_view tenant, std::string_view id) const override {
+    if (hot_) {
+      auto e = cached(tenant, id);
+      return e ? std::optional<resource_header>{std::move(e->header)} : std::nullopt;
+    }
     auto r = db_.run(resource_header_get, {tenant, id});
     remember(tenant, id, r.empty() ? std::optional<std::string>{} : r.str(0, 3));
     if (r.empty()) return std::nullopt;
@@ -198,27 +210,37 @@ public:
     auto blobs = array_literal(h.blobs);
     auto seen = seen_.find(key(tenant, id));
     if (seen == seen_.end()) {
-      db_.run(resource_upsert, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record});
+      db_.send(resource_upsert, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record});
     } else if (!seen->second) {
-      db_.run(resource_insert, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record});
+      db_.send(resource_insert, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record});
     } else if (db_.run(resource_cas, {tenant, id, h.work_id, h.type, h.language, h.version, blobs, record, *seen->second})
                  .integer(0, 0) == 0) {
       throw conflict("the Resource changed since this write read it");
     }
     seen_[key(tenant, id)] = h.version;
+    if (touched_) touched_->push_back(key(tenant, id));
   }
 
 
   void put_version(std::string_view tenant, std::string_view id, std::string_view version,
                    std::string_view record) override {
-    db_.run(version_upsert, {tenant, id, version, record});
+    db_.send(version_upsert, {tenant, id, version, record});
   }
 
 private:
-  static std::string key(std::string_view tenant, std::string_view id) {
-    std::string k{tenant};
-    k.push_back('\0');
-    return k.append(id);
+  static std::string key(std::string_view tenant, std::string_view id) { return hot_records::key(tenant, id); }
+
+  /// Committed state through the hot-record cache: a miss reads the row whole and keeps it, unless
+  /// a commit dropped something of its shard meanwhile. An absent Resource is not kept.
+  std::optional<hot_records::entry> cached(std::string_view tenant, std::string_view id) const {
+    auto k = hot_records::key(tenant, id);
+    if (auto e = hot_->find(k)) return e;
+    auto seen = hot_->generation(k);
+    auto r = db_.run(resource_whole_get, {tenant, id});
+    if (r.empty()) return std::nullopt;
+    hot_records::entry e{r.str(0, 0), {r.str(0, 1), r.str(0, 2), r.str(0, 3), r.str(0, 4), parse_array(r.text(0, 5))}};
+    hot_->put(k, e, seen);
+    return e;
   }
 
   /// In a write transaction: the version this mutation read (nullopt: read as absent).
@@ -243,6 +265,8 @@ private:
 
   const session& db_;
   bool writable_;
+  hot_records* hot_;                     ///< committed reads: the cache (nullptr: none)
+  std::vector<std::string>* touched_;    ///< a transaction's writes: the keys to drop after it
   mutable std::map<std::string, std::optional<std::string>> seen_;
 };
 
@@ -261,15 +285,16 @@ const statement activities_of_reader{
   "SELECT r.activity_id, a.type FROM activity_readers r "
   "JOIN activities a ON a.tenant = r.tenant AND a.id = r.activity_id "
   "WHERE r.tenant = $1 AND r.principal = $2 AND r.activity_id > $3 ORDER BY r.activity_id LIMIT $4"};
+// The Activity and its readers in one statement: about no Resource, everyone (`*`); about one, every
+// principal that reads the Resource now (grants given later add it then).
 const statement activity_upsert{
-  "INSERT INTO activities (tenant, id, about_resource, type, record) VALUES ($1, $2, $3, $4, $5) "
+  "WITH a AS (INSERT INTO activities (tenant, id, about_resource, type, record) VALUES ($1, $2, $3, $4, $5) "
   "ON CONFLICT (tenant, id) DO UPDATE SET about_resource = EXCLUDED.about_resource, type = EXCLUDED.type, "
-  "record = EXCLUDED.record"};
-const statement reader_add{
-  "INSERT INTO activity_readers (tenant, principal, activity_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"};
-const statement readers_of_resource_add{
-  "INSERT INTO activity_readers (tenant, principal, activity_id) SELECT tenant, principal, $3 FROM grants "
-  "WHERE tenant = $1 AND resource_id = $2 ON CONFLICT DO NOTHING"};
+  "record = EXCLUDED.record) "
+  "INSERT INTO activity_readers (tenant, principal, activity_id) "
+  "SELECT $1, $6, $2 WHERE $3 = '' UNION ALL "
+  "SELECT tenant, principal, $2 FROM grants WHERE $3 <> '' AND tenant = $1 AND resource_id = $3 "
+  "ON CONFLICT DO NOTHING"};
 
 struct activity_item {
   std::string type;
@@ -314,11 +339,7 @@ public:
   }
 
   void put(std::string_view tenant, std::string_view id, const activity_header& h, std::string_view record) override {
-    db_.run(activity_upsert, {tenant, id, h.about_resource, h.type, record});
-    if (h.about_resource.empty())
-      db_.run(reader_add, {tenant, everyone, id});
-    else  // listed under every principal that reads its Resource now; grants given later add it then
-      db_.run(readers_of_resource_add, {tenant, h.about_resource, id});
+    db_.send(activity_upsert, {tenant, id, h.about_resource, h.type, record, everyone});
   }
 
 private:

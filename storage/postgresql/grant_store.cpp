@@ -1,6 +1,9 @@
 // Grants in SQL: `grants(tenant, resource_id, principal, role, record)`, its primary key by
 // Resource and an index by principal. A principal that gains (loses) its grant on a Resource gains
-// (loses) the Resource's Activities in `activity_readers` in the same statement sequence.
+// (loses) the Resource's Activities in `activity_readers` in the same statement sequence. A
+// statement by `about_resource` says `about_resource <> ''`: the index by Resource is partial, and
+// a prepared statement's generic plan could not use it otherwise (it scanned the tenant's
+// Activities on every grant).
 
 #include "storage/grant_store.hpp"
 
@@ -20,17 +23,19 @@ const statement other_owner{
 const statement readable_of{
   "SELECT DISTINCT resource_id FROM grants WHERE tenant = $1 AND resource_id = ANY($2::text[]) "
   "AND principal = ANY($3::text[])"};
+// The grant, and when it is new (xmax = 0: PostgreSQL's own mark of a row this statement inserted
+// rather than updated) its principal as a reader of the Resource's Activities: a role change
+// changes nothing there.
 const statement upsert_grant{
-  "INSERT INTO grants (tenant, resource_id, principal, role, record) VALUES ($1, $2, $3, $4, $5) "
+  "WITH g AS (INSERT INTO grants (tenant, resource_id, principal, role, record) VALUES ($1, $2, $3, $4, $5) "
   "ON CONFLICT (tenant, resource_id, principal) DO UPDATE SET role = EXCLUDED.role, record = EXCLUDED.record "
-  "RETURNING (xmax = 0)"};  // true: a new row (PostgreSQL's own mark of a row this transaction inserted)
+  "RETURNING (xmax = 0) AS new) "
+  "INSERT INTO activity_readers (tenant, principal, activity_id) SELECT a.tenant, $3, a.id FROM activities a, g "
+  "WHERE g.new AND a.tenant = $1 AND a.about_resource = $2 AND a.about_resource <> '' ON CONFLICT DO NOTHING"};
 const statement delete_grant{"DELETE FROM grants WHERE tenant = $1 AND resource_id = $2 AND principal = $3"};
-const statement readers_add{
-  "INSERT INTO activity_readers (tenant, principal, activity_id) SELECT tenant, $2, id FROM activities "
-  "WHERE tenant = $1 AND about_resource = $3 ON CONFLICT DO NOTHING"};
 const statement readers_remove{
   "DELETE FROM activity_readers WHERE tenant = $1 AND principal = $2 AND activity_id IN "
-  "(SELECT id FROM activities WHERE tenant = $1 AND about_resource = $3)"};
+  "(SELECT id FROM activities WHERE tenant = $1 AND about_resource = $3 AND about_resource <> '')"};
 
 class pg_grant_store final : public grant_writes {
 public:
@@ -76,9 +81,7 @@ public:
   }
 
   void put(std::string_view tenant, const domain::access_grant& g) override {
-    auto r = db_.run(upsert_grant, {tenant, g.resource_id, g.principal, domain::role_name(g.role), domain::grant_json(g)});
-    // A new reader of the Resource reads its Activities too (a role change changes nothing there).
-    if (!r.empty() && r.text(0, 0) == "t") db_.run(readers_add, {tenant, g.principal, g.resource_id});
+    db_.send(upsert_grant, {tenant, g.resource_id, g.principal, domain::role_name(g.role), domain::grant_json(g)});
   }
 
   void erase(std::string_view tenant, std::string_view resource, std::string_view principal) override {

@@ -18,6 +18,10 @@ struct postgresql_settings {
   std::string password;        ///< overrides the URL's when not empty
   std::size_t pool_size = 8;   ///< connections this node opens at most
   std::chrono::milliseconds wait{2000};  ///< how long a statement waits for a free connection
+  std::size_t cache_bytes = 64u << 20;   ///< the hot-record cache's bound (0: no cache)
+  /// How often the change log is read for what other nodes changed (the cache's bound on staleness
+  /// for their writes; this node's own writes leave the cache before they are answered).
+  std::chrono::milliseconds follow_interval{100};
 };
 
 /// Connects, applies the schema's migrations and answers the record store. Throws

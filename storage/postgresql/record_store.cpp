@@ -12,10 +12,14 @@
 
 #include "storage/commit_listeners.hpp"
 #include "storage/postgresql/backend.hpp"
+#include "storage/postgresql/hot_records.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 namespace cl::storage::pg {
 
@@ -34,6 +38,10 @@ public:
     auto r = c_.run(s, params);
     if (std::strncmp(s.sql, "SELECT", 6) != 0) ++count;
     return r;
+  }
+  void send(const statement& s, std::initializer_list<std::string_view> params) const override {
+    c_.send(s, params);
+    ++count;
   }
   mutable std::uint64_t count = 0;
 
@@ -67,12 +75,14 @@ const statement log_prune{
 /// Typed stores over one session, made when first asked for.
 class store_set {
 public:
-  store_set(const session& db, bool writable, const read_view& view) : db_(db), writable_(writable), view_(view) {}
+  store_set(const session& db, bool writable, const read_view& view, hot_records* hot,
+            std::vector<std::string>* touched)
+    : db_(db), writable_(writable), view_(view), hot_(hot), touched_(touched) {}
   typed_store& at(store_kind kind) const {
     std::lock_guard<std::mutex> guard{mutex_};
     if (stores_.size() <= kind.slot) stores_.resize(kind.slot + 1);
     auto& s = stores_[kind.slot];
-    if (!s) s = make_store(kind.slot, context{db_, writable_, view_});
+    if (!s) s = make_store(kind.slot, context{db_, writable_, view_, hot_, touched_});
     return *s;
   }
 
@@ -80,6 +90,8 @@ private:
   const session& db_;
   bool writable_;
   const read_view& view_;
+  hot_records* hot_;
+  std::vector<std::string>* touched_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<typed_store>> stores_;
 };
@@ -89,13 +101,14 @@ struct batch_log {
   std::vector<change_entry> entries;
   std::vector<std::size_t> first_of_mutation;  ///< per entry: the index of its mutation's first entry
   std::optional<std::uint64_t> locked_head;     ///< the head read under its lock, once taken
+  std::vector<std::string> touched;             ///< hot-record keys written: dropped once the batch ends
 };
 
 /// What one mutation sees: the stores over the transaction, and the batch's log.
 class pg_write_view final : public write_txn {
 public:
   pg_write_view(const connection& c, batch_log& log)
-    : db_(c), c_(c), log_(log), first_(log.entries.size()), stores_(db_, true, *this) {}
+    : db_(c), c_(c), log_(log), first_(log.entries.size()), stores_(db_, true, *this, nullptr, &log.touched) {}
 
   std::uint64_t writes() const override { return db_.count + (log_.entries.size() - first_); }
 
@@ -174,43 +187,76 @@ std::uint64_t write_log(const connection& c, batch_log& log) {
   }
   std::string a[10];
   for (int i = 0; i < 10; ++i) a[i] = array_literal(cols[i]);
-  c.run(log_insert, {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]});
+  c.send(log_insert, {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]});  // answered with COMMIT
   return last;
 }
 
 class pg_record_store final : public record_store {
 public:
   explicit pg_record_store(const postgresql_settings& s)
-    : pool_(s.url, s.password, s.pool_size, s.wait), reads_(pool_), stores_(reads_, false, *this) {
-    auto c = pool_.acquire();
-    migrate(*c);
+    : pool_(s.url, s.password, s.pool_size, s.wait),
+      reads_(pool_),
+      hot_(s.cache_bytes),
+      stores_(reads_, false, *this, s.cache_bytes ? &hot_ : nullptr, nullptr) {
+    {
+      auto c = pool_.acquire();
+      migrate(*c);
+    }
+    followed_ = last_change();
+    follower_ = std::thread{[this, every = s.follow_interval] { follow(every); }};
+  }
+
+  ~pg_record_store() override {
+    {
+      std::lock_guard<std::mutex> guard{stop_mutex_};
+      stopping_ = true;
+    }
+    stop_.notify_all();
+    if (follower_.joinable()) follower_.join();
   }
 
   std::vector<bool> apply(const std::vector<mutation>& batch) override {
     std::vector<bool> kept(batch.size(), false);
     auto c = begin();
     std::uint64_t last = 0;
+    batch_log log;
+    // What the batch wrote leaves the cache before the writer answers, committed or not (a lost
+    // COMMIT may have committed).
+    struct drop_touched {
+      hot_records& hot;
+      const std::vector<std::string>& keys;
+      ~drop_touched() {
+        for (const auto& k : keys) hot.drop(k);
+      }
+    } dropping{hot_, log.touched};
     try {
-      batch_log log;
       for (std::size_t i = 0; i < batch.size(); ++i) kept[i] = run_one(*c, batch[i], log);
       if (!log.entries.empty()) last = write_log(*c, log);
       c->exec("COMMIT");
     } catch (...) {
-      if (c->healthy()) {
-        try {
-          c->exec("ROLLBACK");
-        } catch (...) {
-        }
+      try {
+        c->discard();
+        if (c->healthy()) c->exec("ROLLBACK");
+      } catch (...) {
       }
       throw;
     }
-    if (last != 0) listeners_.notify(last);
+    for (const auto& k : log.touched) hot_.drop(k);  // before the listeners hear of the commit
+    log.touched.clear();
+    if (last != 0) {
+      advance_known(last);
+      listeners_.notify(last);
+    }
     return kept;
   }
 
   std::uint64_t last_change() const override {
-    return static_cast<std::uint64_t>(reads_.run(head_read).integer(0, 0));
+    auto head = static_cast<std::uint64_t>(reads_.run(head_read).integer(0, 0));
+    advance_known(head);
+    return head;
   }
+
+  std::uint64_t known_change() const override { return known_.load(std::memory_order_acquire); }
 
   bool probe() const override {
     try {
@@ -257,48 +303,87 @@ private:
 
   /// Runs one mutation under its own savepoint: refused or failed, it loses only its own changes.
   /// One that lost to another transaction (a unique key taken, a compare-and-set that found another
-  /// version) runs again, now seeing what won.
+  /// version) runs again, now seeing what won. Its writes travel in the connection's pipeline with
+  /// the reads it waits for; the RELEASE waits for the last of them, so an error of any lands here.
   bool run_one(const connection& c, const mutation& m, batch_log& log) {
     for (int attempt = 0;; ++attempt) {
-      c.exec("SAVEPOINT m");
+      c.send_exec("SAVEPOINT m");
       auto entries_before = log.entries.size();
       bool had_head = log.locked_head.has_value();  // a lock taken under the savepoint goes with it
       auto undo = [&] {
+        c.discard();
         c.exec("ROLLBACK TO SAVEPOINT m");
         log.entries.resize(entries_before);
         log.first_of_mutation.resize(entries_before);
         if (!had_head) log.locked_head.reset();
       };
-      bool keep = false;
+      bool kept = false;
       try {
         pg_write_view view{c, log};
-        keep = m(view);
+        if (m(view)) {
+          c.exec("RELEASE SAVEPOINT m");
+          kept = true;
+        }
       } catch (const conflict&) {
         if (attempt < 3) {
           undo();
           continue;
         }
-        keep = false;
       } catch (const store_full&) {
         throw;  // no room: the whole group fails
       } catch (const unavailable&) {
         throw;  // the connection is gone: so is the transaction
       } catch (const std::exception&) {
-        keep = false;
       }
-      if (keep) {
-        c.exec("RELEASE SAVEPOINT m");
-        return true;
-      }
+      if (kept) return true;
       undo();
       return false;
     }
   }
 
+  /// Reads the change log every `every` until the store closes: drops from the hot-record cache what
+  /// changed, written by this node or any other, and moves `known_change` on. A log pruned past what
+  /// was followed (this node was away from the database longer than the retention) drops everything.
+  void follow(std::chrono::milliseconds every) {
+    std::unique_lock<std::mutex> guard{stop_mutex_};
+    while (!stop_.wait_for(guard, every, [&] { return stopping_; })) {
+      guard.unlock();
+      try {
+        for (;;) {
+          auto entries = read_from(followed_, 1000);
+          if (entries.empty()) break;
+          if (entries.front().seq != followed_ + 1) hot_.clear();
+          for (const auto& e : entries)
+            if (e.kind == change_kind::resource) hot_.drop(hot_records::key(e.tenant, e.id));
+          followed_ = entries.back().seq;
+          advance_known(followed_);
+          if (entries.size() < 1000) break;
+        }
+      } catch (const std::exception&) {
+        // The database is away: reads fail as well; follow again when it is back.
+      }
+      guard.lock();
+    }
+  }
+
+  /// Every entry up to `at` is committed (the log head was read, or this node committed up to it).
+  void advance_known(std::uint64_t at) const {
+    auto seen = known_.load(std::memory_order_relaxed);
+    while (seen < at && !known_.compare_exchange_weak(seen, at, std::memory_order_acq_rel)) {
+    }
+  }
+
   pool pool_;
   pooled_session reads_;
+  mutable std::atomic<std::uint64_t> known_{0};
+  hot_records hot_;
   store_set stores_;
   commit_listeners listeners_;
+  std::uint64_t followed_ = 0;  ///< the follower's position in the change log
+  std::mutex stop_mutex_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::thread follower_;
 };
 
 }  // namespace

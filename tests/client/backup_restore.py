@@ -93,6 +93,39 @@ def searched(svc, token):
     raise AssertionError("the search never said it was exhausted")
 
 
+def write_before(svc, token):
+    """What the drill writes before the copy: 20 Resources, 3 blobs (their SHA-256), a feed cursor."""
+    before = []
+    for i in range(20):
+        status, _, body = svc.request("POST", "/v0/content-lake/resources", token, resource("before %d" % i))
+        assert status == 201, body
+        before.append(json.loads(body)["id"])
+    blobs = {}
+    for size in (1, 70000, 300000):
+        data = os.urandom(size)
+        blobs[upload(svc, token, data)] = hashlib.sha256(data).hexdigest()
+    status, _, body = svc.request("GET", "/v0/content-lake/changes?page_size=1", token)
+    return before, blobs, json.loads(body)["next_cursor"]
+
+
+def check_restored(new, token, acked, blobs, old_cursor):
+    """On the restored service: every Resource acknowledged before the copy began is there and
+    found by search, the blobs download with their SHA-256, the older cursor answers 410."""
+    missing = [i for i in acked if new.request("GET", "/v0/content-lake/resources/" + i, token)[0] != 200]
+    assert not missing, ("acknowledged before the copy, missing after the restore", missing[:5])
+    found = searched(new, token)
+    unindexed = [i for i in acked if i not in found]
+    assert not unindexed, ("not answered by the rebuilt index", unindexed[:5])
+    for blob, digest in blobs.items():
+        status, headers, _ = new.request("GET", "/v0/content-lake/blobs/" + blob, token)
+        assert status == 302, status
+        got = fetch(headers["Location"])
+        assert got[0] == 200 and hashlib.sha256(got[2]).hexdigest() == digest, (blob, got[0])
+    status, _, body = new.request("GET", "/v0/content-lake/changes?since=" + old_cursor, token)
+    error = json.loads(body).get("error", {})
+    assert status == 410 and error.get("reason") == "CURSOR_EXPIRED" and "restored" in error["message"], body
+
+
 def cli(binary, *args):
     return subprocess.run([binary, *args], capture_output=True, text=True, timeout=600)
 
@@ -104,17 +137,7 @@ def main():
     restored = tempfile.TemporaryDirectory(prefix="contentlake-restored-")
     try:
         token = svc.token(sub="u_drill", tenant="t_drill", scopes=SCOPES)
-        before = []
-        for i in range(20):
-            status, _, body = svc.request("POST", "/v0/content-lake/resources", token, resource("before %d" % i))
-            assert status == 201, body
-            before.append(json.loads(body)["id"])
-        blobs = {}
-        for size in (1, 70000, 300000):
-            data = os.urandom(size)
-            blobs[upload(svc, token, data)] = hashlib.sha256(data).hexdigest()
-        status, _, body = svc.request("GET", "/v0/content-lake/changes?page_size=1", token)
-        old_cursor = json.loads(body)["next_cursor"]
+        before, blobs, old_cursor = write_before(svc, token)
 
         burst = Burst(svc, token)
         wait_until("the burst is under way", lambda: len(burst.acked) >= 50 or burst.errors, timeout=60)
@@ -150,20 +173,7 @@ def main():
 
         new = Service(binary, source, data_dir=restored)
         try:
-            missing = [i for i in before + acked_before
-                       if new.request("GET", "/v0/content-lake/resources/" + i, token)[0] != 200]
-            assert not missing, ("acknowledged before the backup, missing after the restore", missing[:5])
-            found = searched(new, token)
-            unindexed = [i for i in before + acked_before if i not in found]
-            assert not unindexed, ("not answered by the rebuilt index", unindexed[:5])
-            for blob, digest in blobs.items():
-                status, headers, _ = new.request("GET", "/v0/content-lake/blobs/" + blob, token)
-                assert status == 302, status
-                got = fetch(headers["Location"])
-                assert got[0] == 200 and hashlib.sha256(got[2]).hexdigest() == digest, (blob, got[0])
-            status, _, body = new.request("GET", "/v0/content-lake/changes?since=" + old_cursor, token)
-            error = json.loads(body).get("error", {})
-            assert status == 410 and error.get("reason") == "CURSOR_EXPIRED" and "restored" in error["message"], body
+            check_restored(new, token, before + acked_before, blobs, old_cursor)
             # Capacity gauges (operations.md, "Capacity"): the rebuilt index has a size, the disk its room,
             # the heap (jemalloc's statistics in the service binary) what the service holds.
             _, _, text = fetch("http://127.0.0.1:%d/metrics" % new.admin_port)

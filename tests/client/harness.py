@@ -241,6 +241,24 @@ class Service:
         self.stop()
 
 
+class Started:
+    """The services a test starts (`start` takes Service's arguments): `kill_all` at the end, in a
+    `finally`, so none outlives the test, also when an assertion failed before its stop."""
+
+    def __init__(self):
+        self.services = []
+
+    def start(self, *args, **kwargs):
+        self.services.append(Service(*args, **kwargs))
+        return self.services[-1]
+
+    def kill_all(self):
+        for service in self.services:
+            if service.proc.poll() is None:
+                service.proc.kill()
+                service.proc.wait()
+
+
 class Postgres:
     """A PostgreSQL 15 of the test's own (tests/support/postgres): `url(dbname)` connection strings,
     `psql`, `halt`/`resume` for outages, `stop` at the end."""

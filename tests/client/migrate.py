@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Postgres, Service  # noqa: E402
+from harness import Postgres, Started  # noqa: E402
 
 PG_ENV = "CONTENTLAKE_STORAGE_BACKEND"
 
@@ -109,11 +109,8 @@ def migrate(binary, source, args, expect=0):
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     pg = Postgres(source)
-    started = []  # every service this test starts: none outlives it, also when an assertion fails
-
-    def serve(*args, **kwargs):
-        started.append(Service(*args, **kwargs))
-        return started[-1]
+    started = Started()  # every service this test starts: none outlives it
+    serve = started.start
 
     try:
         svc = serve(binary, source)
@@ -171,10 +168,7 @@ def main():
         data_dir.cleanup()
         back.cleanup()
     finally:
-        for service in started:
-            if service.proc.poll() is None:
-                service.proc.kill()
-                service.proc.wait()
+        started.kill_all()
         pg.stop()
 
 

@@ -8,7 +8,6 @@ work, a feed cursor issued before answers 410 CURSOR_EXPIRED, writes work.
 
     pg_backup_restore.py CONTENTLAKE_BINARY SOURCE_DIR
 """
-import hashlib
 import json
 import os
 import shutil
@@ -18,8 +17,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from backup_restore import Burst, resource, searched, upload  # noqa: E402
-from harness import Postgres, Service, fetch, wait_until  # noqa: E402
+from backup_restore import Burst, check_restored, resource, write_before  # noqa: E402
+from harness import Postgres, Started, wait_until  # noqa: E402
 
 SCOPES = "content-lake.read content-lake.write"
 
@@ -27,11 +26,8 @@ SCOPES = "content-lake.read content-lake.write"
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     pg = Postgres(source)
-    started = []  # every service this test starts: none outlives it, also when an assertion fails
-
-    def serve(*args, **kwargs):
-        started.append(Service(*args, **kwargs))
-        return started[-1]
+    started = Started()  # every service this test starts: none outlives it
+    serve = started.start
 
     copy = tempfile.TemporaryDirectory(prefix="contentlake-pgbackup-")
     restored = tempfile.TemporaryDirectory(prefix="contentlake-pgrestored-")
@@ -40,17 +36,7 @@ def main():
         svc = serve(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
                                        "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url})
         token = svc.token(sub="u_drill", tenant="t_drill", scopes=SCOPES)
-        before = []
-        for i in range(20):
-            status, _, body = svc.request("POST", "/v0/content-lake/resources", token, resource("before %d" % i))
-            assert status == 201, body
-            before.append(json.loads(body)["id"])
-        blobs = {}
-        for size in (1, 70000, 300000):
-            data = os.urandom(size)
-            blobs[upload(svc, token, data)] = hashlib.sha256(data).hexdigest()
-        status, _, body = svc.request("GET", "/v0/content-lake/changes?page_size=1", token)
-        old_cursor = json.loads(body)["next_cursor"]
+        before, blobs, old_cursor = write_before(svc, token)
 
         burst = Burst(svc, token)
         wait_until("the burst is under way", lambda: len(burst.acked) >= 50 or burst.errors, timeout=60)
@@ -90,20 +76,7 @@ def main():
         new = serve(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
                                        "CONTENTLAKE_STORAGE_POSTGRESQL_URL": new_url}, data_dir=restored)
         try:
-            missing = [i for i in before + acked_before
-                       if new.request("GET", "/v0/content-lake/resources/" + i, token)[0] != 200]
-            assert not missing, ("acknowledged before the dump, missing after the restore", missing[:5])
-            found = searched(new, token)
-            unindexed = [i for i in before + acked_before if i not in found]
-            assert not unindexed, ("not answered by the rebuilt index", unindexed[:5])
-            for blob, digest in blobs.items():
-                status, headers, _ = new.request("GET", "/v0/content-lake/blobs/" + blob, token)
-                assert status == 302, status
-                got = fetch(headers["Location"])
-                assert got[0] == 200 and hashlib.sha256(got[2]).hexdigest() == digest, (blob, got[0])
-            status, _, body = new.request("GET", "/v0/content-lake/changes?since=" + old_cursor, token)
-            error = json.loads(body).get("error", {})
-            assert status == 410 and error.get("reason") == "CURSOR_EXPIRED", body
+            check_restored(new, token, before + acked_before, blobs, old_cursor)
             status, _, body = new.request("POST", "/v0/content-lake/resources", token, resource("after restore"))
             assert status == 201, body
             print("restored on PostgreSQL: %d Resources acknowledged before the dump, all there and found by search; "
@@ -113,10 +86,7 @@ def main():
             new.stop()
     finally:
         copy.cleanup()
-        for service in started:
-            if service.proc.poll() is None:
-                service.proc.kill()
-                service.proc.wait()
+        started.kill_all()
         pg.stop()
 
 

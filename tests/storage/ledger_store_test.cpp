@@ -97,3 +97,30 @@ TEST_CASE("two nodes racing one Idempotency-Key: one effect, the other finds the
           != static_cast<bool>(a->get_resource("t1", "res_b" + std::to_string(round))));
   }
 }
+
+TEST_CASE("a write that fails in the database fails its own mutation only, though sent without waiting",
+          "[storage][ledger][postgresql]") {
+  // On PostgreSQL the ledger's insert is sent in the pipeline and its answer read at the mutation's
+  // RELEASE: the second mutation's insert of a key the first one stored fails there (a unique key),
+  // and only its own writes are rolled back; the mutations before and after it are kept.
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  auto key = cl::domain::ledger_key{"t1", "a_app", "k-once"};
+  auto write = [&](std::string resource, bool with_key) -> mutation {
+    return [=](write_txn& tx) {
+      tx.resources().put("t1", resource, resource_header{}, "{\"r\":\"" + resource + "\"}");
+      if (with_key) tx.ledger().put(key, 1000, record_at(1000));
+      return true;
+    };
+  };
+  auto kept = store->apply({write("res_1", true), write("res_2", true), write("res_3", false)});
+  REQUIRE(kept.size() == 3);
+  CHECK(kept[0]);
+  CHECK_FALSE(kept[1]);
+  CHECK(kept[2]);
+  CHECK(store->get_resource("t1", "res_1"));
+  CHECK_FALSE(store->get_resource("t1", "res_2"));
+  CHECK(store->get_resource("t1", "res_3"));
+  CHECK(store->ledger().record(key));
+  CHECK(store->ledger().records() == 1);
+}

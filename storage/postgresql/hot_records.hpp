@@ -1,0 +1,66 @@
+#pragma once
+/// The hot-record cache of the PostgreSQL backend (storage-private): Resources read lately, with
+/// their typed header, so a hot read costs no round trip to the database. Bounded in bytes (least
+/// recently read out first). Never stale past the change log: the writer's commit drops what it
+/// wrote before the write is answered, and the store's follower drops what the log says other
+/// nodes changed (docs/architecture.md, "The hot-record cache").
+///
+/// A read that missed fills the cache only when nothing was dropped from the key's shard between
+/// the moment it asked (`generation`) and the moment it fills (`put`): a read of the database that
+/// raced a commit could hold the version before it, and must not outlive the drop that followed.
+
+#include "storage/content_stores.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace cl::storage::pg {
+
+class hot_records {
+public:
+  struct entry {
+    std::string record;
+    resource_header header;
+  };
+
+  /// `budget`: bytes of keys and records held at most (0: the cache holds nothing).
+  explicit hot_records(std::size_t budget, std::size_t shards = 16);
+
+  static std::string key(std::string_view tenant, std::string_view id);
+
+  /// The key's shard's count of drops: read it before the database, hand it to `put`.
+  std::uint64_t generation(std::string_view key) const;
+  std::optional<entry> find(std::string_view key) const;
+  /// Keeps `e` unless something of the key's shard was dropped since `seen` was read.
+  void put(const std::string& key, entry e, std::uint64_t seen);
+  void drop(std::string_view key);
+  void clear();
+
+  std::size_t bytes() const;
+  std::size_t size() const;
+
+private:
+  struct shard {
+    mutable std::mutex mutex;
+    std::list<std::pair<std::string, entry>> order;  ///< most recently read first
+    std::unordered_map<std::string_view, std::list<std::pair<std::string, entry>>::iterator> index;
+    std::size_t bytes = 0;
+    std::uint64_t generation = 0;
+  };
+  shard& of(std::string_view key) const;
+  static std::size_t cost(const std::string& key, const entry& e);
+
+  std::size_t budget_per_shard_;
+  std::unique_ptr<shard[]> shards_;
+  std::size_t count_;
+};
+
+}  // namespace cl::storage::pg
