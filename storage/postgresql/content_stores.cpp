@@ -230,16 +230,16 @@ public:
 private:
   static std::string key(std::string_view tenant, std::string_view id) { return hot_records::key(tenant, id); }
 
-  /// Committed state through the hot-record cache: a miss reads the row whole and keeps it, unless
-  /// a commit dropped something of its shard meanwhile. An absent Resource is not kept.
+  /// Committed state through the hot-record cache: a miss reserves the key, reads the row whole and
+  /// keeps it, unless a commit dropped the key meanwhile. An absent Resource is not kept.
   std::optional<hot_records::entry> cached(std::string_view tenant, std::string_view id) const {
     auto k = hot_records::key(tenant, id);
     if (auto e = hot_->find(k)) return e;
-    auto seen = hot_->generation(k);
+    auto token = hot_->reserve(k);
     auto r = db_.run(resource_whole_get, {tenant, id});
     if (r.empty()) return std::nullopt;
     hot_records::entry e{r.str(0, 0), {r.str(0, 1), r.str(0, 2), r.str(0, 3), r.str(0, 4), parse_array(r.text(0, 5))}};
-    hot_->put(k, e, seen);
+    hot_->put(k, e, token);
     return e;
   }
 

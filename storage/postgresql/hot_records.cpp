@@ -19,68 +19,73 @@ hot_records::shard& hot_records::of(std::string_view key) const {
   return shards_[std::hash<std::string_view>{}(key) % count_];
 }
 
-std::size_t hot_records::cost(const std::string& key, const entry& e) {
-  std::size_t n = 2 * key.size() + e.record.size() + e.header.work_id.size() + e.header.type.size()
-                  + e.header.language.size() + e.header.version.size() + 128;  // nodes, map slot, strings
+std::size_t hot_records::cost(const slot& s) {
+  std::size_t n = 2 * s.key.size() + 160;  // list node, map slot, strings
+  if (!s.value) return n;
+  const auto& e = *s.value;
+  n += e.record.size() + e.header.work_id.size() + e.header.type.size() + e.header.language.size()
+       + e.header.version.size();
   for (const auto& b : e.header.blobs) n += b.size() + 32;
   return n;
 }
 
-std::uint64_t hot_records::generation(std::string_view key) const {
+void hot_records::erase(shard& s, std::list<slot>::iterator at) {
+  s.bytes -= cost(*at);
+  s.index.erase(at->key);
+  s.order.erase(at);
+}
+
+void hot_records::evict(shard& s) {
+  while (s.bytes > budget_per_shard_ && !s.order.empty()) erase(s, std::prev(s.order.end()));
+}
+
+std::uint64_t hot_records::reserve(const std::string& key) {
   auto& s = of(key);
   std::lock_guard<std::mutex> guard{s.mutex};
-  return s.generation;
+  if (auto it = s.index.find(key); it != s.index.end()) return it->second->token;  // reserved or filled since
+  s.order.push_front(slot{key, std::nullopt, ++s.tokens});
+  s.index.emplace(s.order.front().key, s.order.begin());
+  s.bytes += cost(s.order.front());
+  auto token = s.order.front().token;
+  evict(s);
+  return token;
 }
 
 std::optional<hot_records::entry> hot_records::find(std::string_view key) const {
   auto& s = of(key);
   std::lock_guard<std::mutex> guard{s.mutex};
   auto it = s.index.find(key);
-  if (it == s.index.end()) return std::nullopt;
+  if (it == s.index.end() || !it->second->value) return std::nullopt;
   s.order.splice(s.order.begin(), s.order, it->second);  // read lately: last out
-  return it->second->second;
+  return *it->second->value;
 }
 
-void hot_records::put(const std::string& key, entry e, std::uint64_t seen) {
-  auto n = cost(key, e);
-  if (n > budget_per_shard_) return;
+void hot_records::put(const std::string& key, entry e, std::uint64_t token) {
   auto& s = of(key);
   std::lock_guard<std::mutex> guard{s.mutex};
-  if (s.generation != seen) return;  // a commit dropped something here since the read began
-  if (auto it = s.index.find(key); it != s.index.end()) {
-    s.bytes -= cost(it->second->first, it->second->second);
-    auto node = it->second;
-    s.index.erase(it);
-    s.order.erase(node);
-  }
-  s.order.emplace_front(key, std::move(e));
-  s.index.emplace(s.order.front().first, s.order.begin());
-  s.bytes += n;
-  while (s.bytes > budget_per_shard_) {
-    auto& last = s.order.back();
-    s.bytes -= cost(last.first, last.second);
-    s.index.erase(last.first);
-    s.order.pop_back();
-  }
+  auto it = s.index.find(key);
+  // Dropped since the read began (the reservation is gone or is a newer one), or filled by another
+  // read begun after the same reservation: nothing to keep.
+  if (it == s.index.end() || it->second->token != token || it->second->value) return;
+  auto at = it->second;
+  s.bytes -= cost(*at);
+  at->value = std::move(e);
+  s.bytes += cost(*at);
+  s.order.splice(s.order.begin(), s.order, at);
+  if (cost(*at) > budget_per_shard_) return erase(s, at);  // answered, never kept
+  evict(s);
 }
 
 void hot_records::drop(std::string_view key) {
   auto& s = of(key);
   std::lock_guard<std::mutex> guard{s.mutex};
-  ++s.generation;
-  auto it = s.index.find(key);
-  if (it == s.index.end()) return;
-  s.bytes -= cost(it->second->first, it->second->second);
-  auto node = it->second;
-  s.index.erase(it);
-  s.order.erase(node);
+  if (auto it = s.index.find(key); it != s.index.end()) erase(s, it->second);
 }
 
 void hot_records::clear() {
   for (std::size_t i = 0; i < count_; ++i) {
     auto& s = shards_[i];
     std::lock_guard<std::mutex> guard{s.mutex};
-    ++s.generation;
     s.index.clear();
     s.order.clear();
     s.bytes = 0;
@@ -100,7 +105,7 @@ std::size_t hot_records::size() const {
   std::size_t n = 0;
   for (std::size_t i = 0; i < count_; ++i) {
     std::lock_guard<std::mutex> guard{shards_[i].mutex};
-    n += shards_[i].index.size();
+    for (const auto& s : shards_[i].order) n += s.value ? 1 : 0;
   }
   return n;
 }

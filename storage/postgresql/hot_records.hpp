@@ -5,9 +5,10 @@
 /// wrote before the write is answered, and the store's follower drops what the log says other
 /// nodes changed (docs/architecture.md, "The hot-record cache").
 ///
-/// A read that missed fills the cache only when nothing was dropped from the key's shard between
-/// the moment it asked (`generation`) and the moment it fills (`put`): a read of the database that
-/// raced a commit could hold the version before it, and must not outlive the drop that followed.
+/// A read that missed reserves the key first (`reserve`) and fills it (`put`) only if the key was not
+/// dropped in between: a read of the database that raced a commit could hold the version before it,
+/// and must not outlive the drop that followed. A reservation is per key, so writes to other keys
+/// do not stop a fill.
 
 #include "storage/content_stores.hpp"
 
@@ -36,11 +37,11 @@ public:
 
   static std::string key(std::string_view tenant, std::string_view id);
 
-  /// The key's shard's count of drops: read it before the database, hand it to `put`.
-  std::uint64_t generation(std::string_view key) const;
+  /// Before reading the database after a miss: the key's reservation (hand it to `put`).
+  std::uint64_t reserve(const std::string& key);
   std::optional<entry> find(std::string_view key) const;
-  /// Keeps `e` unless something of the key's shard was dropped since `seen` was read.
-  void put(const std::string& key, entry e, std::uint64_t seen);
+  /// Keeps `e` if the key's reservation `token` still stands (the key was not dropped since).
+  void put(const std::string& key, entry e, std::uint64_t token);
   void drop(std::string_view key);
   void clear();
 
@@ -48,15 +49,23 @@ public:
   std::size_t size() const;
 
 private:
+  /// A key reserved by a read (no value yet) or filled.
+  struct slot {
+    std::string key;
+    std::optional<entry> value;
+    std::uint64_t token = 0;
+  };
   struct shard {
     mutable std::mutex mutex;
-    std::list<std::pair<std::string, entry>> order;  ///< most recently read first
-    std::unordered_map<std::string_view, std::list<std::pair<std::string, entry>>::iterator> index;
+    std::list<slot> order;  ///< most recently read first
+    std::unordered_map<std::string_view, std::list<slot>::iterator> index;
     std::size_t bytes = 0;
-    std::uint64_t generation = 0;
+    std::uint64_t tokens = 0;
   };
   shard& of(std::string_view key) const;
-  static std::size_t cost(const std::string& key, const entry& e);
+  static std::size_t cost(const slot& s);
+  void erase(shard& s, std::list<slot>::iterator at);
+  void evict(shard& s);
 
   std::size_t budget_per_shard_;
   std::unique_ptr<shard[]> shards_;

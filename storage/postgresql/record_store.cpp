@@ -18,6 +18,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -244,6 +245,10 @@ public:
     for (const auto& k : log.touched) hot_.drop(k);  // before the listeners hear of the commit
     log.touched.clear();
     if (last != 0) {
+      {
+        std::lock_guard<std::mutex> guard{own_mutex_};
+        own_.emplace_back(last - log.entries.size() + 1, last);
+      }
       advance_known(last);
       listeners_.notify(last);
     }
@@ -354,7 +359,7 @@ private:
           if (entries.empty()) break;
           if (entries.front().seq != followed_ + 1) hot_.clear();
           for (const auto& e : entries)
-            if (e.kind == change_kind::resource) hot_.drop(hot_records::key(e.tenant, e.id));
+            if (e.kind == change_kind::resource && !own(e.seq)) hot_.drop(hot_records::key(e.tenant, e.id));
           followed_ = entries.back().seq;
           advance_known(followed_);
           if (entries.size() < 1000) break;
@@ -364,6 +369,14 @@ private:
       }
       guard.lock();
     }
+  }
+
+  /// Whether this node logged entry `seq` (and so dropped what it wrote at its commit already): a
+  /// Resource it wrote and read since stays cached. Asked in log order; forgets what is behind.
+  bool own(std::uint64_t seq) {
+    std::lock_guard<std::mutex> guard{own_mutex_};
+    while (!own_.empty() && own_.front().second < seq) own_.pop_front();
+    return !own_.empty() && own_.front().first <= seq;
   }
 
   /// Every entry up to `at` is committed (the log head was read, or this node committed up to it).
@@ -380,6 +393,8 @@ private:
   store_set stores_;
   commit_listeners listeners_;
   std::uint64_t followed_ = 0;  ///< the follower's position in the change log
+  std::mutex own_mutex_;
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> own_;  ///< ranges this node logged, not yet followed
   std::mutex stop_mutex_;
   std::condition_variable stop_;
   bool stopping_ = false;
