@@ -154,6 +154,7 @@ const std::string& connection::prepared_name(const statement& s) const {
       raise(conn_, nullptr, broken_);
     }
     ++queued_;  // its answer comes in the pipeline, before the statement's
+    prepared_in_pipeline_.push_back(s.sql);
   } else {
     PGresult* p = PQprepare(conn_, candidate.c_str(), s.sql, 0, nullptr);
     result_ptr guard{p, PQclear};
@@ -225,6 +226,7 @@ rows connection::drain(bool raise_errors) const {
   // an error the server skips the rest up to the sync (PGRES_PIPELINE_ABORTED each).
   auto lost = [&] {
     queued_ = 0;
+    prepared_in_pipeline_.clear();  // the connection is closed: nothing of it is used again
     broken_ = true;
     throw unavailable("the database is unavailable: " + first_line(PQerrorMessage(conn_)));
   };
@@ -258,6 +260,9 @@ rows connection::drain(bool raise_errors) const {
     }
   }
   queued_ = 0;
+  if (error)
+    for (const char* sql : prepared_in_pipeline_) prepared_.erase(sql);
+  prepared_in_pipeline_.clear();
   rows out = last ? rows{last} : rows{};
   if (!PQexitPipelineMode(conn_)) {
     broken_ = true;

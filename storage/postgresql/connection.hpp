@@ -115,6 +115,9 @@ private:
   pg_conn* conn_ = nullptr;
   mutable std::unordered_map<const char*, std::string> prepared_;  ///< statement SQL -> name
   mutable std::uint64_t names_ = 0;    ///< prepared statement names given so far
+  /// Statements prepared in the pipeline now under way: forgotten when it fails (a Parse after an
+  /// error is skipped by the server), prepared again under a new name at their next use.
+  mutable std::vector<const char*> prepared_in_pipeline_;
   mutable std::size_t queued_ = 0;     ///< commands sent in the pipeline, answers not yet read
   mutable bool broken_ = false;
 };

@@ -124,3 +124,27 @@ TEST_CASE("a write that fails in the database fails its own mutation only, thoug
   CHECK(store->ledger().record(key));
   CHECK(store->ledger().records() == 1);
 }
+
+TEST_CASE("a statement first used after a write that failed in the same round trip works afterwards",
+          "[storage][ledger][postgresql]") {
+  // On PostgreSQL a statement is prepared on first use; sent after a write that fails in the same
+  // pipeline, its preparation is skipped with the rest. The connection must not take it for
+  // prepared: the next batch, on the same connection, uses it again.
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  auto key = cl::domain::ledger_key{"t1", "a_app", "k-twice"};
+  auto kept = store->apply({[&](write_txn& tx) {
+    tx.ledger().put(key, 1000, record_at(1000));
+    tx.ledger().put(key, 1000, record_at(1000));  // fails (the key is taken), answered with the next read
+    return !tx.catalog().get(catalog_kind::work, "t1", "wrk_none");
+  }});
+  CHECK_FALSE(kept[0]);
+  for (int i = 0; i < 3; ++i) {
+    kept = store->apply({[&](write_txn& tx) {
+      if (tx.catalog().get(catalog_kind::work, "t1", "wrk_none")) return false;
+      tx.resources().put("t1", "res_after_" + std::to_string(i), resource_header{}, "{}");
+      return true;
+    }});
+    CHECK(kept[0]);
+  }
+}
