@@ -44,6 +44,14 @@ resource_position position_of(const std::string& s) {
   return {p.at(0), p.size() > 1 ? p[1] : std::string{}};
 }
 
+/// A three-part position (a grant, a ledger key) as its key; empty: from the start.
+template <class Key>
+Key triple_of(const std::string& s) {
+  if (s.empty()) return {};
+  auto p = split(s);
+  return Key{p.at(0), p.at(1), p.at(2)};
+}
+
 using write = std::function<void(write_txn&)>;
 
 /// Applies a page's writes in one transaction of the target.
@@ -155,8 +163,7 @@ page copy_page(const std::string& kind, const record_store& from, record_store& 
     });
   }
   if (kind == "grants") {
-    auto parts = after.empty() ? std::vector<std::string>{"", "", ""} : split(after);
-    auto gs = every.grants({parts.at(0), parts.at(1), parts.at(2)}, page_size);
+    auto gs = every.grants(triple_of<grant_ref>(after), page_size);
     for (const auto& g : gs)
       if (auto record = from.grants().grant(g.tenant, g.resource_id, g.principal)) {
         auto parsed = domain::parse_grant(*record);
@@ -166,8 +173,7 @@ page copy_page(const std::string& kind, const record_store& from, record_store& 
     return finish(gs.size(), gs.empty() ? std::string{} : join({gs.back().tenant, gs.back().resource_id, gs.back().principal}));
   }
   if (kind == "ledger") {
-    auto parts = after.empty() ? std::vector<std::string>{"", "", ""} : split(after);
-    auto keys = every.ledger({parts.at(0), parts.at(1), parts.at(2)}, page_size);
+    auto keys = every.ledger(triple_of<domain::ledger_key>(after), page_size);
     for (const auto& k : keys)
       if (auto record = from.ledger().record(k)) {
         auto parsed = domain::parse_ledger_record(*record);
@@ -307,27 +313,24 @@ void compare_kind(const std::string& kind, const record_store& a, const record_s
          });
   } else if (kind == "grants") {
     walk([](const record_store& s, const std::string& after) {
-           auto parts = after.empty() ? std::vector<std::string>{"", "", ""} : split(after);
            std::vector<std::string> out;
-           for (const auto& g : every_record(s).grants({parts.at(0), parts.at(1), parts.at(2)}, page_size))
+           for (const auto& g : every_record(s).grants(triple_of<grant_ref>(after), page_size))
              out.push_back(join({g.tenant, g.resource_id, g.principal}));
            return out;
          },
          [](const record_store& s, const std::string& key) {
-           auto p = split(key);
-           return s.grants().grant(p.at(0), p.at(1), p.at(2));
+           auto g = triple_of<grant_ref>(key);
+           return s.grants().grant(g.tenant, g.resource_id, g.principal);
          });
   } else if (kind == "ledger") {
     walk([](const record_store& s, const std::string& after) {
-           auto parts = after.empty() ? std::vector<std::string>{"", "", ""} : split(after);
            std::vector<std::string> out;
-           for (const auto& k : every_record(s).ledger({parts.at(0), parts.at(1), parts.at(2)}, page_size))
+           for (const auto& k : every_record(s).ledger(triple_of<domain::ledger_key>(after), page_size))
              out.push_back(join({k.tenant, k.client_id, k.key}));
            return out;
          },
          [](const record_store& s, const std::string& key) {
-           auto p = split(key);
-           return s.ledger().record({p.at(0), p.at(1), p.at(2)});
+           return s.ledger().record(triple_of<domain::ledger_key>(key));
          });
   } else if (kind == "blob_uploads") {
     walk(positions([](const record_store& s, const resource_position& p) {

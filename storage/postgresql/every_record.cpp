@@ -33,10 +33,29 @@ const statement change_import{
   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"};
 const statement head_at_least{"UPDATE change_head SET seq = greatest(seq, $1)"};
 
-std::vector<resource_position> positions(const rows& r) {
-  std::vector<resource_position> out;
-  for (std::size_t i = 0; i < r.size(); ++i) out.push_back({r.str(i, 0), r.str(i, 1)});
+/// Each row of `r` made into an item by `make(row)`.
+template <class Item, class Make>
+std::vector<Item> each_row(const rows& r, Make make) {
+  std::vector<Item> out;
+  out.reserve(r.size());
+  for (std::size_t i = 0; i < r.size(); ++i) out.push_back(make(i));
   return out;
+}
+
+std::vector<resource_position> positions(const rows& r) {
+  return each_row<resource_position>(r, [&](std::size_t i) { return resource_position{r.str(i, 0), r.str(i, 1)}; });
+}
+
+/// Rows of (tenant, x, y) keys.
+template <class Key>
+std::vector<Key> triples(const rows& r) {
+  return each_row<Key>(r, [&](std::size_t i) { return Key{r.str(i, 0), r.str(i, 1), r.str(i, 2)}; });
+}
+
+/// Rows of one stored record each, decoded by `decode`.
+template <class Record>
+std::vector<Record> records(const rows& r, Record (*decode)(std::string_view)) {
+  return each_row<Record>(r, [&](std::size_t i) { return decode(r.text(i, 0)); });
 }
 
 class pg_every_record final : public every_record_writes {
@@ -58,38 +77,26 @@ public:
   }
 
   std::vector<grant_ref> grants(const grant_ref& after, std::size_t limit) const override {
-    auto r = db_.run(grants_after, {after.tenant, after.resource_id, after.principal, num(static_cast<std::uint64_t>(limit))});
-    std::vector<grant_ref> out;
-    for (std::size_t i = 0; i < r.size(); ++i) out.push_back({r.str(i, 0), r.str(i, 1), r.str(i, 2)});
-    return out;
+    return triples<grant_ref>(
+      db_.run(grants_after, {after.tenant, after.resource_id, after.principal, num(static_cast<std::uint64_t>(limit))}));
   }
 
   std::vector<domain::ledger_key> ledger(const domain::ledger_key& after, std::size_t limit) const override {
-    auto r = db_.run(ledger_after, {after.tenant, after.client_id, after.key, num(static_cast<std::uint64_t>(limit))});
-    std::vector<domain::ledger_key> out;
-    for (std::size_t i = 0; i < r.size(); ++i) out.push_back({r.str(i, 0), r.str(i, 1), r.str(i, 2)});
-    return out;
+    return triples<domain::ledger_key>(
+      db_.run(ledger_after, {after.tenant, after.client_id, after.key, num(static_cast<std::uint64_t>(limit))}));
   }
 
   std::vector<upload_record> uploads(const resource_position& after, std::size_t limit) const override {
-    auto r = db_.run(uploads_after, {after.tenant, after.id, num(static_cast<std::uint64_t>(limit))});
-    std::vector<upload_record> out;
-    for (std::size_t i = 0; i < r.size(); ++i) out.push_back(decode_upload(r.text(i, 0)));
-    return out;
+    return records(db_.run(uploads_after, {after.tenant, after.id, num(static_cast<std::uint64_t>(limit))}), &decode_upload);
   }
 
   std::vector<blob_version> blob_versions(const blob_version& after, std::size_t limit) const override {
-    auto r = db_.run(versions_after, {after.tenant, after.blob_id, num(after.version), num(static_cast<std::uint64_t>(limit))});
-    std::vector<blob_version> out;
-    for (std::size_t i = 0; i < r.size(); ++i) out.push_back(decode_blob_version(r.text(i, 0)));
-    return out;
+    return records(db_.run(versions_after, {after.tenant, after.blob_id, num(after.version), num(static_cast<std::uint64_t>(limit))}),
+                   &decode_blob_version);
   }
 
   std::vector<webhook_record> webhooks(const resource_position& after, std::size_t limit) const override {
-    auto r = db_.run(webhooks_after, {after.tenant, after.id, num(static_cast<std::uint64_t>(limit))});
-    std::vector<webhook_record> out;
-    for (std::size_t i = 0; i < r.size(); ++i) out.push_back(decode_webhook(r.text(i, 0)));
-    return out;
+    return records(db_.run(webhooks_after, {after.tenant, after.id, num(static_cast<std::uint64_t>(limit))}), &decode_webhook);
   }
 
   void import_change(const change_entry& e) override {
