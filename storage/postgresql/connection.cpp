@@ -97,7 +97,8 @@ std::vector<std::string> parse_array(std::string_view literal) {
   return out;
 }
 
-connection::connection(const std::string& url, const std::string& password) {
+connection::connection(const std::string& url, const std::string& password, std::size_t replan_after)
+  : replan_after_(replan_after == 0 ? 1 : replan_after) {
   // The URL is expanded as `dbname`: it overrides the defaults before it (a connection attempt
   // gives up after 3 s, a silent peer is noticed by TCP keepalives) and a password given apart,
   // after it, overrides the URL's.
@@ -144,8 +145,13 @@ bool failed(ExecStatusType status) { return status != PGRES_TUPLES_OK && status 
 }  // namespace
 
 const std::string& connection::prepared_name(const statement& s) const {
-  auto& name = prepared_[s.sql];
-  if (!name.empty()) return name;
+  auto& entry = prepared_[s.sql];
+  if (!entry.name.empty()) {
+    if (++entry.uses < replan_after_) return entry.name;
+    retired_.push_back(std::move(entry.name));
+    entry = prepared{};
+  }
+  auto& name = entry.name;
   // A new name every time: one prepared in a pipeline that then failed may exist on the server.
   std::string candidate = "s" + std::to_string(names_++);
   if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) {
@@ -172,11 +178,22 @@ void connection::enter_pipeline() const {
   if (!PQenterPipelineMode(conn_)) raise(conn_, nullptr, broken_);
 }
 
+void connection::deallocate_retired() const {
+  if (retired_.empty() || queued_ > 0 || PQtransactionStatus(conn_) != PQTRANS_IDLE) return;
+  std::string sql;
+  for (const auto& name : retired_) sql += "DEALLOCATE " + name + ";";
+  retired_.clear();
+  PGresult* r = PQexec(conn_, sql.c_str());
+  result_ptr guard{r, PQclear};
+  if (failed(r ? PQresultStatus(r) : PGRES_FATAL_ERROR)) raise(conn_, r, broken_);
+}
+
 rows connection::run(const statement& s, std::initializer_list<std::string_view> params) const {
   if (queued_ > 0) {
     send(s, params);  // with what is queued, in one round trip
     return drain(true);
   }
+  deallocate_retired();
   const auto& name = prepared_name(s);
   parameters p{params};
   PGresult* r = PQexecPrepared(conn_, name.c_str(), p.count(), p.values.data(), nullptr, nullptr, 0);
@@ -208,6 +225,7 @@ void connection::exec(const std::string& sql) const {
     drain(true);
     return;
   }
+  deallocate_retired();
   PGresult* r = PQexec(conn_, sql.c_str());
   result_ptr guard{r, PQclear};
   if (failed(r ? PQresultStatus(r) : PGRES_FATAL_ERROR)) raise(conn_, r, broken_);
@@ -272,8 +290,10 @@ rows connection::drain(bool raise_errors) const {
   return out;
 }
 
-pool::pool(std::string url, std::string password, std::size_t size, std::chrono::milliseconds wait)
-  : url_(std::move(url)), password_(std::move(password)), size_(size == 0 ? 1 : size), wait_(wait) {}
+pool::pool(std::string url, std::string password, std::size_t size, std::chrono::milliseconds wait,
+           std::size_t replan_after)
+  : url_(std::move(url)), password_(std::move(password)), size_(size == 0 ? 1 : size), wait_(wait),
+    replan_after_(replan_after) {}
 
 pool::lease::~lease() {
   if (pool_ && conn_) pool_->give_back(std::move(conn_));
@@ -294,7 +314,7 @@ pool::lease pool::acquire() {
   try {
     if (!c || !c->healthy()) {
       c.reset();
-      c = std::make_unique<connection>(url_, password_);
+      c = std::make_unique<connection>(url_, password_, replan_after_);
     }
   } catch (...) {
     std::lock_guard<std::mutex> guard{mutex_};

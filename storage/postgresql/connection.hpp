@@ -82,8 +82,9 @@ std::vector<std::string> parse_array(std::string_view literal);
 class connection final : public session {
 public:
   /// Connects (throws `unavailable` when it cannot, saying why without the connection string);
-  /// `password`, when not empty, overrides the one the URL names.
-  explicit connection(const std::string& url, const std::string& password = {});
+  /// `password`, when not empty, overrides the one the URL names. A statement is prepared again
+  /// after `replan_after` uses (below).
+  explicit connection(const std::string& url, const std::string& password = {}, std::size_t replan_after = 1000);
   ~connection() override;
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -107,13 +108,28 @@ public:
   bool healthy() const;
 
 private:
+  /// The name `s` is prepared under on this connection, preparing it when it is not (yet, or any
+  /// more). PostgreSQL keeps a prepared statement's plan until the statistics of a table it reads
+  /// change, and autovacuum analyzes a table at most once a minute: a plan made while a new
+  /// database's tables were tiny (where an index that walks the whole tenant costs the same as
+  /// the right one) would read every row of the tenant once they have grown. So a statement is
+  /// retired after `replan_after_` uses and prepared, and planned, again.
   const std::string& prepared_name(const statement& s) const;
+  /// Deallocates the retired statements, when the connection is outside a transaction and nothing
+  /// is queued (in a failed transaction the server refuses every command but ROLLBACK).
+  void deallocate_retired() const;
   void enter_pipeline() const;
   /// Syncs the pipeline and reads every answer: the last statement's rows, or the first error.
   rows drain(bool raise_errors) const;
 
   pg_conn* conn_ = nullptr;
-  mutable std::unordered_map<const char*, std::string> prepared_;  ///< statement SQL -> name
+  struct prepared {
+    std::string name;
+    std::size_t uses = 0;
+  };
+  mutable std::unordered_map<const char*, prepared> prepared_;  ///< statement SQL -> name, uses
+  mutable std::vector<std::string> retired_;  ///< names prepared on the server, to deallocate
+  std::size_t replan_after_;
   mutable std::uint64_t names_ = 0;    ///< prepared statement names given so far
   /// Statements prepared in the pipeline now under way: forgotten when it fails (a Parse after an
   /// error is skipped by the server), prepared again under a new name at their next use.
@@ -125,7 +141,8 @@ private:
 /// A fixed number of connections, made when first needed and again after one breaks.
 class pool {
 public:
-  pool(std::string url, std::string password, std::size_t size, std::chrono::milliseconds wait);
+  pool(std::string url, std::string password, std::size_t size, std::chrono::milliseconds wait,
+       std::size_t replan_after = 1000);
 
   /// A connection for the caller's use until the lease ends.
   class lease {
@@ -158,6 +175,7 @@ private:
   std::string password_;
   std::size_t size_;
   std::chrono::milliseconds wait_;
+  std::size_t replan_after_;
   mutable std::mutex mutex_;
   std::condition_variable freed_;
   std::vector<std::unique_ptr<connection>> idle_;

@@ -78,11 +78,13 @@ const statement resources_of_work{
   "SELECT id, work_id, type, language, "
   "cardinality($5::text[]) = 0 OR EXISTS (SELECT 1 FROM grants g WHERE g.tenant = r.tenant AND g.resource_id = r.id "
   "AND g.principal = ANY($5::text[])) "
-  "FROM resources r WHERE tenant = $1 AND work_id = $2 AND work_id <> '' AND id > $3 ORDER BY id LIMIT $4"};
+  "FROM resources r WHERE tenant = $1 AND work_id = $2 AND work_id <> '' AND (work_id, id) > ($2, $3) "
+  "ORDER BY id LIMIT $4"};
 const statement resources_of_principal{
   "SELECT g.resource_id, r.work_id, r.type, r.language, true FROM grants g "
   "JOIN resources r ON r.tenant = g.tenant AND r.id = g.resource_id "
-  "WHERE g.tenant = $1 AND g.principal = $2 AND g.resource_id > $3 ORDER BY g.resource_id LIMIT $4"};
+  "WHERE g.tenant = $1 AND g.principal = $2 AND (g.principal, g.resource_id) > ($2, $3) "
+  "ORDER BY g.resource_id LIMIT $4"};
 // A Resource's write and its blob index in one statement: the row (inserted, upserted, or updated
 // when its version is still the one this mutation read), then, only when it was written, the
 // references its content no longer makes go and the new ones come. Answers the rows written.
@@ -279,7 +281,8 @@ const statement activities_of_tenant{
 const statement activities_of_resource{
   "SELECT id, type, cardinality($5::text[]) = 0 OR EXISTS (SELECT 1 FROM grants g WHERE g.tenant = a.tenant "
   "AND g.resource_id = a.about_resource AND g.principal = ANY($5::text[])) "
-  "FROM activities a WHERE tenant = $1 AND about_resource = $2 AND about_resource <> '' AND id > $3 "
+  "FROM activities a WHERE tenant = $1 AND about_resource = $2 AND about_resource <> '' "
+  "AND (about_resource, id) > ($2, $3) "
   "ORDER BY id LIMIT $4"};
 const statement activities_of_reader{
   "SELECT r.activity_id, a.type FROM activity_readers r "

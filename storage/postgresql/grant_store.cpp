@@ -16,7 +16,7 @@ namespace {
 const statement get_role{"SELECT role FROM grants WHERE tenant = $1 AND principal = $2 AND resource_id = $3"};
 const statement get_grant{"SELECT record FROM grants WHERE tenant = $1 AND resource_id = $2 AND principal = $3"};
 const statement page_on_resource{
-  "SELECT principal, record FROM grants WHERE tenant = $1 AND resource_id = $2 AND principal > $3 "
+  "SELECT principal, record FROM grants WHERE tenant = $1 AND resource_id = $2 AND (resource_id, principal) > ($2, $3) "
   "ORDER BY principal LIMIT $4"};
 const statement other_owner{
   "SELECT EXISTS (SELECT 1 FROM grants WHERE tenant = $1 AND resource_id = $2 AND role = $3 AND principal <> $4)"};

@@ -22,6 +22,9 @@ struct postgresql_settings {
   /// How often the change log is read for what other nodes changed (the cache's bound on staleness
   /// for their writes; this node's own writes leave the cache before they are answered).
   std::chrono::milliseconds follow_interval{100};
+  /// Uses of a prepared statement on one connection before it is prepared and planned again
+  /// (connection.hpp says why).
+  std::size_t replan_after = 1000;
 };
 
 /// Connects, applies the schema's migrations and answers the record store. Throws

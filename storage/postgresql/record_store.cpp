@@ -195,7 +195,7 @@ std::uint64_t write_log(const connection& c, batch_log& log) {
 class pg_record_store final : public record_store {
 public:
   explicit pg_record_store(const postgresql_settings& s)
-    : pool_(s.url, s.password, s.pool_size, s.wait),
+    : pool_(s.url, s.password, s.pool_size, s.wait, s.replan_after),
       reads_(pool_),
       hot_(s.cache_bytes),
       stores_(reads_, false, *this, s.cache_bytes ? &hot_ : nullptr, nullptr) {

@@ -3,6 +3,7 @@
 // resume after an id, and activities are kept per grant.
 
 #include "domain/access.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/raw_lmdb.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
@@ -352,4 +353,72 @@ TEST_CASE("works_of answers the Work of many Resources at once, those that exist
   CHECK(works == std::map<std::string, std::string>{{"res_a", "wk_1"}, {"res_b", ""}});
   CHECK(store->resources().works_of("t2", {"res_a"}).empty());
   CHECK(store->resources().works_of("t1", {}).empty());
+}
+
+TEST_CASE("a statement planned while the tables were tiny is planned again once they have grown",
+          "[storage][lists][postgresql]") {
+  // PostgreSQL keeps a prepared statement's plan until a table's statistics change, and autovacuum
+  // analyzes at most once a minute. A plan made while a new database was tiny may walk every row of
+  // the tenant (an index scan on the tenant alone, filtering; a nested loop over it): free on a
+  // tiny table, a tenant-wide read per page once the tables have grown. Each connection prepares a
+  // statement again after `replan_after` uses (1,000 by default; 10 here). The tables grow by
+  // 3,000 rows of the tenant after the plans were made; 100 pages follow. Had the first plans been
+  // kept, each page would read at least 3,000 rows (300,000 in all); planned again, a few pages
+  // read the tenant before their statements are retired, the rest read their own rows only.
+  auto url = cl::testing::fresh_postgresql_url();
+  auto schema = url.substr(url.rfind("search_path=") + 12);
+  schema.pop_back();  // the closing quote
+  int statements = 0;
+  {
+    postgresql_settings settings{url, {}, 1};  // one connection: every page on the same plans
+    settings.cache_bytes = 0;
+    settings.replan_after = 10;
+    auto store = open_postgresql_store(settings);
+    store->apply({[](write_txn& tx) {
+      put_resource(tx, "t1", "res_a", "CHAPTER", false);
+      tx.grants().put("t1", grant("res_a", "u_a"));
+      tx.activities().put("t1", "act_a", activity_header{"res_a", "CREATION"}, R"({"id":"act_a"})");
+      return true;
+    }});
+    auto pages = [&] {
+      grant_query g;
+      g.tenant = "t1";
+      g.resource_id = "res_a";
+      CHECK(store->grants().on_resource(g).entries.size() == 1);
+      resource_query by_work;
+      by_work.tenant = "t1";
+      by_work.work_id = "wk_1";
+      CHECK(store->resources().list(by_work).entries.size() == 1);
+      resource_query by_principal;
+      by_principal.tenant = "t1";
+      by_principal.readable_by = {"u_a"};
+      CHECK(store->resources().list(by_principal).entries.size() == 1);
+      activity_query about;
+      about.tenant = "t1";
+      about.resource_id = "res_a";
+      CHECK(store->activities().list(about).entries.size() == 1);
+      statements += 4;  // at least
+    };
+    for (int i = 0; i < 8; ++i) pages();  // past the five custom plans: generic plans are kept
+    cl::storage::pg::connection admin{url};
+    admin.exec(
+      "INSERT INTO resources SELECT 't1', 'res_b' || i, 'wk_2', 'CHAPTER', 'en', 'ver_1', '{}', '{}' "
+      "FROM generate_series(1, 3000) i;"
+      "INSERT INTO grants SELECT 't1', 'res_b' || i, 'u_b', 'reader', '{}' FROM generate_series(1, 3000) i;"
+      "INSERT INTO activities SELECT 't1', 'act_b' || i, 'res_b' || i, 'CREATION', '{}' FROM generate_series(1, 3000) i");
+    for (int i = 0; i < 100; ++i) pages();
+  }
+  // The store's connection has closed, so its counters reach the server's statistics.
+  cl::storage::pg::connection admin{cl::testing::test_postgresql_url()};
+  auto count = [&](const char* sql) { return admin.run({sql}, {schema}).integer(0, 0); };
+  REQUIRE(cl::testing::eventually(
+    [&] {
+      return count("SELECT coalesce(sum(idx_scan + seq_scan), 0) FROM pg_stat_user_tables WHERE schemaname = $1")
+             >= statements;
+    },
+    10000));
+  auto read = count("SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE schemaname = $1")
+              + count("SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables WHERE schemaname = $1");
+  INFO("index and table rows read: " << read);
+  CHECK(read < 100000);
 }
