@@ -1,5 +1,6 @@
 // The record store on PostgreSQL: typed stores over committed state (a pooled connection per
-// statement), the group commit (one transaction, a savepoint per mutation) and the change log.
+// statement), the group commit (one transaction; savepoints per mutation when a batch needs them) and the
+// change log.
 //
 // The change log is numbered without gaps by a single-writer allocation: a batch's entries are
 // kept in memory while its mutations run, and only at the end does the transaction take the log
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace cl::storage::pg {
@@ -217,42 +219,16 @@ public:
   }
 
   std::vector<bool> apply(const std::vector<mutation>& batch) override {
-    std::vector<bool> kept(batch.size(), false);
-    auto c = begin();
-    std::uint64_t last = 0;
-    batch_log log;
-    // What the batch wrote leaves the cache before the writer answers, committed or not (a lost
-    // COMMIT may have committed).
-    struct drop_touched {
-      hot_records& hot;
-      const std::vector<std::string>& keys;
-      ~drop_touched() {
-        for (const auto& k : keys) hot.drop(k);
-      }
-    } dropping{hot_, log.touched};
-    try {
-      for (std::size_t i = 0; i < batch.size(); ++i) kept[i] = run_one(*c, batch[i], log);
-      if (!log.entries.empty()) last = write_log(*c, log);
-      c->exec("COMMIT");
-    } catch (...) {
-      try {
-        c->discard();
-        if (c->healthy()) c->exec("ROLLBACK");
-      } catch (...) {
-      }
-      throw;
+    // A batch runs first without savepoints; one that needed one (a mutation that threw, lost a
+    // race, or refused after writing) is rolled back and run again with a savepoint per mutation,
+    // as are the next few batches.
+    if (careful_.load(std::memory_order_relaxed) == 0) {
+      if (auto kept = apply_batch(batch, false)) return std::move(*kept);
+      careful_.store(careful_batches, std::memory_order_relaxed);
+    } else {
+      careful_.fetch_sub(1, std::memory_order_relaxed);
     }
-    for (const auto& k : log.touched) hot_.drop(k);  // before the listeners hear of the commit
-    log.touched.clear();
-    if (last != 0) {
-      {
-        std::lock_guard<std::mutex> guard{own_mutex_};
-        own_.emplace_back(last - log.entries.size() + 1, last);
-      }
-      advance_known(last);
-      listeners_.notify(last);
-    }
-    return kept;
+    return *apply_batch(batch, true);
   }
 
   std::uint64_t last_change() const override {
@@ -304,6 +280,100 @@ private:
       c->exec("BEGIN");
       return c;
     }
+  }
+
+  /// Batches that run with a savepoint per mutation after one needed it.
+  static constexpr int careful_batches = 16;
+
+  /// Runs `batch` in one transaction and commits it. With `savepoints`, each mutation under its
+  /// own (`run_one`). Without, none: answers nothing (the transaction rolled back) as soon as a
+  /// mutation would need one. A savepoint costs two statements and a subtransaction per mutation
+  /// (past 64 in a transaction, every other session's snapshot checks get slower), and its RELEASE
+  /// is a round trip: most batches need none.
+  std::optional<std::vector<bool>> apply_batch(const std::vector<mutation>& batch, bool savepoints) {
+    std::vector<bool> kept(batch.size(), false);
+    auto c = begin();
+    std::uint64_t last = 0;
+    batch_log log;
+    // What the batch wrote leaves the cache before the writer answers, committed or not (a lost
+    // COMMIT may have committed).
+    struct drop_touched {
+      hot_records& hot;
+      const std::vector<std::string>& keys;
+      ~drop_touched() {
+        for (const auto& k : keys) hot.drop(k);
+      }
+    } dropping{hot_, log.touched};
+    auto roll_back = [&] {
+      try {
+        c->discard();
+        if (c->healthy()) c->exec("ROLLBACK");
+      } catch (...) {
+      }
+    };
+    try {
+      if (savepoints) {
+        for (std::size_t i = 0; i < batch.size(); ++i) kept[i] = run_one(*c, batch[i], log);
+      } else {
+        try {
+          for (std::size_t i = 0; i < batch.size(); ++i)
+            if (!run_plain(*c, batch[i], log, kept[i])) {
+              roll_back();
+              return std::nullopt;
+            }
+          if (!log.entries.empty()) last = write_log(*c, log);
+          else c->flush();  // a deferred write's error is the batch's, not the COMMIT's
+        } catch (const store_full&) {
+          throw;
+        } catch (const unavailable&) {
+          throw;
+        } catch (const std::exception&) {
+          roll_back();  // a deferred write failed: which mutation's, the savepoints will tell
+          return std::nullopt;
+        }
+      }
+      if (savepoints && !log.entries.empty()) last = write_log(*c, log);
+      c->exec("COMMIT");
+    } catch (...) {
+      roll_back();
+      throw;
+    }
+    for (const auto& k : log.touched) hot_.drop(k);  // before the listeners hear of the commit
+    log.touched.clear();
+    if (last != 0) {
+      {
+        std::lock_guard<std::mutex> guard{own_mutex_};
+        own_.emplace_back(last - log.entries.size() + 1, last);
+      }
+      advance_known(last);
+      listeners_.notify(last);
+    }
+    return kept;
+  }
+
+  /// Runs one mutation with no savepoint. False when it needs one: it threw, or refused after
+  /// writing (its writes cannot be undone alone). A refusal that wrote nothing needs none.
+  bool run_plain(const connection& c, const mutation& m, batch_log& log, std::vector<bool>::reference kept) {
+    auto entries_before = log.entries.size();
+    pg_write_view view{c, log};
+    bool ok = false;
+    try {
+      ok = m(view);
+    } catch (const store_full&) {
+      throw;
+    } catch (const unavailable&) {
+      throw;
+    } catch (const std::exception&) {
+      return false;
+    }
+    if (ok) {
+      kept = true;
+      return true;
+    }
+    if (view.writes() != 0) return false;
+    log.entries.resize(entries_before);
+    log.first_of_mutation.resize(entries_before);
+    return true;
   }
 
   /// Runs one mutation under its own savepoint: refused or failed, it loses only its own changes.
@@ -399,6 +469,7 @@ private:
   std::condition_variable stop_;
   bool stopping_ = false;
   std::thread follower_;
+  std::atomic<int> careful_{0};  ///< batches left to run with savepoints
 };
 
 }  // namespace

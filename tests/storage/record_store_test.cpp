@@ -54,6 +54,31 @@ TEST_CASE("a group commits every kept mutation and rolls back only the refused o
   CHECK(changes[1].seq == 2);
 }
 
+TEST_CASE("a group whose refusals wrote nothing runs each mutation once", "[storage]") {
+  // A refusal that wrote nothing leaves nothing to undo. (On PostgreSQL a group runs without
+  // savepoints first and again with one per mutation only when one needed it: a refusal after a
+  // write, a throw. That second run runs the mutations again; this group must not need it.)
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  int runs[3] = {0, 0, 0};
+  auto counted = [&](int i, mutation m) -> mutation {
+    return [&runs, i, m](write_txn& tx) {
+      ++runs[i];
+      return m(tx);
+    };
+  };
+  std::vector<mutation> batch = {
+    counted(0, put_resource("t1", "res_a", "{\"a\":1}")),
+    counted(1, [](write_txn& tx) { return tx.resources().get("t1", "res_missing").has_value(); }),
+    counted(2, put_resource("t1", "res_b", "{\"b\":2}")),
+  };
+  CHECK(store->apply(batch) == std::vector<bool>{true, false, true});
+  CHECK(runs[0] == 1);
+  CHECK(runs[1] == 1);
+  CHECK(runs[2] == 1);
+  CHECK(store->read_from(0, 10).size() == 2);
+}
+
 TEST_CASE("a mutation reads what earlier mutations of its group wrote", "[storage]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
