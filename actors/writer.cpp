@@ -39,6 +39,7 @@ void commit(writer_state& st, const writer_config& cfg,
 /// Removes change-log entries past retention that every consumer has applied, when due. Its own
 /// transaction, and only when the oldest entry is old enough: no fsync for nothing.
 void prune_change_log(writer_state& st, const writer_config& cfg) {
+  if (!cfg.prunes) return;
   auto now = std::chrono::steady_clock::now();
   if (now < st.next_prune) return;
   st.next_prune = now + cfg.change_log_prune_interval;
@@ -84,6 +85,18 @@ writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> 
       if (!group.empty()) commit(st, *cfg, group);
       prune_change_log(st, *cfg);
     },
+  };
+}
+
+writer_actor::behavior_type writer_lanes(writer_actor::pointer self, std::vector<writer_actor> lanes) {
+  for (const auto& lane : lanes) self->link_to(lane);
+  return {
+    [self, lanes](write_atom, storage::mutation& m) -> caf::result<bool> {
+      const auto& sender = self->current_sender();
+      auto lane = sender ? sender->id() % lanes.size() : 0;
+      return self->delegate(lanes[lane], write_atom_v, std::move(m));
+    },
+    [](flush_atom) {},
   };
 }
 

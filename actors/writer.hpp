@@ -25,6 +25,7 @@ struct writer_config {
   /// them; checked after a commit at most once per `change_log_prune_interval`.
   std::chrono::milliseconds change_log_retention{std::chrono::hours{24 * 7}};
   std::chrono::milliseconds change_log_prune_interval{std::chrono::seconds{60}};
+  bool prunes = true;  ///< this writer prunes the change log (of several lanes, one does)
 };
 
 struct writer_state {
@@ -37,5 +38,11 @@ struct writer_state {
 /// The writer's behavior; spawn it detached.
 writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> self,
                                    std::shared_ptr<const writer_config> cfg);
+
+/// Several writers ("lanes", each its own group commit) behind one handle, for a store that
+/// commits several transactions at once (PostgreSQL). A write goes to its sender's lane, which
+/// answers it: one actor's writes keep the order it sent them in; writes of different senders
+/// never had one. Linked to its lanes: when one dies, all do, and the supervisor restarts them.
+writer_actor::behavior_type writer_lanes(writer_actor::pointer self, std::vector<writer_actor> lanes);
 
 }  // namespace cl::actors

@@ -121,11 +121,28 @@ children spawn_writer(const startup& s) {
   settings.change_log_prune_interval =
     std::clamp<std::chrono::milliseconds>(settings.change_log_retention / 2, std::chrono::milliseconds{100},
                                           std::chrono::seconds{60});
-  auto cfg = std::make_shared<const actors::writer_config>(std::move(settings));
-  return std::vector<actors::child_spec>{actors::supervised<actors::writer_actor>("writer", [cfg](caf::actor_system& sys) {
-    // Detached: the group commit's fsync runs on the writer's own thread.
-    return sys.spawn<caf::detached>(actors::writer, cfg);
-  })};
+  std::size_t lanes = s.settings.storage.backend == "postgresql" ? s.settings.storage.postgresql_writers : 1;
+  if (lanes > 1 && lanes >= s.settings.storage.postgresql_pool_size)
+    return startup_failure("storage.postgresql.writers (" + std::to_string(lanes)
+                           + ") must be below storage.postgresql.pool_size ("
+                           + std::to_string(s.settings.storage.postgresql_pool_size)
+                           + "): each writer holds a connection while it commits, and reads need one too");
+  auto cfg = std::make_shared<const actors::writer_config>(settings);
+  if (lanes <= 1)
+    return std::vector<actors::child_spec>{actors::supervised<actors::writer_actor>("writer", [cfg](caf::actor_system& sys) {
+      // Detached: the group commit's fsync runs on the writer's own thread.
+      return sys.spawn<caf::detached>(actors::writer, cfg);
+    })};
+  // PostgreSQL commits several transactions at once: a group commit per lane, the first prunes.
+  auto quiet = settings;
+  quiet.prunes = false;
+  auto rest = std::make_shared<const actors::writer_config>(std::move(quiet));
+  return std::vector<actors::child_spec>{
+    actors::supervised<actors::writer_actor>("writer", [cfg, rest, lanes](caf::actor_system& sys) {
+      std::vector<actors::writer_actor> each;
+      for (std::size_t i = 0; i < lanes; ++i) each.push_back(sys.spawn<caf::detached>(actors::writer, i == 0 ? cfg : rest));
+      return sys.spawn(actors::writer_lanes, std::move(each));
+    })};
 }
 
 children spawn_readers(const startup& s) {

@@ -195,6 +195,10 @@ const std::vector<option>& options() {
      "Memory for hot Resources read without a round trip to PostgreSQL; dropped when written here, or within 100 ms "
      "when the change log shows another node wrote them. 0: every read goes to the database.",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_cache_mib; }, 0, 65536)},
+    {"storage.postgresql.writers", "4",
+     "Writes committing at once on PostgreSQL, each its own group commit (LMDB has one writer). One actor's writes "
+     "stay in order. Must be below storage.postgresql.pool_size.",
+     integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_writers; }, 1, 64)},
     {"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.map_size_mib; }, 1, 1ll << 24)},
     {"storage.readers", "2", "Reader actors serving LMDB reads; requests rotate over them.",

@@ -44,6 +44,18 @@ std::map<std::string, std::string> resource_reads::works_of(std::string_view ten
   return out;
 }
 
+std::map<std::string, std::pair<std::string, resource_header>> resource_reads::records_of(
+  std::string_view tenant, const std::vector<std::string>& ids) const {
+  std::map<std::string, std::pair<std::string, resource_header>> out;
+  for (const auto& id : ids) {
+    if (out.count(id)) continue;
+    auto record = get(tenant, id);
+    auto h = header(tenant, id);
+    if (record && h) out.emplace(id, std::make_pair(std::move(*record), std::move(*h)));
+  }
+  return out;
+}
+
 std::string activity_about(std::string_view activity_record) {
   return activity_header_from_json(activity_record).about_resource;
 }

@@ -112,6 +112,10 @@ public:
   /// The Work of each of `ids` that exists (empty: staged): for a page of the change feed at once
   /// (a header read each on the key-value stores, one statement on PostgreSQL).
   virtual std::map<std::string, std::string> works_of(std::string_view tenant, const std::vector<std::string>& ids) const;
+  /// The record and typed header of each of `ids` that exists: a batch of the search indexer at
+  /// once (two reads each on the key-value stores, one statement on PostgreSQL).
+  virtual std::map<std::string, std::pair<std::string, resource_header>> records_of(
+    std::string_view tenant, const std::vector<std::string>& ids) const;
 };
 
 class resource_writes : public resource_reads {

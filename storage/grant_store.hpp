@@ -13,6 +13,7 @@
 
 #include "storage/typed_store.hpp"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -60,6 +61,11 @@ public:
   /// PostgreSQL).
   virtual std::set<std::string> readable_among(std::string_view tenant, const std::vector<std::string>& principals,
                                                const std::vector<std::string>& resources) const;
+  /// The principals holding a grant on each of `resources` (none: absent), in principal order: a
+  /// batch of the search indexer at once (pages of grants each on the key-value stores, one
+  /// statement on PostgreSQL).
+  virtual std::map<std::string, std::vector<std::string>> principals_on(std::string_view tenant,
+                                                                       const std::vector<std::string>& resources) const;
 };
 
 /// Writes of grants, inside the writer's transaction.

@@ -65,6 +65,8 @@ const statement resource_header_get{
 const statement resource_whole_get{
   "SELECT record, work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = $2"};
 const statement works_of_ids{"SELECT id, work_id FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
+const statement resource_wholes{
+  "SELECT id, record, work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
 const statement resource_records{"SELECT id, record FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
 const statement version_get{"SELECT record FROM resource_versions WHERE tenant = $1 AND id = $2 AND version = $3"};
 const statement version_page{
@@ -168,6 +170,21 @@ public:
     if (ids.empty()) return out;
     auto r = db_.run(works_of_ids, {tenant, array_literal(ids)});
     for (std::size_t i = 0; i < r.size(); ++i) out.emplace(r.str(i, 0), r.str(i, 1));
+    return out;
+  }
+
+  std::map<std::string, std::pair<std::string, resource_header>> records_of(
+    std::string_view tenant, const std::vector<std::string>& ids) const override {
+    std::map<std::string, std::pair<std::string, resource_header>> out;
+    if (ids.empty()) return out;
+    auto r = db_.run(resource_wholes, {tenant, array_literal(ids)});
+    for (std::size_t i = 0; i < r.size(); ++i)
+      out.emplace(r.str(i, 0), std::make_pair(r.str(i, 1), resource_header{r.str(i, 2), r.str(i, 3), r.str(i, 4),
+                                                                             r.str(i, 5), parse_array(r.text(i, 6))}));
+    for (const auto& id : ids) {
+      auto found = out.find(id);
+      remember(tenant, id, found == out.end() ? std::optional<std::string>{} : found->second.second.version);
+    }
     return out;
   }
 

@@ -18,6 +18,9 @@ const statement get_grant{"SELECT record FROM grants WHERE tenant = $1 AND resou
 const statement page_on_resource{
   "SELECT principal, record FROM grants WHERE tenant = $1 AND resource_id = $2 AND (resource_id, principal) > ($2, $3) "
   "ORDER BY principal LIMIT $4"};
+const statement principals_of{
+  "SELECT resource_id, principal FROM grants WHERE tenant = $1 AND resource_id = ANY($2::text[]) "
+  "ORDER BY resource_id, principal"};
 const statement other_owner{
   "SELECT EXISTS (SELECT 1 FROM grants WHERE tenant = $1 AND resource_id = $2 AND role = $3 AND principal <> $4)"};
 const statement readable_of{
@@ -77,6 +80,15 @@ public:
     if (principals.empty() || resources.empty()) return out;
     auto r = db_.run(readable_of, {tenant, array_literal(resources), array_literal(principals)});
     for (std::size_t i = 0; i < r.size(); ++i) out.insert(r.str(i, 0));
+    return out;
+  }
+
+  std::map<std::string, std::vector<std::string>> principals_on(std::string_view tenant,
+                                                               const std::vector<std::string>& resources) const override {
+    std::map<std::string, std::vector<std::string>> out;
+    if (resources.empty()) return out;
+    auto r = db_.run(principals_of, {tenant, array_literal(resources)});
+    for (std::size_t i = 0; i < r.size(); ++i) out[r.str(i, 0)].push_back(r.str(i, 1));
     return out;
   }
 

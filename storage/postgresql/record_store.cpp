@@ -343,7 +343,9 @@ private:
     if (last != 0) {
       {
         std::lock_guard<std::mutex> guard{own_mutex_};
-        own_.emplace_back(last - log.entries.size() + 1, last);
+        // Lanes commit in log order but may get here in any: kept sorted for `own`.
+        std::pair<std::uint64_t, std::uint64_t> range{last - log.entries.size() + 1, last};
+        own_.insert(std::upper_bound(own_.begin(), own_.end(), range), range);
       }
       advance_known(last);
       listeners_.notify(last);

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -16,34 +17,50 @@ namespace {
 
 std::size_t text_bytes(const indexed_resource& r) { return r.title.size() + r.text.size(); }
 
+/// Resources read together by the indexer (records in one read, grants in another).
+constexpr std::size_t read_chunk = 100;
+
 }  // namespace
 
-std::optional<indexed_resource> index_entry(const read_view& view, const std::string& tenant, const std::string& id) {
-  auto record = view.resources().get(tenant, id);
-  auto header = view.resources().header(tenant, id);
-  if (!record || !header) return std::nullopt;
-  indexed_resource r;
-  r.tenant = tenant;
-  r.id = id;
-  r.type = header->type;
-  r.language = header->language;
-  r.work_id = header->work_id;
-  auto doc = json::parse(*record);
-  if (const auto* o = doc.if_object()) {
-    if (const auto* title = o->if_contains("title"); title && title->is_string()) r.title = std::string{title->as_string()};
-    if (const auto* content = o->if_contains("content")) r.text = domain::search_text(*content);
+std::vector<std::optional<indexed_resource>> index_entries(const read_view& view, const std::vector<resource_key>& keys) {
+  std::map<std::string, std::vector<std::string>> by_tenant;
+  for (const auto& [tenant, id] : keys) by_tenant[tenant].push_back(id);
+  std::map<resource_key, indexed_resource> found;
+  for (const auto& [tenant, ids] : by_tenant) {
+    auto records = view.resources().records_of(tenant, ids);
+    if (records.empty()) continue;
+    std::vector<std::string> present;
+    for (const auto& [id, record] : records) present.push_back(id);
+    auto readers = view.grants().principals_on(tenant, present);
+    for (auto& [id, stored] : records) {
+      auto& [record, header] = stored;
+      indexed_resource r;
+      r.tenant = tenant;
+      r.id = id;
+      r.type = header.type;
+      r.language = header.language;
+      r.work_id = header.work_id;
+      auto doc = json::parse(record);
+      if (const auto* o = doc.if_object()) {
+        if (const auto* title = o->if_contains("title"); title && title->is_string()) r.title = std::string{title->as_string()};
+        if (const auto* content = o->if_contains("content")) r.text = domain::search_text(*content);
+      }
+      if (auto it = readers.find(id); it != readers.end()) r.readers = std::move(it->second);
+      found.emplace(resource_key{tenant, id}, std::move(r));
+    }
   }
-  grant_query q;
-  q.tenant = tenant;
-  q.resource_id = id;
-  q.limit = 1000;
-  for (;;) {
-    auto page = view.grants().on_resource(q);
-    for (const auto& [principal, grant] : page.entries) r.readers.push_back(principal);
-    if (page.entries.size() < q.limit) break;
-    q.after = page.entries.back().first;
+  std::vector<std::optional<indexed_resource>> out;
+  out.reserve(keys.size());
+  for (const auto& k : keys) {
+    auto it = found.find(k);
+    if (it == found.end()) {
+      out.emplace_back();
+    } else {
+      out.emplace_back(std::move(it->second));
+      found.erase(it);
+    }
   }
-  return r;
+  return out;
 }
 
 rebuild_step_result rebuild_step(search_index& index, const record_store& store, std::size_t page,
@@ -55,10 +72,16 @@ rebuild_step_result rebuild_step(search_index& index, const record_store& store,
   std::size_t taken = 0;
   std::size_t bytes = 0;
   while (taken < found.size() && bytes < max_text_bytes) {
-    const auto& at = found[taken++];
-    if (auto entry = index_entry(store, at.tenant, at.id)) {
-      bytes += text_bytes(*entry);
-      docs.push_back(std::move(*entry));
+    std::vector<resource_key> keys;
+    for (auto i = taken; i < found.size() && keys.size() < read_chunk; ++i) keys.emplace_back(found[i].tenant, found[i].id);
+    auto entries = index_entries(store, keys);
+    for (auto& entry : entries) {
+      ++taken;
+      if (entry) {
+        bytes += text_bytes(*entry);
+        docs.push_back(std::move(*entry));
+      }
+      if (bytes >= max_text_bytes) break;
     }
   }
   rebuild_step_result result;
@@ -103,13 +126,29 @@ catch_up_result catch_up(search_index& index, const record_store& store, std::si
   std::size_t taken = 0;
   std::size_t bytes = 0;
   while (taken < changes.size() && bytes < max_text_bytes) {
-    const auto& c = changes[taken++];
-    if (c.kind != change_kind::resource || !touched.emplace(c.tenant, c.id).second) continue;
-    if (auto entry = index_entry(store, c.tenant, c.id)) {
-      bytes += text_bytes(*entry);
-      upserts.push_back(std::move(*entry));
-    } else {
-      removed.emplace_back(c.tenant, c.id);
+    // The next chunk of Resources the changes name (each once per batch), read together.
+    std::vector<resource_key> keys;
+    std::vector<std::size_t> at;  // the change that named each
+    auto scan = taken;
+    for (; scan < changes.size() && keys.size() < read_chunk; ++scan) {
+      const auto& c = changes[scan];
+      if (c.kind != change_kind::resource || !touched.emplace(c.tenant, c.id).second) continue;
+      keys.emplace_back(c.tenant, c.id);
+      at.push_back(scan);
+    }
+    auto entries = index_entries(store, keys);
+    taken = scan;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (entries[i]) {
+        bytes += text_bytes(*entries[i]);
+        upserts.push_back(std::move(*entries[i]));
+      } else {
+        removed.push_back(keys[i]);
+      }
+      if (bytes >= max_text_bytes) {
+        taken = at[i] + 1;  // the rest waits for the next batch
+        break;
+      }
     }
   }
   result.changes = taken;

@@ -12,14 +12,21 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cl::storage {
 
 class read_view;
 class record_store;
 
-/// The document of Resource `id` of `tenant` as `view` sees it, or nullopt when it does not exist.
-std::optional<indexed_resource> index_entry(const read_view& view, const std::string& tenant, const std::string& id);
+/// (tenant, id) of a Resource.
+using resource_key = std::pair<std::string, std::string>;
+
+/// The documents of the Resources `keys` names, as `view` sees them, in the same order (nullopt: it
+/// does not exist); each (tenant, id) once. Per tenant among them: one read of the records and one
+/// of their grants.
+std::vector<std::optional<indexed_resource>> index_entries(const read_view& view, const std::vector<resource_key>& keys);
 
 /// What one catch-up did.
 struct catch_up_result {

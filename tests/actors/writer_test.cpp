@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include <future>
+#include <mutex>
+#include <vector>
 
 using namespace cl;
 using namespace cl::actors;
@@ -75,5 +77,76 @@ TEST_CASE("without group commit every mutation is its own transaction", "[writer
   for (int i = 0; i < 20; ++i) self->receive([](bool kept) { CHECK(kept); }, [](caf::error&) { FAIL("write failed"); });
   CHECK(stats->groups == 20);
   CHECK(stats->mutations == 20);
+  caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+/// A mutation that logs a Work and notes, in `ran`, that it ran.
+storage::mutation noted(std::mutex& m, std::vector<int>& ran, int i) {
+  return [&m, &ran, i](storage::write_txn& tx) {
+    {
+      std::lock_guard<std::mutex> guard{m};
+      ran.push_back(i);
+    }
+    auto id = "wk_" + std::to_string(1000 + i);
+    tx.catalog().put(cl::storage::catalog_kind::work, "t", id, "w");
+    tx.log_change(storage::change_entry{0, "t", storage::change_kind::work, id, storage::change_op::created, 1, {}, {}, {}, 0});
+    return true;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("writer lanes keep one sender's writes in the order sent, and run different senders' at once",
+          "[writer][postgresql]") {
+  auto store = cl::testing::open_store("");
+  auto stats = std::make_shared<writer_stats>();
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  writer_config settings{store, stats, true};
+  settings.prunes = false;  // the entries here are stamped at 1 ms past the epoch: long past retention
+  auto config = std::make_shared<const writer_config>(settings);
+  std::vector<writer_actor> lanes;
+  for (int i = 0; i < 3; ++i) lanes.push_back(sys.spawn<caf::detached>(writer, config));
+  auto aut = sys.spawn(writer_lanes, lanes);
+
+  // One sender, 60 writes without waiting: run, answered and logged in the order sent.
+  std::mutex m;
+  std::vector<int> ran;
+  {
+    caf::scoped_actor self{sys};
+    for (int i = 0; i < 60; ++i) self->send(aut, write_atom_v, noted(m, ran, i));
+    for (int i = 0; i < 60; ++i) self->receive([](bool kept) { CHECK(kept); }, [](caf::error&) { FAIL("write failed"); });
+  }
+  std::vector<int> in_order(60);
+  for (int i = 0; i < 60; ++i) in_order[i] = i;
+  CHECK(ran == in_order);
+  auto logged = store->read_from(0, 100);
+  REQUIRE(logged.size() == 60);
+  for (int i = 0; i < 60; ++i) CHECK(logged[i].id == "wk_" + std::to_string(1000 + i));
+
+  // Two senders: the first one's write waits inside its transaction until the second one's runs,
+  // which only another lane can do (one lane commits one group at a time).
+  std::promise<void> second_ran;
+  auto second_started = second_ran.get_future().share();
+  storage::mutation waits = [second_started](storage::write_txn& tx) {
+    if (second_started.wait_for(std::chrono::seconds{20}) != std::future_status::ready) return false;
+    tx.catalog().put(cl::storage::catalog_kind::work, "t", "wk_first", "w");
+    return true;
+  };
+  auto signal = std::make_shared<std::promise<void>>(std::move(second_ran));
+  storage::mutation second = [signal](storage::write_txn& tx) {
+    signal->set_value();
+    tx.catalog().put(cl::storage::catalog_kind::work, "t", "wk_second", "w");
+    return true;
+  };
+  caf::scoped_actor a{sys}, b{sys};
+  REQUIRE(a->id() % 3 != b->id() % 3);  // lanes by sender
+  a->send(aut, write_atom_v, waits);
+  b->send(aut, write_atom_v, second);
+  b->receive([](bool kept) { CHECK(kept); }, [](caf::error&) { FAIL("write failed"); });
+  a->receive([](bool kept) { CHECK(kept); }, [](caf::error&) { FAIL("write failed"); });
+  CHECK(store->catalog().get(cl::storage::catalog_kind::work, "t", "wk_first"));
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
 }

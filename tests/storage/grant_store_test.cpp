@@ -91,3 +91,16 @@ TEST_CASE("readable_among answers, for many Resources at once, those a caller's 
   CHECK(store->grants().readable_among("t1", {}, page).empty());
   CHECK(store->grants().readable_among("t1", {"u_a"}, {}).empty());
 }
+
+TEST_CASE("principals_on answers the grantees of many Resources at once, each list in principal order",
+          "[storage][grants]") {
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  store->apply({grant("res_1", "u_b", access_role::owner), grant("res_1", "u_a", access_role::reader),
+                grant("res_2", "u_c", access_role::writer), grant("res_3", "u_a", access_role::reader),
+                revoke("res_3", "u_a")});
+  auto on = store->grants().principals_on("t1", {"res_2", "res_1", "res_3", "res_none"});
+  CHECK(on == std::map<std::string, std::vector<std::string>>{{"res_1", {"u_a", "u_b"}}, {"res_2", {"u_c"}}});
+  CHECK(store->grants().principals_on("t2", {"res_1"}).empty());  // another tenant's
+  CHECK(store->grants().principals_on("t1", {}).empty());
+}

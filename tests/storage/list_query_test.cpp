@@ -84,6 +84,26 @@ TEST_CASE("a readable list merges the principals' grant indexes, each id once, i
   CHECK(store->resources().list(q).entries.empty());
 }
 
+TEST_CASE("records_of answers the records and headers of many Resources at once, as a read of each would",
+          "[storage][lists]") {
+  temp_dir dir;
+  auto store = fixture_store(dir.path);
+  auto found = store->resources().records_of("t1", {"res_03", "res_00", "res_missing"});
+  REQUIRE(found.size() == 2);
+  for (const auto& id : {"res_00", "res_03"}) {
+    CHECK(found.at(id).first == *store->resources().get("t1", id));
+    auto h = *store->resources().header("t1", id);
+    CHECK(found.at(id).second.type == h.type);
+    CHECK(found.at(id).second.work_id == h.work_id);
+    CHECK(found.at(id).second.version == h.version);
+  }
+  // Per tenant: t2 has its own res_00 (a CHAPTER; t1's is a DATASET) and no res_03.
+  auto other = store->resources().records_of("t2", {"res_00", "res_03"});
+  REQUIRE(other.size() == 1);
+  CHECK(other.at("res_00").second.type == "CHAPTER");
+  CHECK(found.at("res_00").second.type == "DATASET");
+}
+
 TEST_CASE("list filters read the record's own members, never its content", "[storage][lists]") {
   temp_dir dir;
   auto store = fixture_store(dir.path);
