@@ -64,6 +64,10 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
         auto now = std::chrono::steady_clock::now();
         for (auto i = self->state.held.begin(); i != self->state.held.end();)
           i = i->second <= now ? self->state.held.erase(i) : std::next(i);
+        if (!cfg->prunes) {
+          self->delayed_send(self, cfg->prune_interval, prune_atom_v);
+          return;
+        }
         // Only when the oldest record is past retention: no empty transaction (and fsync) per tick.
         auto cutoff = domain::now_ms() - cfg->retention_ms;
         bool due = cfg->store->ledger().prune_due(cutoff);
@@ -84,6 +88,21 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
       }
       self->delayed_send(self, cfg->prune_interval, prune_atom_v);
     },
+  };
+}
+
+ledger_actor::behavior_type ledger_shards(ledger_actor::pointer self, std::vector<ledger_actor> shards) {
+  for (const auto& shard : shards) self->link_to(shard);
+  auto of = [shards](const domain::ledger_key& key) {
+    std::hash<std::string> h;
+    return shards[(h(key.tenant) ^ (h(key.client_id) * 31) ^ (h(key.key) * 131)) % shards.size()];
+  };
+  return {
+    [self, of](begin_atom, const domain::ledger_key& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {
+      return self->delegate(of(key), begin_atom_v, key, fingerprint);
+    },
+    [self, of](release_atom, const domain::ledger_key& key) { self->send(of(key), release_atom_v, key); },
+    [](prune_atom) {},
   };
 }
 

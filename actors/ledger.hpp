@@ -14,8 +14,9 @@
 
 #include <chrono>
 #include <memory>
-#include <string>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace cl::actors {
 
@@ -26,6 +27,7 @@ struct ledger_config {
   std::int64_t retention_ms = 24 * 3600 * 1000;
   std::chrono::milliseconds hold{10000};       ///< a held key is freed after this even if never released
   std::chrono::milliseconds prune_interval{60000};
+  bool prunes = true;  ///< this ledger prunes records and reports the gauges (of several shards, one does)
 };
 
 /// A mutation that removes up to `limit` records created before `cutoff_ms`, oldest first.
@@ -38,5 +40,11 @@ struct ledger_state {
 
 ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> self,
                                    std::shared_ptr<const ledger_config> cfg);
+
+/// Several ledgers behind one handle, each for the keys that hash to it, so the record lookups of
+/// different keys run at once (on PostgreSQL each is a round trip; one ledger did them in turn).
+/// A key's begin and release always reach the same shard: a key in use is refused as with one.
+/// Linked to its shards: when one dies, all do, and the supervisor restarts them.
+ledger_actor::behavior_type ledger_shards(ledger_actor::pointer self, std::vector<ledger_actor> shards);
 
 }  // namespace cl::actors

@@ -108,8 +108,21 @@ children spawn_ledger(const startup& s) {
     s.store, s.directory, s.stats, c.idempotency.retention_seconds * 1000,
     std::chrono::milliseconds{2 * c.actors.ask_timeout_ms},
     std::chrono::milliseconds{c.idempotency.prune_interval_seconds * 1000}});
+  // On PostgreSQL a record lookup is a round trip: as many shards as writer lanes, detached (a
+  // lookup blocks its thread), so lookups of different keys run at once.
+  std::size_t shards = c.storage.backend == "postgresql" ? c.storage.postgresql_writers : 1;
+  if (shards <= 1)
+    return std::vector<actors::child_spec>{actors::supervised<actors::ledger_actor>(
+      "ledger", [cfg](caf::actor_system& sys) { return sys.spawn(actors::ledger, cfg); })};
+  auto quiet = *cfg;
+  quiet.prunes = false;
+  auto rest = std::make_shared<const actors::ledger_config>(std::move(quiet));
   return std::vector<actors::child_spec>{actors::supervised<actors::ledger_actor>(
-    "ledger", [cfg](caf::actor_system& sys) { return sys.spawn(actors::ledger, cfg); })};
+    "ledger", [cfg, rest, shards](caf::actor_system& sys) {
+      std::vector<actors::ledger_actor> each;
+      for (std::size_t i = 0; i < shards; ++i) each.push_back(sys.spawn<caf::detached>(actors::ledger, i == 0 ? cfg : rest));
+      return sys.spawn(actors::ledger_shards, std::move(each));
+    })};
 }
 
 children spawn_writer(const startup& s) {

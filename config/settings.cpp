@@ -197,7 +197,7 @@ const std::vector<option>& options() {
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_cache_mib; }, 0, 65536)},
     {"storage.postgresql.writers", "4",
      "Writes committing at once on PostgreSQL, each its own group commit (LMDB has one writer). One actor's writes "
-     "stay in order. Must be below storage.postgresql.pool_size.",
+     "stay in order. Also the idempotency ledger's lookups at once. Must be below storage.postgresql.pool_size.",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_writers; }, 1, 64)},
     {"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.map_size_mib; }, 1, 1ll << 24)},
