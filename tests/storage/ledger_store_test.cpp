@@ -148,3 +148,36 @@ TEST_CASE("a statement first used after a write that failed in the same round tr
     CHECK(kept[0]);
   }
 }
+
+TEST_CASE("a guarded write whose key is stored replays, in a group with others, and writes nothing of its own",
+          "[storage][ledger]") {
+  // The guarded write the actors build: look the key up; fresh, write the effect and the record.
+  // Every backend: the stored key replays, the group's other writes are kept, nothing is doubled.
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  cl::domain::ledger_key key{"t1", "a_app", "k_once"};
+  int replays = 0;
+  auto guarded = [&](const std::string& resource) -> mutation {
+    return [&, resource](write_txn& tx) {
+      if (tx.ledger().record(key)) {
+        ++replays;
+        return false;
+      }
+      tx.resources().put("t1", resource, resource_header{}, "{\"by\":\"" + resource + "\"}");
+      tx.ledger().put(key, 1000, record_at(1000));
+      return true;
+    };
+  };
+  mutation other = [](write_txn& tx) {
+    tx.resources().put("t1", "res_other", resource_header{}, "{}");
+    return true;
+  };
+  CHECK(store->apply({guarded("res_first")}) == std::vector<bool>{true});
+  CHECK(replays == 0);
+  CHECK(store->apply({other, guarded("res_second")}) == std::vector<bool>{true, false});
+  CHECK(replays == 1);
+  CHECK(store->get_resource("t1", "res_first"));
+  CHECK_FALSE(store->get_resource("t1", "res_second"));
+  CHECK(store->get_resource("t1", "res_other"));
+  CHECK(store->ledger().records() == 1);
+}
