@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace cl::app {
 
@@ -102,27 +103,39 @@ children spawn_rights(const startup& s) {
     "rights", [fixed](caf::actor_system& sys) { return sys.spawn(actors::rights, fixed); })};
 }
 
+/// How many writes PostgreSQL commits at once (`storage.postgresql.writers`); LMDB has one writer.
+std::size_t write_lanes(const config::settings& c) {
+  return c.storage.backend == "postgresql" ? c.storage.postgresql_writers : 1;
+}
+
+/// `n` detached copies of `behavior` (n > 1) behind one `front` that routes to them and is linked
+/// to them: the first with `cfg`, the others with it but `prunes` off (housekeeping runs once).
+template <class Handle, class Behavior, class Front, class Config>
+actors::child_spec spread(const char* name, std::size_t n, Behavior behavior, Front front, const Config& cfg) {
+  auto first = std::make_shared<const Config>(cfg);
+  auto quiet = cfg;
+  quiet.prunes = false;
+  auto rest = std::make_shared<const Config>(std::move(quiet));
+  return actors::supervised<Handle>(name, [=](caf::actor_system& sys) {
+    std::vector<Handle> each;
+    for (std::size_t i = 0; i < n; ++i) each.push_back(sys.spawn<caf::detached>(behavior, i == 0 ? first : rest));
+    return sys.spawn(front, std::move(each));
+  });
+}
+
 children spawn_ledger(const startup& s) {
   const auto& c = s.settings;
-  auto cfg = std::make_shared<const actors::ledger_config>(actors::ledger_config{
-    s.store, s.directory, s.stats, c.idempotency.retention_seconds * 1000,
-    std::chrono::milliseconds{2 * c.actors.ask_timeout_ms},
-    std::chrono::milliseconds{c.idempotency.prune_interval_seconds * 1000}});
+  actors::ledger_config settings{s.store, s.directory, s.stats, c.idempotency.retention_seconds * 1000,
+                                 std::chrono::milliseconds{2 * c.actors.ask_timeout_ms},
+                                 std::chrono::milliseconds{c.idempotency.prune_interval_seconds * 1000}};
   // On PostgreSQL a record lookup is a round trip: as many shards as writer lanes, detached (a
   // lookup blocks its thread), so lookups of different keys run at once.
-  std::size_t shards = c.storage.backend == "postgresql" ? c.storage.postgresql_writers : 1;
-  if (shards <= 1)
-    return std::vector<actors::child_spec>{actors::supervised<actors::ledger_actor>(
-      "ledger", [cfg](caf::actor_system& sys) { return sys.spawn(actors::ledger, cfg); })};
-  auto quiet = *cfg;
-  quiet.prunes = false;
-  auto rest = std::make_shared<const actors::ledger_config>(std::move(quiet));
+  if (auto shards = write_lanes(c); shards > 1)
+    return std::vector<actors::child_spec>{
+      spread<actors::ledger_actor>("ledger", shards, actors::ledger, actors::ledger_shards, settings)};
+  auto cfg = std::make_shared<const actors::ledger_config>(std::move(settings));
   return std::vector<actors::child_spec>{actors::supervised<actors::ledger_actor>(
-    "ledger", [cfg, rest, shards](caf::actor_system& sys) {
-      std::vector<actors::ledger_actor> each;
-      for (std::size_t i = 0; i < shards; ++i) each.push_back(sys.spawn<caf::detached>(actors::ledger, i == 0 ? cfg : rest));
-      return sys.spawn(actors::ledger_shards, std::move(each));
-    })};
+    "ledger", [cfg](caf::actor_system& sys) { return sys.spawn(actors::ledger, cfg); })};
 }
 
 children spawn_writer(const startup& s) {
@@ -134,28 +147,21 @@ children spawn_writer(const startup& s) {
   settings.change_log_prune_interval =
     std::clamp<std::chrono::milliseconds>(settings.change_log_retention / 2, std::chrono::milliseconds{100},
                                           std::chrono::seconds{60});
-  std::size_t lanes = s.settings.storage.backend == "postgresql" ? s.settings.storage.postgresql_writers : 1;
+  auto lanes = write_lanes(s.settings);
   if (lanes > 1 && lanes >= s.settings.storage.postgresql_pool_size)
     return startup_failure("storage.postgresql.writers (" + std::to_string(lanes)
                            + ") must be below storage.postgresql.pool_size ("
                            + std::to_string(s.settings.storage.postgresql_pool_size)
                            + "): each writer holds a connection while it commits, and reads need one too");
-  auto cfg = std::make_shared<const actors::writer_config>(settings);
-  if (lanes <= 1)
-    return std::vector<actors::child_spec>{actors::supervised<actors::writer_actor>("writer", [cfg](caf::actor_system& sys) {
-      // Detached: the group commit's fsync runs on the writer's own thread.
-      return sys.spawn<caf::detached>(actors::writer, cfg);
-    })};
   // PostgreSQL commits several transactions at once: a group commit per lane, the first prunes.
-  auto quiet = settings;
-  quiet.prunes = false;
-  auto rest = std::make_shared<const actors::writer_config>(std::move(quiet));
-  return std::vector<actors::child_spec>{
-    actors::supervised<actors::writer_actor>("writer", [cfg, rest, lanes](caf::actor_system& sys) {
-      std::vector<actors::writer_actor> each;
-      for (std::size_t i = 0; i < lanes; ++i) each.push_back(sys.spawn<caf::detached>(actors::writer, i == 0 ? cfg : rest));
-      return sys.spawn(actors::writer_lanes, std::move(each));
-    })};
+  if (lanes > 1)
+    return std::vector<actors::child_spec>{
+      spread<actors::writer_actor>("writer", lanes, actors::writer, actors::writer_lanes, settings)};
+  auto cfg = std::make_shared<const actors::writer_config>(std::move(settings));
+  return std::vector<actors::child_spec>{actors::supervised<actors::writer_actor>("writer", [cfg](caf::actor_system& sys) {
+    // Detached: the group commit's fsync runs on the writer's own thread.
+    return sys.spawn<caf::detached>(actors::writer, cfg);
+  })};
 }
 
 children spawn_readers(const startup& s) {
