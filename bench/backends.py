@@ -1,11 +1,13 @@
 """PostgreSQL against LMDB, in one run on this machine, the same requests and the same data
-(issue 41, item 8). For each backend in turn (one service at a time, nothing else running): an
-authenticated GET of a Resource with rights (req/s and p99 at 8 and 64 connections), creates at 64
-connections (group commit) without and with an Idempotency-Key, a readable list page at 1,000
-Resources and at N (the same principal reads them all; another tenant holds nothing), and a
-change-feed poll of 1,000 changes. Prints each figure and the ratio PostgreSQL / LMDB.
+(issue 41, item 8). Both services run, one measured at a time: an authenticated GET of a Resource
+with rights (req/s and p99 at 8 and 64 connections) and creates at 64 connections (group commit)
+without and with an Idempotency-Key, each in ROUNDS rounds that alternate the backends (the figure
+is the median round; the ratio of each round is printed too: on a 2-core machine one run of one
+case swings by more than the differences measured). Then a readable list page at 1,000 Resources
+and at N (the same principal reads them all; another tenant holds nothing), and a change-feed
+poll of 1,000 changes. Prints each figure and the ratio PostgreSQL / LMDB.
 
-    bench/backends [N] [SECONDS]   (the wrapper builds and starts a PostgreSQL of its own)
+    bench/backends [N] [SECONDS] [ROUNDS]   (the wrapper builds and starts a PostgreSQL of its own)
 """
 import json
 import os
@@ -63,75 +65,115 @@ def lua(path, token, idempotent):
                     '.. math.random(1000000000); return wrk.format() end\n')
 
 
-def measure(backend, binary, source, env, n, seconds, work):
-    svc = Service(binary, source, dict(env, CONTENTLAKE_ACTORS_ASK_TIMEOUT_MS="30000",
-                                       CONTENTLAKE_STORAGE_MAP_SIZE_MIB="32768", CONTENTLAKE_LOG_ACCESS="false"))
-    try:
-        url = "http://127.0.0.1:%d" % svc.port
-        writer = svc.token(tenant="t_bench", sub="a_bench", scopes="content-lake.read content-lake.write contracts.write")
+class Bench:
+    """One backend's service, its tokens and the Resource it reads."""
+
+    def __init__(self, backend, binary, source, env, work):
+        self.backend = backend
+        self.svc = Service(binary, source, dict(env, CONTENTLAKE_ACTORS_ASK_TIMEOUT_MS="30000",
+                                                CONTENTLAKE_STORAGE_MAP_SIZE_MIB="32768", CONTENTLAKE_LOG_ACCESS="false"))
+        svc = self.svc
+        self.url = "http://127.0.0.1:%d" % svc.port
+        self.writer = svc.token(tenant="t_bench", sub="a_bench", scopes="content-lake.read content-lake.write contracts.write")
         reader = svc.token(tenant="t_bench", sub="a_bench", scopes="content-lake.read")
-        status, _, body = svc.request("POST", "/v0/content-lake/works", writer, {"title": "Tides"})
+        status, _, body = svc.request("POST", "/v0/content-lake/works", self.writer, {"title": "Tides"})
         work_id = json.loads(body)["id"]
-        svc.request("POST", "/v0/contracts", writer, {
+        svc.request("POST", "/v0/contracts", self.writer, {
             "title": "Bench rights", "status": "ACTIVE", "valid_from": "2020-01-01T00:00:00Z", "work_ids": [work_id],
             "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
             "usage_terms": [{"usage_type": "ACCESS", "status": "PERMITTED"},
                             {"usage_type": "DISPLAY", "status": "PERMITTED"}]})
-        status, _, body = svc.request("POST", "/v0/content-lake/resources", writer, dict(RESOURCE, work_id=work_id))
-        rid = json.loads(body)["id"]
-        auth = ["-H", "Authorization: Bearer " + reader]
-        out = {}
-        for c in (8, 64):
-            wrk(["-t2", "-c%d" % c, "-d2s"] + auth + [url + "/v0/content-lake/resources/" + rid])  # warm
-            out["read c%d" % c] = wrk(["-t2", "-c%d" % c, "-d%ds" % seconds] + auth + [url + "/v0/content-lake/resources/" + rid])
-        # The list tenant: one reader, N readable Resources (its own creations), a cursor from before.
-        lister = svc.token(tenant="t_list", sub="u_reader", client_id="a_bench",
-                           scopes="content-lake.read content-lake.write")
-        status, _, body = svc.request("GET", "/v0/content-lake/resources?page_size=1", lister)
-        cursor = json.loads(body)["changes_cursor"]
-        svc.create_resources(lister, 1000, clients=16, body=json.loads(SMALL))
-        page = ["-t1", "-c1", "-d%ds" % seconds, "-H", "Authorization: Bearer " + lister]
-        out["list page at 1,000"] = wrk(page + [url + "/v0/content-lake/resources?page_size=50"])
-        out["feed poll of 1,000"] = wrk(page + [url + "/v0/content-lake/changes?page_size=1000&since=" + cursor])
-        script = os.path.join(work, "create.lua")
-        lua(script, writer, False)
-        out["creates c64"] = wrk(["-t2", "-c64", "-d%ds" % seconds, url + "/v0/content-lake/resources"], script)
-        lua(script, writer, True)
-        out["creates c64 keyed"] = wrk(["-t2", "-c64", "-d%ds" % seconds, url + "/v0/content-lake/resources"], script)
-        started = time.monotonic()
-        svc.create_resources(lister, n - 1000, clients=64, body=json.loads(SMALL))
-        print("  %s: grew the list tenant to %d in %.0f s" % (backend, n, time.monotonic() - started), flush=True)
-        out["list page at %d" % n] = wrk(page + [url + "/v0/content-lake/resources?page_size=50"])
+        status, _, body = svc.request("POST", "/v0/content-lake/resources", self.writer, dict(RESOURCE, work_id=work_id))
+        self.read = ["-H", "Authorization: Bearer " + reader, self.url + "/v0/content-lake/resources/" + json.loads(body)["id"]]
+        self.scripts = {}
+        for keyed in (False, True):
+            self.scripts[keyed] = os.path.join(work, "%s-create%s.lua" % (backend, "-keyed" if keyed else ""))
+            lua(self.scripts[keyed], self.writer, keyed)
+        # The list tenant: one reader, its own creations readable, a cursor from before them.
+        self.lister = svc.token(tenant="t_list", sub="u_reader", client_id="a_bench",
+                                scopes="content-lake.read content-lake.write")
+        status, _, body = svc.request("GET", "/v0/content-lake/resources?page_size=1", self.lister)
+        self.cursor = json.loads(body)["changes_cursor"]
+
+    def case(self, name, seconds):
+        if name.startswith("read"):
+            c = name[len("read c"):]
+            wrk(["-t2", "-c" + c, "-d2s"] + self.read)  # warm
+            return wrk(["-t2", "-c" + c, "-d%ds" % seconds] + self.read)
+        keyed = name.endswith("keyed")
+        return wrk(["-t2", "-c64", "-d%ds" % seconds, self.url + "/v0/content-lake/resources"], self.scripts[keyed])
+
+    def pages(self, seconds, label):
+        page = ["-t1", "-c1", "-d%ds" % seconds, "-H", "Authorization: Bearer " + self.lister]
+        out = {"list page at " + label: wrk(page + [self.url + "/v0/content-lake/resources?page_size=50"])}
+        if label == "1,000":
+            out["feed poll of 1,000"] = wrk(page + [self.url + "/v0/content-lake/changes?page_size=1000&since=" + self.cursor])
         return out
-    finally:
-        svc.shutdown()
-        svc.dir.cleanup()
+
+    def close(self):
+        self.svc.shutdown()
+        self.svc.dir.cleanup()
+
+
+CASES = ("read c8", "read c64", "creates c64", "creates c64 keyed")
+
+
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
 
 
 def main():
     binary, source, pg_url = sys.argv[1], sys.argv[2], sys.argv[3]
     n = int(sys.argv[4]) if len(sys.argv) > 4 else 1000000
     seconds = int(sys.argv[5]) if len(sys.argv) > 5 else 10
+    rounds = int(sys.argv[6]) if len(sys.argv) > 6 else 3
     work = tempfile.mkdtemp()
-    results = {}
-    results["lmdb"] = measure("lmdb", binary, source, {}, n, seconds, work)
-    results["postgresql"] = measure("postgresql", binary, source, {
-        "CONTENTLAKE_STORAGE_BACKEND": "postgresql", "CONTENTLAKE_STORAGE_POSTGRESQL_URL": pg_url,
-        "CONTENTLAKE_STORAGE_POSTGRESQL_POOL_SIZE": "16"}, n, seconds, work)
-    print("%-22s %14s %14s %8s" % ("", "LMDB", "PostgreSQL", "PG/LMDB"))
-    for key in results["lmdb"]:
-        a, b = results["lmdb"][key], results["postgresql"][key]
-        if key.startswith(("list", "feed")):
-            print("%-22s %11.2f ms %11.2f ms %8.2f" % (key + " mean", a["mean_ms"], b["mean_ms"], b["mean_ms"] / a["mean_ms"]))
-        else:
-            print("%-22s %10.0f r/s %10.0f r/s %8.2f" % (key, a["rate"], b["rate"], b["rate"] / a["rate"]))
-            print("%-22s %11.2f ms %11.2f ms %8.2f" % (key + " p99", a["p99_ms"], b["p99_ms"], b["p99_ms"] / a["p99_ms"]))
-        if a["non_2xx"] or b["non_2xx"]:
-            print("  (non-2xx answers: LMDB %d, PostgreSQL %d)" % (a["non_2xx"], b["non_2xx"]))
+    # Both services up, one measured at a time: each case in rounds that alternate the backends, so
+    # what else the machine does in a minute weighs on both alike. The figure is the median round.
+    benches = {"lmdb": Bench("lmdb", binary, source, {}, work)}
+    try:
+        benches["postgresql"] = Bench("postgresql", binary, source, {
+            "CONTENTLAKE_STORAGE_BACKEND": "postgresql", "CONTENTLAKE_STORAGE_POSTGRESQL_URL": pg_url,
+            "CONTENTLAKE_STORAGE_POSTGRESQL_POOL_SIZE": "16"}, work)
+        runs = {b: {c: [] for c in CASES} for b in benches}
+        for r in range(rounds):
+            for case in CASES:
+                for b in (("lmdb", "postgresql") if r % 2 == 0 else ("postgresql", "lmdb")):
+                    runs[b][case].append(benches[b].case(case, seconds))
+            print("  round %d of %d: %s" % (r + 1, rounds, ", ".join(
+                "%s %.2f" % (c, runs["postgresql"][c][-1]["rate"] / runs["lmdb"][c][-1]["rate"]) for c in CASES)), flush=True)
+        pages = {}
+        for b, bench in benches.items():
+            bench.svc.create_resources(bench.lister, 1000, clients=16, body=json.loads(SMALL))
+            pages[b] = bench.pages(seconds, "1,000")
+        for b, bench in benches.items():
+            started = time.monotonic()
+            bench.svc.create_resources(bench.lister, n - 1000, clients=64, body=json.loads(SMALL))
+            print("  %s: grew the list tenant to %d in %.0f s" % (b, n, time.monotonic() - started), flush=True)
+            pages[b].update(bench.pages(seconds, "%d" % n))
+    finally:
+        for bench in benches.values():
+            bench.close()
+    print("%-22s %14s %14s %8s   %s" % ("", "LMDB", "PostgreSQL", "PG/LMDB", "ratio per round"))
+    for case in CASES:
+        a = [x["rate"] for x in runs["lmdb"][case]]
+        b = [x["rate"] for x in runs["postgresql"][case]]
+        per = ", ".join("%.2f" % (y / x) for x, y in zip(a, b))
+        print("%-22s %10.0f r/s %10.0f r/s %8.2f   %s" % (case, median(a), median(b), median(b) / median(a), per))
+        a = [x["p99_ms"] for x in runs["lmdb"][case]]
+        b = [x["p99_ms"] for x in runs["postgresql"][case]]
+        print("%-22s %11.2f ms %11.2f ms %8.2f" % (case + " p99", median(a), median(b), median(b) / median(a)))
+        bad = sum(x["non_2xx"] for x in runs["lmdb"][case]), sum(x["non_2xx"] for x in runs["postgresql"][case])
+        if any(bad):
+            print("  (non-2xx answers: LMDB %d, PostgreSQL %d)" % bad)
+    for key in pages["lmdb"]:
+        a, b = pages["lmdb"][key], pages["postgresql"][key]
+        print("%-22s %11.2f ms %11.2f ms %8.2f" % (key + " mean", a["mean_ms"], b["mean_ms"], b["mean_ms"] / a["mean_ms"]))
     for backend in ("lmdb", "postgresql"):
-        big = [k for k in results[backend] if k.startswith("list page at") and k != "list page at 1,000"][0]
-        print("%s: a page at %s is %.2fx a page at 1,000" % (
-            backend, big[len("list page at "):], results[backend][big]["mean_ms"] / results[backend]["list page at 1,000"]["mean_ms"]))
+        big = "list page at %d" % n
+        print("%s: a page at %d is %.2fx a page at 1,000" % (
+            backend, n, pages[backend][big]["mean_ms"] / pages[backend]["list page at 1,000"]["mean_ms"]))
 
 
 if __name__ == "__main__":
