@@ -32,6 +32,7 @@ std::shared_ptr<storage::record_store> open_record_store(const config::settings&
     pg.pool_size = s.storage.postgresql_pool_size;
     pg.cache_bytes = s.storage.postgresql_cache_mib << 20;
     pg.wait = std::chrono::milliseconds{s.actors.ask_timeout_ms};
+    pg.answer_wait = std::chrono::milliseconds{s.storage.postgresql_answer_wait_ms};
     return storage::open_postgresql_store(pg);
   }
   std::filesystem::create_directories(s.data_dir);

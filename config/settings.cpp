@@ -199,6 +199,11 @@ const std::vector<option>& options() {
      "Writes committing at once on PostgreSQL, each its own group commit (LMDB has one writer). One actor's writes "
      "stay in order. Also the idempotency ledger's lookups at once. Must be below storage.postgresql.pool_size.",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_writers; }, 1, 64)},
+    {"storage.postgresql.answer_wait_ms", "15000",
+     "How long a statement waits for PostgreSQL's answer before its connection is given up and the request "
+     "answers 503: a database that stopped answering (hung, its host unreachable) holds no thread longer. Keep it "
+     "above the sessions' lock_timeout (10 s).",
+     integer<int>([](settings& s) -> int& { return s.storage.postgresql_answer_wait_ms; }, 100, 3600000)},
     {"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.map_size_mib; }, 1, 1ll << 24)},
     {"storage.readers", "2", "Reader actors serving LMDB reads; requests rotate over them.",

@@ -2,6 +2,12 @@
 
 #include <libpq-fe.h>
 
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <utility>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -97,8 +103,9 @@ std::vector<std::string> parse_array(std::string_view literal) {
   return out;
 }
 
-connection::connection(const std::string& url, const std::string& password, std::size_t replan_after)
-  : replan_after_(replan_after == 0 ? 1 : replan_after) {
+connection::connection(const std::string& url, const std::string& password, std::size_t replan_after,
+                       std::chrono::milliseconds answer_wait)
+  : answer_wait_(answer_wait), replan_after_(replan_after == 0 ? 1 : replan_after) {
   // The URL is expanded as `dbname`: it overrides the defaults before it (a connection attempt
   // gives up after 3 s, a silent peer is noticed by TCP keepalives) and a password given apart,
   // after it, overrides the URL's.
@@ -154,20 +161,13 @@ const std::string& connection::prepared_name(const statement& s) const {
   auto& name = entry.name;
   // A new name every time: one prepared in a pipeline that then failed may exist on the server.
   std::string candidate = "s" + std::to_string(names_++);
-  if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) {
+  {  // sent in the pipeline (`send` entered it)
     if (!PQsendPrepare(conn_, candidate.c_str(), s.sql, 0, nullptr)) {
       prepared_.erase(s.sql);
       raise(conn_, nullptr, broken_);
     }
     ++queued_;  // its answer comes in the pipeline, before the statement's
     prepared_in_pipeline_.push_back(s.sql);
-  } else {
-    PGresult* p = PQprepare(conn_, candidate.c_str(), s.sql, 0, nullptr);
-    result_ptr guard{p, PQclear};
-    if (!p || PQresultStatus(p) != PGRES_COMMAND_OK) {
-      prepared_.erase(s.sql);
-      raise(conn_, p, broken_);
-    }
   }
   name = std::move(candidate);
   return name;
@@ -183,9 +183,58 @@ void connection::deallocate_retired() const {
   std::string sql;
   for (const auto& name : retired_) sql += "DEALLOCATE " + name + ";";
   retired_.clear();
-  PGresult* r = PQexec(conn_, sql.c_str());
-  result_ptr guard{r, PQclear};
-  if (failed(r ? PQresultStatus(r) : PGRES_FATAL_ERROR)) raise(conn_, r, broken_);
+  simple(sql);
+}
+
+void connection::simple(const std::string& sql) const {
+  if (!PQsendQuery(conn_, sql.c_str())) raise(conn_, nullptr, broken_);
+  auto until = deadline();
+  result_ptr error{nullptr, PQclear};
+  for (;;) {
+    await_answer(until);
+    PGresult* r = PQgetResult(conn_);
+    if (!r) break;
+    if (failed(PQresultStatus(r)) && !error) error.reset(r);
+    else PQclear(r);
+  }
+  if (error || PQstatus(conn_) != CONNECTION_OK) raise(conn_, error.get(), broken_);
+}
+
+void connection::await_answer(std::chrono::steady_clock::time_point until) const {
+  while (PQisBusy(conn_)) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      // What was sent may still run when the server wakes (a COMMIT among it too): the caller
+      // answers 503, as for a connection lost after a COMMIT was sent.
+      queued_ = 0;
+      prepared_in_pipeline_.clear();
+      broken_ = true;
+      if (on_silence_) on_silence_();
+      throw no_answer("the database did not answer within " + std::to_string(answer_wait_.count()) + " ms");
+    }
+    pollfd p{PQsocket(conn_), POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, INT_MAX)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || (n > 0 && !PQconsumeInput(conn_))) {
+      queued_ = 0;
+      prepared_in_pipeline_.clear();
+      broken_ = true;
+      throw unavailable("the database is unavailable: " + first_line(PQerrorMessage(conn_)));
+    }
+  }
+}
+
+std::chrono::milliseconds connection::wait_for_answers(std::chrono::milliseconds wait) const {
+  return std::exchange(answer_wait_, wait);
+}
+
+rows connection::run_within(const statement& s, std::chrono::milliseconds wait) const {
+  struct restore {
+    const connection& c;
+    std::chrono::milliseconds saved;
+    ~restore() { c.wait_for_answers(saved); }
+  } keep{*this, wait_for_answers(wait)};
+  return run(s, {});
 }
 
 rows connection::run(const statement& s, std::initializer_list<std::string_view> params) const {
@@ -194,14 +243,8 @@ rows connection::run(const statement& s, std::initializer_list<std::string_view>
     return drain(true);
   }
   deallocate_retired();
-  const auto& name = prepared_name(s);
-  parameters p{params};
-  PGresult* r = PQexecPrepared(conn_, name.c_str(), p.count(), p.values.data(), nullptr, nullptr, 0);
-  if (failed(r ? PQresultStatus(r) : PGRES_FATAL_ERROR)) {
-    result_ptr guard{r, PQclear};
-    raise(conn_, r, broken_);
-  }
-  return rows{r};
+  send(s, params);  // alone in the pipeline: the same messages as PQexecPrepared, with a bounded wait
+  return drain(true);
 }
 
 void connection::send(const statement& s, std::initializer_list<std::string_view> params) const {
@@ -226,9 +269,7 @@ void connection::exec(const std::string& sql) const {
     return;
   }
   deallocate_retired();
-  PGresult* r = PQexec(conn_, sql.c_str());
-  result_ptr guard{r, PQclear};
-  if (failed(r ? PQresultStatus(r) : PGRES_FATAL_ERROR)) raise(conn_, r, broken_);
+  simple(sql);
 }
 
 void connection::flush() const {
@@ -249,16 +290,15 @@ rows connection::drain(bool raise_errors) const {
     throw unavailable("the database is unavailable: " + first_line(PQerrorMessage(conn_)));
   };
   if (!PQpipelineSync(conn_)) lost();
+  auto until = deadline();
   result_ptr error{nullptr, PQclear};
-  PGresult* last = nullptr;
+  result_ptr last{nullptr, PQclear};
   int nulls = 0;
   for (;;) {
+    await_answer(until);
     PGresult* r = PQgetResult(conn_);
     if (!r) {
-      if (++nulls > 1 || PQstatus(conn_) != CONNECTION_OK) {
-        if (last) PQclear(last);
-        lost();
-      }
+      if (++nulls > 1 || PQstatus(conn_) != CONNECTION_OK) lost();
       continue;
     }
     nulls = 0;
@@ -273,15 +313,14 @@ rows connection::drain(bool raise_errors) const {
       if (!error) error.reset(r);
       else PQclear(r);
     } else {
-      if (last) PQclear(last);
-      last = r;
+      last.reset(r);
     }
   }
   queued_ = 0;
   if (error)
     for (const char* sql : prepared_in_pipeline_) prepared_.erase(sql);
   prepared_in_pipeline_.clear();
-  rows out = last ? rows{last} : rows{};
+  rows out = last ? rows{last.release()} : rows{};
   if (!PQexitPipelineMode(conn_)) {
     broken_ = true;
     throw unavailable("the database is unavailable: " + first_line(PQerrorMessage(conn_)));
@@ -291,15 +330,27 @@ rows connection::drain(bool raise_errors) const {
 }
 
 pool::pool(std::string url, std::string password, std::size_t size, std::chrono::milliseconds wait,
-           std::size_t replan_after)
+           std::size_t replan_after, std::chrono::milliseconds answer_wait)
   : url_(std::move(url)), password_(std::move(password)), size_(size == 0 ? 1 : size), wait_(wait),
-    replan_after_(replan_after) {}
+    replan_after_(replan_after), answer_wait_(answer_wait) {}
 
 pool::lease::~lease() {
   if (pool_ && conn_) pool_->give_back(std::move(conn_));
 }
 
-pool::lease pool::acquire() {
+namespace {
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+    .count();
+}
+}  // namespace
+
+void pool::unreachable() { down_until_ms_ = steady_ms() + hold.count(); }
+
+pool::lease pool::acquire(bool probe) {
+  if (!probe && steady_ms() < down_until_ms_.load())
+    throw unavailable("the database did not answer a moment ago (tried again within " +
+                      std::to_string(hold.count() / 1000) + " s)");
   std::unique_ptr<connection> c;
   {
     std::unique_lock<std::mutex> guard{mutex_};
@@ -314,8 +365,15 @@ pool::lease pool::acquire() {
   try {
     if (!c || !c->healthy()) {
       c.reset();
-      c = std::make_unique<connection>(url_, password_, replan_after_);
+      c = std::make_unique<connection>(url_, password_, replan_after_, answer_wait_);
+      c->on_silence([this] { unreachable(); });
     }
+  } catch (const unavailable&) {
+    unreachable();
+    std::lock_guard<std::mutex> guard{mutex_};
+    --leased_;
+    freed_.notify_one();
+    throw;
   } catch (...) {
     std::lock_guard<std::mutex> guard{mutex_};
     --leased_;
@@ -346,14 +404,19 @@ void pool::drop_idle() {
 }
 
 rows pooled_session::run(const statement& s, std::initializer_list<std::string_view> params) const {
-  try {
-    auto c = pool_.acquire();
-    return c->run(s, params);
-  } catch (const unavailable&) {
-    pool_.drop_idle();
-    auto c = pool_.acquire();  // a read: safe to send again
-    return c->run(s, params);
+  {
+    auto c = pool_.acquire();  // no connection free, or none can be made: unavailable, at once
+    try {
+      return c->run(s, params);
+    } catch (const no_answer&) {
+      throw;  // the server is there but silent: another connection would wait as long again
+    } catch (const unavailable&) {
+      // The connection broke (a server that restarted since): the others are stale too.
+    }
   }
+  pool_.drop_idle();
+  auto c = pool_.acquire();  // a read: safe to send again
+  return c->run(s, params);
 }
 
 }  // namespace cl::storage::pg

@@ -9,7 +9,9 @@
 
 #include "storage/record_store.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <condition_variable>
 #include <cstdint>
 #include <initializer_list>
@@ -29,6 +31,11 @@ namespace cl::storage::pg {
 /// The database cannot be reached or the connection broke.
 struct unavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+/// The server did not answer in time (hung, or its host unreachable): the connection was given up.
+struct no_answer : unavailable {
+  using unavailable::unavailable;
 };
 
 /// A statement lost to another transaction (SQLSTATE 23505, 40001, 40P01), or a compare-and-set
@@ -84,7 +91,10 @@ public:
   /// Connects (throws `unavailable` when it cannot, saying why without the connection string);
   /// `password`, when not empty, overrides the one the URL names. A statement is prepared again
   /// after `replan_after` uses (below).
-  explicit connection(const std::string& url, const std::string& password = {}, std::size_t replan_after = 1000);
+  /// An answer not come within `answer_wait` gives the connection up (`no_answer`): a database
+  /// that stopped answering (hung, its host unreachable) never holds a thread longer than that.
+  explicit connection(const std::string& url, const std::string& password = {}, std::size_t replan_after = 1000,
+                      std::chrono::milliseconds answer_wait = std::chrono::seconds{15});
   ~connection() override;
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -106,6 +116,14 @@ public:
   void discard() const;
   /// True while the connection is usable (and nothing queued is left unread).
   bool healthy() const;
+  /// `run`, waiting at most `wait` for the answer (a probe of the database's health).
+  rows run_within(const statement& s, std::chrono::milliseconds wait) const;
+  /// Called when an answer did not come in time, before `no_answer` is thrown (the pool stops
+  /// handing out connections for a while).
+  void on_silence(std::function<void()> f) { on_silence_ = std::move(f); }
+  /// Sets how long an answer is waited for from now on (a migration's statements may run long);
+  /// answers the previous value.
+  std::chrono::milliseconds wait_for_answers(std::chrono::milliseconds wait) const;
 
 private:
   /// The name `s` is prepared under on this connection, preparing it when it is not (yet, or any
@@ -119,10 +137,18 @@ private:
   /// is queued (in a failed transaction the server refuses every command but ROLLBACK).
   void deallocate_retired() const;
   void enter_pipeline() const;
+  /// Runs SQL text (the simple protocol: several statements allowed) outside a pipeline.
+  void simple(const std::string& sql) const;
+  /// Waits until an answer can be read without blocking, at most until `deadline`; past it the
+  /// connection is given up (`unavailable`, and never used again).
+  void await_answer(std::chrono::steady_clock::time_point deadline) const;
+  std::chrono::steady_clock::time_point deadline() const { return std::chrono::steady_clock::now() + answer_wait_; }
   /// Syncs the pipeline and reads every answer: the last statement's rows, or the first error.
   rows drain(bool raise_errors) const;
 
   pg_conn* conn_ = nullptr;
+  mutable std::chrono::milliseconds answer_wait_;
+  std::function<void()> on_silence_;
   struct prepared {
     std::string name;
     std::size_t uses = 0;
@@ -142,7 +168,7 @@ private:
 class pool {
 public:
   pool(std::string url, std::string password, std::size_t size, std::chrono::milliseconds wait,
-       std::size_t replan_after = 1000);
+       std::size_t replan_after = 1000, std::chrono::milliseconds answer_wait = std::chrono::seconds{15});
 
   /// A connection for the caller's use until the lease ends.
   class lease {
@@ -160,8 +186,15 @@ public:
   };
 
   /// Waits at most the pool's wait for a free connection (`unavailable` past it, or when the
-  /// database cannot be reached).
-  lease acquire();
+  /// database cannot be reached). While the database is marked unreachable, refuses at once
+  /// (no connection attempt, no wait: a request answers 503 without holding a thread), unless
+  /// `probe`: a health probe tries it.
+  lease acquire(bool probe = false);
+  /// Marks the database unreachable (a connection could not be made, or an answer did not come)
+  /// for `hold` at most; a probe that reaches it (`reachable`) ends that sooner.
+  void unreachable();
+  void reachable() { down_until_ms_ = 0; }
+  static constexpr std::chrono::milliseconds hold{5000};
   std::size_t size() const { return size_; }
   /// Connections leased now (a metric).
   std::size_t in_use() const;
@@ -176,6 +209,8 @@ private:
   std::size_t size_;
   std::chrono::milliseconds wait_;
   std::size_t replan_after_;
+  std::chrono::milliseconds answer_wait_;
+  std::atomic<std::int64_t> down_until_ms_{0};  ///< steady clock, ms: refused until then
   mutable std::mutex mutex_;
   std::condition_variable freed_;
   std::vector<std::unique_ptr<connection>> idle_;
@@ -183,7 +218,8 @@ private:
 };
 
 /// Runs each statement on a connection leased for it: reads of committed state. A statement that
-/// finds its connection broken runs once more on a new one (a server that restarted since).
+/// finds its connection broken runs once more on a new one (a server that restarted since); one
+/// that got no answer in time, or found no connection, does not (it would wait as long again).
 class pooled_session final : public session {
 public:
   explicit pooled_session(pool& p) : pool_(p) {}

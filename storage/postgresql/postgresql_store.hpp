@@ -25,6 +25,9 @@ struct postgresql_settings {
   /// Uses of a prepared statement on one connection before it is prepared and planned again
   /// (connection.hpp says why).
   std::size_t replan_after = 1000;
+  /// How long a statement waits for the database's answer before its connection is given up (a
+  /// server that stopped answering holds no thread longer). Above the sessions' lock_timeout (10 s).
+  std::chrono::milliseconds answer_wait{15000};
 };
 
 /// Connects, applies the schema's migrations and answers the record store. Throws

@@ -284,8 +284,42 @@ class Postgres:
     def halt(self, mode):
         subprocess.run([self.script, "halt", self.dir, mode], check=True, capture_output=True)
 
+    def server_pids(self):
+        """The postmaster and every process it started (backends, the WAL writer, ...)."""
+        with open(os.path.join(self.dir, "data")) as f:
+            data = f.read().strip()
+        with open(os.path.join(data, "db", "postmaster.pid")) as f:
+            postmaster = int(f.readline())
+        pids = [postmaster]
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open("/proc/%s/stat" % entry) as f:
+                        stat = f.read()
+                except OSError:
+                    continue
+                if int(stat[stat.rindex(")") + 2:].split()[1]) == postmaster:
+                    pids.append(int(entry))
+        return pids
+
+    def freeze(self):
+        """Stops every server process (SIGSTOP): a database that keeps its connections open and
+        answers nothing, as a hung server or an unreachable host does. `thaw` resumes them."""
+        self.frozen = self.server_pids()
+        for pid in self.frozen:
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self):
+        for pid in getattr(self, "frozen", []):
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        self.frozen = []
+
     def resume(self):
         subprocess.run([self.script, "resume", self.dir], check=True, capture_output=True)
 
     def stop(self):
+        self.thaw()  # a test that failed while the server was frozen
         subprocess.run([self.script, "stop", self.dir], capture_output=True)

@@ -5,6 +5,10 @@
   every request is answered, 503 BACKEND_UNAVAILABLE with Retry-After, never a 500, never past the
   request deadline; /readyz answers 503 while it is down; when it returns the service reconnects
   by itself (/readyz 200, writes 201 again) and every write acknowledged with a 201 is there;
+- the database frozen under a load of writes and reads (every server process stopped with SIGSTOP:
+  connections stay open and nothing answers, as when the server hangs or its host is cut off):
+  every request answered 503 within the deadline plus `storage.postgresql.answer_wait_ms`,
+  /readyz 503 within seconds, and all well again once it resumes;
 - the service killed (SIGKILL) under the same load: after a restart every acknowledged write is
   there, and the change log is dense (no half-applied batch);
 - the database's disk full (a tablespace on a small tmpfs; its WAL stays on the big disk): writes
@@ -27,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Postgres, Service, fetch, skip, wait_until  # noqa: E402
 
 DEADLINE_S = 2.0  # actors.ask_timeout_ms below, in seconds
+ANSWER_WAIT_S = 1.5  # storage.postgresql.answer_wait_ms below, in seconds
 
 
 def readyz(svc):
@@ -37,15 +42,39 @@ class Load:
     """Writers creating Resources until stopped; every 201 kept (id, title), every other answer
     counted by status, and the slowest answer's time."""
 
-    def __init__(self, svc, token, writers=4):
+    def __init__(self, svc, token, writers=4, readers=0):
         self.svc, self.token = svc, token
         self.acknowledged, self.statuses, self.slowest = [], {}, 0.0
+        self.reads, self.slowest_read = {}, 0.0  # readers' answers by status
         self.bad = []  # answers a client must never see: 500s, 503s without Retry-After
         self.lock = threading.Lock()
         self.running = True
         self.threads = [threading.Thread(target=self.write, args=(n,)) for n in range(writers)]
+        self.threads += [threading.Thread(target=self.read, args=(n,)) for n in range(readers)]
         for t in self.threads:
             t.start()
+
+    def read(self, n):
+        """List pages and reads of written Resources: statements on the pool's connections."""
+        i = 0
+        while self.running:
+            i += 1
+            with self.lock:
+                known = self.acknowledged[-1 - i % len(self.acknowledged)][0] if self.acknowledged else None
+            path = "/v0/content-lake/resources?limit=5" if i % 2 or not known else "/v0/content-lake/resources/" + known
+            started = time.monotonic()
+            try:
+                status, headers, body = self.svc.request("GET", path, self.token)
+            except (OSError, TypeError):  # the service is being killed, or restarting
+                time.sleep(0.01)
+                continue
+            with self.lock:
+                self.slowest_read = max(self.slowest_read, time.monotonic() - started)
+                self.reads[status] = self.reads.get(status, 0) + 1
+                if status == 503 and "Retry-After" not in headers:
+                    self.bad.append("read: 503 without Retry-After")
+                elif status not in (200, 503):
+                    self.bad.append("read: %s %s" % (status, body[:200]))
 
     def write(self, n):
         i = 0
@@ -108,6 +137,38 @@ def outage(svc, pg, token, mode):
     check_all_there(svc, token, load.acknowledged)
     print("pg_faults: stop -m %s under load: %d acknowledged, all there; answers %s; slowest %.2f s"
           % (mode, len(load.acknowledged), load.statuses, load.slowest))
+
+
+def frozen(svc, pg, token):
+    load = Load(svc, token, writers=4, readers=4)
+    try:
+        frozen_under(svc, pg, load)
+    finally:
+        load.stop()
+    assert not load.bad, "frozen: %s" % load.bad[:5]
+    # A request waits for its deadline, or a statement for its answer wait, then 503: never longer.
+    bound = DEADLINE_S + ANSWER_WAIT_S + 1.0
+    assert load.slowest < bound, "frozen: a write took %.1f s" % load.slowest
+    assert load.slowest_read < bound, "frozen: a read took %.1f s" % load.slowest_read
+    check_all_there(svc, token, load.acknowledged)
+    print("pg_faults: frozen under load: writes %s, reads %s; slowest %.2f / %.2f s; %d acknowledged, all there"
+          % (load.statuses, load.reads, load.slowest, load.slowest_read, len(load.acknowledged)))
+
+
+def frozen_under(svc, pg, load):
+    try:
+        wait_until("writes under load", lambda: load.count() >= 40)
+        pg.freeze()
+        wait_until("/readyz 503 while the database answers nothing", lambda: readyz(svc) == 503, timeout=10)
+        during = dict(load.statuses), dict(load.reads)
+        wait_until("writes answered 503 while frozen", lambda: load.statuses.get(503, 0) > during[0].get(503, 0) + 8)
+        wait_until("reads answered 503 while frozen", lambda: load.reads.get(503, 0) > during[1].get(503, 0) + 8)
+    finally:
+        pg.thaw()
+    wait_until("/readyz 200 once the database answers again", lambda: readyz(svc) == 200, timeout=15)
+    back, read_back = load.count(), load.reads.get(200, 0)
+    wait_until("writes answered 201 again", lambda: load.count() >= back + 20)
+    wait_until("reads answered 200 again", lambda: load.reads.get(200, 0) >= read_back + 20)
 
 
 def killed(svc, pg, token):
@@ -176,12 +237,14 @@ def main():
         url = pg.create_database("contentlake")
         svc = Service(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
                                        "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url,
-                                       "CONTENTLAKE_ACTORS_ASK_TIMEOUT_MS": str(int(DEADLINE_S * 1000))})
+                                       "CONTENTLAKE_ACTORS_ASK_TIMEOUT_MS": str(int(DEADLINE_S * 1000)),
+                                       "CONTENTLAKE_STORAGE_POSTGRESQL_ANSWER_WAIT_MS": str(int(ANSWER_WAIT_S * 1000))})
         try:
             token = svc.token()
             assert readyz(svc) == 200
             outage(svc, pg, token, "fast")
             outage(svc, pg, token, "immediate")
+            frozen(svc, pg, token)
             killed(svc, pg, token)
             # The URL (and a password in it) never appears in the log.
             assert not any("host=" in line for line in svc.log), "the connection string was logged"
