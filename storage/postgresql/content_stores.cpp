@@ -64,10 +64,15 @@ const statement resource_header_get{
   "SELECT work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = $2"};
 const statement resource_whole_get{
   "SELECT record, work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = $2"};
-const statement works_of_ids{"SELECT id, work_id FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
-const statement resource_wholes{
-  "SELECT id, record, work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
-const statement resource_records{"SELECT id, record FROM resources WHERE tenant = $1 AND id = ANY($2::text[])"};
+// Look-ups of many keys: one probe of the whole key per key (unnest, then a LATERAL the planner
+// cannot merge), never `id = ANY($2)`, which for a tenant the statistics have not seen may be
+// planned as a walk of the tenant with the list as a filter.
+#define CL_EACH_ID(columns, table) \
+  "SELECT k.id, " columns " FROM unnest($2::text[]) AS k(id) CROSS JOIN LATERAL (SELECT " columns " FROM " table \
+  " x WHERE x.tenant = $1 AND x.id = k.id OFFSET 0) r"
+const statement works_of_ids{CL_EACH_ID("work_id", "resources")};
+const statement resource_wholes{CL_EACH_ID("record, work_id, type, language, version, blobs", "resources")};
+const statement resource_records{CL_EACH_ID("record", "resources")};
 const statement version_get{"SELECT record FROM resource_versions WHERE tenant = $1 AND id = $2 AND version = $3"};
 const statement version_page{
   "SELECT version, record FROM resource_versions WHERE tenant = $1 AND id = $2 AND version > $3 "
@@ -82,9 +87,14 @@ const statement resources_of_work{
   "AND g.principal = ANY($5::text[])) "
   "FROM resources r WHERE tenant = $1 AND work_id = $2 AND work_id <> '' AND (work_id, id) > ($2, $3) "
   "ORDER BY id LIMIT $4"};
+// The joins look the inner row up by its whole key, in a LATERAL subquery the planner cannot merge
+// (OFFSET 0): as a plain join, for a tenant the statistics have not seen (estimated at a row), the
+// planner may bind the inner index by the tenant alone and filter on the rest, a walk of the
+// tenant per row of the page.
 const statement resources_of_principal{
   "SELECT g.resource_id, r.work_id, r.type, r.language, true FROM grants g "
-  "JOIN resources r ON r.tenant = g.tenant AND r.id = g.resource_id "
+  "CROSS JOIN LATERAL (SELECT work_id, type, language FROM resources x "
+  "WHERE x.tenant = g.tenant AND x.id = g.resource_id OFFSET 0) r "
   "WHERE g.tenant = $1 AND g.principal = $2 AND (g.principal, g.resource_id) > ($2, $3) "
   "ORDER BY g.resource_id LIMIT $4"};
 // A Resource's write and its blob index in one statement: the row (inserted, upserted, or updated
@@ -292,7 +302,8 @@ private:
 // --- Activities ----------------------------------------------------------------------------------
 
 const statement activity_get{"SELECT record FROM activities WHERE tenant = $1 AND id = $2"};
-const statement activity_records{"SELECT id, record FROM activities WHERE tenant = $1 AND id = ANY($2::text[])"};
+const statement activity_records{CL_EACH_ID("record", "activities")};
+#undef CL_EACH_ID
 const statement activities_of_tenant{
   "SELECT id, type FROM activities WHERE tenant = $1 AND id > $2 ORDER BY id LIMIT $3"};
 const statement activities_of_resource{
@@ -303,7 +314,7 @@ const statement activities_of_resource{
   "ORDER BY id LIMIT $4"};
 const statement activities_of_reader{
   "SELECT r.activity_id, a.type FROM activity_readers r "
-  "JOIN activities a ON a.tenant = r.tenant AND a.id = r.activity_id "
+  "CROSS JOIN LATERAL (SELECT type FROM activities x WHERE x.tenant = r.tenant AND x.id = r.activity_id OFFSET 0) a "
   "WHERE r.tenant = $1 AND r.principal = $2 AND r.activity_id > $3 ORDER BY r.activity_id LIMIT $4"};
 // The Activity and its readers in one statement: about no Resource, everyone (`*`); about one, every
 // principal that reads the Resource now (grants given later add it then).

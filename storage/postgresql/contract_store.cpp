@@ -18,13 +18,14 @@ const statement get_latest{"SELECT record FROM contracts WHERE tenant = $1 AND i
 const statement get_works{"SELECT works FROM contracts WHERE tenant = $1 AND id = $2"};
 const statement get_version{"SELECT record FROM contract_versions WHERE tenant = $1 AND id = $2 AND version = $3"};
 const statement latest_for_work{
-  "SELECT c.record FROM contract_works w JOIN contracts c ON c.tenant = w.tenant AND c.id = w.contract_id "
+  "SELECT c.record FROM contract_works w CROSS JOIN LATERAL "
+  "(SELECT record FROM contracts x WHERE x.tenant = w.tenant AND x.id = w.contract_id OFFSET 0) c "
   "WHERE w.tenant = $1 AND w.work_id = $2 ORDER BY w.contract_id LIMIT 1000"};
 const statement page_all{
   "SELECT id, status, record FROM contracts WHERE tenant = $1 AND id > $2 ORDER BY id LIMIT $3"};
 const statement page_by_work{
-  "SELECT w.contract_id, c.status, c.record FROM contract_works w "
-  "JOIN contracts c ON c.tenant = w.tenant AND c.id = w.contract_id "
+  "SELECT w.contract_id, c.status, c.record FROM contract_works w CROSS JOIN LATERAL "
+  "(SELECT status, record FROM contracts x WHERE x.tenant = w.tenant AND x.id = w.contract_id OFFSET 0) c "
   "WHERE w.tenant = $1 AND w.work_id = $2 AND w.contract_id > $3 ORDER BY w.contract_id LIMIT $4"};
 const statement page_versions{
   "SELECT version, record FROM contract_versions WHERE tenant = $1 AND id = $2 AND version > $3 "

@@ -18,14 +18,17 @@ const statement get_grant{"SELECT record FROM grants WHERE tenant = $1 AND resou
 const statement page_on_resource{
   "SELECT principal, record FROM grants WHERE tenant = $1 AND resource_id = $2 AND (resource_id, principal) > ($2, $3) "
   "ORDER BY principal LIMIT $4"};
+// One probe of (tenant, resource) per Resource asked (content_stores.cpp says why not `= ANY`).
 const statement principals_of{
-  "SELECT resource_id, principal FROM grants WHERE tenant = $1 AND resource_id = ANY($2::text[]) "
-  "ORDER BY resource_id, principal"};
+  "SELECT g.resource_id, g.principal FROM (SELECT DISTINCT unnest($2::text[]) AS id) k CROSS JOIN LATERAL "
+  "(SELECT resource_id, principal FROM grants x WHERE x.tenant = $1 AND x.resource_id = k.id OFFSET 0) g "
+  "ORDER BY 1, 2"};
 const statement other_owner{
   "SELECT EXISTS (SELECT 1 FROM grants WHERE tenant = $1 AND resource_id = $2 AND role = $3 AND principal <> $4)"};
 const statement readable_of{
-  "SELECT DISTINCT resource_id FROM grants WHERE tenant = $1 AND resource_id = ANY($2::text[]) "
-  "AND principal = ANY($3::text[])"};
+  "SELECT DISTINCT g.resource_id FROM unnest($2::text[]) AS k(id) CROSS JOIN LATERAL "
+  "(SELECT resource_id FROM grants x WHERE x.tenant = $1 AND x.resource_id = k.id AND x.principal = ANY($3::text[]) "
+  "OFFSET 0) g"};
 // The grant, and when it is new (xmax = 0: PostgreSQL's own mark of a row this statement inserted
 // rather than updated) its principal as a reader of the Resource's Activities: a role change
 // changes nothing there.
