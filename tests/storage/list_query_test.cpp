@@ -375,6 +375,33 @@ TEST_CASE("works_of answers the Work of many Resources at once, those that exist
   CHECK(store->resources().works_of("t1", {}).empty());
 }
 
+namespace {
+
+/// The schema a URL of `fresh_postgresql_url` puts its tables in.
+std::string schema_of(const std::string& url) {
+  auto schema = url.substr(url.rfind("search_path=") + 12);
+  schema.pop_back();  // the closing quote
+  return schema;
+}
+
+/// The index and table rows that the statements run in `schema` read, once the server's statistics
+/// count at least `statements` scans there (the store's connection has closed, so its counters
+/// reach them).
+std::int64_t rows_read(const std::string& schema, int statements) {
+  cl::storage::pg::connection admin{cl::testing::test_postgresql_url()};
+  auto count = [&](const char* sql) { return admin.run({sql}, {schema}).integer(0, 0); };
+  REQUIRE(cl::testing::eventually(
+    [&] {
+      return count("SELECT coalesce(sum(idx_scan + seq_scan), 0) FROM pg_stat_user_tables WHERE schemaname = $1")
+             >= statements;
+    },
+    10000));
+  return count("SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE schemaname = $1")
+         + count("SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables WHERE schemaname = $1");
+}
+
+}  // namespace
+
 TEST_CASE("a statement planned while the tables were tiny is planned again once they have grown",
           "[storage][lists][postgresql]") {
   // PostgreSQL keeps a prepared statement's plan until a table's statistics change, and autovacuum
@@ -386,8 +413,7 @@ TEST_CASE("a statement planned while the tables were tiny is planned again once 
   // kept, each page would read at least 3,000 rows (300,000 in all); planned again, a few pages
   // read the tenant before their statements are retired, the rest read their own rows only.
   auto url = cl::testing::fresh_postgresql_url();
-  auto schema = url.substr(url.rfind("search_path=") + 12);
-  schema.pop_back();  // the closing quote
+  auto schema = schema_of(url);
   int statements = 0;
   {
     postgresql_settings settings{url, {}, 1};  // one connection: every page on the same plans
@@ -428,17 +454,7 @@ TEST_CASE("a statement planned while the tables were tiny is planned again once 
       "INSERT INTO activities SELECT 't1', 'act_b' || i, 'res_b' || i, 'CREATION', '{}' FROM generate_series(1, 3000) i");
     for (int i = 0; i < 100; ++i) pages();
   }
-  // The store's connection has closed, so its counters reach the server's statistics.
-  cl::storage::pg::connection admin{cl::testing::test_postgresql_url()};
-  auto count = [&](const char* sql) { return admin.run({sql}, {schema}).integer(0, 0); };
-  REQUIRE(cl::testing::eventually(
-    [&] {
-      return count("SELECT coalesce(sum(idx_scan + seq_scan), 0) FROM pg_stat_user_tables WHERE schemaname = $1")
-             >= statements;
-    },
-    10000));
-  auto read = count("SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE schemaname = $1")
-              + count("SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables WHERE schemaname = $1");
+  auto read = rows_read(schema, statements);
   INFO("index and table rows read: " << read);
   CHECK(read < 100000);
 }
@@ -450,8 +466,7 @@ TEST_CASE("a tenant the statistics have not seen yet is paged along its index, n
   // then looks as cheap with the index bound by the tenant alone and the rest left as a filter: a
   // walk of the tenant per page. Both are written so every row is looked up by its whole key.
   auto url = cl::testing::fresh_postgresql_url();
-  auto schema = url.substr(url.rfind("search_path=") + 12);
-  schema.pop_back();  // the closing quote
+  auto schema = schema_of(url);
   int statements = 0;
   {
     postgresql_settings settings{url, {}, 1};
@@ -484,19 +499,10 @@ TEST_CASE("a tenant the statistics have not seen yet is paged along its index, n
       statements += 2;
     }
   }
-  cl::storage::pg::connection admin{cl::testing::test_postgresql_url()};
-  auto count = [&](const char* sql) { return admin.run({sql}, {schema}).integer(0, 0); };
-  REQUIRE(cl::testing::eventually(
-    [&] {
-      return count("SELECT coalesce(sum(idx_scan + seq_scan), 0) FROM pg_stat_user_tables WHERE schemaname = $1")
-             >= statements;
-    },
-    10000));
   // Along the index: 60 pages of about 50 rows, 50 look-ups and 50 records each (9,121 rows read in
   // all when measured). With a walk of the tenant's 5,000 rows per page: 382,621 (the plain joins
   // and `id = ANY($2)` look-ups), 306,121 (the joins fixed, the look-ups not).
-  auto read = count("SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE schemaname = $1")
-              + count("SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables WHERE schemaname = $1");
+  auto read = rows_read(schema, statements);
   INFO("index and table rows read: " << read);
   CHECK(read < 60000);
 }
