@@ -200,15 +200,19 @@ void connection::simple(const std::string& sql) const {
   if (error || PQstatus(conn_) != CONNECTION_OK) raise(conn_, error.get(), broken_);
 }
 
+void connection::abandon() const {
+  queued_ = 0;
+  prepared_in_pipeline_.clear();  // nothing of the connection is used again
+  broken_ = true;
+}
+
 void connection::await_answer(std::chrono::steady_clock::time_point until) const {
   while (PQisBusy(conn_)) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       // What was sent may still run when the server wakes (a COMMIT among it too): the caller
       // answers 503, as for a connection lost after a COMMIT was sent.
-      queued_ = 0;
-      prepared_in_pipeline_.clear();
-      broken_ = true;
+      abandon();
       if (on_silence_) on_silence_();
       throw no_answer("the database did not answer within " + std::to_string(answer_wait_.count()) + " ms");
     }
@@ -216,24 +220,14 @@ void connection::await_answer(std::chrono::steady_clock::time_point until) const
     int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, INT_MAX)));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 || (n > 0 && !PQconsumeInput(conn_))) {
-      queued_ = 0;
-      prepared_in_pipeline_.clear();
-      broken_ = true;
+      abandon();
       throw unavailable("the database is unavailable: " + first_line(PQerrorMessage(conn_)));
     }
   }
 }
 
-std::chrono::milliseconds connection::wait_for_answers(std::chrono::milliseconds wait) const {
-  return std::exchange(answer_wait_, wait);
-}
-
 rows connection::run_within(const statement& s, std::chrono::milliseconds wait) const {
-  struct restore {
-    const connection& c;
-    std::chrono::milliseconds saved;
-    ~restore() { c.wait_for_answers(saved); }
-  } keep{*this, wait_for_answers(wait)};
+  waiting within{*this, wait};
   return run(s, {});
 }
 
@@ -284,9 +278,7 @@ rows connection::drain(bool raise_errors) const {
   // Every command answers one result and then a null; the sync answers PGRES_PIPELINE_SYNC. After
   // an error the server skips the rest up to the sync (PGRES_PIPELINE_ABORTED each).
   auto lost = [&] {
-    queued_ = 0;
-    prepared_in_pipeline_.clear();  // the connection is closed: nothing of it is used again
-    broken_ = true;
+    abandon();
     throw unavailable("the database is unavailable: " + first_line(PQerrorMessage(conn_)));
   };
   if (!PQpipelineSync(conn_)) lost();
@@ -347,6 +339,17 @@ std::int64_t steady_ms() {
 
 void pool::unreachable() { down_until_ms_ = steady_ms() + hold.count(); }
 
+std::unique_ptr<connection> pool::connect() {
+  try {
+    auto c = std::make_unique<connection>(url_, password_, replan_after_, answer_wait_);
+    c->on_silence([this] { unreachable(); });
+    return c;
+  } catch (const unavailable&) {
+    unreachable();
+    throw;
+  }
+}
+
 pool::lease pool::acquire(bool probe) {
   if (!probe && steady_ms() < down_until_ms_.load())
     throw unavailable("the database did not answer a moment ago (tried again within " +
@@ -365,15 +368,8 @@ pool::lease pool::acquire(bool probe) {
   try {
     if (!c || !c->healthy()) {
       c.reset();
-      c = std::make_unique<connection>(url_, password_, replan_after_, answer_wait_);
-      c->on_silence([this] { unreachable(); });
+      c = connect();
     }
-  } catch (const unavailable&) {
-    unreachable();
-    std::lock_guard<std::mutex> guard{mutex_};
-    --leased_;
-    freed_.notify_one();
-    throw;
   } catch (...) {
     std::lock_guard<std::mutex> guard{mutex_};
     --leased_;

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 struct pg_conn;
@@ -118,12 +119,21 @@ public:
   bool healthy() const;
   /// `run`, waiting at most `wait` for the answer (a probe of the database's health).
   rows run_within(const statement& s, std::chrono::milliseconds wait) const;
+  /// `c` waits `wait` for its answers while this lives (a migration's statements may run long).
+  class waiting {
+  public:
+    waiting(const connection& c, std::chrono::milliseconds wait) : c_(c), saved_(std::exchange(c.answer_wait_, wait)) {}
+    ~waiting() { c_.answer_wait_ = saved_; }
+    waiting(const waiting&) = delete;
+    waiting& operator=(const waiting&) = delete;
+
+  private:
+    const connection& c_;
+    std::chrono::milliseconds saved_;
+  };
   /// Called when an answer did not come in time, before `no_answer` is thrown (the pool stops
   /// handing out connections for a while).
   void on_silence(std::function<void()> f) { on_silence_ = std::move(f); }
-  /// Sets how long an answer is waited for from now on (a migration's statements may run long);
-  /// answers the previous value.
-  std::chrono::milliseconds wait_for_answers(std::chrono::milliseconds wait) const;
 
 private:
   /// The name `s` is prepared under on this connection, preparing it when it is not (yet, or any
@@ -140,8 +150,10 @@ private:
   /// Runs SQL text (the simple protocol: several statements allowed) outside a pipeline.
   void simple(const std::string& sql) const;
   /// Waits until an answer can be read without blocking, at most until `deadline`; past it the
-  /// connection is given up (`unavailable`, and never used again).
+  /// connection is given up (`no_answer`, and never used again).
   void await_answer(std::chrono::steady_clock::time_point deadline) const;
+  /// Gives the connection up: nothing queued is read, the pool makes a new one.
+  void abandon() const;
   std::chrono::steady_clock::time_point deadline() const { return std::chrono::steady_clock::now() + answer_wait_; }
   /// Syncs the pipeline and reads every answer: the last statement's rows, or the first error.
   rows drain(bool raise_errors) const;
@@ -195,6 +207,7 @@ public:
   void unreachable();
   void reachable() { down_until_ms_ = 0; }
   static constexpr std::chrono::milliseconds hold{5000};
+  std::chrono::milliseconds answer_wait() const { return answer_wait_; }
   std::size_t size() const { return size_; }
   /// Connections leased now (a metric).
   std::size_t in_use() const;
@@ -203,6 +216,8 @@ public:
 
 private:
   void give_back(std::unique_ptr<connection> c);
+  /// A new connection; when none can be made, the database is marked unreachable.
+  std::unique_ptr<connection> connect();
 
   std::string url_;
   std::string password_;

@@ -198,15 +198,13 @@ class pg_record_store final : public record_store {
 public:
   explicit pg_record_store(const postgresql_settings& s)
     : pool_(s.url, s.password, s.pool_size, s.wait, s.replan_after, s.answer_wait),
-      answer_wait_(s.answer_wait),
       reads_(pool_),
       hot_(s.cache_bytes),
       stores_(reads_, false, *this, s.cache_bytes ? &hot_ : nullptr, nullptr) {
     {
       auto c = pool_.acquire();
-      auto usual = c->wait_for_answers(std::chrono::hours{24});  // a migration may rewrite big tables
+      connection::waiting long_enough{*c, std::chrono::hours{24}};  // a migration may rewrite big tables
       migrate(*c);
-      c->wait_for_answers(usual);
     }
     followed_ = last_change();
     follower_ = std::thread{[this, every = s.follow_interval] { follow(every); }};
@@ -247,7 +245,7 @@ public:
       // A short wait of its own: /readyz turns false within about 2 s of the database going silent.
       // It tries even while the pool refuses, and ends that as soon as the database answers.
       auto c = pool_.acquire(true);
-      c->run_within(head_read, std::min(answer_wait_, std::chrono::milliseconds{2000}));
+      c->run_within(head_read, std::min(pool_.answer_wait(), std::chrono::milliseconds{2000}));
       pool_.reachable();
       return true;
     } catch (const std::exception&) {
@@ -466,7 +464,6 @@ private:
   }
 
   mutable pool pool_;  ///< hands out connections under its own lock
-  std::chrono::milliseconds answer_wait_;
   pooled_session reads_;
   mutable std::atomic<std::uint64_t> known_{0};
   hot_records hot_;
