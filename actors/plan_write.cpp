@@ -15,8 +15,7 @@ std::string record_activity(storage::write_txn& tx, const domain::principal& who
                             const std::string& kind, const std::string& id, const std::vector<std::string>& extra_agents,
                             const std::vector<std::string>& tooling, const std::string& at) {
   auto agent = domain::derived_agent(who);
-  if (!tx.catalog().get(storage::catalog_kind::agent, who.tenant_id, agent.id))
-    tx.catalog().put(storage::catalog_kind::agent, who.tenant_id, agent.id, domain::agent_record_json(agent, who, at));
+  tx.catalog().put_if_absent(storage::catalog_kind::agent, who.tenant_id, agent.id, domain::agent_record_json(agent, who, at));
   domain::activity_input a;
   a.id = domain::random_id("act_");
   a.type = type;

@@ -177,6 +177,11 @@ public:
 class catalog_writes : public catalog_reads {
 public:
   virtual void put(catalog_kind kind, std::string_view tenant, std::string_view id, std::string_view record) = 0;
+  /// Writes `record` unless the catalog holds a record under `kind`/`id` already. Nothing removes a
+  /// catalog record, so a backend may skip even the look-up for a key it has seen committed.
+  virtual void put_if_absent(catalog_kind kind, std::string_view tenant, std::string_view id, std::string_view record) {
+    if (!get(kind, tenant, id)) put(kind, tenant, id, record);
+  }
 };
 
 /// Headers derived from a record's JSON (the LMDB format 3 -> 4 migration, `contentlake migrate`).

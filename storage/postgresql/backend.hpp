@@ -10,24 +10,63 @@
 #include "storage/store_registry.hpp"
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace cl::storage::pg {
 
 class hot_records;
 
-/// Where a store's statements run: the writer's transaction (`writable`), or a pooled connection
-/// per statement (committed state); the view it belongs to, to use other stores through. `hot`:
-/// the hot-record cache reads are served from (committed state only). `touched`: in a transaction,
-/// where a store notes the cached keys it wrote, dropped from the cache once the batch ends.
+/// Keys of rows that stay once committed (nothing removes a catalog record): a write that only
+/// needs its row to exist skips even the look-up for a key found here. Forgets everything when
+/// it holds `cap` keys; a key it does not hold costs one statement, never a wrong answer.
+class lasting_keys {
+public:
+  explicit lasting_keys(std::size_t cap = 65536) : cap_(cap) {}
+  bool has(const std::string& key) const {
+    std::lock_guard<std::mutex> guard{mutex_};
+    return keys_.count(key) != 0;
+  }
+  /// After a commit: the rows the transaction wrote or found.
+  void add(const std::vector<std::string>& keys) {
+    if (keys.empty()) return;
+    std::lock_guard<std::mutex> guard{mutex_};
+    if (keys_.size() + keys.size() > cap_) keys_.clear();
+    keys_.insert(keys.begin(), keys.end());
+  }
+
+private:
+  std::size_t cap_;
+  mutable std::mutex mutex_;
+  std::unordered_set<std::string> keys_;
+};
+
+/// What the writer's transaction lends the stores besides its connection.
+struct batch_hooks {
+  /// The hot-record keys the batch wrote: dropped from the cache once the batch ends.
+  std::vector<std::string> touched;
+  /// Keys of lasting rows the batch made sure of: `lasting` learns them at its commit.
+  std::vector<std::string> ensured;
+  /// Keys known committed before this transaction.
+  const lasting_keys* lasting = nullptr;
+  /// True in a batch run without savepoints: a row under a unique key is inserted without being
+  /// looked up first (the idempotency ledger's). When it is there after all, the INSERT fails the
+  /// batch, which runs again with a savepoint per mutation, and then reads.
+  bool unread_keys = false;
+};
+
+/// Where a store's statements run: the writer's transaction (`writable`, with its `batch`), or a
+/// pooled connection per statement (committed state); the view it belongs to, to use other stores
+/// through. `hot`: the hot-record cache reads are served from (committed state only).
 struct context {
   static constexpr const char* backend = "PostgreSQL";
   const session& db;
   bool writable;
   const read_view& view;
   hot_records* hot = nullptr;
-  std::vector<std::string>* touched = nullptr;
+  batch_hooks* batch = nullptr;
 };
 
 /// Registers `Impl` as the PostgreSQL implementation of the store `Writes`. Returns true.

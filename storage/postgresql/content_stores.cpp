@@ -134,7 +134,7 @@ using resource_stream = walks::id_stream<resource_item>;
 class pg_resource_store final : public resource_writes {
 public:
   explicit pg_resource_store(const context& c)
-    : db_(c.db), writable_(c.writable), hot_(c.writable ? nullptr : c.hot), touched_(c.touched) {}
+    : db_(c.db), writable_(c.writable), hot_(c.writable ? nullptr : c.hot), touched_(c.batch ? &c.batch->touched : nullptr) {}
 
   std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
     if (hot_) {
@@ -399,12 +399,14 @@ const statement catalog_page{
 const statement catalog_upsert{
   "INSERT INTO catalog (kind, tenant, id, record) VALUES ($1, $2, $3, $4) "
   "ON CONFLICT (kind, tenant, id) DO UPDATE SET record = EXCLUDED.record"};
+const statement catalog_insert_absent{
+  "INSERT INTO catalog (kind, tenant, id, record) VALUES ($1, $2, $3, $4) ON CONFLICT (kind, tenant, id) DO NOTHING"};
 
 std::string kind_number(catalog_kind k) { return std::to_string(static_cast<int>(k)); }
 
 class pg_catalog_store final : public catalog_writes {
 public:
-  explicit pg_catalog_store(const context& c) : db_(c.db) {}
+  explicit pg_catalog_store(const context& c) : db_(c.db), batch_(c.batch) {}
 
   std::optional<std::string> get(catalog_kind kind, std::string_view tenant, std::string_view id) const override {
     auto r = db_.run(catalog_get, {kind_number(kind), tenant, id});
@@ -420,8 +422,22 @@ public:
     db_.run(catalog_upsert, {kind_number(kind), tenant, id, record});
   }
 
+  /// In the writer's transaction: nothing for a key seen committed; otherwise an INSERT that does
+  /// nothing when the row is there, sent without waiting (no round trip), its key learnt at the commit.
+  void put_if_absent(catalog_kind kind, std::string_view tenant, std::string_view id, std::string_view record) override {
+    if (!batch_) return catalog_writes::put_if_absent(kind, tenant, id, record);
+    auto key = kind_number(kind);
+    key.push_back('\0');
+    key.append(tenant).push_back('\0');
+    key.append(id);
+    if (batch_->lasting && batch_->lasting->has(key)) return;
+    db_.send(catalog_insert_absent, {kind_number(kind), tenant, id, record});
+    batch_->ensured.push_back(std::move(key));
+  }
+
 private:
   const session& db_;
+  batch_hooks* batch_;
 };
 
 }  // namespace

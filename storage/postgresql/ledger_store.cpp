@@ -27,9 +27,13 @@ const statement prune_records{
 
 class pg_ledger_store final : public ledger_writes {
 public:
-  explicit pg_ledger_store(const context& c) : db_(c.db) {}
+  explicit pg_ledger_store(const context& c) : db_(c.db), unread_(c.batch && c.batch->unread_keys) {}
 
+  /// In a batch without savepoints, absent unread: the key's INSERT finds a record that is there
+  /// (another node's, or one past retention not pruned yet), and the batch runs again with
+  /// savepoints, reading it. The ledger actor looked the key up in committed state a moment ago.
   std::optional<std::string> record(const domain::ledger_key& k) const override {
+    if (unread_) return std::nullopt;
     auto r = db_.run(get_record, {k.tenant, k.client_id, k.key});
     if (r.empty()) return std::nullopt;
     return r.str(0, 0);
@@ -55,6 +59,7 @@ public:
 
 private:
   const session& db_;
+  bool unread_;
 };
 
 }  // namespace

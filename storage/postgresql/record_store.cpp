@@ -78,14 +78,13 @@ const statement log_prune{
 /// Typed stores over one session, made when first asked for.
 class store_set {
 public:
-  store_set(const session& db, bool writable, const read_view& view, hot_records* hot,
-            std::vector<std::string>* touched)
-    : db_(db), writable_(writable), view_(view), hot_(hot), touched_(touched) {}
+  store_set(const session& db, bool writable, const read_view& view, hot_records* hot, batch_hooks* batch)
+    : db_(db), writable_(writable), view_(view), hot_(hot), batch_(batch) {}
   typed_store& at(store_kind kind) const {
     std::lock_guard<std::mutex> guard{mutex_};
     if (stores_.size() <= kind.slot) stores_.resize(kind.slot + 1);
     auto& s = stores_[kind.slot];
-    if (!s) s = make_store(kind.slot, context{db_, writable_, view_, hot_, touched_});
+    if (!s) s = make_store(kind.slot, context{db_, writable_, view_, hot_, batch_});
     return *s;
   }
 
@@ -94,7 +93,7 @@ private:
   bool writable_;
   const read_view& view_;
   hot_records* hot_;
-  std::vector<std::string>* touched_;
+  batch_hooks* batch_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<typed_store>> stores_;
 };
@@ -104,14 +103,14 @@ struct batch_log {
   std::vector<change_entry> entries;
   std::vector<std::size_t> first_of_mutation;  ///< per entry: the index of its mutation's first entry
   std::optional<std::uint64_t> locked_head;     ///< the head read under its lock, once taken
-  std::vector<std::string> touched;             ///< hot-record keys written: dropped once the batch ends
+  batch_hooks hooks;                            ///< what the stores note for after the batch
 };
 
 /// What one mutation sees: the stores over the transaction, and the batch's log.
 class pg_write_view final : public write_txn {
 public:
   pg_write_view(const connection& c, batch_log& log)
-    : db_(c), c_(c), log_(log), first_(log.entries.size()), stores_(db_, true, *this, nullptr, &log.touched) {}
+    : db_(c), c_(c), log_(log), first_(log.entries.size()), stores_(db_, true, *this, nullptr, &log.hooks) {}
 
   std::uint64_t writes() const override { return db_.count + (log_.entries.size() - first_); }
 
@@ -300,6 +299,8 @@ private:
     auto c = begin();
     std::uint64_t last = 0;
     batch_log log;
+    log.hooks.lasting = &lasting_;
+    log.hooks.unread_keys = !savepoints;
     // What the batch wrote leaves the cache before the writer answers, committed or not (a lost
     // COMMIT may have committed).
     struct drop_touched {
@@ -308,7 +309,7 @@ private:
       ~drop_touched() {
         for (const auto& k : keys) hot.drop(k);
       }
-    } dropping{hot_, log.touched};
+    } dropping{hot_, log.hooks.touched};
     auto roll_back = [&] {
       try {
         c->discard();
@@ -343,8 +344,9 @@ private:
       roll_back();
       throw;
     }
-    for (const auto& k : log.touched) hot_.drop(k);  // before the listeners hear of the commit
-    log.touched.clear();
+    for (const auto& k : log.hooks.touched) hot_.drop(k);  // before the listeners hear of the commit
+    log.hooks.touched.clear();
+    lasting_.add(log.hooks.ensured);
     if (last != 0) {
       {
         std::lock_guard<std::mutex> guard{own_mutex_};
@@ -391,12 +393,14 @@ private:
     for (int attempt = 0;; ++attempt) {
       c.send_exec("SAVEPOINT m");
       auto entries_before = log.entries.size();
+      auto ensured_before = log.hooks.ensured.size();
       bool had_head = log.locked_head.has_value();  // a lock taken under the savepoint goes with it
       auto undo = [&] {
         c.discard();
         c.exec("ROLLBACK TO SAVEPOINT m");
         log.entries.resize(entries_before);
         log.first_of_mutation.resize(entries_before);
+        log.hooks.ensured.resize(ensured_before);
         if (!had_head) log.locked_head.reset();
       };
       bool kept = false;
@@ -467,6 +471,7 @@ private:
   pooled_session reads_;
   mutable std::atomic<std::uint64_t> known_{0};
   hot_records hot_;
+  lasting_keys lasting_;  ///< catalog rows known committed
   store_set stores_;
   commit_listeners listeners_;
   std::uint64_t followed_ = 0;  ///< the follower's position in the change log

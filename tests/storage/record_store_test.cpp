@@ -91,6 +91,35 @@ TEST_CASE("a mutation reads what earlier mutations of its group wrote", "[storag
   CHECK(seen == std::string{"first"});
 }
 
+TEST_CASE("put_if_absent writes a catalog record once, and one written by a mutation that was undone is written again",
+          "[storage]") {
+  // On PostgreSQL the writer remembers the catalog keys it saw committed and skips them: a key
+  // whose INSERT was rolled back (the mutation threw, or the group ran again) must not be among them.
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  auto ensure = [](std::string id, std::string record) -> mutation {
+    return [=](write_txn& tx) {
+      tx.catalog().put_if_absent(catalog_kind::agent, "t1", id, record);
+      return true;
+    };
+  };
+  mutation ensure_then_throw = [](write_txn& tx) -> bool {
+    tx.catalog().put_if_absent(catalog_kind::agent, "t1", "agt_undone", "first");
+    throw std::runtime_error("boom");
+  };
+  CHECK(store->apply({ensure("agt_kept", "first"), ensure_then_throw}) == std::vector<bool>{true, false});
+  CHECK_FALSE(store->catalog().get(catalog_kind::agent, "t1", "agt_undone"));
+  CHECK(store->apply({ensure("agt_kept", "second"), ensure("agt_undone", "second")}) == std::vector<bool>{true, true});
+  CHECK(store->catalog().get(catalog_kind::agent, "t1", "agt_kept") == std::string{"first"});
+  CHECK(store->catalog().get(catalog_kind::agent, "t1", "agt_undone") == std::string{"second"});
+  // Another tenant, the same id: its own record.
+  CHECK(store->apply({[](write_txn& tx) {
+          tx.catalog().put_if_absent(catalog_kind::agent, "t2", "agt_kept", "other tenant");
+          return true;
+        }}) == std::vector<bool>{true});
+  CHECK(store->catalog().get(catalog_kind::agent, "t2", "agt_kept") == std::string{"other tenant"});
+}
+
 TEST_CASE("keys are scoped by tenant and scans page by key", "[storage][kv]") {
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
