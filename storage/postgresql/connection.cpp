@@ -241,13 +241,21 @@ rows connection::run(const statement& s, std::initializer_list<std::string_view>
   return drain(true);
 }
 
-void connection::send(const statement& s, std::initializer_list<std::string_view> params) const {
+std::size_t connection::queue(const statement& s, std::initializer_list<std::string_view> params) const {
   enter_pipeline();
   const auto& name = prepared_name(s);
   parameters p{params};
   if (!PQsendQueryPrepared(conn_, name.c_str(), p.count(), p.values.data(), nullptr, nullptr, 0))
     raise(conn_, nullptr, broken_);
-  ++queued_;
+  return queued_++;
+}
+
+void connection::send(const statement& s, std::initializer_list<std::string_view> params) const { queue(s, params); }
+
+rows connection::run_and_commit(const statement& s, std::initializer_list<std::string_view> params) const {
+  auto at = queue(s, params);
+  send_exec("COMMIT");
+  return drain(true, at);
 }
 
 void connection::send_exec(const std::string& sql) const {
@@ -274,7 +282,7 @@ void connection::discard() const {
   if (queued_ > 0) drain(false);
 }
 
-rows connection::drain(bool raise_errors) const {
+rows connection::drain(bool raise_errors, std::size_t pick) const {
   // Every command answers one result and then a null; the sync answers PGRES_PIPELINE_SYNC. After
   // an error the server skips the rest up to the sync (PGRES_PIPELINE_ABORTED each).
   auto lost = [&] {
@@ -286,11 +294,12 @@ rows connection::drain(bool raise_errors) const {
   result_ptr error{nullptr, PQclear};
   result_ptr last{nullptr, PQclear};
   int nulls = 0;
-  for (;;) {
+  for (std::size_t at = 0;; ++at) {  // `at`: the command this result answers, in the order queued
     await_answer(until);
     PGresult* r = PQgetResult(conn_);
     if (!r) {
       if (++nulls > 1 || PQstatus(conn_) != CONNECTION_OK) lost();
+      --at;  // the null that ends a command's results answers no command of its own
       continue;
     }
     nulls = 0;
@@ -304,8 +313,10 @@ rows connection::drain(bool raise_errors) const {
     } else if (failed(status)) {
       if (!error) error.reset(r);
       else PQclear(r);
-    } else {
+    } else if (pick == no_pick || at == pick) {
       last.reset(r);
+    } else {
+      PQclear(r);
     }
   }
   queued_ = 0;

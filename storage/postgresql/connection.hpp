@@ -110,6 +110,9 @@ public:
   void exec(const std::string& sql) const;
   /// Queues one SQL command without parameters (SAVEPOINT): as `send`.
   void send_exec(const std::string& sql) const;
+  /// Queues `s` and a COMMIT and waits for every answer, in one round trip: `s`'s rows, or the
+  /// first error (after which the server skipped the COMMIT: the transaction is still open, failed).
+  rows run_and_commit(const statement& s, std::initializer_list<std::string_view> params) const;
   /// Waits for the queued statements' answers; throws the first error among them.
   void flush() const;
   /// Waits for the queued statements' answers and forgets their errors (a rollback follows); a
@@ -155,8 +158,12 @@ private:
   /// Gives the connection up: nothing queued is read, the pool makes a new one.
   void abandon() const;
   std::chrono::steady_clock::time_point deadline() const { return std::chrono::steady_clock::now() + answer_wait_; }
-  /// Syncs the pipeline and reads every answer: the last statement's rows, or the first error.
-  rows drain(bool raise_errors) const;
+  /// Queues `s` (`send`); answers its position among the commands queued, for `drain`.
+  std::size_t queue(const statement& s, std::initializer_list<std::string_view> params) const;
+  /// Syncs the pipeline and reads every answer: the rows of the command queued at `pick` (by
+  /// default the last statement's), or the first error.
+  rows drain(bool raise_errors, std::size_t pick = no_pick) const;
+  static constexpr std::size_t no_pick = static_cast<std::size_t>(-1);
 
   pg_conn* conn_ = nullptr;
   mutable std::chrono::milliseconds answer_wait_;

@@ -53,12 +53,17 @@ private:
 };
 
 const statement head_locked{"SELECT seq FROM change_head FOR UPDATE"};
-const statement head_advance{"UPDATE change_head SET seq = seq + $1 RETURNING seq"};
 const statement head_read{"SELECT seq FROM change_head"};
-const statement log_insert{
+// The head moves on by the batch's n entries (taking its row lock, held to the COMMIT sent right
+// after) and the entries take the n numbers up to it; each names its mutation's first entry as
+// its transaction ($2: that entry's offset in the batch). Answers the numbers written.
+const statement log_append{
+  "WITH h AS (UPDATE change_head SET seq = seq + $1 RETURNING seq) "
   "INSERT INTO change_log (seq, transaction, tenant, kind, id, op, at_ms, version, hash, principal) "
-  "SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::smallint[], "
-  "$7::bigint[], $8::text[], $9::text[], $10::text[])"};
+  "SELECT h.seq - $1 + u.n, h.seq - $1 + 1 + u.first, u.tenant, u.kind, u.id, u.op, u.at_ms, u.version, u.hash, "
+  "u.principal FROM h, unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::smallint[], $7::bigint[], "
+  "$8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS u(first, tenant, kind, id, op, at_ms, version, hash, principal, n) "
+  "RETURNING seq"};
 const statement log_read{
   "SELECT seq, transaction, tenant, kind, id, op, at_ms, version, hash, principal FROM change_log "
   "WHERE seq > $1 ORDER BY seq LIMIT $2"};
@@ -168,28 +173,36 @@ std::vector<change_entry> decode_entries(const rows& r) {
   return out;
 }
 
-/// Writes the batch's entries with the numbers after the head (taking its lock), in one statement.
-std::uint64_t write_log(const connection& c, batch_log& log) {
-  auto n = static_cast<std::uint64_t>(log.entries.size());
-  auto last = static_cast<std::uint64_t>(c.run(head_advance, {num(n)}).integer(0, 0));
-  auto first = last - n + 1;
-  std::vector<std::string> cols[10];
+/// Commits the batch: its change-log entries numbered after the head, and the COMMIT, sent with
+/// whatever the batch still has queued, in one round trip. Answers the last number written (0 when
+/// the batch logged nothing). `commit_sent` turns true before the COMMIT leaves: from then on a
+/// lost connection leaves the outcome unknown.
+std::uint64_t commit(const connection& c, batch_log& log, bool& commit_sent) {
+  if (log.entries.empty()) {
+    commit_sent = true;
+    c.exec("COMMIT");
+    return 0;
+  }
+  std::vector<std::string> cols[9];
   for (std::size_t i = 0; i < log.entries.size(); ++i) {
     const auto& e = log.entries[i];
-    cols[0].push_back(std::to_string(first + i));
-    cols[1].push_back(std::to_string(first + log.first_of_mutation[i]));
-    cols[2].push_back(e.tenant);
-    cols[3].push_back(std::to_string(static_cast<int>(e.kind)));
-    cols[4].push_back(e.id);
-    cols[5].push_back(std::to_string(static_cast<int>(e.op)));
-    cols[6].push_back(std::to_string(e.at_ms));
-    cols[7].push_back(e.version);
-    cols[8].push_back(e.hash);
-    cols[9].push_back(e.principal);
+    cols[0].push_back(std::to_string(log.first_of_mutation[i]));
+    cols[1].push_back(e.tenant);
+    cols[2].push_back(std::to_string(static_cast<int>(e.kind)));
+    cols[3].push_back(e.id);
+    cols[4].push_back(std::to_string(static_cast<int>(e.op)));
+    cols[5].push_back(std::to_string(e.at_ms));
+    cols[6].push_back(e.version);
+    cols[7].push_back(e.hash);
+    cols[8].push_back(e.principal);
   }
-  std::string a[10];
-  for (int i = 0; i < 10; ++i) a[i] = array_literal(cols[i]);
-  c.send(log_insert, {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]});  // answered with COMMIT
+  std::string a[9];
+  for (int i = 0; i < 9; ++i) a[i] = array_literal(cols[i]);
+  commit_sent = true;
+  auto r = c.run_and_commit(log_append, {num(static_cast<std::uint64_t>(log.entries.size())), a[0], a[1], a[2], a[3],
+                                         a[4], a[5], a[6], a[7], a[8]});
+  std::uint64_t last = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) last = std::max(last, static_cast<std::uint64_t>(r.integer(i, 0)));
   return last;
 }
 
@@ -222,13 +235,20 @@ public:
     // A batch runs first without savepoints; one that needed one (a mutation that threw, lost a
     // race, or refused after writing) is rolled back and run again with a savepoint per mutation,
     // as are the next few batches.
-    if (careful_.load(std::memory_order_relaxed) == 0) {
-      if (auto kept = apply_batch(batch, false)) return std::move(*kept);
-      careful_.store(careful_batches, std::memory_order_relaxed);
-    } else {
-      careful_.fetch_sub(1, std::memory_order_relaxed);
+    //
+    // A batch whose connection broke before its COMMIT was sent (the server restarted since the
+    // connection was last used: the idle ones are stale too) committed nothing: it runs once more
+    // on a new connection. After the COMMIT was sent the outcome is unknown: the caller answers 503.
+    bool commit_sent = false;
+    try {
+      return apply_once(batch, commit_sent);
+    } catch (const no_answer&) {
+      throw;  // the server is there but silent: another connection would wait as long again
+    } catch (const unavailable&) {
+      if (commit_sent) throw;
     }
-    return *apply_batch(batch, true);
+    pool_.drop_idle();
+    return apply_once(batch, commit_sent);
   }
 
   std::uint64_t last_change() const override {
@@ -270,33 +290,30 @@ protected:
   const typed_store& find_store(store_kind kind) const override { return stores_.at(kind); }
 
 private:
-  /// A connection in a new transaction. When the one the pool gave has broken (the server restarted
-  /// since it was last used), the idle ones are dropped and BEGIN is sent once more on a new one:
-  /// nothing of the batch was sent yet.
-  pool::lease begin() {
-    try {
-      auto c = pool_.acquire();
-      c->exec("BEGIN");
-      return c;
-    } catch (const unavailable&) {
-      pool_.drop_idle();
-      auto c = pool_.acquire();
-      c->exec("BEGIN");
-      return c;
-    }
-  }
-
   /// Batches that run with a savepoint per mutation after one needed it.
   static constexpr int careful_batches = 16;
+
+  std::vector<bool> apply_once(const std::vector<mutation>& batch, bool& commit_sent) {
+    if (careful_.load(std::memory_order_relaxed) == 0) {
+      if (auto kept = apply_batch(batch, false, commit_sent)) return std::move(*kept);
+      careful_.store(careful_batches, std::memory_order_relaxed);
+    } else {
+      careful_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    return *apply_batch(batch, true, commit_sent);
+  }
 
   /// Runs `batch` in one transaction and commits it. With `savepoints`, each mutation under its
   /// own (`run_one`). Without, none: answers nothing (the transaction rolled back) as soon as a
   /// mutation would need one. A savepoint costs two statements and a subtransaction per mutation
   /// (past 64 in a transaction, every other session's snapshot checks get slower), and its RELEASE
-  /// is a round trip: most batches need none.
-  std::optional<std::vector<bool>> apply_batch(const std::vector<mutation>& batch, bool savepoints) {
+  /// is a round trip: most batches need none. BEGIN travels with the batch's first statement waited
+  /// for: a batch that reads nothing is one round trip with its COMMIT.
+  std::optional<std::vector<bool>> apply_batch(const std::vector<mutation>& batch, bool savepoints, bool& commit_sent) {
     std::vector<bool> kept(batch.size(), false);
-    auto c = begin();
+    commit_sent = false;  // a batch run before this one did not commit: it failed before or at its COMMIT
+    auto c = pool_.acquire();
+    c->send_exec("BEGIN");
     std::uint64_t last = 0;
     batch_log log;
     log.hooks.lasting = &lasting_;
@@ -320,6 +337,7 @@ private:
     try {
       if (savepoints) {
         for (std::size_t i = 0; i < batch.size(); ++i) kept[i] = run_one(*c, batch[i], log);
+        last = commit(*c, log, commit_sent);
       } else {
         try {
           for (std::size_t i = 0; i < batch.size(); ++i)
@@ -327,19 +345,18 @@ private:
               roll_back();
               return std::nullopt;
             }
-          if (!log.entries.empty()) last = write_log(*c, log);
-          else c->flush();  // a deferred write's error is the batch's, not the COMMIT's
+          // A deferred write that failed fails the batch (the server skipped the COMMIT after it):
+          // which mutation's, the savepoints will tell. So does a COMMIT that failed.
+          last = commit(*c, log, commit_sent);
         } catch (const store_full&) {
           throw;
         } catch (const unavailable&) {
           throw;
         } catch (const std::exception&) {
-          roll_back();  // a deferred write failed: which mutation's, the savepoints will tell
+          roll_back();
           return std::nullopt;
         }
       }
-      if (savepoints && !log.entries.empty()) last = write_log(*c, log);
-      c->exec("COMMIT");
     } catch (...) {
       roll_back();
       throw;

@@ -12,6 +12,8 @@
 
 #include <thread>
 
+#include <unistd.h>
+
 using namespace cl::storage;
 using cl::testing::temp_dir;
 
@@ -294,4 +296,35 @@ TEST_CASE("a Resource another node wrote leaves this node's hot-record cache thr
   auto c = open_postgresql_store({url, {}, 2, std::chrono::milliseconds{2000}, 0});
   a->apply({write("ver_3", "{\"v\":3}")});
   CHECK(c->resources().get("t1", "res_h") == std::optional<std::string>{"{\"v\":3}"});
+}
+
+TEST_CASE("a batch whose connection is cut before its COMMIT runs again on a new connection, once",
+          "[storage][postgresql]") {
+  // A server that restarted, or a connection a network device dropped, is found only when the
+  // batch first waits for an answer, which may be in its middle (BEGIN travels with the first
+  // statement waited for). Nothing of it committed: it runs again on a new connection, and its
+  // entries are logged once.
+  auto name = "cl_cut_" + std::to_string(::getpid());
+  auto url = cl::testing::fresh_postgresql_url() + " application_name=" + name;
+  auto store = open_postgresql_store({url, {}, 1});
+  cl::storage::pg::connection admin{cl::testing::test_postgresql_url()};
+  int runs = 0;
+  mutation write = [&](write_txn& tx) {
+    ++runs;
+    tx.resources().put("t1", "res_cut", resource_header{}, "{\"v\":1}");
+    tx.log_change(change_entry{0, "t1", change_kind::resource, "res_cut", change_op::created, 1, {}, {}, {}, 0});
+    if (runs == 1) {
+      // The writer's connection, the only one of this store's pool leased now: ended, and waited for.
+      auto cut = admin.run({"SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) FROM pg_stat_activity "
+                            "WHERE application_name = $1"},
+                           {name});
+      REQUIRE(cut.integer(0, 0) == 1);
+    }
+    return tx.resources().get("t1", "res_cut").has_value();  // waits for an answer: the first run's fails
+
+  };
+  CHECK(store->apply({write}) == std::vector<bool>{true});
+  CHECK(runs == 2);
+  CHECK(store->get_resource("t1", "res_cut") == std::optional<std::string>{"{\"v\":1}"});
+  CHECK(store->read_from(0, 10).size() == 1);
 }
