@@ -99,9 +99,13 @@ const statement resources_of_principal{
   "ORDER BY g.resource_id LIMIT $4"};
 // A Resource's write and its blob index in one statement: the row (inserted, upserted, or updated
 // when its version is still the one this mutation read), then, only when it was written, the
-// references its content no longer makes go and the new ones come. Answers the rows written.
+// references its content no longer makes go and the new ones come. Answers the rows written. The
+// references that go are looked up by their whole key, from the row as it was (every part of the
+// statement reads the state before it): the index is by blob, and a look-up by the Resource alone
+// would walk every reference of the tenant.
 #define CL_RESOURCE_BLOBS                                                                                         \
-  ", gone AS (DELETE FROM resource_blobs WHERE tenant = $1 AND resource_id = $2 AND NOT (blob_id = ANY($7::text[])) " \
+  ", gone AS (DELETE FROM resource_blobs WHERE tenant = $1 AND resource_id = $2 AND blob_id = ANY(coalesce(("      \
+  "SELECT blobs FROM resources WHERE tenant = $1 AND id = $2), '{}')) AND NOT (blob_id = ANY($7::text[])) "       \
   "AND EXISTS (SELECT 1 FROM written)), "                                                                         \
   "added AS (INSERT INTO resource_blobs (tenant, blob_id, resource_id) SELECT $1, b, $2 FROM unnest($7::text[]) AS x(b) " \
   "WHERE EXISTS (SELECT 1 FROM written) ON CONFLICT DO NOTHING) SELECT count(*) FROM written"
