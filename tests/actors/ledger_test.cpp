@@ -45,3 +45,56 @@ TEST_CASE("a sharded ledger holds, releases, replays and refuses each key as one
   CHECK(begin(stored, "fp_other") == ledger_verdict::mismatch);
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("begins that arrive together are each answered as if alone", "[ledger]") {
+  // Every begin is sent before any answer is awaited: fresh keys are held, a key begun twice is in
+  // use the second time, a stored key replays or mismatches each time it is asked, and is not held.
+  testing::temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  domain::ledger_key stored{"t1", "c1", "k_stored"};
+  store->apply({[&](storage::write_txn& tx) {
+    domain::ledger_record record{"fp_stored", domain::now_ms(), domain::stored_answer{201, "application/json", {}, "{\"a\":1}"}};
+    tx.ledger().put(stored, domain::now_ms(), domain::ledger_record_json(record));
+    return true;
+  }});
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto config = std::make_shared<const ledger_config>(ledger_config{store, nullptr, nullptr});
+  auto aut = sys.spawn<caf::detached>(ledger, config);
+  caf::scoped_actor self{sys};
+  struct ask {
+    domain::ledger_key key;
+    std::string fingerprint;
+    int expected;
+  };
+  std::vector<ask> asks;
+  for (int i = 0; i < 40; ++i) {
+    domain::ledger_key key{"t1", "c1", "k_" + std::to_string(i)};
+    asks.push_back({key, "fp", ledger_verdict::fresh});
+    if (i % 10 == 0) asks.push_back({key, "fp", ledger_verdict::in_use});  // the same key again: held
+    if (i % 10 == 5) asks.push_back({stored, "fp_other", ledger_verdict::mismatch});
+  }
+  asks.push_back({stored, "fp_stored", ledger_verdict::replay});
+  asks.push_back({{"t2", "c1", "k_stored"}, "fp_stored", ledger_verdict::fresh});  // another tenant's key
+  std::vector<decltype(self->request(aut, std::chrono::seconds{10}, begin_atom_v, stored, std::string{}))> pending;
+  for (const auto& a : asks) pending.push_back(self->request(aut, std::chrono::seconds{10}, begin_atom_v, a.key, a.fingerprint));
+  std::string replayed;
+  for (std::size_t i = 0; i < asks.size(); ++i) {
+    int kind = -1;
+    pending[i].receive(
+      [&](const ledger_verdict& v) {
+        kind = v.kind;
+        if (v.kind == ledger_verdict::replay) replayed = v.answer.body;
+      },
+      [&](caf::error& e) { FAIL(sys.render(e)); });
+    INFO("ask " << i << ": " << asks[i].key.tenant << "/" << asks[i].key.key);
+    CHECK(kind == asks[i].expected);
+  }
+  CHECK(replayed == "{\"a\":1}");
+  // A replayed or mismatched key is not held: asked again, the same answer.
+  int again = -1;
+  self->request(aut, std::chrono::seconds{10}, begin_atom_v, stored, std::string{"fp_stored"})
+    .receive([&](const ledger_verdict& v) { again = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+  CHECK(again == ledger_verdict::replay);
+  caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
+}
