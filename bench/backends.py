@@ -3,7 +3,8 @@
 with rights (req/s and p99 at 8 and 64 connections) and creates at 64 connections (group commit)
 without and with an Idempotency-Key, each in ROUNDS rounds that alternate the backends (the figure
 is the median round; the ratio of each round is printed too: on a 2-core machine one run of one
-case swings by more than the differences measured). Then a readable list page at 1,000 Resources
+case swings by more than the differences measured). Each case starts once both services' search
+indexes have caught up (a case of creates leaves a backlog that would weigh on the next). Then a readable list page at 1,000 Resources
 and at N (the same principal reads them all; another tenant holds nothing), and a change-feed
 poll of 1,000 changes. Prints each figure and the ratio PostgreSQL / LMDB.
 
@@ -18,7 +19,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "client"))
-from harness import Service  # noqa: E402
+from harness import Service, fetch, wait_until  # noqa: E402
 
 RESOURCE = {"title": "Spring tides", "type": "CHAPTER", "language": "en", "content": {
     "format": "cl.content/1", "blocks": [
@@ -94,6 +95,15 @@ class Bench:
                                 scopes="content-lake.read content-lake.write")
         self.cursor = None
 
+    def quiet(self):
+        """Waits until this service's search index has applied every change: the backlog a case of
+        creates leaves would otherwise take CPU from the case measured next, of either backend."""
+        def lag():
+            _, _, body = fetch("http://127.0.0.1:%d/metrics" % self.svc.admin_port)
+            m = re.search(rb"^contentlake_search_index_lag_changes (\S+)$", body, re.M)
+            return m is not None and float(m.group(1)) == 0
+        wait_until("the %s service's search index caught up" % self.backend, lag, timeout=300)
+
     def case(self, name, seconds):
         if name.startswith("read"):
             c = name[len("read c"):]
@@ -139,6 +149,8 @@ def main():
         for r in range(rounds):
             for case in CASES:
                 for b in (("lmdb", "postgresql") if r % 2 == 0 else ("postgresql", "lmdb")):
+                    for bench in benches.values():
+                        bench.quiet()
                     runs[b][case].append(benches[b].case(case, seconds))
             print("  round %d of %d: %s" % (r + 1, rounds, ", ".join(
                 "%s %.2f" % (c, runs["postgresql"][c][-1]["rate"] / runs["lmdb"][c][-1]["rate"]) for c in CASES)), flush=True)
