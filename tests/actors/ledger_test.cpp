@@ -12,16 +12,26 @@
 using namespace cl;
 using namespace cl::actors;
 
-TEST_CASE("a sharded ledger holds, releases, replays and refuses each key as one ledger does", "[ledger]") {
-  testing::temp_dir dir;
-  auto store = cl::testing::open_store(dir.path);
-  // A stored answer under one key (the guarded mutation's write, done here directly).
-  domain::ledger_key stored{"t1", "c1", "k_stored"};
+namespace {
+
+/// A store holding one stored answer under `key` (the guarded mutation's write, done here directly).
+std::shared_ptr<storage::record_store> store_holding(const std::string& dir, const domain::ledger_key& key,
+                                                     const std::string& fingerprint, const std::string& body) {
+  auto store = cl::testing::open_store(dir);
   store->apply({[&](storage::write_txn& tx) {
-    domain::ledger_record record{"fp_stored", domain::now_ms(), domain::stored_answer{201, "application/json", {}, "{}"}};
-    tx.ledger().put(stored, domain::now_ms(), domain::ledger_record_json(record));
+    domain::ledger_record record{fingerprint, domain::now_ms(), domain::stored_answer{201, "application/json", {}, body}};
+    tx.ledger().put(key, domain::now_ms(), domain::ledger_record_json(record));
     return true;
   }});
+  return store;
+}
+
+}  // namespace
+
+TEST_CASE("a sharded ledger holds, releases, replays and refuses each key as one ledger does", "[ledger]") {
+  testing::temp_dir dir;
+  domain::ledger_key stored{"t1", "c1", "k_stored"};
+  auto store = store_holding(dir.path, stored, "fp_stored", "{}");
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
   auto config = std::make_shared<const ledger_config>(ledger_config{store, nullptr, nullptr});
@@ -50,13 +60,8 @@ TEST_CASE("begins that arrive together are each answered as if alone", "[ledger]
   // Every begin is sent before any answer is awaited: fresh keys are held, a key begun twice is in
   // use the second time, a stored key replays or mismatches each time it is asked, and is not held.
   testing::temp_dir dir;
-  auto store = cl::testing::open_store(dir.path);
   domain::ledger_key stored{"t1", "c1", "k_stored"};
-  store->apply({[&](storage::write_txn& tx) {
-    domain::ledger_record record{"fp_stored", domain::now_ms(), domain::stored_answer{201, "application/json", {}, "{\"a\":1}"}};
-    tx.ledger().put(stored, domain::now_ms(), domain::ledger_record_json(record));
-    return true;
-  }});
+  auto store = store_holding(dir.path, stored, "fp_stored", "{\"a\":1}");
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
   auto config = std::make_shared<const ledger_config>(ledger_config{store, nullptr, nullptr});

@@ -400,6 +400,15 @@ std::int64_t rows_read(const std::string& schema, int statements) {
          + count("SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables WHERE schemaname = $1");
 }
 
+/// A store on `url` with one connection (every statement on the same plans) and no hot-record
+/// cache (every read a statement): what the plan tests count.
+std::shared_ptr<record_store> one_connection_store(const std::string& url, std::size_t replan_after = 1000) {
+  postgresql_settings settings{url, {}, 1};
+  settings.cache_bytes = 0;
+  settings.replan_after = replan_after;
+  return open_postgresql_store(settings);
+}
+
 }  // namespace
 
 TEST_CASE("a statement planned while the tables were tiny is planned again once they have grown",
@@ -416,10 +425,7 @@ TEST_CASE("a statement planned while the tables were tiny is planned again once 
   auto schema = schema_of(url);
   int statements = 0;
   {
-    postgresql_settings settings{url, {}, 1};  // one connection: every page on the same plans
-    settings.cache_bytes = 0;
-    settings.replan_after = 10;
-    auto store = open_postgresql_store(settings);
+    auto store = one_connection_store(url, 10);
     store->apply({[](write_txn& tx) {
       put_resource(tx, "t1", "res_a", "CHAPTER", false);
       tx.grants().put("t1", grant("res_a", "u_a"));
@@ -469,9 +475,7 @@ TEST_CASE("a tenant the statistics have not seen yet is paged along its index, n
   auto schema = schema_of(url);
   int statements = 0;
   {
-    postgresql_settings settings{url, {}, 1};
-    settings.cache_bytes = 0;
-    auto store = open_postgresql_store(settings);
+    auto store = one_connection_store(url);
     cl::storage::pg::connection admin{url};
     admin.exec(
       "INSERT INTO resources SELECT 't_old', 'res_' || i, '', 'CHAPTER', 'en', 'ver_1', '{}', '{}' "
@@ -516,9 +520,7 @@ TEST_CASE("a Resource's write looks up only its own blob references, however man
   auto schema = schema_of(url);
   int statements = 0;
   {
-    postgresql_settings settings{url, {}, 1};
-    settings.cache_bytes = 0;
-    auto store = open_postgresql_store(settings);
+    auto store = one_connection_store(url);
     cl::storage::pg::connection admin{url};
     admin.exec("INSERT INTO resource_blobs SELECT 't1', 'blb_' || i, 'res_' || i FROM generate_series(1, 20000) i; ANALYZE");
     for (int i = 0; i < 30; ++i) {
