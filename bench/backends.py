@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "client"))
 from harness import Service, fetch, wait_until  # noqa: E402
@@ -49,7 +50,7 @@ def wrk(args, script=None):
             "non_2xx": int(bad.group(1)) if bad else 0}
 
 
-def lua(path, token, idempotent):
+def lua(path, token, idempotent, run=""):
     with open(path, "w") as f:
         f.write('wrk.method = "POST"\nwrk.body = [[%s]]\n' % SMALL)
         f.write('wrk.headers["Content-Type"] = "application/json"\n')
@@ -59,11 +60,13 @@ def lua(path, token, idempotent):
                 'shown = shown + 1; print("answer " .. status .. " " .. body) end end\n')
         if idempotent:
             # `me` is each thread's global (thread:set): a local here would hide it, and the threads'
-            # keys (and random sequences) would collide.
+            # keys would collide. `run` makes each run's keys its own: wrk does not seed its random
+            # numbers, so without it a second run sends the first run's keys again, and is answered
+            # replays, not creates.
             f.write('local n = 0\nlocal made = 0\n'
                     'setup = function(thread) made = made + 1; thread:set("me", made) end\n'
-                    'request = function() n = n + 1; wrk.headers["Idempotency-Key"] = "k-" .. me .. "-" .. n .. "-" '
-                    '.. math.random(1000000000); return wrk.format() end\n')
+                    'request = function() n = n + 1; wrk.headers["Idempotency-Key"] = "k-%s-" .. me .. "-" .. n; '
+                    'return wrk.format() end\n' % run)
 
 
 class Bench:
@@ -110,6 +113,8 @@ class Bench:
             wrk(["-t2", "-c" + c, "-d2s"] + self.read)  # warm
             return wrk(["-t2", "-c" + c, "-d%ds" % seconds] + self.read)
         keyed = name.endswith("keyed")
+        if keyed:  # keys no earlier run sent
+            lua(self.scripts[keyed], self.writer, True, uuid.uuid4().hex)
         return wrk(["-t2", "-c64", "-d%ds" % seconds, self.url + "/v0/content-lake/resources"], self.scripts[keyed])
 
     def pages(self, seconds, label):
