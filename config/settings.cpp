@@ -195,7 +195,7 @@ const std::vector<option>& options() {
      "Memory for hot Resources read without a round trip to PostgreSQL; dropped when written here, or within 100 ms "
      "when the change log shows another node wrote them. 0: every read goes to the database.",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_cache_mib; }, 0, 65536)},
-    {"storage.postgresql.writers", "4",
+    {"storage.postgresql.writers", "2",
      "Writes committing at once on PostgreSQL, each its own group commit (LMDB has one writer). One actor's writes "
      "stay in order. Also the idempotency ledger's lookups at once. Must be below storage.postgresql.pool_size.",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_writers; }, 1, 64)},

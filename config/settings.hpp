@@ -71,7 +71,7 @@ struct storage_settings {
   std::string postgresql_password_file;  ///< the password, read from this file (else the URL's or PGPASSWORD)
   std::size_t postgresql_pool_size = 8;
   std::size_t postgresql_cache_mib = 64;  ///< the hot-record cache (0: none)
-  std::size_t postgresql_writers = 4;     ///< writer lanes: transactions committing at once
+  std::size_t postgresql_writers = 2;     ///< writer lanes: transactions committing at once
   int postgresql_answer_wait_ms = 15000;  ///< a statement's wait for the server's answer
   std::size_t map_size_mib = 1024;
   bool group_commit = true;  ///< false: one transaction and fsync per write (benchmark baseline)
