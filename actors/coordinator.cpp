@@ -90,7 +90,7 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
   auto key = domain::ledger_key{ctx->who.tenant_id, ctx->who.client_id, ctx->request.idempotency_key};
   auto fingerprint = domain::request_fingerprint(ctx->request, ctx->who.subject, ctx->who.scopes);
   auto ledger = ctx->actors->get<ledger_actor>();
-  self->request(ledger, ctx->timeout, begin_atom_v, key, fingerprint)
+  self->request(ledger, ctx->timeout, begin_atom_v, key, fingerprint, job->only_effect_is_write)
     .then(
       [self, job, ctx, done, key, fingerprint, ledger](ledger_verdict& v) {
         switch (v.kind) {
@@ -105,11 +105,33 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
           }
           default: break;
         }
-        ctx->idempotency = std::make_shared<const idempotency_guard>(
+        auto guard = std::make_shared<const idempotency_guard>(
           idempotency_guard{key, fingerprint, job->idempotency_retention_ms});
-        job->plan(self, ctx, [done, ledger, key](domain::api_reply r) {
-          caf::anon_send(ledger, release_atom_v, key);
-          done(std::move(r));
+        ctx->idempotency = guard;
+        bool unchecked = v.kind == ledger_verdict::unchecked;
+        job->plan(self, ctx, [self, ctx, done, ledger, guard, unchecked](domain::api_reply r) {
+          int settled = guard->settled->load();
+          if (!unchecked || settled != unsettled) {
+            caf::anon_send(ledger, release_atom_v, guard->ledger_key, settled);
+            return done(std::move(r));
+          }
+          // Not looked up, and answered by something else than its guarded write (a refusal
+          // before it, a failure): an answer stored under the key answers instead.
+          self->request(ledger, ctx->timeout, check_atom_v, guard->ledger_key, guard->fingerprint)
+            .then(
+              [done, ledger, guard, r](ledger_verdict& found) mutable {
+                int now = found.kind == ledger_verdict::replay     ? replayed
+                          : found.kind == ledger_verdict::mismatch ? mismatched
+                                                                   : unsettled;
+                caf::anon_send(ledger, release_atom_v, guard->ledger_key, now);
+                if (now == replayed) return done(domain::replay_of(found.answer));
+                if (now == mismatched) return done(domain::key_mismatch_reply());
+                done(std::move(r));
+              },
+              [done, ledger, guard](caf::error&) {
+                caf::anon_send(ledger, release_atom_v, guard->ledger_key, static_cast<int>(unsettled));
+                done(backend_unavailable("idempotency ledger"));
+              });
         });
       },
       [done](caf::error&) { done(backend_unavailable("idempotency ledger")); });

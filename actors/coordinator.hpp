@@ -16,6 +16,7 @@ class feed_cursor_codec;
 #include <caf/duration.hpp>
 #include <caf/fwd.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -32,11 +33,15 @@ class deadline_watch;
 /// Delivers the answer of one request; callable from any thread, exactly once.
 using reply_fn = std::function<void(domain::api_reply)>;
 
-/// A write request that carries an Idempotency-Key and now holds it (the ledger said "fresh").
+/// A write request that carries an Idempotency-Key and now holds it (the ledger said "fresh" or
+/// "unchecked").
 struct idempotency_guard {
   domain::ledger_key ledger_key;
   std::string fingerprint;  ///< domain::request_fingerprint
   std::int64_t retention_ms = 0;
+  /// What the guarded write decided under the key, its last run (set on the writer's thread,
+  /// read once the writer answered): `ledger_settlement`.
+  std::shared_ptr<std::atomic<int>> settled = std::make_shared<std::atomic<int>>(0);
 };
 
 /// What a route's plan sees: the request, the verified caller and the actors it may ask.
@@ -77,6 +82,7 @@ struct request_job {
   std::shared_ptr<const domain::page_token_codec> page_tokens;
   std::shared_ptr<const domain::feed_cursor_codec> feed_cursors;
   std::int64_t idempotency_retention_ms = 24 * 3600 * 1000;
+  bool only_effect_is_write = false;  ///< http::route::only_effect_is_write
   std::int64_t recent_sign_in_seconds = 900;  ///< see request_context
   reply_fn reply;
   /// Set when the request's header was admitted before its body was read (`on_admitted`): the

@@ -95,10 +95,14 @@ using access_actor = caf::typed_actor<
 
 /// Idempotency ledger (spec 4.6): which keys are executing, what a finished key answered.
 using ledger_actor = caf::typed_actor<
-  // (ledger key, request fingerprint) -> fresh (the key is now held), replay, mismatch or in_use.
-  caf::replies_to<begin_atom, domain::ledger_key, std::string>::with<ledger_verdict>,
-  // (ledger key): the request that held it has answered.
-  caf::reacts_to<release_atom, domain::ledger_key>,
+  // (ledger key, request fingerprint, whether the request's only effect is its guarded write) ->
+  // fresh (the key is now held), unchecked (held, not looked up), replay, mismatch or in_use.
+  caf::replies_to<begin_atom, domain::ledger_key, std::string, bool>::with<ledger_verdict>,
+  // (ledger key, request fingerprint) -> what is stored under the key now: replay, mismatch or
+  // fresh (nothing). Holds nothing, releases nothing.
+  caf::replies_to<check_atom, domain::ledger_key, std::string>::with<ledger_verdict>,
+  // (ledger key, ledger_settlement): the request that held it has answered.
+  caf::reacts_to<release_atom, domain::ledger_key, int>,
   // Internal: removes records past retention through the writer (sent to itself periodically).
   caf::reacts_to<prune_atom>>;
 

@@ -17,6 +17,33 @@ void count(const ledger_config& cfg, const char* outcome) {
   if (cfg.stats) cfg.stats->count_idempotency(outcome);
 }
 
+/// Notes that `key` has a record: it is looked up from now on (trusts_writes).
+void remember(ledger_state& st, const ledger_config& cfg, const domain::ledger_key& key) {
+  if (!cfg.trusts_writes || cfg.remembered_keys == 0) return;
+  auto [at, added] = st.remembered.insert(key);
+  if (!added) return;
+  st.remembered_order.push_back(at);
+  while (st.remembered_order.size() > cfg.remembered_keys) {
+    st.remembered.erase(st.remembered_order.front());
+    st.remembered_order.pop_front();
+  }
+}
+
+/// What is stored under `key` in committed state, for a request with `fingerprint`.
+ledger_verdict stored_under(const ledger_config& cfg, ledger_state& st, const domain::ledger_key& key,
+                            const std::string& fingerprint) {
+  auto found = domain::look_up(cfg.store->ledger().record(key), fingerprint, cfg.retention_ms, domain::now_ms());
+  if (found.kind == domain::ledger_lookup::mismatch) {
+    remember(st, cfg, key);
+    return ledger_verdict{ledger_verdict::mismatch, {}};
+  }
+  if (found.kind == domain::ledger_lookup::replay) {
+    remember(st, cfg, key);
+    return ledger_verdict{ledger_verdict::replay, std::move(found.answer)};
+  }
+  return ledger_verdict{ledger_verdict::fresh, {}};
+}
+
 }  // namespace
 
 storage::mutation prune_ledger(std::int64_t cutoff_ms, std::size_t limit) {
@@ -31,34 +58,49 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
   accept_fault_delays(self);
   self->delayed_send(self, std::chrono::milliseconds{0}, prune_atom_v);
   return {
-    [self, cfg](begin_atom, const domain::ledger_key& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {
+    [self, cfg](begin_atom, const domain::ledger_key& key, const std::string& fingerprint,
+                bool only_effect_is_write) -> caf::result<ledger_verdict> {
       try {
         auto now = std::chrono::steady_clock::now();
-        auto& held = self->state.held;
-        if (auto h = held.find(key); h != held.end()) {
+        auto& st = self->state;
+        if (auto h = st.held.find(key); h != st.held.end()) {
           if (h->second > now) {
             count(*cfg, "in_use");
             return ledger_verdict{ledger_verdict::in_use, {}};
           }
-          held.erase(h);  // its request never said it answered (killed at its deadline)
+          st.held.erase(h);  // its request never said it answered (killed at its deadline)
         }
-        auto found = domain::look_up(cfg->store->ledger().record(key), fingerprint, cfg->retention_ms, domain::now_ms());
-        if (found.kind == domain::ledger_lookup::mismatch) {
-          count(*cfg, "mismatch");
-          return ledger_verdict{ledger_verdict::mismatch, {}};
+        if (cfg->trusts_writes && only_effect_is_write && st.remembered.count(key) == 0) {
+          st.held.emplace(key, now + cfg->hold);
+          return ledger_verdict{ledger_verdict::unchecked, {}};
         }
-        if (found.kind == domain::ledger_lookup::replay) {
-          count(*cfg, "replay");
-          return ledger_verdict{ledger_verdict::replay, std::move(found.answer)};
-        }
-        held.emplace(key, now + cfg->hold);
-        return ledger_verdict{ledger_verdict::fresh, {}};
+        auto verdict = stored_under(*cfg, st, key, fingerprint);
+        if (verdict.kind == ledger_verdict::mismatch) count(*cfg, "mismatch");
+        if (verdict.kind == ledger_verdict::replay) count(*cfg, "replay");
+        if (verdict.kind == ledger_verdict::fresh) st.held.emplace(key, now + cfg->hold);
+        return verdict;
       } catch (const std::exception& e) {
         spdlog::error("ledger: lookup failed: {}", e.what());
         return caf::make_error(backend_error::storage_failure, "ledger lookup failed");
       }
     },
-    [self](release_atom, const domain::ledger_key& key) { self->state.held.erase(key); },
+    [self, cfg](check_atom, const domain::ledger_key& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {
+      try {
+        return stored_under(*cfg, self->state, key, fingerprint);
+      } catch (const std::exception& e) {
+        spdlog::error("ledger: lookup failed: {}", e.what());
+        return caf::make_error(backend_error::storage_failure, "ledger lookup failed");
+      }
+    },
+    [self, cfg](release_atom, const domain::ledger_key& key, int settled) {
+      self->state.held.erase(key);
+      if (settled == unsettled) return;
+      remember(self->state, *cfg, key);
+      // A replay or mismatch found by the write (a key another node stored first, or one not
+      // looked up) is counted here; one found by `begin` was counted there and is not released.
+      if (settled == replayed) count(*cfg, "replay");
+      if (settled == mismatched) count(*cfg, "mismatch");
+    },
     [self, cfg](prune_atom) {
       try {
         auto now = std::chrono::steady_clock::now();
@@ -98,10 +140,16 @@ ledger_actor::behavior_type ledger_shards(ledger_actor::pointer self, std::vecto
     return shards[(h(key.tenant) ^ (h(key.client_id) * 31) ^ (h(key.key) * 131)) % shards.size()];
   };
   return {
-    [self, of](begin_atom, const domain::ledger_key& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {
-      return self->delegate(of(key), begin_atom_v, key, fingerprint);
+    [self, of](begin_atom, const domain::ledger_key& key, const std::string& fingerprint,
+               bool only_effect_is_write) -> caf::result<ledger_verdict> {
+      return self->delegate(of(key), begin_atom_v, key, fingerprint, only_effect_is_write);
     },
-    [self, of](release_atom, const domain::ledger_key& key) { self->send(of(key), release_atom_v, key); },
+    [self, of](check_atom, const domain::ledger_key& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {
+      return self->delegate(of(key), check_atom_v, key, fingerprint);
+    },
+    [self, of](release_atom, const domain::ledger_key& key, int settled) {
+      self->send(of(key), release_atom_v, key, settled);
+    },
     [](prune_atom) {},
   };
 }

@@ -55,11 +55,14 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
                           std::shared_ptr<std::optional<domain::api_reply>> replay) {
   return [m = std::move(m), outcome, guard, replay](storage::write_txn& tx) {
     replay->reset();
+    guard->settled->store(unsettled);
     auto now = domain::now_ms();
     auto found = domain::look_up(tx.ledger().record(guard->ledger_key), guard->fingerprint,
                                  guard->retention_ms, now);
     if (found.kind != domain::ledger_lookup::fresh) {
-      *replay = found.kind == domain::ledger_lookup::replay ? domain::replay_of(found.answer) : domain::key_mismatch_reply();
+      bool same = found.kind == domain::ledger_lookup::replay;
+      *replay = same ? domain::replay_of(found.answer) : domain::key_mismatch_reply();
+      guard->settled->store(same ? replayed : mismatched);
       return false;
     }
     // Past retention (not pruned yet): the key is fresh again; its old index entry goes.
@@ -77,6 +80,7 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
     }
     domain::ledger_record record{guard->fingerprint, now, domain::stored_from(answer)};
     tx.ledger().put(guard->ledger_key, now, domain::ledger_record_json(record));
+    guard->settled->store(stored);
     return true;
   };
 }

@@ -53,9 +53,19 @@ struct scan_result {
 
 /// The ledger's answer to a request with an Idempotency-Key, before it executes.
 struct ledger_verdict {
-  enum kind_t : int { fresh = 0, replay = 1, mismatch = 2, in_use = 3 };
+  /// unchecked: held like fresh, but not looked up (the request's only effect is its guarded
+  /// write, whose own ledger record finds an answer stored under the key; actors/ledger.hpp).
+  enum kind_t : int { fresh = 0, replay = 1, mismatch = 2, in_use = 3, unchecked = 4 };
   int kind = fresh;
   domain::stored_answer answer;  ///< replay: what the first execution answered
+};
+
+/// What a request that held an Idempotency-Key settled under it, told to the ledger as it lets go.
+enum ledger_settlement : int {
+  unsettled = 0,   ///< nothing is stored under the key (a refusal before any write, a failure)
+  stored = 1,      ///< the request's answer is stored under the key
+  replayed = 2,    ///< an answer stored under the key before answered it
+  mismatched = 3,  ///< the key was stored for another request (422)
 };
 
 /// A JWKS document fetched from the issuer, or why it could not be.

@@ -40,7 +40,7 @@ void register_access(registry& r) {
   r.add_routes({
     {"GET", "/v0/content-lake/resources/{id}/access", "content-lake.read", &actors::plan_list_grants, nullptr},
     {"GET", "/v0/content-lake/resources/{id}/access/{principal}", "content-lake.read", &actors::plan_get_grant, nullptr},
-    {"PUT", "/v0/content-lake/resources/{id}/access/{principal}", "content-lake.write", &actors::plan_put_grant, nullptr},
+    http::write_only({"PUT", "/v0/content-lake/resources/{id}/access/{principal}", "content-lake.write", &actors::plan_put_grant, nullptr}),
     {"DELETE", "/v0/content-lake/resources/{id}/access/{principal}", "content-lake.write", &actors::plan_delete_grant,
      nullptr},
   });

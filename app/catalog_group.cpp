@@ -11,10 +11,10 @@ void register_catalog(registry& r) {
     {"GET", "/v0/content-lake/sources/{id}", "content-lake.read", &actors::plan_get_source, nullptr},
     {"GET", "/v0/content-lake/activities", "content-lake.read", &actors::plan_list_activities, nullptr},
     {"GET", "/v0/content-lake/activities/{id}", "content-lake.read", &actors::plan_get_activity, nullptr},
-    {"POST", "/v0/content-lake/works", "content-lake.write", &actors::plan_create_work, nullptr},
+    http::write_only({"POST", "/v0/content-lake/works", "content-lake.write", &actors::plan_create_work, nullptr}),
     {"GET", "/v0/content-lake/works", "content-lake.read", &actors::plan_list_works, nullptr},
     {"GET", "/v0/content-lake/works/{id}", "content-lake.read", &actors::plan_get_work, nullptr},
-    {"POST", "/v0/content-lake/works/{id}/resources", "content-lake.write", &actors::plan_promote_resource, nullptr},
+    http::write_only({"POST", "/v0/content-lake/works/{id}/resources", "content-lake.write", &actors::plan_promote_resource, nullptr}),
   });
 }
 

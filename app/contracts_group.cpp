@@ -22,10 +22,10 @@ caf::expected<std::vector<actors::child_spec>> spawn_contracts(const startup& s)
 
 void register_contracts(registry& r) {
   r.add_routes({
-    {"POST", "/v0/contracts", "contracts.write", &actors::plan_create_contract, nullptr},
+    http::write_only({"POST", "/v0/contracts", "contracts.write", &actors::plan_create_contract, nullptr}),
     {"GET", "/v0/contracts", "contracts.read", &actors::plan_list_contracts, nullptr},
     {"GET", "/v0/contracts/{id}", "contracts.read", &actors::plan_get_contract, nullptr},
-    {"POST", "/v0/contracts/{id}/versions", "contracts.write", &actors::plan_create_contract_version, nullptr},
+    http::write_only({"POST", "/v0/contracts/{id}/versions", "contracts.write", &actors::plan_create_contract_version, nullptr}),
     {"GET", "/v0/contracts/{id}/versions", "contracts.read", &actors::plan_list_contract_versions, nullptr},
   });
   r.add_actors("contracts", &spawn_contracts);

@@ -128,6 +128,9 @@ children spawn_ledger(const startup& s) {
   actors::ledger_config settings{s.store, s.directory, s.stats, c.idempotency.retention_seconds * 1000,
                                  std::chrono::milliseconds{2 * c.actors.ask_timeout_ms},
                                  std::chrono::milliseconds{c.idempotency.prune_interval_seconds * 1000}};
+  // On PostgreSQL a key's look-up is a round trip: a write whose only effect is its guarded write
+  // lets the record it inserts be the check (actors/ledger.hpp). On LMDB it is a read of a page.
+  settings.trusts_writes = c.storage.backend == "postgresql";
   // On PostgreSQL a record lookup is a round trip: as many shards as writer lanes, detached (a
   // lookup blocks its thread), so lookups of different keys run at once.
   if (auto shards = write_lanes(c); shards > 1)

@@ -8,12 +8,12 @@ namespace cl::app {
 
 void register_resources(registry& r) {
   r.add_routes({
-    {"POST", "/v0/content-lake/resources", "content-lake.write", &actors::plan_create_resource, nullptr},
+    http::write_only({"POST", "/v0/content-lake/resources", "content-lake.write", &actors::plan_create_resource, nullptr}),
     {"GET", "/v0/content-lake/resources", "content-lake.read", &actors::plan_list_resources, nullptr},
     {"GET", "/v0/content-lake/resources/{id}", "content-lake.read", &actors::plan_get_resource, nullptr, std::chrono::milliseconds{0}, /*reads_accept=*/true},
-    {"PUT", "/v0/content-lake/resources/{id}", "content-lake.write", &actors::plan_replace_resource, nullptr},
-    {"PATCH", "/v0/content-lake/resources/{id}", "content-lake.write", &actors::plan_patch_resource, nullptr},
-    {"POST", "/v0/content-lake/resources/{id}/versions", "content-lake.write", &actors::plan_create_version, nullptr},
+    http::write_only({"PUT", "/v0/content-lake/resources/{id}", "content-lake.write", &actors::plan_replace_resource, nullptr}),
+    http::write_only({"PATCH", "/v0/content-lake/resources/{id}", "content-lake.write", &actors::plan_patch_resource, nullptr}),
+    http::write_only({"POST", "/v0/content-lake/resources/{id}/versions", "content-lake.write", &actors::plan_create_version, nullptr}),
     {"GET", "/v0/content-lake/resources/{id}/versions", "content-lake.read", &actors::plan_list_versions, nullptr},
     {"GET", "/v0/content-lake/resources/{id}/entities", "content-lake.read", &actors::plan_get_entities, nullptr},
     {"GET", "/v0/content-lake/content-units", "content-lake.read", &actors::plan_list_content_units, nullptr},

@@ -36,7 +36,18 @@ struct route {
   /// redirects to the bytes, whatever their type): no 406 from the router. Every other operation
   /// answers JSON and is 406 NOT_ACCEPTABLE when `Accept` excludes it.
   bool reads_accept = false;
+  /// The plan's only effect is the write it hands the writer (`write_then`), whose ledger record
+  /// goes in the same transaction: with an Idempotency-Key the ledger may let it run before knowing
+  /// the key is new (actors/ledger.hpp). False for a plan with any other effect (an object store
+  /// call, a delivery, a session): its key is looked up before anything runs.
+  bool only_effect_is_write = false;
 };
+
+/// `r` with `only_effect_is_write` set.
+inline route write_only(route r) {
+  r.only_effect_is_write = true;
+  return r;
+}
 
 /// Result of matching a method and path.
 struct route_match {

@@ -41,7 +41,7 @@ TEST_CASE("a sharded ledger holds, releases, replays and refuses each key as one
   caf::scoped_actor self{sys};
   auto begin = [&](const domain::ledger_key& key, const std::string& fingerprint) {
     int kind = -1;
-    self->request(aut, std::chrono::seconds{10}, begin_atom_v, key, fingerprint)
+    self->request(aut, std::chrono::seconds{10}, begin_atom_v, key, fingerprint, false)
       .receive([&](const ledger_verdict& v) { kind = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
     return kind;
   };
@@ -49,7 +49,7 @@ TEST_CASE("a sharded ledger holds, releases, replays and refuses each key as one
   for (int i = 0; i < 24; ++i) keys.push_back({"t1", "c1", "k_" + std::to_string(i)});
   for (const auto& k : keys) CHECK(begin(k, "fp") == ledger_verdict::fresh);
   for (const auto& k : keys) CHECK(begin(k, "fp") == ledger_verdict::in_use);  // held by the first
-  for (const auto& k : keys) self->send(aut, release_atom_v, k);
+  for (const auto& k : keys) self->send(aut, release_atom_v, k, static_cast<int>(unsettled));
   for (const auto& k : keys) CHECK(begin(k, "fp") == ledger_verdict::fresh);   // released
   CHECK(begin(stored, "fp_stored") == ledger_verdict::replay);
   CHECK(begin(stored, "fp_other") == ledger_verdict::mismatch);
@@ -81,8 +81,8 @@ TEST_CASE("begins that arrive together are each answered as if alone", "[ledger]
   }
   asks.push_back({stored, "fp_stored", ledger_verdict::replay});
   asks.push_back({{"t2", "c1", "k_stored"}, "fp_stored", ledger_verdict::fresh});  // another tenant's key
-  std::vector<decltype(self->request(aut, std::chrono::seconds{10}, begin_atom_v, stored, std::string{}))> pending;
-  for (const auto& a : asks) pending.push_back(self->request(aut, std::chrono::seconds{10}, begin_atom_v, a.key, a.fingerprint));
+  std::vector<decltype(self->request(aut, std::chrono::seconds{10}, begin_atom_v, stored, std::string{}, false))> pending;
+  for (const auto& a : asks) pending.push_back(self->request(aut, std::chrono::seconds{10}, begin_atom_v, a.key, a.fingerprint, false));
   std::string replayed;
   for (std::size_t i = 0; i < asks.size(); ++i) {
     int kind = -1;
@@ -98,8 +98,87 @@ TEST_CASE("begins that arrive together are each answered as if alone", "[ledger]
   CHECK(replayed == "{\"a\":1}");
   // A replayed or mismatched key is not held: asked again, the same answer.
   int again = -1;
-  self->request(aut, std::chrono::seconds{10}, begin_atom_v, stored, std::string{"fp_stored"})
+  self->request(aut, std::chrono::seconds{10}, begin_atom_v, stored, std::string{"fp_stored"}, false)
     .receive([&](const ledger_verdict& v) { again = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
   CHECK(again == ledger_verdict::replay);
+  caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a ledger that trusts writes holds a key it does not remember unlooked, and looks up one it does",
+          "[ledger]") {
+  // On PostgreSQL a write whose only effect is its guarded write is let run without a look-up: its
+  // own ledger record is the check. A key known to have a record (stored, replayed or found) is
+  // looked up from then on, so a client retrying it in a loop is answered here, not by the writer.
+  testing::temp_dir dir;
+  domain::ledger_key stored{"t1", "c1", "k_stored"};
+  auto store = store_holding(dir.path, stored, "fp_stored", "{\"a\":1}");
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  ledger_config settings{store, nullptr, nullptr};
+  settings.trusts_writes = true;
+  settings.remembered_keys = 2;
+  auto aut = sys.spawn<caf::detached>(ledger, std::make_shared<const ledger_config>(settings));
+  caf::scoped_actor self{sys};
+  auto ask = [&](auto atom, const domain::ledger_key& key, const std::string& fingerprint, auto... more) {
+    int kind = -1;
+    self->request(aut, std::chrono::seconds{10}, atom, key, fingerprint, more...)
+      .receive([&](const ledger_verdict& v) { kind = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    return kind;
+  };
+  auto release = [&](const domain::ledger_key& key, int settled) { self->send(aut, release_atom_v, key, settled); };
+  domain::ledger_key k1{"t1", "c1", "k1"}, k2{"t1", "c1", "k2"}, k3{"t1", "c1", "k3"};
+
+  // Not remembered: held unlooked, even the key that has a record; held all the same.
+  CHECK(ask(begin_atom_v, stored, "fp_stored", true) == ledger_verdict::unchecked);
+  CHECK(ask(begin_atom_v, stored, "fp_stored", true) == ledger_verdict::in_use);
+  // A check reads what is stored, and neither holds nor lets go.
+  CHECK(ask(check_atom_v, stored, "fp_stored") == ledger_verdict::replay);
+  CHECK(ask(check_atom_v, stored, "fp_other") == ledger_verdict::mismatch);
+  CHECK(ask(check_atom_v, k1, "fp") == ledger_verdict::fresh);
+  CHECK(ask(begin_atom_v, stored, "fp_stored", true) == ledger_verdict::in_use);
+  // Released as replayed by its write: remembered, so looked up from now on.
+  release(stored, replayed);
+  CHECK(ask(begin_atom_v, stored, "fp_stored", true) == ledger_verdict::replay);
+  CHECK(ask(begin_atom_v, stored, "fp_other", true) == ledger_verdict::mismatch);
+
+  // A request with another effect is looked up whatever the ledger remembers.
+  CHECK(ask(begin_atom_v, k1, "fp", false) == ledger_verdict::fresh);
+  release(k1, unsettled);
+  // Released with nothing stored: still not remembered.
+  CHECK(ask(begin_atom_v, k1, "fp", true) == ledger_verdict::unchecked);
+  release(k1, unsettled);
+  CHECK(ask(begin_atom_v, k1, "fp", true) == ledger_verdict::unchecked);
+  release(k1, ledger_settlement::stored);  // remembered: looked up (nothing in this store: fresh)
+  CHECK(ask(begin_atom_v, k1, "fp", true) == ledger_verdict::fresh);
+  release(k1, ledger_settlement::stored);
+  // Two keys remembered at most, the oldest forgotten first: `stored`, then k1.
+  CHECK(ask(begin_atom_v, k2, "fp", true) == ledger_verdict::unchecked);
+  release(k2, ledger_settlement::stored);
+  CHECK(ask(begin_atom_v, stored, "fp_stored", true) == ledger_verdict::unchecked);  // forgotten
+  release(stored, unsettled);
+  CHECK(ask(begin_atom_v, k1, "fp", true) == ledger_verdict::fresh);  // remembered
+  release(k1, unsettled);
+  CHECK(ask(begin_atom_v, k3, "fp", true) == ledger_verdict::unchecked);
+  release(k3, mismatched);
+  CHECK(ask(begin_atom_v, k1, "fp", true) == ledger_verdict::unchecked);  // forgotten
+  CHECK(ask(begin_atom_v, k3, "fp", true) == ledger_verdict::fresh);
+  caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a ledger that does not trust writes looks every key up", "[ledger]") {
+  testing::temp_dir dir;
+  domain::ledger_key stored{"t1", "c1", "k_stored"};
+  auto store = store_holding(dir.path, stored, "fp_stored", "{}");
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto aut = sys.spawn<caf::detached>(ledger, std::make_shared<const ledger_config>(ledger_config{store, nullptr, nullptr}));
+  caf::scoped_actor self{sys};
+  int kind = -1;
+  self->request(aut, std::chrono::seconds{10}, begin_atom_v, stored, std::string{"fp_stored"}, true)
+    .receive([&](const ledger_verdict& v) { kind = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+  CHECK(kind == ledger_verdict::replay);
+  self->request(aut, std::chrono::seconds{10}, begin_atom_v, domain::ledger_key{"t1", "c1", "k1"}, std::string{"fp"}, true)
+    .receive([&](const ledger_verdict& v) { kind = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+  CHECK(kind == ledger_verdict::fresh);
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
 }

@@ -276,3 +276,90 @@ TEST_CASE("after the retention period the key is fresh and its record is pruned"
   CHECK(again->body != first->body);  // executed again: a new Resource
   CHECK(resources_titled(svc.port(), token, "Neap") == 2);
 }
+
+namespace {
+
+/// The value of the unlabelled metric `name` in a /metrics text (-1 when absent).
+double metric(const std::string& text, const std::string& name) {
+  auto at = text.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + name.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("after a restart a stored key still replays: retried in a loop, past a refusal, or for another request",
+          "[idempotency]") {
+  // A restarted node (or another node) does not know which keys have a stored answer. On
+  // PostgreSQL such a key is not looked up before a write whose only effect is its guarded write:
+  // the record that write inserts finds the stored one. Whatever the backend, the client sees the
+  // stored answers, and a client retrying one key in a loop reaches the writer at most once.
+  temp_dir data;
+  auto alice = token_with(rw, "t_test", "u_alice");
+  auto bob = token_with(rw, "t_test", "u_bob");
+  std::optional<http_response> created, patched, other;
+  std::string id;
+  {
+    test_service svc{[&](cl::config::settings& s) { s.data_dir = data.path; }};
+    created = send(svc.port(), "POST", "/v0/content-lake/resources", alice, "loop-1", chapter("Spring"));
+    REQUIRE(created);
+    REQUIRE(created->status == 201);
+    id = std::string{json::parse(created->body).as_object().at("id").as_string()};
+    other = send(svc.port(), "POST", "/v0/content-lake/resources", alice, "other-1", chapter("Neap"));
+    REQUIRE(other->status == 201);
+    // Bob may write the Resource, changes it with a key, then loses his grant.
+    auto grant = send(svc.port(), "PUT", "/v0/content-lake/resources/" + id + "/access/u_bob", alice, "<none>",
+                      R"({"role":"writer"})");
+    REQUIRE(grant->status == 201);
+    auto token_of = std::string{json::parse(created->body).as_object().at("update_token").as_string()};
+    patched = send(svc.port(), "PATCH", "/v0/content-lake/resources/" + id, bob, "bob-1",
+                   R"({"title":"Spring tide","update_token":")" + token_of + "\"}", "application/merge-patch+json");
+    REQUIRE(patched);
+    REQUIRE(patched->status == 200);
+    auto revoke = http_request(svc.port(), "DELETE", "/v0/content-lake/resources/" + id + "/access/u_bob",
+                               {{"Authorization", "Bearer " + alice}});
+    REQUIRE(revoke);
+    REQUIRE(revoke->status == 204);
+    REQUIRE(svc.stop_and_wait() == 0);
+  }
+  test_service svc{[&](cl::config::settings& s) { s.data_dir = data.path; }};
+  auto before = metrics_of(svc);
+  // The same request 21 times: the stored 201 each time, one Resource.
+  for (int i = 0; i < 21; ++i) {
+    auto again = send(svc.port(), "POST", "/v0/content-lake/resources", alice, "loop-1", chapter("Spring"));
+    REQUIRE(again);
+    CHECK(again->status == 201);
+    CHECK(again->body == created->body);
+    CHECK(again->header("location") == created->header("location"));
+    CHECK(again->header("idempotent-replayed") == "true");
+  }
+  auto after = metrics_of(svc);
+  CHECK(metric(after, "contentlake_storage_mutations_total") - metric(before, "contentlake_storage_mutations_total") <= 1);
+  CHECK(after.find(R"(contentlake_idempotency_total{outcome="replay"} 21)") != std::string::npos);
+  // A key stored for another request: 422, and nothing written.
+  auto mismatch = send(svc.port(), "POST", "/v0/content-lake/resources", alice, "other-1", chapter("Flood"));
+  REQUIRE(mismatch);
+  CHECK(mismatch->status == 422);
+  CHECK(reason_of(*mismatch) == "IDEMPOTENCY_KEY_MISMATCH");
+  CHECK(resources_titled(svc.port(), alice, "Flood") == 0);
+  // Bob's retry would now be refused before it writes (he lost his grant): his stored answer
+  // answers instead, as it would have before the restart.
+  auto bob_again = send(svc.port(), "PATCH", "/v0/content-lake/resources/" + id, bob, "bob-1",
+                        R"({"title":"Spring tide","update_token":")"
+                          + std::string{json::parse(created->body).as_object().at("update_token").as_string()} + "\"}",
+                        "application/merge-patch+json");
+  REQUIRE(bob_again);
+  CHECK(bob_again->status == 200);
+  CHECK(bob_again->body == patched->body);
+  CHECK(bob_again->header("idempotent-replayed") == "true");
+  // Without a stored answer the refusal stands, and a new key still executes.
+  auto bob_new = send(svc.port(), "PATCH", "/v0/content-lake/resources/" + id, bob, "bob-2",
+                      R"({"title":"Neap tide"})", "application/merge-patch+json");
+  REQUIRE(bob_new);
+  CHECK(bob_new->status / 100 == 4);
+  auto fresh = send(svc.port(), "POST", "/v0/content-lake/resources", alice, "loop-2", chapter("Ebb"));
+  REQUIRE(fresh);
+  CHECK(fresh->status == 201);
+  CHECK(fresh->header("idempotent-replayed").empty());
+  CHECK(resources_titled(svc.port(), alice, "Spring tide") == 1);
+}
