@@ -26,24 +26,36 @@ std::shared_ptr<storage::record_store> store_holding(const std::string& dir, con
   return store;
 }
 
-}  // namespace
-
-TEST_CASE("a sharded ledger holds, releases, replays and refuses each key as one ledger does", "[ledger]") {
+/// A store holding one answer ({"a":1}, for fp_stored) under `stored`, and an actor system.
+struct one_stored_answer {
   testing::temp_dir dir;
   domain::ledger_key stored{"t1", "c1", "k_stored"};
-  auto store = store_holding(dir.path, stored, "fp_stored", "{}");
+  std::shared_ptr<storage::record_store> store = store_holding(dir.path, stored, "fp_stored", "{\"a\":1}");
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
+};
+
+/// The kind of verdict `aut` answers to a begin or a check (`args`), -1 if none.
+template <class... Ts>
+int verdict_of(caf::scoped_actor& self, const ledger_actor& aut, Ts&&... args) {
+  int kind = -1;
+  self->request(aut, std::chrono::seconds{10}, std::forward<Ts>(args)...)
+    .receive([&](const ledger_verdict& v) { kind = v.kind; },
+             [&](caf::error& e) { FAIL(self->system().render(e)); });
+  return kind;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(one_stored_answer, "a sharded ledger holds, releases, replays and refuses each key as one ledger does",
+                 "[ledger]") {
   auto config = std::make_shared<const ledger_config>(ledger_config{store, nullptr, nullptr});
   std::vector<ledger_actor> shards;
   for (int i = 0; i < 3; ++i) shards.push_back(sys.spawn<caf::detached>(ledger, config));
   auto aut = sys.spawn(ledger_shards, shards);
   caf::scoped_actor self{sys};
   auto begin = [&](const domain::ledger_key& key, const std::string& fingerprint) {
-    int kind = -1;
-    self->request(aut, std::chrono::seconds{10}, begin_atom_v, key, fingerprint, false)
-      .receive([&](const ledger_verdict& v) { kind = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
-    return kind;
+    return verdict_of(self, aut, begin_atom_v, key, fingerprint, false);
   };
   std::vector<domain::ledger_key> keys;
   for (int i = 0; i < 24; ++i) keys.push_back({"t1", "c1", "k_" + std::to_string(i)});
@@ -56,14 +68,9 @@ TEST_CASE("a sharded ledger holds, releases, replays and refuses each key as one
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("begins that arrive together are each answered as if alone", "[ledger]") {
+TEST_CASE_METHOD(one_stored_answer, "begins that arrive together are each answered as if alone", "[ledger]") {
   // Every begin is sent before any answer is awaited: fresh keys are held, a key begun twice is in
   // use the second time, a stored key replays or mismatches each time it is asked, and is not held.
-  testing::temp_dir dir;
-  domain::ledger_key stored{"t1", "c1", "k_stored"};
-  auto store = store_holding(dir.path, stored, "fp_stored", "{\"a\":1}");
-  caf::actor_system_config cfg;
-  caf::actor_system sys{cfg};
   auto config = std::make_shared<const ledger_config>(ledger_config{store, nullptr, nullptr});
   auto aut = sys.spawn<caf::detached>(ledger, config);
   caf::scoped_actor self{sys};
@@ -97,33 +104,23 @@ TEST_CASE("begins that arrive together are each answered as if alone", "[ledger]
   }
   CHECK(replayed == "{\"a\":1}");
   // A replayed or mismatched key is not held: asked again, the same answer.
-  int again = -1;
-  self->request(aut, std::chrono::seconds{10}, begin_atom_v, stored, std::string{"fp_stored"}, false)
-    .receive([&](const ledger_verdict& v) { again = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
-  CHECK(again == ledger_verdict::replay);
+  CHECK(verdict_of(self, aut, begin_atom_v, stored, std::string{"fp_stored"}, false) == ledger_verdict::replay);
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("a ledger that trusts writes holds a key it does not remember unlooked, and looks up one it does",
-          "[ledger]") {
+TEST_CASE_METHOD(one_stored_answer,
+                 "a ledger that trusts writes holds a key it does not remember unlooked, and looks up one it does",
+                 "[ledger]") {
   // On PostgreSQL a write whose only effect is its guarded write is let run without a look-up: its
   // own ledger record is the check. A key known to have a record (stored, replayed or found) is
   // looked up from then on, so a client retrying it in a loop is answered here, not by the writer.
-  testing::temp_dir dir;
-  domain::ledger_key stored{"t1", "c1", "k_stored"};
-  auto store = store_holding(dir.path, stored, "fp_stored", "{\"a\":1}");
-  caf::actor_system_config cfg;
-  caf::actor_system sys{cfg};
   ledger_config settings{store, nullptr, nullptr};
   settings.trusts_writes = true;
   settings.remembered_keys = 2;
   auto aut = sys.spawn<caf::detached>(ledger, std::make_shared<const ledger_config>(settings));
   caf::scoped_actor self{sys};
   auto ask = [&](auto atom, const domain::ledger_key& key, const std::string& fingerprint, auto... more) {
-    int kind = -1;
-    self->request(aut, std::chrono::seconds{10}, atom, key, fingerprint, more...)
-      .receive([&](const ledger_verdict& v) { kind = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
-    return kind;
+    return verdict_of(self, aut, atom, key, fingerprint, more...);
   };
   auto release = [&](const domain::ledger_key& key, int settled) { self->send(aut, release_atom_v, key, settled); };
   domain::ledger_key k1{"t1", "c1", "k1"}, k2{"t1", "c1", "k2"}, k3{"t1", "c1", "k3"};
@@ -165,20 +162,11 @@ TEST_CASE("a ledger that trusts writes holds a key it does not remember unlooked
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("a ledger that does not trust writes looks every key up", "[ledger]") {
-  testing::temp_dir dir;
-  domain::ledger_key stored{"t1", "c1", "k_stored"};
-  auto store = store_holding(dir.path, stored, "fp_stored", "{}");
-  caf::actor_system_config cfg;
-  caf::actor_system sys{cfg};
+TEST_CASE_METHOD(one_stored_answer, "a ledger that does not trust writes looks every key up", "[ledger]") {
   auto aut = sys.spawn<caf::detached>(ledger, std::make_shared<const ledger_config>(ledger_config{store, nullptr, nullptr}));
   caf::scoped_actor self{sys};
-  int kind = -1;
-  self->request(aut, std::chrono::seconds{10}, begin_atom_v, stored, std::string{"fp_stored"}, true)
-    .receive([&](const ledger_verdict& v) { kind = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
-  CHECK(kind == ledger_verdict::replay);
-  self->request(aut, std::chrono::seconds{10}, begin_atom_v, domain::ledger_key{"t1", "c1", "k1"}, std::string{"fp"}, true)
-    .receive([&](const ledger_verdict& v) { kind = v.kind; }, [&](caf::error& e) { FAIL(sys.render(e)); });
-  CHECK(kind == ledger_verdict::fresh);
+  CHECK(verdict_of(self, aut, begin_atom_v, stored, std::string{"fp_stored"}, true) == ledger_verdict::replay);
+  CHECK(verdict_of(self, aut, begin_atom_v, domain::ledger_key{"t1", "c1", "k1"}, std::string{"fp"}, true)
+        == ledger_verdict::fresh);
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
 }
