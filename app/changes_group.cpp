@@ -38,7 +38,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
   cfg->stream_ms = section.stream_seconds * 1000;
 
   try {
-    cfg->cursors = storage::feed_codec(s.settings.data_dir);
+    cfg->cursors = storage::feed_codec(secrets_of(s.settings));
   } catch (const std::exception& e) {
     return startup_failure(std::string{"change feed: "} + e.what());
   }

@@ -38,12 +38,13 @@ children spawn_auth(const startup& s) {
   auto cfg = std::make_shared<actors::auth_config>();
   const auto& a = s.settings.auth;
   if (s.settings.development_identity()) {
-    auto dev = storage::load_or_create_dev_identity(s.settings.data_dir);
+    auto dev = storage::load_or_create_dev_identity(secrets_of(s.settings));
     cfg->issuer = storage::dev_issuer;
     cfg->static_jwks = dev.jwks_json;
-    spdlog::warn("DEVELOPMENT MODE: no auth.issuer configured; trusting only the development key in {}/identity "
+    spdlog::warn("DEVELOPMENT MODE: no auth.issuer configured; trusting only the development key in {} "
                  "(issuer {}). Mint tokens with `contentlake token`. Never expose this to a network.",
-                 s.settings.data_dir, storage::dev_issuer);
+                 s.settings.secrets_file.empty() ? s.settings.data_dir + "/identity" : s.settings.secrets_file,
+                 storage::dev_issuer);
   } else {
     cfg->issuer = a.issuer;
     cfg->jwks_file = a.jwks_file;

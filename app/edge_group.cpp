@@ -51,7 +51,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_edge(const startup& s) {
   if (!cfg->edges.empty()) {
     if (section.purge_secret_file.empty()) {
       try {
-        cfg->secret = storage::load_or_create_text_secret(s.settings.data_dir, "edge-purge-secret");
+        cfg->secret = storage::load_or_create_text_secret(secrets_of(s.settings), "edge-purge-secret");
       } catch (const std::exception& e) {
         return startup_failure(std::string{"edge: "} + e.what());
       }

@@ -107,13 +107,27 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
   }
 }
 
+/// `contentlake secrets init --to FILE`.
+int secrets_init(const std::string& path) {
+  try {
+    cl::storage::write_secrets_file(path);
+    std::cout << "wrote " << path << " (mode 0600): give every node this same file (secrets.file, "
+              << "CONTENTLAKE_SECRETS_FILE) and keep it as secret as a private key\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "contentlake secrets init: " << e.what() << "\n";
+    return 2;
+  }
+}
+
 /// The `client_id` of a development token for a person when --client-id is not given.
 constexpr const char* development_client_id = "a_dev_cli";
 
-int token(const std::string& data_dir, const std::string& tenant, const std::string& sub, const std::string& scopes,
-          const std::string& client_id, int ttl) {
+int token(const cl::storage::secret_place& place, const std::string& tenant, const std::string& sub,
+          const std::string& scopes, const std::string& client_id, int ttl) {
+  const auto& data_dir = place.data_dir;
   try {
-    auto found = cl::storage::load_dev_identity(data_dir);
+    auto found = cl::storage::load_dev_identity(place);
     if (!found) {
       // A new key here would sign tokens the service refuses (it trusts the key of its own data dir).
       std::cerr << "contentlake token: no development key at " << cl::storage::dev_key_path(data_dir)
@@ -252,6 +266,17 @@ int main(int argc, char** argv) {
                           + development_client_id + " for u_ subjects)");
   token_cmd->add_option("--ttl", ttl, "Lifetime in seconds, at most 3600")->check(CLI::Range(1, 3600));
   token_cmd->add_option("--data-dir", token_dir, "Data directory holding the development key (default ./var)");
+  std::string token_secrets;
+  token_cmd->add_option("--secrets-file", token_secrets,
+                        "The nodes' secrets file holding the development key (key: secrets.file; also "
+                        "CONTENTLAKE_SECRETS_FILE); instead of the data directory's");
+
+  auto* secrets_cmd = app.add_subcommand("secrets", "Secrets several nodes share");
+  secrets_cmd->require_subcommand(1);
+  auto* secrets_init_cmd =
+    secrets_cmd->add_subcommand("init", "Write a new secrets file (mode 0600) for every node to read (secrets.file)");
+  std::string secrets_to;
+  secrets_init_cmd->add_option("--to", secrets_to, "The new file (never overwritten)")->required();
 
   auto* reindex_cmd = app.add_subcommand("reindex", "Rebuild the search index from the record store (service stopped)");
   std::string reindex_dir, reindex_config;
@@ -310,9 +335,14 @@ int main(int argc, char** argv) {
     if (!blobs_listen.empty()) overrides.emplace_back("blobs.embedded.listen", blobs_listen);
     return serve(config_file, overrides, argv[0]);
   }
+  if (*secrets_cmd) return secrets_init(secrets_to);
   if (token_dir.empty()) {
     const char* env_dir = std::getenv("CONTENTLAKE_DATA_DIR");
     token_dir = env_dir ? env_dir : "./var";
   }
-  return token(token_dir, tenant, sub, scopes, client_id, ttl);
+  if (token_secrets.empty()) {
+    const char* env_file = std::getenv("CONTENTLAKE_SECRETS_FILE");
+    token_secrets = env_file ? env_file : "";
+  }
+  return token(cl::storage::secret_place{token_dir, token_secrets}, tenant, sub, scopes, client_id, ttl);
 }

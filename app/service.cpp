@@ -251,12 +251,12 @@ struct service::impl {
     group_listeners = std::move(*started);
     spawn_actors();
     auto page_tokens = std::make_shared<const domain::page_token_codec>(
-      storage::load_or_create_secret(settings.data_dir, "page-token.key"));
+      storage::load_or_create_secret(secrets_of(settings), "page-token.key"));
     http::public_api_settings api_settings;
     api_settings.timeout = std::chrono::milliseconds{settings.actors.ask_timeout_ms};
     api_settings.page_tokens = std::move(page_tokens);
     // The change feed's cursor key (the changes group opens the same file): lists answer `changes_cursor`.
-    api_settings.feed_cursors = storage::feed_codec(settings.data_dir);
+    api_settings.feed_cursors = storage::feed_codec(secrets_of(settings));
     api_settings.idempotency_retention_ms = settings.idempotency.retention_seconds * 1000;
     api_settings.recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
     // The protected resource metadata (RFC 9728): its route and every 401 of the public listener.

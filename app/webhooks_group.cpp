@@ -51,8 +51,8 @@ caf::expected<std::vector<actors::child_spec>> spawn_webhooks(const startup& s) 
   auto policy = std::make_shared<actors::webhook_policy>();
   auto cfg = std::make_shared<actors::webhook_dispatcher_config>();
   try {
-    policy->secret_key = storage::load_or_create_secret(s.settings.data_dir, "webhook-secrets.key");
-    cfg->ids = storage::feed_codec(s.settings.data_dir);
+    policy->secret_key = storage::load_or_create_secret(secrets_of(s.settings), "webhook-secrets.key");
+    cfg->ids = storage::feed_codec(secrets_of(s.settings));
   } catch (const std::exception& e) {
     return startup_failure(std::string{"webhooks: "} + e.what());
   }

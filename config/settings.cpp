@@ -97,6 +97,12 @@ const std::vector<option>& options() {
             if (v.empty()) return std::string{"must not be empty"};
             return std::nullopt;
           })},
+    {"secrets.file", "",
+     "The secrets several nodes share, made once by `contentlake secrets init --to FILE`: the keys that seal page "
+     "tokens and change-feed cursors, encrypt webhook secrets at rest, sign development tokens, and the edge purge "
+     "secret. Every node of a cluster reads the same file. Empty: each is created once in <data_dir>/identity/ "
+     "(one node; another node's page tokens and cursors are then refused with 400).",
+     text([](settings& s) -> std::string& { return s.secrets_file; })},
     {"admin.listen", "127.0.0.1:9464", "Operations listener (/metrics, /healthz, /readyz); keep it on loopback.",
      address([](settings& s) -> endpoint& { return s.admin_listen; })},
     {"admin.fault_injection", "false",
@@ -391,7 +397,7 @@ std::optional<settings> load_settings(const std::vector<option>& group_options, 
     std::vector<std::pair<std::string, std::string>> flat;
     if (!flatten(v.as_object(), "", flat, error)) return std::nullopt;
     for (const auto& [k, raw] : flat) {
-      bool path = k == "data_dir" || (k.size() > 5 && k.compare(k.size() - 5, 5, "_file") == 0);
+      bool path = k == "data_dir" || k == "secrets.file" || (k.size() > 5 && k.compare(k.size() - 5, 5, "_file") == 0);
       if (!apply(known, s, k, path ? beside(config_file, raw) : raw, "config file " + config_file, error))
         return std::nullopt;
     }

@@ -118,6 +118,9 @@ private:
 struct settings {
   endpoint listen{"127.0.0.1", 8080};
   std::string data_dir = "./var";
+  /// The secrets every node of a cluster shares (`contentlake secrets init`); empty: each is kept in
+  /// `<data_dir>/identity/`, created once (one node).
+  std::string secrets_file;
   endpoint admin_listen{"127.0.0.1", 9464};
   /// `POST /faults/kill` on the admin listener (fault tests from outside); off unless asked for.
   bool admin_fault_injection = false;

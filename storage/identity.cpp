@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <stdexcept>
 
 namespace cl::storage {
@@ -49,16 +50,74 @@ std::string load_or_create(const std::string& data_dir, const std::string& name,
   return *stored;
 }
 
-}  // namespace
+const char* const secrets_file_header =
+  "# contentlake secrets (format 1), made by `contentlake secrets init`. Every node of one cluster\n"
+  "# reads this same file (secrets.file). Keep it as secret as a private key; never edit it.\n";
 
-std::string load_or_create_secret(const std::string& data_dir, const std::string& name) {
-  return load_or_create(data_dir, name, [] {
-    return domain::random_bytes(32);
-  });
+/// `name`'s value in the secrets file at `path` (its line `name <base64url>`).
+std::string from_secrets_file(const std::string& path, const std::string& name) {
+  auto text = config::read_file(path);
+  if (!text) throw std::runtime_error("secrets.file " + path + " cannot be read");
+  std::istringstream lines{*text};
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    auto space = line.find(' ');
+    if (space == std::string::npos || line.compare(0, space, name) != 0 || space != name.size()) continue;
+    auto value = domain::base64url_decode(line.substr(space + 1));
+    if (!value || value->empty()) throw std::runtime_error("secrets.file " + path + ": the value of " + name + " is not base64url");
+    return *value;
+  }
+  throw std::runtime_error("secrets.file " + path + " holds no " + name
+                           + ": make a new file with `contentlake secrets init --to FILE` and give it to every node");
 }
 
-std::string load_or_create_text_secret(const std::string& data_dir, const std::string& name) {
-  return load_or_create(data_dir, name, [] { return domain::base64url_encode(domain::random_bytes(32)); });
+/// The secret `name` of `place`: from its secrets file, else from its data dir (created once by `make`).
+std::string secret_of(const secret_place& place, const std::string& name, const std::function<std::string()>& make) {
+  if (!place.file.empty()) return from_secrets_file(place.file, name);
+  return load_or_create(place.data_dir, name, make);
+}
+
+std::string random_secret() { return domain::random_bytes(32); }
+std::string random_text_secret() { return domain::base64url_encode(domain::random_bytes(32)); }
+std::string new_dev_key() { return domain::private_key::generate_rsa(2048).to_pem(); }
+
+}  // namespace
+
+const std::vector<std::string>& shared_secret_names() {
+  static const std::vector<std::string> names = {"page-token.key", "feed-cursor.key", "webhook-secrets.key",
+                                                 "edge-purge-secret", "dev-signing-key.pem"};
+  return names;
+}
+
+void write_secrets_file(const std::string& path) {
+  std::string content = secrets_file_header;
+  auto line = [&](const std::string& name, const std::string& value) {
+    content += name + " " + domain::base64url_encode(value) + "\n";
+  };
+  line("page-token.key", random_secret());
+  line("feed-cursor.key", random_secret());
+  line("webhook-secrets.key", random_secret());
+  line("edge-purge-secret", random_text_secret());
+  line("dev-signing-key.pem", new_dev_key());
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0)
+    throw std::runtime_error(errno == EEXIST ? path + " exists: a secrets file is never overwritten (the nodes reading it "
+                                                      "would refuse every page token, cursor and webhook secret sealed with it)"
+                                             : "cannot create " + path + ": " + std::strerror(errno));
+  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) {
+    ::unlink(path.c_str());
+    throw std::runtime_error("cannot write " + path);
+  }
+}
+
+std::string load_or_create_secret(const secret_place& place, const std::string& name) {
+  return secret_of(place, name, random_secret);
+}
+
+std::string load_or_create_text_secret(const secret_place& place, const std::string& name) {
+  return secret_of(place, name, random_text_secret);
 }
 
 std::string log_epoch(const std::string& data_dir) {
@@ -71,9 +130,9 @@ std::string new_log_epoch(const std::string& data_dir) {
   return load_or_create(data_dir, "log-epoch", [] { return domain::hex_encode(domain::random_bytes(8)); });
 }
 
-std::shared_ptr<const domain::feed_cursor_codec> feed_codec(const std::string& data_dir) {
-  return std::make_shared<const domain::feed_cursor_codec>(load_or_create_secret(data_dir, "feed-cursor.key"),
-                                                           log_epoch(data_dir));
+std::shared_ptr<const domain::feed_cursor_codec> feed_codec(const secret_place& place) {
+  return std::make_shared<const domain::feed_cursor_codec>(load_or_create_secret(place, "feed-cursor.key"),
+                                                           log_epoch(place.data_dir));
 }
 
 s3_credentials load_or_create_s3_credentials(const std::string& data_dir) {
@@ -101,8 +160,8 @@ const std::vector<std::string>& published_key_ids() {
 
 namespace {
 
-dev_identity identity_of(const std::string& pem, const std::string& data_dir, const std::vector<std::string>& never_trusted) {
-  auto key_path = dev_key_path(data_dir);
+dev_identity identity_of(const std::string& pem, const secret_place& place, const std::vector<std::string>& never_trusted) {
+  auto key_path = place.file.empty() ? dev_key_path(place.data_dir) : "dev-signing-key.pem of " + place.file;
   auto key = domain::private_key::from_pem(pem);
   if (!key) throw std::runtime_error(key_path + " is not an RSA private key in PEM form");
   auto kid = key->thumbprint();
@@ -122,16 +181,15 @@ std::string dev_key_path(const std::string& data_dir) {
   return (fs::path{data_dir} / "identity" / "dev-signing-key.pem").string();
 }
 
-dev_identity load_or_create_dev_identity(const std::string& data_dir, const std::vector<std::string>& never_trusted) {
-  auto pem = load_or_create(data_dir, "dev-signing-key.pem",
-                            [] { return domain::private_key::generate_rsa(2048).to_pem(); });
-  return identity_of(pem, data_dir, never_trusted);
+dev_identity load_or_create_dev_identity(const secret_place& place, const std::vector<std::string>& never_trusted) {
+  return identity_of(secret_of(place, "dev-signing-key.pem", new_dev_key), place, never_trusted);
 }
 
-std::optional<dev_identity> load_dev_identity(const std::string& data_dir, const std::vector<std::string>& never_trusted) {
-  auto pem = config::read_file(dev_key_path(data_dir));
+std::optional<dev_identity> load_dev_identity(const secret_place& place, const std::vector<std::string>& never_trusted) {
+  auto pem = place.file.empty() ? config::read_file(dev_key_path(place.data_dir))
+                                : std::optional<std::string>{from_secrets_file(place.file, "dev-signing-key.pem")};
   if (!pem) return std::nullopt;
-  return identity_of(*pem, data_dir, never_trusted);
+  return identity_of(*pem, place, never_trusted);
 }
 
 }  // namespace cl::storage

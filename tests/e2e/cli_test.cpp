@@ -17,12 +17,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 
 using namespace cl::testing;
@@ -216,4 +218,96 @@ TEST_CASE("serve runs its other threads below the indexer's lane; search.indexer
     CHECK(lanes >= 1);
     CHECK(others >= 4);  // the main thread, the scheduler's workers, CAF's clock and multiplexer
   }
+}
+
+TEST_CASE("secrets init writes a file once; nodes reading it accept each other's tokens, a node without it refuses them",
+          "[cli][secrets]") {
+  temp_dir dir;
+  auto secrets = dir.path + "/cluster.secrets";
+  child init{{"secrets", "init", "--to", secrets}};
+  REQUIRE(init.wait_exit(20000) == 0);
+  struct stat st {};
+  REQUIRE(::stat(secrets.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  std::string written;
+  {
+    std::ifstream in{secrets};
+    written.assign(std::istreambuf_iterator<char>{in}, {});
+  }
+  for (const auto& name : cl::storage::shared_secret_names()) CHECK(written.find("\n" + name + " ") != std::string::npos);
+  // Never overwritten: the nodes reading it would refuse everything sealed with it.
+  child again{{"secrets", "init", "--to", secrets}};
+  CHECK(again.wait_exit(20000) == 2);
+  CHECK(again.err.find("never overwritten") != std::string::npos);
+  {
+    std::ifstream in{secrets};
+    CHECK(std::string{std::istreambuf_iterator<char>{in}, {}} == written);
+  }
+
+  // Two nodes with the file (each its own data dir), one without.
+  auto start = [&](const std::string& name, const std::vector<std::string>& env) {
+    return std::make_unique<child>(
+      std::vector<std::string>{"serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen",
+                               "127.0.0.1:0", "--data-dir", dir.path + "/" + name},
+      env);
+  };
+  auto port_of = [](child& server) {
+    std::smatch m;
+    REQUIRE(server.wait_for_stderr(std::regex{"listening public=127\\.0\\.0\\.1:(\\d+)"}, m, 20000));
+    return static_cast<unsigned short>(std::stoi(m[1]));
+  };
+  auto a = start("a", {"CONTENTLAKE_SECRETS_FILE=" + secrets});
+  auto b = start("b", {"CONTENTLAKE_SECRETS_FILE=" + secrets});
+  auto c = start("c", {});
+  auto port_a = port_of(*a), port_b = port_of(*b), port_c = port_of(*c);
+  CHECK_FALSE(std::filesystem::exists(dir.path + "/a/identity/page-token.key"));  // read from the file
+  CHECK_FALSE(std::filesystem::exists(dir.path + "/a/identity/dev-signing-key.pem"));
+
+  auto mint = [&](const std::vector<std::string>& where) {
+    std::vector<std::string> args{"token", "--tenant", "t_demo", "--sub", "u_alice", "--scopes",
+                                  "content-lake.read content-lake.write"};
+    args.insert(args.end(), where.begin(), where.end());
+    child minted{args};
+    REQUIRE(minted.wait_exit(20000) == 0);
+    return minted.out.substr(0, minted.out.find('\n'));
+  };
+  auto shared = mint({"--secrets-file", secrets});
+  auto own = mint({"--data-dir", dir.path + "/c"});
+  const std::string list = "/v0/content-lake/resources?page_size=1";
+  CHECK(get_with_token(port_a, list, shared)->status == 200);
+  CHECK(get_with_token(port_b, list, shared)->status == 200);
+  CHECK(get_with_token(port_c, list, shared)->status == 401);
+  CHECK(get_with_token(port_a, list, own)->status == 401);
+
+  // A page token node A hands out is good on node B, and refused by node C with the documented 400.
+  for (int i = 0; i < 2; ++i) {
+    auto created = http_request(port_a, "POST", "/v0/content-lake/resources",
+                                {{"Authorization", "Bearer " + shared}, {"Content-Type", "application/json"}},
+                                R"({"title":"Tides","type":"CHAPTER","language":"en","content":{"format":"cl.content/1","blocks":[]}})");
+    REQUIRE(created);
+    REQUIRE(created->status == 201);
+  }
+  auto first = get_with_token(port_a, list, shared);
+  REQUIRE(first);
+  auto next = json::parse(first->body).as_object().at("next_page_token");
+  REQUIRE(next.is_string());
+  auto page = list + "&page_token=" + std::string{next.as_string()};
+  auto on_b = get_with_token(port_b, page, shared);
+  REQUIRE(on_b);
+  CHECK(on_b->status == 200);
+  auto on_c = get_with_token(port_c, page, mint({"--data-dir", dir.path + "/c"}));
+  REQUIRE(on_c);
+  CHECK(on_c->status == 400);
+  CHECK(reason_of(*on_c) == "PAGE_TOKEN_INVALID");
+  for (auto* server : {a.get(), b.get(), c.get()}) {
+    ::kill(server->pid, SIGTERM);
+    CHECK(server->wait_exit(20000) == 0);
+    CHECK(server->err.find(written.substr(written.find("page-token.key ") + 15, 43)) == std::string::npos);
+  }
+
+  // A file that lacks a secret stops the start, naming what is missing.
+  std::ofstream{dir.path + "/short.secrets"} << "# nothing\n";
+  child lacking{{"serve", "--data-dir", dir.path + "/d"}, {"CONTENTLAKE_SECRETS_FILE=" + dir.path + "/short.secrets"}};
+  CHECK(lacking.wait_exit(20000) != 0);
+  CHECK(lacking.err.find("holds no") != std::string::npos);
 }
