@@ -20,21 +20,28 @@ std::string read_password(const std::string& file) {
   return password;
 }
 
+storage::postgresql_settings postgresql_of(const config::settings& s) {
+  if (s.storage.postgresql_url.empty())
+    throw std::runtime_error("storage.backend is postgresql but storage.postgresql.url is not set");
+  storage::postgresql_settings pg;
+  pg.url = s.storage.postgresql_url;
+  if (!s.storage.postgresql_password_file.empty()) pg.password = read_password(s.storage.postgresql_password_file);
+  pg.pool_size = s.storage.postgresql_pool_size;
+  pg.cache_bytes = s.storage.postgresql_cache_mib << 20;
+  pg.wait = std::chrono::milliseconds{s.actors.ask_timeout_ms};
+  pg.answer_wait = std::chrono::milliseconds{s.storage.postgresql_answer_wait_ms};
+  return pg;
+}
+
 }  // namespace
 
+std::optional<std::string> recorded_secrets_fingerprint(const config::settings& s, const std::string& mine) {
+  if (s.storage.backend != "postgresql") return std::nullopt;
+  return storage::record_secrets_fingerprint(postgresql_of(s), mine, !s.secrets_file.empty());
+}
+
 std::shared_ptr<storage::record_store> open_record_store(const config::settings& s) {
-  if (s.storage.backend == "postgresql") {
-    if (s.storage.postgresql_url.empty())
-      throw std::runtime_error("storage.backend is postgresql but storage.postgresql.url is not set");
-    storage::postgresql_settings pg;
-    pg.url = s.storage.postgresql_url;
-    if (!s.storage.postgresql_password_file.empty()) pg.password = read_password(s.storage.postgresql_password_file);
-    pg.pool_size = s.storage.postgresql_pool_size;
-    pg.cache_bytes = s.storage.postgresql_cache_mib << 20;
-    pg.wait = std::chrono::milliseconds{s.actors.ask_timeout_ms};
-    pg.answer_wait = std::chrono::milliseconds{s.storage.postgresql_answer_wait_ms};
-    return storage::open_postgresql_store(pg);
-  }
+  if (s.storage.backend == "postgresql") return storage::open_postgresql_store(postgresql_of(s));
   std::filesystem::create_directories(s.data_dir);
   return storage::open_lmdb_store(s.data_dir, s.storage.map_size_mib);
 }

@@ -6,6 +6,8 @@
 #include "storage/record_store.hpp"
 
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace cl::app {
 
@@ -13,5 +15,10 @@ namespace cl::app {
 /// schema newer than this build, a database that cannot be reached, an unreadable password file);
 /// the message never holds the connection string.
 std::shared_ptr<storage::record_store> open_record_store(const config::settings& s);
+
+/// On PostgreSQL, the fingerprint of the secrets every node on the database shares: `mine`
+/// (`storage::secrets_fingerprint`) when this node is the first to record one (or the first with
+/// `secrets.file` after nodes without), else the one recorded. None on LMDB (one node). Call after `open_record_store` (it migrates the schema).
+std::optional<std::string> recorded_secrets_fingerprint(const config::settings& s, const std::string& mine);
 
 }  // namespace cl::app

@@ -233,10 +233,27 @@ struct service::impl {
     return {m.uordblks + m.hblkhd, m.uordblks + m.hblkhd + m.fordblks};
   }
 
+  /// On PostgreSQL: says whether this node seals with the secrets the other nodes on the database use.
+  void check_shared_secrets() {
+    auto mine = storage::secrets_fingerprint(secrets_of(settings));
+    auto recorded = recorded_secrets_fingerprint(settings, mine);
+    if (!recorded) return;
+    if (*recorded == mine) {
+      spdlog::info("secrets: fingerprint {}, the one recorded for the nodes on this database", mine);
+      return;
+    }
+    spdlog::warn("secrets: this node's secrets (fingerprint {}) are not those recorded for the nodes on this database "
+                 "({}): their page tokens, change-feed cursors and development tokens are refused here (400, 401), "
+                 "and what this node seals (a webhook secret it stores) they cannot open. Give every node the same "
+                 "secrets.file (`contentlake secrets init`)",
+                 mine, *recorded);
+  }
+
   void start(bool handle_signals) {
     owns_process = handle_signals;
     std::filesystem::create_directories(settings.data_dir);
     store = open_record_store(settings);
+    check_shared_secrets();
     watch_record_store();
     watch_disk();
     watch_heap();

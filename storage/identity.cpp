@@ -116,6 +116,15 @@ std::string load_or_create_secret(const secret_place& place, const std::string& 
   return secret_of(place, name, random_secret);
 }
 
+std::string secrets_fingerprint(const secret_place& place) {
+  std::string keys;
+  for (const char* name : {"page-token.key", "feed-cursor.key", "webhook-secrets.key"}) {
+    auto key = load_or_create_secret(place, name);
+    keys += std::to_string(key.size()) + ":" + key;
+  }
+  return domain::hex_encode(domain::hmac_sha256("contentlake secrets fingerprint 1", keys)).substr(0, 16);
+}
+
 std::string load_or_create_text_secret(const secret_place& place, const std::string& name) {
   return secret_of(place, name, random_text_secret);
 }

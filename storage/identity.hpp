@@ -35,6 +35,11 @@ const std::vector<std::string>& shared_secret_names();
 /// nodes reading it would refuse every token sealed before) or cannot be written.
 void write_secrets_file(const std::string& path);
 
+/// A fingerprint of the keys that seal what one node hands out and another opens (page tokens,
+/// feed cursors, webhook secrets) of `place`: 16 hex digits of an HMAC, which tells whether two
+/// nodes share them and nothing of the keys. Creates them in the data dir if missing, as a start does.
+std::string secrets_fingerprint(const secret_place& place);
+
 /// The development signing key and what verifiers need of it.
 struct dev_identity {
   domain::private_key key;

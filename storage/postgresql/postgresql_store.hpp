@@ -34,4 +34,11 @@ struct postgresql_settings {
 /// std::runtime_error saying what is wrong (cannot connect, a schema newer than this build).
 std::shared_ptr<record_store> open_postgresql_store(const postgresql_settings& settings);
 
+/// Records `fingerprint` (`secrets_fingerprint`) as the secrets of every node on the database when
+/// none is recorded yet, or when the one recorded came from a node's own secrets and this one from a
+/// secrets file (`from_file`: the move to several nodes); answers the one recorded. The schema must
+/// be migrated (a store opened). Throws std::runtime_error when the database cannot be reached.
+std::string record_secrets_fingerprint(const postgresql_settings& settings, const std::string& fingerprint,
+                                       bool from_file);
+
 }  // namespace cl::storage

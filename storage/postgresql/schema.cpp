@@ -4,6 +4,8 @@
 // column would reorder members and change every ETag).
 
 #include "storage/postgresql/backend.hpp"
+#include "storage/postgresql/connection.hpp"
+#include "storage/postgresql/postgresql_store.hpp"
 
 #include <algorithm>
 #include <map>
@@ -84,6 +86,12 @@ CREATE TABLE change_consumers (
 )sql",
 });
 
+/// Facts every node on the database shares (`record_secrets_fingerprint`).
+const bool cluster = schema_part("cluster", {
+  // 1: the facts, by name.
+  R"sql(CREATE TABLE cluster_facts (name text COLLATE "C" PRIMARY KEY, value text NOT NULL))sql",
+});
+
 /// The key of the advisory lock every node takes to migrate ("contentlake schema").
 constexpr const char* migration_lock = "SELECT pg_advisory_xact_lock(7362846102834651)";
 
@@ -134,3 +142,21 @@ void migrate(const connection& db) {
 }
 
 }  // namespace cl::storage::pg
+
+namespace cl::storage {
+
+std::string record_secrets_fingerprint(const postgresql_settings& settings, const std::string& fingerprint,
+                                       bool from_file) {
+  // A record made by a node with its own secrets gives way to one from a secrets file (the move to
+  // several nodes); one from a file never does.
+  static const pg::statement claim{
+    "INSERT INTO cluster_facts (name, value) VALUES ('secrets_fingerprint', $1) ON CONFLICT (name) DO UPDATE "
+    "SET value = excluded.value WHERE cluster_facts.value LIKE 'dir:%' AND excluded.value LIKE 'file:%'"};
+  static const pg::statement read{"SELECT value FROM cluster_facts WHERE name = 'secrets_fingerprint'"};
+  pg::connection db{settings.url, settings.password};
+  db.run(claim, {std::string{from_file ? "file:" : "dir:"} + fingerprint});
+  auto recorded = db.run(read, {}).str(0, 0);
+  return recorded.substr(recorded.find(':') + 1);
+}
+
+}  // namespace cl::storage

@@ -8,6 +8,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
+#include "tests/support/test_store.hpp"
 #include "tests/support/threads.hpp"
 
 #include <boost/json.hpp>
@@ -310,4 +311,36 @@ TEST_CASE("secrets init writes a file once; nodes reading it accept each other's
   child lacking{{"serve", "--data-dir", dir.path + "/d"}, {"CONTENTLAKE_SECRETS_FILE=" + dir.path + "/short.secrets"}};
   CHECK(lacking.wait_exit(20000) != 0);
   CHECK(lacking.err.find("holds no") != std::string::npos);
+}
+
+TEST_CASE("on PostgreSQL a node whose secrets are not the other nodes' says so at start", "[cli][secrets][postgresql]") {
+  temp_dir dir;
+  auto url = cl::testing::fresh_postgresql_url();
+  auto file1 = dir.path + "/one.secrets", file2 = dir.path + "/two.secrets";
+  cl::storage::write_secrets_file(file1);
+  cl::storage::write_secrets_file(file2);
+  auto run = [&](const std::string& name, const std::string& file) {
+    std::vector<std::string> env{"CONTENTLAKE_STORAGE_BACKEND=postgresql", "CONTENTLAKE_STORAGE_POSTGRESQL_URL=" + url};
+    if (!file.empty()) env.push_back("CONTENTLAKE_SECRETS_FILE=" + file);
+    child server{{"serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen", "127.0.0.1:0",
+                  "--data-dir", dir.path + "/" + name},
+                 env};
+    std::smatch m;
+    REQUIRE(server.wait_for_stderr(std::regex{"listening public="}, m, 20000));
+    ::kill(server.pid, SIGTERM);
+    CHECK(server.wait_exit(20000) == 0);
+    return server.err;
+  };
+  auto own = cl::storage::secrets_fingerprint(cl::storage::secret_place{dir.path + "/a"});
+  // The first node, on its own secrets: recorded.
+  CHECK(run("a", "").find("secrets: fingerprint " + own + ", the one recorded") != std::string::npos);
+  // A second node with its own: told.
+  CHECK(run("b", "").find("are not those recorded for the nodes on this database (" + own + ")") != std::string::npos);
+  // The move to a secrets file: recorded in place of a node's own; the nodes reading it agree.
+  auto shared = cl::storage::secrets_fingerprint(cl::storage::secret_place{dir.path, file1});
+  CHECK(run("c", file1).find("secrets: fingerprint " + shared + ", the one recorded") != std::string::npos);
+  CHECK(run("d", file1).find("secrets: fingerprint " + shared + ", the one recorded") != std::string::npos);
+  // Another file, or none: told, and the file's record stays.
+  CHECK(run("e", file2).find("are not those recorded for the nodes on this database (" + shared + ")") != std::string::npos);
+  CHECK(run("a", "").find("are not those recorded for the nodes on this database (" + shared + ")") != std::string::npos);
 }

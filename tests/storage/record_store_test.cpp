@@ -2,6 +2,7 @@
 // change log, scans through a transaction's own writes and erases; reopening (LMDB only).
 
 #include "storage/identity.hpp"
+#include "domain/base64url.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/raw_lmdb.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -327,4 +328,30 @@ TEST_CASE("a batch whose connection is cut before its COMMIT runs again on a new
   CHECK(runs == 2);
   CHECK(store->get_resource("t1", "res_cut") == std::optional<std::string>{"{\"v\":1}"});
   CHECK(store->read_from(0, 10).size() == 1);
+}
+
+TEST_CASE("the secrets fingerprint the first node records stays, but one from a secrets file replaces a node's own",
+          "[storage][postgresql]") {
+  auto url = cl::testing::fresh_postgresql_url();
+  auto store = open_postgresql_store({url, {}, 2});  // migrates
+  postgresql_settings pg{url};
+  CHECK(record_secrets_fingerprint(pg, "aaaa", false) == "aaaa");  // the first node, its own secrets
+  CHECK(record_secrets_fingerprint(pg, "bbbb", false) == "aaaa");  // another node with its own: told the first
+  CHECK(record_secrets_fingerprint(pg, "cccc", true) == "cccc");   // the move to a secrets file
+  CHECK(record_secrets_fingerprint(pg, "dddd", true) == "cccc");   // another file: told the cluster's
+  CHECK(record_secrets_fingerprint(pg, "eeee", false) == "cccc");  // a node without the file: likewise
+}
+
+TEST_CASE("the secrets fingerprint tells whether two places hold the same sealing keys, and none of them", "[identity]") {
+  temp_dir a, b;
+  auto file = a.path + "/cluster.secrets";
+  write_secrets_file(file);
+  auto own = secrets_fingerprint(secret_place{a.path});
+  CHECK(own.size() == 16);
+  CHECK(secrets_fingerprint(secret_place{a.path}) == own);  // created once, read again
+  CHECK(secrets_fingerprint(secret_place{b.path}) != own);  // another data dir, other keys
+  CHECK(secrets_fingerprint(secret_place{a.path, file}) == secrets_fingerprint(secret_place{b.path, file}));
+  CHECK(secrets_fingerprint(secret_place{a.path, file}) != own);
+  auto key = load_or_create_secret(secret_place{a.path}, "page-token.key");
+  CHECK(own.find(cl::domain::hex_encode(key).substr(0, 8)) == std::string::npos);
 }
