@@ -76,7 +76,9 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
     if (settings->development_identity()) {
       std::ostringstream hint;
       hint << "\n  Get a development token and try a first request:\n\n"
-           << "    TOKEN=$(" << self_path << " token --data-dir " << settings->data_dir
+           << "    TOKEN=$(" << self_path << " token "
+           << (settings->secrets_file.empty() ? "--data-dir " + settings->data_dir
+                                              : "--secrets-file " + settings->secrets_file)
            << " --tenant t_demo --sub u_alice --client-id a_quickstart"
            << " --scopes \"content-lake.read content-lake.write contracts.read contracts.write\")\n"
            << "    curl -i -H \"Authorization: Bearer $TOKEN\" http://" << settings->listen.host << ":" << svc.port()

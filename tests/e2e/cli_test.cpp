@@ -261,6 +261,14 @@ TEST_CASE("secrets init writes a file once; nodes reading it accept each other's
   auto b = start("b", {"CONTENTLAKE_SECRETS_FILE=" + secrets});
   auto c = start("c", {});
   auto port_a = port_of(*a), port_b = port_of(*b), port_c = port_of(*c);
+  // The start's hint mints from where the node's key is: the file, not the data dir.
+  std::smatch hint;
+  REQUIRE(a->wait_for_stderr(std::regex{" token (--[a-z-]+) ([^ ]+) --tenant"}, hint, 20000));
+  CHECK(hint[1] == "--secrets-file");
+  CHECK(hint[2] == secrets);
+  REQUIRE(c->wait_for_stderr(std::regex{" token (--[a-z-]+) ([^ ]+) --tenant"}, hint, 20000));
+  CHECK(hint[1] == "--data-dir");
+  CHECK(hint[2] == dir.path + "/c");
   CHECK_FALSE(std::filesystem::exists(dir.path + "/a/identity/page-token.key"));  // read from the file
   CHECK_FALSE(std::filesystem::exists(dir.path + "/a/identity/dev-signing-key.pem"));
 
