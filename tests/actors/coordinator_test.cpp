@@ -483,11 +483,14 @@ TEST_CASE("the watching thread expires exactly the live requests, watched from s
   std::vector<std::shared_ptr<counted>> kept[2];  // outlive the watch (declared before it)
   deadline_watch watch{std::chrono::milliseconds{1}};
   std::vector<std::thread> threads;
+  // Every deadline is past the moment its request is answered: one due while its request is still
+  // alive is rightly expired (a deadline of `now` was, once in a CI run: 61 of 60).
+  auto start = deadline_watch::clock::now() + std::chrono::seconds{2};
   for (int t = 0; t < 2; ++t)
     threads.emplace_back([&, t] {
       for (int i = 0; i < 3000; ++i) {
         auto request = std::make_shared<counted>(&m, &cv, &expired);
-        watch.watch(deadline_watch::clock::now() + std::chrono::milliseconds{i % 50}, request);
+        watch.watch(start + std::chrono::milliseconds{i % 50}, request);
         if (i % 100 == 0) kept[t].push_back(request);  // 30 per thread still running; the rest answered
       }
     });
