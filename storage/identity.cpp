@@ -81,24 +81,30 @@ std::string random_secret() { return domain::random_bytes(32); }
 std::string random_text_secret() { return domain::base64url_encode(domain::random_bytes(32)); }
 std::string new_dev_key() { return domain::private_key::generate_rsa(2048).to_pem(); }
 
+/// Each secret a secrets file holds, and how a new one is made.
+const std::vector<std::pair<std::string, std::string (*)()>>& shared_secrets() {
+  static const std::vector<std::pair<std::string, std::string (*)()>> all = {
+    {"page-token.key", random_secret},         {"feed-cursor.key", random_secret},
+    {"webhook-secrets.key", random_secret},    {"edge-purge-secret", random_text_secret},
+    {"dev-signing-key.pem", new_dev_key},
+  };
+  return all;
+}
+
 }  // namespace
 
 const std::vector<std::string>& shared_secret_names() {
-  static const std::vector<std::string> names = {"page-token.key", "feed-cursor.key", "webhook-secrets.key",
-                                                 "edge-purge-secret", "dev-signing-key.pem"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& secret : shared_secrets()) out.push_back(secret.first);
+    return out;
+  }();
   return names;
 }
 
 void write_secrets_file(const std::string& path) {
   std::string content = secrets_file_header;
-  auto line = [&](const std::string& name, const std::string& value) {
-    content += name + " " + domain::base64url_encode(value) + "\n";
-  };
-  line("page-token.key", random_secret());
-  line("feed-cursor.key", random_secret());
-  line("webhook-secrets.key", random_secret());
-  line("edge-purge-secret", random_text_secret());
-  line("dev-signing-key.pem", new_dev_key());
+  for (const auto& [name, make] : shared_secrets()) content += name + " " + domain::base64url_encode(make()) + "\n";
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (fd < 0)
     throw std::runtime_error(errno == EEXIST ? path + " exists: a secrets file is never overwritten (the nodes reading it "
