@@ -18,7 +18,8 @@ std::shared_ptr<storage::record_store> open_record_store(const config::settings&
 
 /// On PostgreSQL, the fingerprint of the secrets every node on the database shares: `mine`
 /// (`storage::secrets_fingerprint`) when this node is the first to record one (or the first with
-/// `secrets.file` after nodes without), else the one recorded. None on LMDB (one node). Call after `open_record_store` (it migrates the schema).
+/// `secrets.file` after nodes without), else the one recorded. None on LMDB (one node). Call after
+/// `open_record_store` (it migrates the schema).
 std::optional<std::string> recorded_secrets_fingerprint(const config::settings& s, const std::string& mine);
 
 }  // namespace cl::app

@@ -34,11 +34,11 @@ class token_cache;
 
 namespace cl::app {
 
-/// What a group's spawning functions get at start: validated settings and the shared services the
-/// composition root owns.
 /// Where the service's secrets are: `secrets.file`, else the data dir.
 inline storage::secret_place secrets_of(const config::settings& s) { return {s.data_dir, s.secrets_file}; }
 
+/// What a group's spawning functions get at start: validated settings and the shared services the
+/// composition root owns.
 struct startup {
   const config::settings& settings;
   std::shared_ptr<storage::record_store> store;

@@ -52,12 +52,14 @@ struct dev_identity {
 const std::vector<std::string>& published_key_ids();
 
 /// Loads the development key from `<data_dir>/identity/`, creating an RSA-2048 key there once
-/// (mode 0600). Safe when `serve` and `token` race to create it. Throws std::runtime_error, also
-/// when the key is one of `never_trusted` (the message says to delete it).
+/// (mode 0600), or from the secrets file when `place` names one. Safe when `serve` and `token` race
+/// to create it. Throws std::runtime_error, also when the key is one of `never_trusted` (the message
+/// says to delete it) or the secrets file lacks it.
 dev_identity load_or_create_dev_identity(const secret_place& place,
                                          const std::vector<std::string>& never_trusted = published_key_ids());
 /// The same without creating it: nullopt when `<data_dir>/identity/` holds no key (`token` must
-/// sign with the key the service trusts, never with a new one the service has never seen).
+/// sign with the key the service trusts, never with a new one the service has never seen); with a
+/// secrets file, its key (it throws when the file lacks one).
 std::optional<dev_identity> load_dev_identity(const secret_place& place,
                                               const std::vector<std::string>& never_trusted = published_key_ids());
 /// Where the development key of `data_dir` is kept.

@@ -153,7 +153,7 @@ std::string record_secrets_fingerprint(const postgresql_settings& settings, cons
     "INSERT INTO cluster_facts (name, value) VALUES ('secrets_fingerprint', $1) ON CONFLICT (name) DO UPDATE "
     "SET value = excluded.value WHERE cluster_facts.value LIKE 'dir:%' AND excluded.value LIKE 'file:%'"};
   static const pg::statement read{"SELECT value FROM cluster_facts WHERE name = 'secrets_fingerprint'"};
-  pg::connection db{settings.url, settings.password};
+  pg::connection db{settings.url, settings.password, settings.replan_after, settings.answer_wait};
   db.run(claim, {std::string{from_file ? "file:" : "dir:"} + fingerprint});
   auto recorded = db.run(read, {}).str(0, 0);
   return recorded.substr(recorded.find(':') + 1);
