@@ -2,6 +2,7 @@
 
 #include "storage/kv/lmdb_store.hpp"
 #include "storage/postgresql/postgresql_store.hpp"
+#include "storage/postgresql/search_sessions.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -38,6 +39,12 @@ storage::postgresql_settings postgresql_of(const config::settings& s) {
 std::optional<std::string> recorded_secrets_fingerprint(const config::settings& s, const std::string& mine) {
   if (s.storage.backend != "postgresql") return std::nullopt;
   return storage::record_secrets_fingerprint(postgresql_of(s), mine, !s.secrets_file.empty());
+}
+
+std::shared_ptr<domain::session_store> open_session_store(const config::settings& s, const domain::session_limits& limits,
+                                                          std::size_t connections) {
+  if (s.storage.backend == "postgresql") return storage::open_postgresql_sessions(postgresql_of(s), limits, connections);
+  return std::make_shared<domain::memory_session_store>(limits);
 }
 
 std::shared_ptr<storage::record_store> open_record_store(const config::settings& s) {

@@ -3,6 +3,7 @@
 /// names (`storage.backend`), LMDB in the data dir by default.
 
 #include "config/settings.hpp"
+#include "domain/search_session.hpp"
 #include "storage/record_store.hpp"
 
 #include <memory>
@@ -21,5 +22,10 @@ std::shared_ptr<storage::record_store> open_record_store(const config::settings&
 /// `secrets.file` after nodes without), else the one recorded. None on LMDB (one node). Call after
 /// `open_record_store` (it migrates the schema).
 std::optional<std::string> recorded_secrets_fingerprint(const config::settings& s, const std::string& mine);
+
+/// Where search sessions live: in this process's memory on LMDB (one node), in the database on
+/// PostgreSQL (every node shares them; `connections` of its own). Call after `open_record_store`.
+std::shared_ptr<domain::session_store> open_session_store(const config::settings& s, const domain::session_limits& limits,
+                                                          std::size_t connections);
 
 }  // namespace cl::app

@@ -7,6 +7,7 @@
 #include "actors/search/search_session.hpp"
 #include "actors/work_lane.hpp"
 #include "app/groups.hpp"
+#include "app/record_stores.hpp"
 #include "storage/search/feed.hpp"
 
 #include <caf/actor_system.hpp>
@@ -137,16 +138,17 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   sessions->limits.max_per_principal = static_cast<std::size_t>(section.max_sessions_per_principal);
   sessions->limits.max_returned = static_cast<std::size_t>(section.max_session_hits);
   sessions->limits.max_held_hits = static_cast<std::size_t>(section.max_held_hits);
-  sessions->sessions = std::make_shared<actors::shared_sessions>();
-  sessions->sessions->store = std::make_unique<domain::memory_session_store>(sessions->limits);
+  try {
+    sessions->sessions = open_session_store(s.settings, sessions->limits, s.directory->readers());
+  } catch (const std::exception& e) {
+    return startup_failure(std::string{"search sessions: "} + e.what());
+  }
   if (s.stats) {
     auto open = s.stats->declare_gauge("contentlake_search_sessions",
-                                       "Search sessions held (at most search.max_sessions).");
-    s.stats->on_render([open, held = std::weak_ptr<actors::shared_sessions>(sessions->sessions)] {
-      auto shared = held.lock();
-      if (!shared) return;
-      std::lock_guard<std::mutex> guard{shared->mutex};
-      if (shared->store) open.set(static_cast<double>(shared->store->size()));
+                                       "Search sessions held (at most search.max_sessions; on PostgreSQL, every "
+                                       "node's, as of the last sweep).");
+    s.stats->on_render([open, held = std::weak_ptr<domain::session_store>(sessions->sessions)] {
+      if (auto store = held.lock()) open.set(static_cast<double>(store->size()));
     });
   }
   std::shared_ptr<const actors::indexer_config> shared = cfg;
@@ -154,8 +156,9 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   std::vector<actors::child_spec> children{actors::supervised<actors::indexer_actor>(
     "indexer", [shared](caf::actor_system& sys) { return sys.spawn<caf::detached>(actors::indexer, shared); })};
   // One session actor per directory view (as many as readers): queries run in parallel on the
-  // scheduler's threads (CPU work, like the readers' LMDB reads). The sessions they share live in
-  // memory: they survive the restart of an actor, not the service's (then 404).
+  // scheduler's threads (CPU work, like the readers' LMDB reads). The sessions they share survive
+  // the restart of an actor; in memory (LMDB) not the service's (then 404), on PostgreSQL they do,
+  // and continue on any node.
   for (std::size_t i = 0; i < s.directory->readers(); ++i)
     children.push_back(actors::supervised<actors::search_session_actor>(
       "search-session",

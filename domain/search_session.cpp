@@ -34,7 +34,19 @@ void memory_session_store::sweep(std::int64_t now_ms) {
       i = i->second.forget_at <= now_ms ? expired_.erase(i) : std::next(i);
 }
 
-std::string memory_session_store::open(const session_owner& owner, search_request request, std::int64_t now_ms) {
+std::size_t memory_session_store::size() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return sessions_.size();
+}
+
+std::size_t memory_session_store::held_hits() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return held_hits_;
+}
+
+std::string memory_session_store::open(const session_owner& owner, search_request request, std::uint64_t position,
+                                       std::int64_t now_ms) {
+  std::lock_guard<std::mutex> guard{mutex_};
   sweep(now_ms);
   auto key = owner_key(owner);
   if (limits_.max_per_principal > 0 && per_owner_[key] >= limits_.max_per_principal) {
@@ -50,6 +62,7 @@ std::string memory_session_store::open(const session_owner& owner, search_reques
   s.owner = owner;
   s.request = std::move(request);
   s.last_used_ms = now_ms;
+  s.position = position;
   auto id = s.id;
   lru_.push_back(id);
   sessions_.emplace(id, entry{std::move(s), std::prev(lru_.end())});
@@ -57,9 +70,8 @@ std::string memory_session_store::open(const session_owner& owner, search_reques
   return id;
 }
 
-std::pair<search_session*, std::optional<session_miss>> memory_session_store::find(const std::string& id,
-                                                                                   const session_owner& owner,
-                                                                                   std::int64_t now_ms) {
+found_session memory_session_store::find(const std::string& id, const session_owner& owner, std::int64_t now_ms) {
+  std::lock_guard<std::mutex> guard{mutex_};
   sweep(now_ms);
   auto it = sessions_.find(id);
   if (it == sessions_.end() || !(it->second.session.owner == owner)) {
@@ -67,18 +79,24 @@ std::pair<search_session*, std::optional<session_miss>> memory_session_store::fi
     auto gone = expired_.find(id);
     if (it == sessions_.end() && gone != expired_.end() && gone->second.owner == owner_key(owner)
         && gone->second.forget_at > now_ms)
-      return {nullptr, session_miss::expired};
-    return {nullptr, session_miss::unknown};
+      return {std::nullopt, session_miss::expired};
+    return {std::nullopt, session_miss::unknown};
   }
   auto& e = it->second;
   e.session.last_used_ms = now_ms;
   lru_.splice(lru_.end(), lru_, e.lru);
-  return {&e.session, std::nullopt};
+  return {e.session, session_miss::unknown};
 }
 
-std::vector<std::string> memory_session_store::answered(const std::string& id, const std::vector<std::string>& hit_ids) {
+std::vector<std::string> memory_session_store::answered(const std::string& id, const session_owner& owner,
+                                                       const std::vector<std::string>& hit_ids, std::int64_t now_ms) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  sweep(now_ms);
   auto it = sessions_.find(id);
-  if (it == sessions_.end()) return hit_ids;  // evicted meanwhile: nothing left to repeat them
+  // Gone meanwhile (or never its owner's): nothing left to repeat them.
+  if (it == sessions_.end() || !(it->second.session.owner == owner)) return hit_ids;
+  it->second.session.last_used_ms = now_ms;
+  lru_.splice(lru_.end(), lru_, it->second.lru);
   std::vector<std::string> fresh;
   for (const auto& h : hit_ids)
     if (it->second.session.returned.insert(h).second) fresh.push_back(h);

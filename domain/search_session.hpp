@@ -1,13 +1,14 @@
 #pragma once
 /// Search sessions (spec 4.5.3, issue 14), pure: who owns a session, when it expires, which hits
-/// it has already answered, and the bounds on how many sessions are kept. The search session actor
-/// holds a `session_store`; this one keeps them in memory (one node). A shared store for several
-/// API nodes would implement the same interface.
+/// it has already answered, and the bounds on how many sessions are kept. The search session actors
+/// share a `session_store`: this one keeps them in memory (one node); on PostgreSQL every node shares
+/// one in the database (storage/postgresql/search_sessions.hpp), so a session continues on any node.
 
 #include <cstddef>
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -32,13 +33,16 @@ struct search_request {
   bool usable_only = false;
 };
 
-/// A session: its request and the hits already answered (never answered again).
+/// A session: its request and the hits already answered (never answered again). `position`: the
+/// change-log position the index of the node that opened it had applied; a page on another node is
+/// answered from an index at least that far (none of the first page's hits is missing there).
 struct search_session {
   std::string id;  ///< srch_
   session_owner owner;
   search_request request;
   std::unordered_set<std::string> returned;
   std::int64_t last_used_ms = 0;
+  std::uint64_t position = 0;
 };
 
 /// The limits of sessions (config `search.*`).
@@ -55,17 +59,29 @@ struct session_limits {
 /// Why a lookup found no session: never there (or another's), or there and idle past its TTL.
 enum class session_miss { unknown, expired };
 
+/// A session found (a copy), or why none was.
+struct found_session {
+  std::optional<search_session> session;
+  session_miss miss = session_miss::unknown;  ///< when `session` is empty
+};
+
+/// Where sessions live. Safe to call from several threads at once (the search session actors share
+/// one); on a shared store, from several nodes at once.
 class session_store {
 public:
   virtual ~session_store() = default;
-  /// Opens a session for `owner`; answers its id. May evict (limits).
-  virtual std::string open(const session_owner& owner, search_request request, std::int64_t now_ms) = 0;
+  /// Opens a session for `owner` on an index at `position`; answers its id. May evict (limits).
+  virtual std::string open(const session_owner& owner, search_request request, std::uint64_t position,
+                           std::int64_t now_ms) = 0;
   /// The session `id` of `owner`, touched (its idle time restarts); or why not.
-  virtual std::pair<search_session*, std::optional<session_miss>> find(const std::string& id, const session_owner& owner,
-                                                                       std::int64_t now_ms) = 0;
-  /// Records hits as answered by session `id` (found just before); answers those it had not
-  /// answered before, in order. May evict other sessions (limits).
-  virtual std::vector<std::string> answered(const std::string& id, const std::vector<std::string>& hit_ids) = 0;
+  virtual found_session find(const std::string& id, const session_owner& owner, std::int64_t now_ms) = 0;
+  /// Records hits as answered by `owner`'s session `id`; answers those it had not answered before,
+  /// in order (a concurrent page, here or on another node, may have taken the others). A session
+  /// gone meanwhile (evicted, expired) has nothing left to repeat: every hit is answered. May evict
+  /// other sessions (limits).
+  virtual std::vector<std::string> answered(const std::string& id, const session_owner& owner,
+                                            const std::vector<std::string>& hit_ids, std::int64_t now_ms) = 0;
+  /// Sessions held (a metric; a shared store may answer its count as of its last sweep).
   virtual std::size_t size() const = 0;
 };
 
@@ -74,13 +90,14 @@ public:
 class memory_session_store final : public session_store {
 public:
   explicit memory_session_store(session_limits limits);
-  std::string open(const session_owner& owner, search_request request, std::int64_t now_ms) override;
-  std::pair<search_session*, std::optional<session_miss>> find(const std::string& id, const session_owner& owner,
-                                                               std::int64_t now_ms) override;
-  std::vector<std::string> answered(const std::string& id, const std::vector<std::string>& hit_ids) override;
-  std::size_t size() const override { return sessions_.size(); }
+  std::string open(const session_owner& owner, search_request request, std::uint64_t position,
+                   std::int64_t now_ms) override;
+  found_session find(const std::string& id, const session_owner& owner, std::int64_t now_ms) override;
+  std::vector<std::string> answered(const std::string& id, const session_owner& owner,
+                                    const std::vector<std::string>& hit_ids, std::int64_t now_ms) override;
+  std::size_t size() const override;
   /// Answered hits held over all sessions.
-  std::size_t held_hits() const { return held_hits_; }
+  std::size_t held_hits() const;
 
 private:
   using lru_list = std::list<std::string>;  ///< ids, least recently used first
@@ -92,6 +109,7 @@ private:
   void sweep(std::int64_t now_ms);
   static std::string owner_key(const session_owner& o);
 
+  mutable std::mutex mutex_;
   session_limits limits_;
   std::unordered_map<std::string, entry> sessions_;
   lru_list lru_;

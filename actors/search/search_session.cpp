@@ -1,4 +1,5 @@
 #include "actors/search/search_session.hpp"
+#include "actors/backend_error.hpp"
 #include "actors/fault_hooks.hpp"
 
 #include "domain/clock.hpp"
@@ -6,7 +7,6 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include <mutex>
 #include <unordered_set>
 
 namespace cl::actors {
@@ -17,6 +17,21 @@ domain::api_error session_missing(domain::session_miss miss) {
   if (miss == domain::session_miss::expired)
     return {domain::error_id::search_session_expired, "The search session expired; start a new search.", {}};
   return {domain::error_id::search_session_not_found, "No such search session; start a new search.", {}};
+}
+
+domain::api_error sessions_unavailable() {
+  return {domain::error_id::backend_unavailable, "The search sessions are unavailable; retry shortly.", {}};
+}
+
+/// `work`'s answer, or none when the session store failed (a shared store whose database is away).
+template <class Work>
+auto guarded_sessions(Work work) -> std::optional<decltype(work())> {
+  try {
+    return work();
+  } catch (const std::exception& e) {
+    spdlog::error("search: the search sessions could not be read or written: {}", e.what());
+    return std::nullopt;
+  }
 }
 
 /// The index query of `request` for a caller whose grants count through `principals`.
@@ -70,7 +85,7 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
   accept_fault_delays(self);
   return {
     [cfg](search_atom, search_call& call) -> search_outcome {
-      auto& shared = *cfg->sessions;
+      auto& sessions = *cfg->sessions;
       auto now = domain::now_ms();
       search_outcome out;
       if (cfg->index->is_rebuilding()) {
@@ -79,21 +94,24 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
                                       "The search index is being rebuilt from the stored Resources; retry shortly.", {}};
         return out;
       }
-      // What the session answered so far, copied under the lock (bounded by max_returned); the
-      // queries then run without it, in parallel with other sessions' queries.
+      // What the session answered so far, a copy (bounded by max_returned); the queries then run in
+      // parallel with other sessions' queries.
       std::vector<std::string> returned;
       bool continued = !call.search_id.empty();
       if (continued) {
-        std::lock_guard lock{shared.mutex};
-        auto [found, miss] = shared.store->find(call.search_id, call.owner, now);
+        auto found = guarded_sessions([&] { return sessions.find(call.search_id, call.owner, now); });
         if (!found) {
-          out.error = session_missing(miss.value_or(domain::session_miss::unknown));
+          out.error = sessions_unavailable();
+          return out;
+        }
+        if (!found->session) {
+          out.error = session_missing(found->miss);
           return out;
         }
         out.search_id = call.search_id;
-        out.request = found->request;
-        out.answered_before = found->returned.size();
-        returned.assign(found->returned.begin(), found->returned.end());
+        out.request = std::move(found->session->request);
+        out.answered_before = found->session->returned.size();
+        returned.assign(found->session->returned.begin(), found->session->returned.end());
       } else {
         out.request = std::move(call.request);
       }
@@ -125,17 +143,18 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
       }
       // A new search becomes a session once its query has been accepted.
       if (!continued) {
-        std::lock_guard lock{shared.mutex};
-        out.search_id = shared.store->open(call.owner, out.request, now);
+        auto id = guarded_sessions([&] { return sessions.open(call.owner, out.request, cfg->index->applied(), now); });
+        if (!id) out.error = sessions_unavailable();
+        else out.search_id = std::move(*id);
       }
       return out;
     },
     [cfg](answered_atom, const domain::session_owner& owner, const std::string& id,
-          std::vector<std::string>& hits) -> std::vector<std::string> {
-      std::lock_guard lock{cfg->sessions->mutex};
-      auto& store = *cfg->sessions->store;
-      if (!store.find(id, owner, domain::now_ms()).first) return hits;
-      return store.answered(id, hits);
+          std::vector<std::string>& hits) -> caf::result<std::vector<std::string>> {
+      // Unrecorded, hits could be answered again by a later page: this page fails instead (503).
+      auto fresh = guarded_sessions([&] { return cfg->sessions->answered(id, owner, hits, domain::now_ms()); });
+      if (!fresh) return caf::make_error(backend_error::storage_failure, "search sessions unavailable");
+      return std::move(*fresh);
     },
   };
 }

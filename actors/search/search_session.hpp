@@ -14,23 +14,17 @@
 #include <caf/stateful_actor.hpp>
 
 #include <memory>
-#include <mutex>
 
 namespace cl::actors {
-
-/// The sessions every search session actor shares (several run, one per directory view, so that
-/// queries run in parallel): a session store behind one lock, held only for bookkeeping, never
-/// while a query runs. It outlives a restart of any one actor.
-struct shared_sessions {
-  std::mutex mutex;
-  std::unique_ptr<domain::session_store> store;
-};
 
 struct search_session_config {
   std::shared_ptr<storage::search_index> index;
   std::shared_ptr<storage::record_store> store;  ///< grants read again for every candidate
   domain::session_limits limits;
-  std::shared_ptr<shared_sessions> sessions;
+  /// The sessions every search session actor shares (several run, one per directory view, so that
+  /// queries run in parallel); they outlive a restart of any one actor. In memory, or on
+  /// PostgreSQL shared by every node.
+  std::shared_ptr<domain::session_store> sessions;
 };
 
 struct search_session_state {

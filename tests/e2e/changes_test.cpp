@@ -160,16 +160,6 @@ TEST_CASE("layer 2 at delivery: a reader sees a Resource appear, change and disa
   CHECK(eve_next != eve_cursor);
 }
 
-/// Sets option `key` as a configuration file would (a group's section is its own business).
-void set_option(cl::config::settings& s, const std::string& key, const std::string& value) {
-  for (const auto& o : cl::app::groups().options())
-    if (o.key == key) {
-      REQUIRE_FALSE(o.set(s, value));
-      return;
-    }
-  FAIL("no option " + key);
-}
-
 TEST_CASE("types filter the feed; a poll moves on through changes that are not the caller's", "[changes]") {
   feed f{[](cl::config::settings& s) { set_option(s, "changes.scan_limit", "5"); }};
   auto updates = f.now(f.alice, "resource.updated");

@@ -1,6 +1,7 @@
 #include "tests/support/service_fixture.hpp"
 
 #include "app/blobs_group.hpp"
+#include "app/groups.hpp"
 
 #include "tests/support/test_keys.hpp"
 #include "tests/support/test_store.hpp"
@@ -37,7 +38,11 @@ test_service::test_service(const std::function<void(config::settings&)>& tweak) 
   s.auth.jwks_file = jwks_path_;
   s.http.shutdown_grace_seconds = 5;
   if (tweak) tweak(s);
-  if (postgresql_backend()) {
+  if (postgresql_backend() && !s.storage.postgresql_url.empty()) {
+    // A node of several on another's database (`tweak` named it).
+    s.storage.backend = "postgresql";
+    postgresql_url_ = s.storage.postgresql_url;
+  } else if (postgresql_backend()) {
     // The PostgreSQL run (e2e_pg): a schema of its own per data dir, so a service started again on
     // the same data dir finds its records, as on LMDB.
     static std::mutex mutex;
@@ -53,6 +58,15 @@ test_service::test_service(const std::function<void(config::settings&)>& tweak) 
   svc_ = std::make_unique<app::service>(s);
   svc_->start(false);
   exit_ = std::async(std::launch::async, [this] { return svc_->run(); });
+}
+
+void set_option(config::settings& s, const std::string& key, const std::string& value) {
+  for (const auto& o : app::groups().options())
+    if (o.key == key) {
+      if (auto refused = o.set(s, value)) throw std::runtime_error("option " + key + ": " + *refused);
+      return;
+    }
+  throw std::runtime_error("no option " + key);
 }
 
 storage_environment::storage_environment(const std::string& postgresql_url) : set_(!postgresql_url.empty()) {

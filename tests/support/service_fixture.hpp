@@ -23,7 +23,9 @@ struct temp_dir {
 
 class test_service {
 public:
-  /// Starts the service; `tweak` may change settings first (limits, quotas, timeouts).
+  /// Starts the service; `tweak` may change settings first (limits, quotas, timeouts). In the
+  /// PostgreSQL run a `tweak` that sets `storage.postgresql_url` (another service's) makes this one
+  /// a second node on the same database.
   explicit test_service(const std::function<void(config::settings&)>& tweak = {});
   ~test_service();
 
@@ -62,6 +64,10 @@ public:
 private:
   bool set_ = false;
 };
+
+/// Sets option `key` as a configuration file would (a route group's section is its own business).
+/// Throws std::runtime_error for an unknown key or a value the option refuses.
+void set_option(config::settings& s, const std::string& key, const std::string& value);
 
 /// A well-formed token from the test issuer for tenant t_test with these scopes.
 std::string read_token(const std::string& scopes = "content-lake.read");

@@ -1,0 +1,175 @@
+// Search sessions in the database every node shares (spec 4.5.3): a page of a session opened on one
+// node continues on any other. The same rules as the memory store (domain/search_session.hpp), in
+// SQL: ownership and idle expiry are checked by each statement, the hits a session answered are rows
+// under its id (a hit taken by a concurrent page, on any node, is taken once: ON CONFLICT DO
+// NOTHING), and the bounds on sessions and held hits are applied by a sweep that one node at a time
+// runs (an advisory lock held by the sweep's statement).
+
+#include "storage/postgresql/search_sessions.hpp"
+
+#include "domain/ids.hpp"
+#include "storage/postgresql/backend.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <unordered_set>
+
+namespace cl::storage {
+
+namespace {
+
+using pg::num;
+using pg::statement;
+
+/// The sessions' tables, as a schema part of their own. Ids are `srch_` plus random characters: the
+/// primary key alone finds a session; ownership is checked beside it.
+const bool schema = pg::schema_part("search", {
+  // 1: sessions and the hits each answered.
+  R"sql(
+CREATE TABLE search_sessions (
+  id text COLLATE "C" PRIMARY KEY, tenant text COLLATE "C" NOT NULL, sub text COLLATE "C" NOT NULL,
+  client_id text COLLATE "C" NOT NULL, query text NOT NULL, types text[] NOT NULL, languages text[] NOT NULL,
+  work_id text NOT NULL, usable_only boolean NOT NULL, position bigint NOT NULL, last_used_ms bigint NOT NULL,
+  answered integer NOT NULL DEFAULT 0);
+CREATE INDEX search_sessions_by_owner ON search_sessions (tenant, sub, client_id, last_used_ms);
+CREATE INDEX search_sessions_by_use ON search_sessions (last_used_ms);
+CREATE TABLE search_session_hits (
+  session text COLLATE "C" NOT NULL REFERENCES search_sessions (id) ON DELETE CASCADE,
+  resource text COLLATE "C" NOT NULL,
+  PRIMARY KEY (session, resource));
+)sql",
+});
+
+/// Opens a session; the owner's least recently used ones past the bound go in the same statement
+/// ($12: how many of the others stay).
+const statement session_open{
+  "WITH evicted AS (DELETE FROM search_sessions WHERE id IN (SELECT id FROM search_sessions "
+  "WHERE tenant = $2 AND sub = $3 AND client_id = $4 ORDER BY last_used_ms DESC, id DESC OFFSET $12)) "
+  "INSERT INTO search_sessions (id, tenant, sub, client_id, query, types, languages, work_id, usable_only, position, "
+  "last_used_ms) VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[], $8, $9, $10, $11)"};
+
+/// The owner's session and the hits it answered, touched when it has not expired ($6: the oldest
+/// use that has not).
+const statement session_find{
+  "WITH s AS (SELECT id, query, types, languages, work_id, usable_only, position, last_used_ms FROM search_sessions "
+  "WHERE id = $1 AND tenant = $2 AND sub = $3 AND client_id = $4), "
+  "touched AS (UPDATE search_sessions t SET last_used_ms = greatest(t.last_used_ms, $5) FROM s "
+  "WHERE t.id = s.id AND s.last_used_ms > $6) "
+  "SELECT query, types, languages, work_id, usable_only, position, last_used_ms, "
+  "(SELECT array_agg(resource) FROM search_session_hits WHERE session = $1) FROM s"};
+
+/// Records hits under the owner's live session; answers whether it is there and the hits new to it.
+/// The session's row is locked first: concurrent pages of one session record one after the other.
+const statement session_answered{
+  "WITH s AS (SELECT id FROM search_sessions WHERE id = $1 AND tenant = $2 AND sub = $3 AND client_id = $4 "
+  "AND last_used_ms > $6 FOR UPDATE), "
+  "fresh AS (INSERT INTO search_session_hits (session, resource) SELECT s.id, h FROM s, unnest($5::text[]) AS h "
+  "ON CONFLICT DO NOTHING RETURNING resource), "
+  "touched AS (UPDATE search_sessions t SET last_used_ms = greatest(t.last_used_ms, $7), "
+  "answered = t.answered + (SELECT count(*) FROM fresh) FROM s WHERE t.id = s.id) "
+  "SELECT (SELECT count(*) FROM s), (SELECT array_agg(resource) FROM fresh)"};
+
+/// Forgets sessions idle two TTLs ($1: the newest use forgotten), and of the live ones ($2: the
+/// oldest use that is), the least recently used past the bound on sessions ($4) or on held hits ($3).
+/// One sweep at a time in the cluster: it holds an advisory lock (its key: the migration lock's plus
+/// one, storage/postgresql/schema.cpp) for its statement; another node's sweep meanwhile skips.
+const statement sessions_sweep{
+  "WITH lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(7362846102834652) AS got) "
+  "DELETE FROM search_sessions WHERE (SELECT got FROM lock) AND id IN ("
+  "SELECT id FROM search_sessions WHERE last_used_ms <= $1 UNION ALL "
+  "SELECT id FROM (SELECT id, sum(answered) OVER w AS held, row_number() OVER w AS n FROM search_sessions "
+  "WHERE last_used_ms > $2 WINDOW w AS (ORDER BY last_used_ms DESC, id DESC)) live WHERE held > $3 OR n > $4)"};
+const statement sessions_live{"SELECT count(*) FROM search_sessions WHERE last_used_ms > $1"};
+
+std::string boolean(bool b) { return b ? "true" : "false"; }
+
+/// A bound as a statement parameter: 0 (none) as the largest number.
+std::string bound(std::size_t n) { return n == 0 ? num(std::int64_t{INT64_MAX}) : num(static_cast<std::uint64_t>(n)); }
+
+class postgresql_sessions final : public domain::session_store {
+public:
+  postgresql_sessions(const postgresql_settings& s, const domain::session_limits& limits, std::size_t connections)
+    : limits_(limits),
+      pool_(s.url, s.password, std::max<std::size_t>(1, connections), s.wait, s.replan_after, s.answer_wait),
+      db_(pool_),
+      sweep_every_ms_(std::clamp<std::int64_t>(limits.ttl_ms / 2, 1000, 60000)) {}
+
+  std::string open(const domain::session_owner& owner, domain::search_request request, std::uint64_t position,
+                   std::int64_t now_ms) override {
+    sweep_when_due(now_ms);
+    auto id = domain::random_id("srch_");
+    auto others = limits_.max_per_principal == 0 ? bound(0) : num(static_cast<std::uint64_t>(limits_.max_per_principal - 1));
+    db_.run(session_open, {id, owner.tenant, owner.sub, owner.client_id, request.query, pg::array_literal(request.types),
+                           pg::array_literal(request.languages), request.work_id, boolean(request.usable_only),
+                           num(position), num(now_ms), others});
+    return id;
+  }
+
+  domain::found_session find(const std::string& id, const domain::session_owner& owner, std::int64_t now_ms) override {
+    sweep_when_due(now_ms);
+    auto r = db_.run(session_find, {id, owner.tenant, owner.sub, owner.client_id, num(now_ms), num(now_ms - limits_.ttl_ms)});
+    if (r.empty()) return {std::nullopt, domain::session_miss::unknown};
+    auto last_used = r.integer(0, 6);
+    // As in memory: expired for one TTL, then forgotten (the sweep removes it).
+    if (last_used + limits_.ttl_ms <= now_ms)
+      return {std::nullopt, last_used + 2 * limits_.ttl_ms > now_ms ? domain::session_miss::expired : domain::session_miss::unknown};
+    domain::search_session s;
+    s.id = id;
+    s.owner = owner;
+    s.request.query = r.str(0, 0);
+    s.request.types = pg::parse_array(r.text(0, 1));
+    s.request.languages = pg::parse_array(r.text(0, 2));
+    s.request.work_id = r.str(0, 3);
+    s.request.usable_only = r.text(0, 4) == "t";
+    s.position = static_cast<std::uint64_t>(r.integer(0, 5));
+    s.last_used_ms = std::max(last_used, now_ms);
+    if (!r.is_null(0, 7))
+      for (auto& h : pg::parse_array(r.text(0, 7))) s.returned.insert(std::move(h));
+    return {std::move(s), domain::session_miss::unknown};
+  }
+
+  std::vector<std::string> answered(const std::string& id, const domain::session_owner& owner,
+                                    const std::vector<std::string>& hit_ids, std::int64_t now_ms) override {
+    if (hit_ids.empty()) return {};
+    auto r = db_.run(session_answered, {id, owner.tenant, owner.sub, owner.client_id, pg::array_literal(hit_ids),
+                                        num(now_ms - limits_.ttl_ms), num(now_ms)});
+    if (r.integer(0, 0) == 0) return hit_ids;  // gone meanwhile: nothing left to repeat them
+    std::unordered_set<std::string> fresh;
+    if (!r.is_null(0, 1))
+      for (auto& h : pg::parse_array(r.text(0, 1))) fresh.insert(std::move(h));
+    std::vector<std::string> out;  // in the order asked, each once
+    for (const auto& h : hit_ids)
+      if (fresh.erase(h)) out.push_back(h);
+    return out;
+  }
+
+  std::size_t size() const override { return live_.load(); }
+
+private:
+  /// Sweeps when due (at most every half TTL, at most every minute): run by the call that finds it
+  /// due, on one node at a time.
+  void sweep_when_due(std::int64_t now_ms) {
+    auto due = next_sweep_ms_.load();
+    if (now_ms < due || !next_sweep_ms_.compare_exchange_strong(due, now_ms + sweep_every_ms_)) return;
+    db_.run(sessions_sweep, {num(now_ms - 2 * limits_.ttl_ms), num(now_ms - limits_.ttl_ms),
+                             bound(limits_.max_held_hits), bound(limits_.max_sessions)});
+    live_ = static_cast<std::size_t>(db_.run(sessions_live, {num(now_ms - limits_.ttl_ms)}).integer(0, 0));
+  }
+
+  domain::session_limits limits_;
+  pg::pool pool_;
+  pg::pooled_session db_;
+  std::int64_t sweep_every_ms_;
+  std::atomic<std::int64_t> next_sweep_ms_{0};
+  std::atomic<std::size_t> live_{0};
+};
+
+}  // namespace
+
+std::shared_ptr<domain::session_store> open_postgresql_sessions(const postgresql_settings& settings,
+                                                                const domain::session_limits& limits,
+                                                                std::size_t connections) {
+  return std::make_shared<postgresql_sessions>(settings, limits, connections);
+}
+
+}  // namespace cl::storage

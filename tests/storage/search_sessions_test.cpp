@@ -1,0 +1,150 @@
+// Search sessions: ownership, idle expiry, the bounds that evict, and the hits a session has
+// answered (issue 14), on the store of the backend under test: in memory, or in PostgreSQL where
+// every node shares them (issue 42). Times are injected: no clock, no sleep. The shared store
+// applies the bounds on all sessions in a sweep (at most every half TTL): those tests use a TTL
+// long enough to pass a sweep while the sessions live.
+
+#include "domain/search_session.hpp"
+#include "storage/postgresql/search_sessions.hpp"
+#include "tests/support/test_store.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <thread>
+
+using namespace cl::domain;
+
+namespace {
+
+const session_owner alice{"t_a", "u_alice", "a_app"};
+
+session_limits small(std::size_t total, std::size_t per_principal, std::int64_t ttl_ms = 1000) {
+  session_limits l;
+  l.ttl_ms = ttl_ms;
+  l.max_sessions = total;
+  l.max_per_principal = per_principal;
+  return l;
+}
+
+/// The session store of the backend under test: its own schema on the PostgreSQL test server, else
+/// in memory.
+std::shared_ptr<session_store> sessions(const session_limits& limits) {
+  if (!cl::testing::postgresql_backend()) return std::make_shared<memory_session_store>(limits);
+  cl::storage::postgresql_settings pg{cl::testing::fresh_postgresql_url(), {}, 2};
+  cl::storage::open_postgresql_store(pg);  // migrates the schema
+  return cl::storage::open_postgresql_sessions(pg, limits, 4);
+}
+
+search_request asking(std::string query) { return {std::move(query), {}, {}, {}, false}; }
+
+}  // namespace
+
+TEST_CASE("a session belongs to its tenant, subject and client: anyone else finds nothing", "[search][sessions]") {
+  auto store = sessions(small(10, 10));
+  auto id = store->open(alice, {"tides", {"article"}, {"en", "fr"}, "wrk_1", true}, 42, 0);
+  CHECK(id.rfind("srch_", 0) == 0);
+  auto mine = store->find(id, alice, 10);
+  REQUIRE(mine.session);
+  CHECK(mine.session->request.query == "tides");
+  CHECK(mine.session->request.types == std::vector<std::string>{"article"});
+  CHECK(mine.session->request.languages == std::vector<std::string>{"en", "fr"});
+  CHECK(mine.session->request.work_id == "wrk_1");
+  CHECK(mine.session->request.usable_only);
+  CHECK(mine.session->position == 42);
+  for (const auto& other : {session_owner{"t_b", "u_alice", "a_app"}, session_owner{"t_a", "u_bob", "a_app"},
+                            session_owner{"t_a", "u_alice", "a_other"}}) {
+    auto theirs = store->find(id, other, 10);
+    CHECK_FALSE(theirs.session);
+    CHECK(theirs.miss == session_miss::unknown);
+    // Another's hits are not recorded under it.
+    CHECK(store->answered(id, other, {"res_1"}, 10) == std::vector<std::string>{"res_1"});
+  }
+  CHECK(store->find(id, alice, 11).session->returned.empty());
+  CHECK(store->find("srch_nosuch", alice, 10).miss == session_miss::unknown);
+}
+
+TEST_CASE("a session idle past its TTL is expired for its owner, unknown for others, then forgotten", "[search][sessions]") {
+  auto store = sessions(small(10, 10));
+  auto id = store->open(alice, asking("tides"), 0, 0);
+  REQUIRE(store->find(id, alice, 900).session);  // use restarts the idle time
+  REQUIRE(store->find(id, alice, 1800).session);
+  auto gone = store->find(id, alice, 2800);
+  CHECK_FALSE(gone.session);
+  CHECK(gone.miss == session_miss::expired);
+  CHECK(store->size() == 0);
+  CHECK(store->find(id, session_owner{"t_a", "u_bob", "a_app"}, 2800).miss == session_miss::unknown);
+  // An expired session records nothing: its hits are answered as new.
+  CHECK(store->answered(id, alice, {"res_1"}, 2801) == std::vector<std::string>{"res_1"});
+  CHECK(store->find(id, alice, 2802).miss == session_miss::expired);
+  CHECK(store->find(id, alice, 1800 + 2000 + 1).miss == session_miss::unknown);  // one more TTL later
+}
+
+TEST_CASE("past the per-principal bound the owner's least recently used session goes, not another's", "[search][sessions]") {
+  auto store = sessions(small(100, 2));
+  session_owner bob{"t_a", "u_bob", "a_app"};
+  auto bobs = store->open(bob, asking("b"), 0, 0);
+  auto first = store->open(alice, asking("1"), 0, 1);
+  auto second = store->open(alice, asking("2"), 0, 2);
+  REQUIRE(store->find(first, alice, 3).session);  // first is now the more recently used
+  auto third = store->open(alice, asking("3"), 0, 4);
+  CHECK(store->find(first, alice, 5).session);
+  CHECK_FALSE(store->find(second, alice, 5).session);
+  CHECK(store->find(third, alice, 5).session);
+  CHECK(store->find(bobs, bob, 5).session);
+}
+
+TEST_CASE("past the total bound the least recently used session of anyone goes", "[search][sessions]") {
+  auto store = sessions(small(3, 10, 10000));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i)
+    ids.push_back(store->open(session_owner{"t_a", "u_" + std::to_string(i), "a_app"}, asking("q"), 0, i));
+  auto newest = store->open(alice, asking("q"), 0, 10);
+  // Past a sweep (the shared store's; the memory store evicts at once).
+  CHECK_FALSE(store->find(ids[0], session_owner{"t_a", "u_0", "a_app"}, 5011).session);
+  CHECK(store->size() == 3);
+  CHECK(store->find(ids[1], session_owner{"t_a", "u_1", "a_app"}, 5012).session);
+  CHECK(store->find(newest, alice, 5013).session);
+}
+
+TEST_CASE("a session remembers the hits it answered", "[search][sessions]") {
+  auto store = sessions(small(10, 10));
+  auto id = store->open(alice, asking("tides"), 0, 0);
+  CHECK(store->answered(id, alice, {}, 1).empty());
+  store->answered(id, alice, {"res_1", "res_2"}, 1);
+  store->answered(id, alice, {"res_3"}, 2);
+  auto s = store->find(id, alice, 3).session;
+  REQUIRE(s);
+  CHECK(s->returned == std::unordered_set<std::string>{"res_1", "res_2", "res_3"});
+}
+
+TEST_CASE("answering a hit twice records it once, and held hits are bounded over all sessions", "[search][sessions]") {
+  auto limits = small(10, 10, 10000);
+  limits.max_held_hits = 4;
+  auto store = sessions(limits);
+  auto old = store->open(alice, asking("tides"), 0, 0);
+  CHECK(store->answered(old, alice, {"res_1", "res_2"}, 1) == std::vector<std::string>{"res_1", "res_2"});
+  // A concurrent page that took res_2 too learns that only res_3 is its own; asked twice, once.
+  CHECK(store->answered(old, alice, {"res_2", "res_3", "res_3"}, 2) == std::vector<std::string>{"res_3"});
+  auto recent = store->open(alice, asking("waves"), 0, 3);
+  // Two more hits pass the bound: the least recently used other session goes, this one stays.
+  store->answered(recent, alice, {"res_7", "res_8"}, 4);
+  CHECK(store->find(old, alice, 5005).miss == session_miss::unknown);
+  CHECK(store->find(recent, alice, 5006).session);
+}
+
+TEST_CASE("concurrent pages of one session take each hit once", "[search][sessions]") {
+  auto store = sessions(small(10, 10, 60000));
+  auto id = store->open(alice, asking("tides"), 0, 0);
+  std::vector<std::string> hits;
+  for (int i = 0; i < 50; ++i) hits.push_back("res_" + std::to_string(i));
+  // Four pages at once, each offering every hit (as four nodes ranking the same candidates would).
+  std::vector<std::vector<std::string>> taken(4);
+  std::vector<std::thread> pages;
+  for (std::size_t p = 0; p < taken.size(); ++p)
+    pages.emplace_back([&, p] { taken[p] = store->answered(id, alice, hits, 1); });
+  for (auto& t : pages) t.join();
+  std::multiset<std::string> all;
+  for (const auto& t : taken) all.insert(t.begin(), t.end());
+  CHECK(all == std::multiset<std::string>(hits.begin(), hits.end()));
+}
