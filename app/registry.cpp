@@ -3,6 +3,13 @@
 #include <caf/message.hpp>
 #include <caf/sec.hpp>
 
+#include <openssl/rand.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
 namespace cl::app {
 
 caf::error startup_failure(std::string what) {
@@ -53,6 +60,32 @@ caf::expected<std::vector<actors::child_spec>> registry::spawn_all(const startup
     for (auto& c : *children) all.push_back(std::move(c));
   }
   return all;
+}
+
+std::string node_name_of(const config::settings& s) {
+  if (!s.node_name.empty()) return s.node_name;
+  auto file = std::filesystem::path{s.data_dir} / "node-name";
+  std::string name;
+  if (std::ifstream in{file}; in) std::getline(in, name);
+  if (!name.empty()) return name;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  for (char* c = host; *c; ++c)
+    if (static_cast<unsigned char>(*c) < 0x21 || static_cast<unsigned char>(*c) > 0x7e) *c = '-';
+  unsigned char random[3];
+  if (RAND_bytes(random, sizeof random) != 1) throw std::runtime_error("node name: no random bytes");
+  static constexpr char hex[] = "0123456789abcdef";
+  name = std::string{*host ? host : "node"} + '-';
+  for (auto b : random) name += {hex[b >> 4], hex[b & 15]};
+  auto temporary = file;
+  temporary += ".new";
+  {
+    std::ofstream out{temporary, std::ios::trunc};
+    out << name << '\n';
+    if (!out.flush()) throw std::runtime_error("node name: cannot write " + temporary.string());
+  }
+  std::filesystem::rename(temporary, file);
+  return name;
 }
 
 }  // namespace cl::app

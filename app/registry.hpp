@@ -37,10 +37,17 @@ namespace cl::app {
 /// Where the service's secrets are: `secrets.file`, else the data dir.
 inline storage::secret_place secrets_of(const config::settings& s) { return {s.data_dir, s.secrets_file}; }
 
+/// This node's name: `node.name`, else the one kept in `<data_dir>/node-name`, made at the first
+/// start (the host name and six random hex digits: two nodes on one host differ). Throws
+/// std::runtime_error when it cannot be kept.
+std::string node_name_of(const config::settings& s);
+
 /// What a group's spawning functions get at start: validated settings and the shared services the
 /// composition root owns.
 struct startup {
   const config::settings& settings;
+  /// This node's name (`node.name`, or the one kept in the data dir).
+  std::string node;
   std::shared_ptr<storage::record_store> store;
   std::shared_ptr<actors::actor_directory> directory;
   std::shared_ptr<actors::metrics> stats;

@@ -49,7 +49,8 @@ std::shared_ptr<storage::search_index> start_rebuild(const std::filesystem::path
 
 /// The index under the data dir. A missing, unreadable or older one is rebuilt from the record
 /// store, in the background; so is one ahead of the store (a data dir restored from an older
-/// backup). A rebuild a stop interrupted goes on where it was.
+/// backup), and one behind what the change log still holds (a node away longer than retention,
+/// let go by the others). A rebuild a stop interrupted goes on where it was.
 std::shared_ptr<storage::search_index> open_index(const std::string& data_dir, const storage::record_store& store) {
   auto dir = std::filesystem::path{data_dir} / "search";
   bool missing = !std::filesystem::exists(dir) || std::filesystem::is_empty(dir);
@@ -64,6 +65,11 @@ std::shared_ptr<storage::search_index> open_index(const std::string& data_dir, c
   if (index->applied() > store.last_change()) {
     auto why = "ahead of the record store (" + std::to_string(index->applied()) + " > " + std::to_string(store.last_change()) + ")";
     index.reset();  // its write locks go before its files
+    return start_rebuild(dir, store, why);
+  }
+  if (!index->is_rebuilding() && !storage::log_continues_after(store, index->applied())) {
+    auto why = "behind the change log, which no longer holds the changes after " + std::to_string(index->applied());
+    index.reset();
     return start_rebuild(dir, store, why);
   }
   if (index->is_rebuilding())
@@ -125,11 +131,18 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
     spdlog::info("search indexer: the service's other threads run {} nice steps below it ({} lowered)",
                  section.indexer_priority, lowered);
   }
-  // Registered as a change-log consumer before anything is served (retention then keeps what the
-  // index has not applied); later positions are written by the indexer through the writer.
-  bool registered = false;
-  for (const auto& [name, seq] : s.store->consumers()) registered = registered || name == actors::search_consumer;
-  if (!registered) s.store->apply({storage::acknowledge_changes(actors::search_consumer, cfg->index->applied())});
+  // Registered as a change-log consumer of its own before anything is served (retention then keeps
+  // what this node's index has not applied); later positions are written by the indexer through
+  // the writer. The consumer all nodes' indexes once shared goes.
+  cfg->consumer = actors::replica_consumer(s.node);
+  std::vector<storage::mutation> registration{storage::acknowledge_changes(cfg->consumer, cfg->index->applied())};
+  for (const auto& c : s.store->consumers())
+    if (c.name == actors::shared_search_consumer) registration.push_back(storage::forget_consumer(c.name));
+  s.store->apply(std::move(registration));
+  // Another node's index is let go after the change log's retention (at least an hour): until then,
+  // a node that comes back finds the log where its index stopped.
+  cfg->replica_lapse = std::max<std::chrono::milliseconds>(std::chrono::seconds{s.settings.storage.change_log_retention_seconds},
+                                                           std::chrono::hours{1});
   auto sessions = std::make_shared<actors::search_session_config>();
   sessions->index = cfg->index;
   sessions->store = s.store;

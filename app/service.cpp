@@ -74,12 +74,14 @@ struct service::impl {
   std::atomic<int> exit_code{0};
   std::atomic<bool> stopping{false};
   bool owns_process = false;  ///< `start(true)`: `contentlake serve`
+  std::string node;           ///< this node's name
 
   explicit impl(config::settings s) : settings(std::move(s)) {}
 
   /// What the route groups' spawning functions and listeners get.
   startup make_startup() {
     return startup{settings,
+                   node,
                    store,
                    directory,
                    stats,
@@ -252,6 +254,8 @@ struct service::impl {
   void start(bool handle_signals) {
     owns_process = handle_signals;
     std::filesystem::create_directories(settings.data_dir);
+    node = node_name_of(settings);
+    spdlog::info("node: {}", node);
     store = open_record_store(settings);
     check_shared_secrets();
     watch_record_store();

@@ -97,6 +97,17 @@ const std::vector<option>& options() {
             if (v.empty()) return std::string{"must not be empty"};
             return std::nullopt;
           })},
+    {"node.name", "",
+     "This node's name among the nodes on one database: its search index's position in the change log and the work "
+     "it holds a lease on are recorded under it. Empty: the name made at the node's first start (host name and six "
+     "random hex digits), kept in <data_dir>/node-name.",
+     text([](settings& s) -> std::string& { return s.node_name; },
+          [](const std::string& v) -> std::optional<std::string> {
+            for (unsigned char c : v)
+              if (c < 0x21 || c > 0x7e) return std::string{"must be printable ASCII without spaces"};
+            if (v.size() > 100) return std::string{"must be at most 100 characters"};
+            return std::nullopt;
+          })},
     {"secrets.file", "",
      "The secrets several nodes share, made once by `contentlake secrets init --to FILE`: the keys that seal page "
      "tokens and change-feed cursors, encrypt webhook secrets at rest, sign development tokens, and the edge purge "

@@ -121,6 +121,9 @@ struct settings {
   /// The secrets every node of a cluster shares (`contentlake secrets init`); empty: each is kept in
   /// `<data_dir>/identity/`, created once (one node).
   std::string secrets_file;
+  /// This node's name among several on one database (its search index's change-log position, the
+  /// leases it holds); empty: the one made at its first start in `<data_dir>/node-name`.
+  std::string node_name;
   endpoint admin_listen{"127.0.0.1", 9464};
   /// `POST /faults/kill` on the admin listener (fault tests from outside); off unless asked for.
   bool admin_fault_injection = false;

@@ -243,8 +243,8 @@ page copy_page(const std::string& kind, const record_store& from, record_store& 
   }
   if (kind == "consumers") {
     auto cs = from.consumers();
-    for (const auto& [name, applied] : cs)
-      writes.push_back([name = name, applied = applied](write_txn& tx) { tx.acknowledge_changes(name, applied); });
+    for (const auto& c : cs)
+      writes.push_back([name = c.name, applied = c.applied](write_txn& tx) { tx.acknowledge_changes(name, applied); });
     apply_page(to, std::move(writes));
     out.copied = cs.size();
     out.next = done;
@@ -392,7 +392,12 @@ void compare_kind(const std::string& kind, const record_store& a, const record_s
     auto x = a.consumers(), y = b.consumers();
     on_a = x.size();
     on_b = y.size();
-    if (x != y) note("positions differ");
+    auto positions = [](const std::vector<change_consumer>& cs) {
+      std::vector<std::pair<std::string, std::uint64_t>> out;
+      for (const auto& c : cs) out.emplace_back(c.name, c.applied);
+      return out;
+    };
+    if (positions(x) != positions(y)) note("positions differ");
   }
   check.counts[kind] = {on_a, on_b};
   if (on_a != on_b) note(std::to_string(on_a) + " in the source, " + std::to_string(on_b) + " in the target");

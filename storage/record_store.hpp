@@ -144,6 +144,14 @@ struct store_full : std::runtime_error {
 /// outside `write_txn` except to record its outcome. Checking before writing keeps groups fast.
 using mutation = std::function<bool(write_txn&)>;
 
+/// A registered change-log consumer: the last sequence it applied, and when it last said so (its
+/// `acknowledge_changes`; 0 when recorded by a build that kept no time).
+struct change_consumer {
+  std::string name;
+  std::uint64_t applied = 0;
+  std::int64_t acknowledged_ms = 0;
+};
+
 /// Read access to stored records and the group-commit write path. Safe from any thread; `apply`
 /// is called by one writer at a time.
 class record_store : public read_view {
@@ -181,9 +189,9 @@ public:
   virtual std::uint64_t subscribe(commit_listener listener) = 0;
   virtual void unsubscribe(std::uint64_t handle) = 0;
 
-  /// Registered change-log consumers and the sequence each has applied. Retention never removes an
-  /// entry a registered consumer has not applied.
-  virtual std::vector<std::pair<std::string, std::uint64_t>> consumers() const = 0;
+  /// Registered change-log consumers, by name. Retention never removes an entry a registered
+  /// consumer has not applied.
+  virtual std::vector<change_consumer> consumers() const = 0;
 
   /// The canonical JSON bytes of a Resource of `tenant`, or nullopt.
   std::optional<std::string> get_resource(std::string_view tenant, std::string_view id) const;

@@ -242,8 +242,8 @@ edge_purger_actor::behavior_type edge_purger(edge_purger_actor::stateful_pointer
   auto& st = self->state;
   auto registered = false;
   std::uint64_t start = cfg->store->last_change();
-  for (const auto& [name, applied] : cfg->store->consumers())
-    if (name == edge_purge_consumer) start = std::min(start, applied), registered = true;
+  for (const auto& c : cfg->store->consumers())
+    if (c.name == edge_purge_consumer) start = std::min(start, c.applied), registered = true;
   st.outside_seen = outside_changes(*cfg);
   st.edges.resize(cfg->edges.size());
   for (auto& e : st.edges) e.position = start;

@@ -33,6 +33,29 @@ auto on_lane(const indexer_config& cfg, Work work) -> decltype(work()) {
   return cfg.lane ? cfg.lane->run(std::move(work)) : work();
 }
 
+/// Every `acknowledge_every`, moved or not: writes this index's consumer position (retention keeps
+/// what it has not applied; the time says the node is alive) and lets go the other nodes' indexes
+/// that stopped saying so for `replica_lapse` (they no longer hold the log).
+void acknowledge(indexer_actor::stateful_pointer<indexer_state> self, const indexer_config& cfg, std::uint64_t applied) {
+  auto writer = cfg.directory ? cfg.directory->snapshot()->get<writer_actor>() : writer_actor{};
+  auto now = std::chrono::steady_clock::now();
+  if (!writer || now - self->state.acknowledged_at < cfg.acknowledge_every) return;
+  self->state.acknowledged_at = now;
+  auto write = [self, writer](storage::mutation m) {
+    self->request(writer, std::chrono::seconds{30}, write_atom_v, std::move(m)).then([](bool) {}, [](caf::error&) {});
+  };
+  write(storage::acknowledge_changes(cfg.consumer, applied));
+  auto prefix = replica_consumer("");
+  auto lapsed_before = domain::now_ms() - cfg.replica_lapse.count();
+  for (const auto& c : cfg.store->consumers())
+    if (c.name != cfg.consumer && c.name.rfind(prefix, 0) == 0 && c.acknowledged_ms < lapsed_before) {
+      spdlog::warn("search index: node {} has not said where its index is for {} s: let go (it no longer holds "
+                   "the change log; back, it rebuilds its index when the log was trimmed past it)",
+                   c.name.substr(prefix.size()), (domain::now_ms() - c.acknowledged_ms) / 1000);
+      write(storage::forget_consumer(c.name));
+    }
+}
+
 }  // namespace
 
 indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_state> self,
@@ -55,18 +78,14 @@ indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_sta
           spdlog::debug("search index: applied {} changes ({} documents) up to {}", done.changes, done.documents,
                         done.applied);
         publish_lag(*cfg, done.applied);
-        // The consumer position follows the index (retention keeps what the index has not applied).
-        auto writer = cfg->directory ? cfg->directory->snapshot()->get<writer_actor>() : writer_actor{};
-        auto now = std::chrono::steady_clock::now();
-        if (writer && done.applied > self->state.acknowledged && now - self->state.acknowledged_at >= cfg->acknowledge_every) {
-          self->state.acknowledged = done.applied;
-          self->state.acknowledged_at = now;
-          self->request(writer, std::chrono::seconds{30}, write_atom_v,
-                        storage::acknowledge_changes(search_consumer, done.applied))
-            .then([](bool) {}, [](caf::error&) {});
-        }
+        acknowledge(self, *cfg, done.applied);
         // Stopped at a bound: more is waiting, go again at once; otherwise look again after the interval.
         if (done.more) return self->send(self, index_atom_v);
+      } catch (const storage::change_log_gap& e) {
+        // Nothing to apply can close the gap: said once; the node's next start rebuilds the index.
+        if (!self->state.gap_reported)
+          spdlog::error("search index: {}; restart this node to rebuild its index from the record store", e.what());
+        self->state.gap_reported = true;
       } catch (const std::exception& e) {
         spdlog::error("search index: applying changes failed: {}", e.what());
       }

@@ -1,5 +1,6 @@
 #include "storage/kv/kv.hpp"
 
+#include "domain/clock.hpp"
 #include "storage/commit_listeners.hpp"
 
 #include <algorithm>
@@ -30,7 +31,8 @@ std::unique_ptr<typed_store> make_store(std::size_t slot, const context& c) {
 }
 
 const table changes = declare_table("changes");                    ///< big-endian sequence -> change entry
-const table change_consumers = declare_table("change_consumers");  ///< consumer name -> 8-byte applied sequence
+/// consumer name -> 8-byte applied sequence, then 8-byte time of acknowledgement (ms; absent in older records)
+const table change_consumers = declare_table("change_consumers");
 
 /// A transaction's writes, counted (`write_txn::writes`).
 class counting_writer final : public writer {
@@ -77,7 +79,8 @@ public:
   }
 
   void acknowledge_changes(std::string_view name, std::uint64_t applied) override {
-    writes_.put(change_consumers, name, big_endian_key(applied));
+    writes_.put(change_consumers, name,
+                big_endian_key(applied) + big_endian_key(static_cast<std::uint64_t>(domain::now_ms())));
   }
 
   void forget_consumer(std::string_view name) override { writes_.erase(change_consumers, name); }
@@ -86,7 +89,7 @@ public:
     // Nothing a registered consumer still needs goes, however old.
     std::uint64_t needed_after = UINT64_MAX;
     for (const auto& [name, applied] : writes_.scan(change_consumers, "", "", 100000))
-      needed_after = std::min(needed_after, big_endian_value(applied));
+      needed_after = std::min(needed_after, big_endian_value(std::string_view{applied}.substr(0, 8)));
     auto oldest = writes_.scan(changes, "", "", limit + 1);
     // The newest entry always stays: the sequence continues from it after a restart.
     if (oldest.size() <= limit && !oldest.empty()) oldest.pop_back();
@@ -184,10 +187,13 @@ public:
 
   void unsubscribe(std::uint64_t handle) override { listeners_.remove(handle); }
 
-  std::vector<std::pair<std::string, std::uint64_t>> consumers() const override {
-    std::vector<std::pair<std::string, std::uint64_t>> out;
-    for (const auto& [name, applied] : engine_->scan(change_consumers, "", "", 100000))
-      out.emplace_back(name, big_endian_value(applied));
+  std::vector<change_consumer> consumers() const override {
+    std::vector<change_consumer> out;
+    for (const auto& [name, value] : engine_->scan(change_consumers, "", "", 100000)) {
+      std::string_view v{value};
+      out.push_back({name, big_endian_value(v.substr(0, 8)),
+                     v.size() >= 16 ? static_cast<std::int64_t>(big_endian_value(v.substr(8, 8))) : 0});
+    }
     return out;
   }
 

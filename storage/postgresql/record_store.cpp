@@ -11,6 +11,7 @@
 
 #include "storage/postgresql/postgresql_store.hpp"
 
+#include "domain/clock.hpp"
 #include "storage/commit_listeners.hpp"
 #include "storage/postgresql/backend.hpp"
 #include "storage/postgresql/hot_records.hpp"
@@ -68,10 +69,10 @@ const statement log_read{
   "SELECT seq, transaction, tenant, kind, id, op, at_ms, version, hash, principal FROM change_log "
   "WHERE seq > $1 ORDER BY seq LIMIT $2"};
 const statement consumer_put{
-  "INSERT INTO change_consumers (name, applied) VALUES ($1, $2) "
-  "ON CONFLICT (name) DO UPDATE SET applied = EXCLUDED.applied"};
+  "INSERT INTO change_consumers (name, applied, acknowledged_ms) VALUES ($1, $2, $3) "
+  "ON CONFLICT (name) DO UPDATE SET applied = EXCLUDED.applied, acknowledged_ms = EXCLUDED.acknowledged_ms"};
 const statement consumer_erase{"DELETE FROM change_consumers WHERE name = $1"};
-const statement consumer_list{"SELECT name, applied FROM change_consumers ORDER BY name"};
+const statement consumer_list{"SELECT name, applied, acknowledged_ms FROM change_consumers ORDER BY name"};
 // Oldest first, never past the first entry still too new, never what a consumer still needs, and
 // never the newest entry (as on LMDB).
 const statement log_prune{
@@ -132,7 +133,7 @@ public:
   }
 
   void acknowledge_changes(std::string_view name, std::uint64_t applied) override {
-    db_.run(consumer_put, {name, num(applied)});
+    db_.run(consumer_put, {name, num(applied), num(domain::now_ms())});
   }
 
   void forget_consumer(std::string_view name) override { db_.run(consumer_erase, {name}); }
@@ -279,10 +280,11 @@ public:
   std::uint64_t subscribe(commit_listener listener) override { return listeners_.add(std::move(listener)); }
   void unsubscribe(std::uint64_t handle) override { listeners_.remove(handle); }
 
-  std::vector<std::pair<std::string, std::uint64_t>> consumers() const override {
+  std::vector<change_consumer> consumers() const override {
     auto r = reads_.run(consumer_list);
-    std::vector<std::pair<std::string, std::uint64_t>> out;
-    for (std::size_t i = 0; i < r.size(); ++i) out.emplace_back(r.str(i, 0), static_cast<std::uint64_t>(r.integer(i, 1)));
+    std::vector<change_consumer> out;
+    for (std::size_t i = 0; i < r.size(); ++i)
+      out.push_back({r.str(i, 0), static_cast<std::uint64_t>(r.integer(i, 1)), r.integer(i, 2)});
     return out;
   }
 

@@ -84,6 +84,8 @@ INSERT INTO change_head (one, seq) VALUES (true, 0);
 CREATE TABLE change_consumers (
   name text COLLATE "C" PRIMARY KEY, applied bigint NOT NULL);
 )sql",
+  // 2: when each consumer last acknowledged (a node's search index that no longer does is let go).
+  R"sql(ALTER TABLE change_consumers ADD COLUMN acknowledged_ms bigint NOT NULL DEFAULT 0)sql",
 });
 
 /// Facts every node on the database shares (`record_secrets_fingerprint`).

@@ -114,12 +114,20 @@ rebuild_result rebuild_index(const std::filesystem::path& dir, const record_stor
   return result;
 }
 
+bool log_continues_after(const record_store& store, std::uint64_t applied) {
+  auto next = store.read_from(applied, 1);
+  return next.empty() || next.front().seq == applied + 1;
+}
+
 catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes,
                          std::size_t max_text_bytes) {
   catch_up_result result;
   result.applied = index.applied();
   auto changes = store.read_from(result.applied, max_changes);
   if (changes.empty()) return result;
+  if (changes.front().seq > result.applied + 1)
+    throw change_log_gap("the change log was trimmed past the search index (it applied " + std::to_string(result.applied)
+                         + ", the oldest entry kept is " + std::to_string(changes.front().seq) + ")");
   std::set<std::pair<std::string, std::string>> touched;  // (tenant, id), once per batch
   std::vector<indexed_resource> upserts;
   std::vector<std::pair<std::string, std::string>> removed;

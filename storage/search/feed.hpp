@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,9 +72,19 @@ struct rebuild_step_result {
 rebuild_step_result rebuild_step(search_index& index, const record_store& store, std::size_t page,
                                  std::size_t max_text_bytes = default_batch_text_bytes);
 
+/// The change log no longer holds the entries right after the index's applied sequence (retention
+/// trimmed them): only a rebuild from the record store brings the index back.
+struct change_log_gap : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Whether the change log still holds every entry after `applied` (its oldest is at most the next).
+bool log_continues_after(const record_store& store, std::uint64_t applied);
+
 /// Applies up to `max_changes` change-log entries after the index's applied sequence, as one
 /// commit (a Resource changed several times in the batch is rebuilt once), and stops after the
-/// change whose document takes the batch's text to `max_text_bytes`.
+/// change whose document takes the batch's text to `max_text_bytes`. Throws `change_log_gap` when the
+/// log was trimmed past the index.
 catch_up_result catch_up(search_index& index, const record_store& store, std::size_t max_changes,
                          std::size_t max_text_bytes = default_batch_text_bytes);
 

@@ -51,7 +51,7 @@ TEST_CASE("a spawning function's error stops the start with a message naming the
     return std::vector<actors::child_spec>{};
   });
   config::settings settings;
-  app::startup s{settings, nullptr, nullptr, nullptr, nullptr, nullptr, {}, {}};
+  app::startup s{settings, "node-a", nullptr, nullptr, nullptr, nullptr, nullptr, {}, {}};
   auto all = r.spawn_all(s);
   REQUIRE_FALSE(all);
   CHECK(app::describe(all.error()) == "broken: example.key must be positive");

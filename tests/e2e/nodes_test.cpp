@@ -3,6 +3,7 @@
 // one node hands out, another continues.
 
 #include "storage/identity.hpp"
+#include "storage/postgresql/connection.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -11,6 +12,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <future>
 #include <set>
 #include <vector>
@@ -133,4 +135,78 @@ TEST_CASE("a search session opened on one node continues on the other: no hit tw
       CHECK(r->body.find("SEARCH_SESSION_NOT_FOUND") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("each node's index holds the change log for itself; a node gone past retention is let go and rebuilds",
+          "[postgresql][nodes][search]") {
+  // Retention 0: the log keeps only what a registered index has not applied.
+  temp_dir dir, b_dir;
+  auto secrets = dir.path + "/cluster.secrets";
+  cl::storage::write_secrets_file(secrets);
+  auto node = [&](cl::config::settings& s) {
+    s.secrets_file = secrets;
+    s.rate_limit.burst = 100000;
+    s.storage.change_log_retention_seconds = 0;
+    set_option(s, "search.batch_interval_ms", "20");
+  };
+  test_service a{node};
+  auto start_b = [&] {
+    return std::make_unique<test_service>([&](cl::config::settings& s) {
+      node(s);
+      s.storage.postgresql_url = a.postgresql_url();
+      s.data_dir = b_dir.path;
+    });
+  };
+  auto b = start_b();
+  cl::storage::pg::connection db{a.postgresql_url()};
+  auto consumers = [&] {
+    std::set<std::string> names;
+    auto r = db.run({"SELECT name FROM change_consumers"});
+    for (std::size_t i = 0; i < r.size(); ++i) names.insert(r.str(i, 0));
+    return names;
+  };
+  std::string b_name;
+  std::getline(std::ifstream{b_dir.path + "/node-name"}, b_name);
+  REQUIRE_FALSE(b_name.empty());
+  std::string a_consumer;
+  for (const auto& n : consumers())
+    if (n != "search-index@" + b_name) a_consumer = n;
+  CHECK(consumers() == std::set<std::string>{a_consumer, "search-index@" + b_name});
+  CHECK(a_consumer.rfind("search-index@", 0) == 0);
+
+  auto token = token_with("content-lake.read content-lake.write");
+  auto write = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      auto r = post_json(a.port(), "/v0/content-lake/resources", token, chapter("Kelp", "kelp forest"));
+      REQUIRE(r);
+      REQUIRE(r->status == 201);
+    }
+  };
+  auto found = [&](unsigned short port, std::size_t n) {
+    return eventually([&] {
+      auto r = post_json(port, "/v0/content-lake/search", token, R"({"query":"kelp","page_size":100})");
+      return r && r->status == 200 && hit_ids(*r).size() == n;
+    });
+  };
+  write(3);
+  REQUIRE(found(b->port(), 3));
+  REQUIRE(b->stop_and_wait() == 0);
+  auto stopped_at = db.run({"SELECT max(seq) FROM change_log"}).integer(0, 0);
+  write(3);  // while B is away: its index holds them in the log
+  CHECK(db.run({"SELECT min(seq) FROM change_log"}).integer(0, 0) <= stopped_at + 1);
+
+  // B has not said where its index is for longer than the lapse: A lets it go, and the log moves on.
+  db.run({"UPDATE change_consumers SET acknowledged_ms = 0 WHERE name = 'search-index@' || $1"}, {b_name});
+  REQUIRE(eventually([&] { return consumers() == std::set<std::string>{a_consumer}; }));
+  REQUIRE(eventually([&] {
+    write(1);
+    return db.run({"SELECT min(seq) FROM change_log"}).integer(0, 0) > stopped_at + 1;
+  }));
+  auto written = static_cast<std::size_t>(db.run({"SELECT count(*) FROM resources"}).integer(0, 0));
+
+  // Back, B finds the log trimmed past its index and rebuilds it from the records: everything,
+  // also what was written while it was away, is found on B.
+  b = start_b();
+  CHECK(found(b->port(), written));
+  CHECK(consumers() == std::set<std::string>{a_consumer, "search-index@" + b_name});
 }

@@ -3,6 +3,7 @@
 // contract changes touch nothing, batches are bounded, and a catch-up resumes after what it applied.
 
 #include "domain/access.hpp"
+#include "domain/clock.hpp"
 #include "storage/search/feed.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
@@ -178,4 +179,21 @@ TEST_CASE("a batch holds text up to its byte bound: large Resources are indexed 
   }
   CHECK(per_page == std::vector<std::size_t>{2, 2, 2});  // res_1..res_6 in key order; the last page holds the rest
   CHECK(hits(index, "swell", "u_a").size() == 6);
+}
+
+TEST_CASE("an index the change log was trimmed past is told so, not fed what is left", "[search][feed]") {
+  temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  search_index index{dir.path + "/search"};
+  store->apply({write_resource("res_1", "Tides", "spring tide at Brest", "u_a")});
+  catch_up(index, *store, 1000);
+  CHECK(log_continues_after(*store, index.applied()));
+  store->apply({write_resource("res_2", "Winds", "mistral", "u_a"), write_resource("res_3", "Rain", "drizzle", "u_a")});
+  CHECK(log_continues_after(*store, index.applied()));
+  // No consumer holds the log: retention trims all but the newest entry, res_2's among them.
+  store->apply({cl::storage::prune_changes(cl::domain::now_ms() + 1000, 100)});
+  CHECK_FALSE(log_continues_after(*store, index.applied()));
+  CHECK_THROWS_AS(catch_up(index, *store, 1000), change_log_gap);
+  CHECK(hits(index, "mistral", "u_a").empty());
+  CHECK(index.applied() == 1);
 }
