@@ -25,6 +25,12 @@ caf::expected<std::vector<actors::child_spec>> spawn_access(const startup& s) {
   // A directory that is there but invalid stops the start; a missing one means no groups yet.
   auto start = actors::watched_directory(section.directory_file).check();
   if (auto* error = std::get_if<std::string>(&start)) return startup_failure("access.directory_file " + *error);
+  // A grant made or removed on another node: roles cached here are not found again (this node's own
+  // grant writes bump the epoch before they answer).
+  s.store->watch_others([epoch = cfg->epoch](const std::vector<storage::change_entry>& changes) {
+    for (const auto& c : changes)
+      if (c.op == storage::change_op::granted || c.op == storage::change_op::revoked) return void(++*epoch);
+  });
   s.directory->update([&](actors::concern_handles& h) {
     h.access_cache = cfg->cache;
     h.access_epoch = cfg->epoch;

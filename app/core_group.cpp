@@ -94,6 +94,12 @@ children spawn_rights(const startup& s) {
   if (auto* error = std::get_if<std::string>(&start)) return startup_failure("rights.policy_file " + *error);
   cfg->current = std::make_shared<actors::policy_holder>();
   cfg->current->set(std::get<domain::platform_policy>(start));
+  // A contract or Work changed on another node: resolutions cached here are not found again (this
+  // node's own writes bump the epoch before they answer).
+  s.store->watch_others([epoch = cfg->epoch](const std::vector<storage::change_entry>& changes) {
+    for (const auto& c : changes)
+      if (c.kind == storage::change_kind::contract || c.kind == storage::change_kind::work) return void(++*epoch);
+  });
   s.directory->update([&](actors::concern_handles& h) {
     h.rights_cache = cfg->cache;
     h.rights_epoch = cfg->epoch;

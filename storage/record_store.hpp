@@ -189,6 +189,15 @@ public:
   virtual std::uint64_t subscribe(commit_listener listener) = 0;
   virtual void unsubscribe(std::uint64_t handle) = 0;
 
+  /// Called with the change-log entries other nodes on the same database committed, as this node
+  /// reads them from the log (PostgreSQL: its follower, every `follow_interval`), before the
+  /// `subscribe` listeners hear of them (so a write on another node wakes this node's long polls,
+  /// streams, webhook dispatch and edge purges too). A single-node backend never calls it. For what
+  /// a write elsewhere must invalidate here (caches); on the follower's thread: quick. Kept for the
+  /// store's life.
+  using others_listener = std::function<void(const std::vector<change_entry>&)>;
+  virtual void watch_others(others_listener listener) { (void)listener; }
+
   /// Registered change-log consumers, by name. Retention never removes an entry a registered
   /// consumer has not applied.
   virtual std::vector<change_consumer> consumers() const = 0;

@@ -280,6 +280,11 @@ public:
   std::uint64_t subscribe(commit_listener listener) override { return listeners_.add(std::move(listener)); }
   void unsubscribe(std::uint64_t handle) override { listeners_.remove(handle); }
 
+  void watch_others(others_listener listener) override {
+    std::lock_guard<std::mutex> guard{others_mutex_};
+    others_.push_back(std::move(listener));
+  }
+
   std::vector<change_consumer> consumers() const override {
     auto r = reads_.run(consumer_list);
     std::vector<change_consumer> out;
@@ -458,10 +463,18 @@ private:
           auto entries = read_from(followed_, 1000);
           if (entries.empty()) break;
           if (entries.front().seq != followed_ + 1) hot_.clear();
-          for (const auto& e : entries)
-            if (e.kind == change_kind::resource && !own(e.seq)) hot_.drop(hot_records::key(e.tenant, e.id));
+          std::vector<change_entry> others;
+          for (auto& e : entries)
+            if (!own(e.seq)) {
+              if (e.kind == change_kind::resource) hot_.drop(hot_records::key(e.tenant, e.id));
+              others.push_back(std::move(e));
+            }
           followed_ = entries.back().seq;
           advance_known(followed_);
+          if (!others.empty()) {
+            for (const auto& watch : watching_others()) watch(others);
+            listeners_.notify(followed_);
+          }
           if (entries.size() < 1000) break;
         }
       } catch (const std::exception&) {
@@ -469,6 +482,11 @@ private:
       }
       guard.lock();
     }
+  }
+
+  std::vector<others_listener> watching_others() const {
+    std::lock_guard<std::mutex> guard{others_mutex_};
+    return others_;
   }
 
   /// Whether this node logged entry `seq` (and so dropped what it wrote at its commit already): a
@@ -489,6 +507,8 @@ private:
   mutable pool pool_;  ///< hands out connections under its own lock
   pooled_session reads_;
   mutable std::atomic<std::uint64_t> known_{0};
+  mutable std::mutex others_mutex_;
+  std::vector<others_listener> others_;  ///< `watch_others`
   hot_records hot_;
   lasting_keys lasting_;  ///< catalog rows known committed
   store_set stores_;
