@@ -4,6 +4,8 @@
 #include "actors/deadlines.hpp"
 #include "actors/ledger.hpp"
 #include "domain/idempotency.hpp"
+#include "domain/position.hpp"
+#include "storage/record_store.hpp"
 
 #include <caf/all.hpp>
 
@@ -79,6 +81,25 @@ struct join_state {
 /// whether to replay, refuse (422, 409) or execute holding the key, released once answered.
 void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& job,
               const std::shared_ptr<request_context>& ctx, reply_fn done) {
+  // Read your writes: a request that sends a position runs only once this node's reads reflect it.
+  if (!ctx->request.position.empty()) {
+    auto at = domain::parse_position(ctx->request.position);
+    if (!at)
+      return done(domain::api_reply::failure(domain::error_id::position_invalid,
+                                             "The Content-Lake-Position header is not a position this API answered with.",
+                                             {{"Content-Lake-Position", "not a position"}}));
+    try {
+      if (ctx->actors->records && !ctx->actors->records->reflects(*at)) {
+        auto r = domain::api_reply::failure(domain::error_id::position_not_reached,
+                                            "No change at that position has been committed here.");
+        r.retry_after_seconds = 1;
+        return done(std::move(r));
+      }
+    } catch (const std::exception&) {
+      return done(backend_unavailable("record store"));
+    }
+    ctx->at_least = *at;
+  }
   const auto& method = ctx->request.method;
   bool write = method == "POST" || method == "PUT" || method == "PATCH";
   if (!write || !ctx->request.has_idempotency_key) return job->plan(self, ctx, std::move(done));

@@ -60,6 +60,9 @@ struct request_context {
   /// Spec 5.4: how old a person's last sign-in may be for a sensitive operation
   /// (`auth.recent_sign_in_seconds`).
   std::int64_t recent_sign_in_seconds = 900;
+  /// The change-log position the request sent (`Content-Lake-Position`; 0: none): this node's
+  /// reads already reflect it (checked before the plan runs); a search also waits for its index.
+  std::uint64_t at_least = 0;
 
   /// The value of path parameter `name` (empty if absent).
   const std::string& param(std::string_view name) const;

@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+namespace cl::storage {
+class record_store;
+}
+
 namespace cl::actors {
 
 class metrics;
@@ -90,6 +94,9 @@ struct concern_handles {
   std::shared_ptr<std::atomic<std::uint64_t>> outside_changes;  ///< set by actor_directory, shared by its views
   /// Where plans count what failed them (`contentlake_backend_errors_total`); may be null.
   std::shared_ptr<metrics> stats;
+  /// The record store, for the change-log position a write answers with and the position a read
+  /// asks for (`Content-Lake-Position`); may be null (then neither).
+  std::shared_ptr<storage::record_store> records;
 };
 
 /// The key of a resolution in `concern_handles::rights_cache`.

@@ -6,8 +6,10 @@
 #include "domain/resource.hpp"
 #include "domain/ids.hpp"
 #include "domain/layer3.hpp"
+#include "domain/position.hpp"
 #include "domain/sign_in.hpp"
 #include "domain/records.hpp"
+#include "storage/record_store.hpp"
 
 namespace cl::actors {
 
@@ -85,6 +87,16 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
   };
 }
 
+/// `r` with the change-log position its write committed at (or later): a read that sends it back is
+/// answered from state at or past it, on any node. Not on a GET that writes on the side (the parts
+/// of an upload): the caller asked to read.
+domain::api_reply with_position(const request_context& ctx, domain::api_reply r) {
+  auto read = ctx.request.method == "GET" || ctx.request.method == "HEAD";
+  if (ctx.actors->records && !read && !r.error && r.status / 100 == 2)
+    r.headers.emplace_back("Content-Lake-Position", domain::format_position(ctx.actors->records->known_change()));
+  return r;
+}
+
 }  // namespace
 
 void write_then(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::mutation m,
@@ -101,11 +113,11 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
   if (ctx->idempotency) fresh = guarded(std::move(fresh), outcome, ctx->idempotency, replay);
   ask(
     self, *ctx, done, ctx->actors->get<writer_actor>(), "writer",
-    [outcome, replay, what, after_commit, done](bool stored) {
-      if (*replay) return done(std::move(**replay));
+    [ctx, outcome, replay, what, after_commit, done](bool stored) {
+      if (*replay) return done(with_position(*ctx, std::move(**replay)));
       if (stored && outcome->reply) {
         if (after_commit) after_commit();
-        return done(std::move(*outcome->reply));
+        return done(with_position(*ctx, std::move(*outcome->reply)));
       }
       if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
       done(domain::api_reply::failure(domain::error_id::internal, what + " could not be stored."));

@@ -108,7 +108,10 @@ struct service::impl {
     caf_config->set("scheduler.policy", caf::atom("sharing"));
     system = std::make_unique<caf::actor_system>(*caf_config);
 
-    directory->update([this](actors::concern_handles& h) { h.stats = stats; });
+    directory->update([this](actors::concern_handles& h) {
+      h.stats = stats;
+      h.records = store;
+    });
     auto context = make_startup();
     auto children = groups().spawn_all(context);
     if (!children) throw std::runtime_error(describe(children.error()));

@@ -30,6 +30,7 @@ struct api_request {
   std::optional<std::string> usage_purpose;
   std::string request_id;     ///< validated or generated
   std::string last_event_id;  ///< `Last-Event-ID` (an event stream's resumption)
+  std::string position;       ///< `Content-Lake-Position`: answer from state at or past it (read your writes)
   std::string host;           ///< `Host` (the MCP resource metadata's URL when none is configured)
   std::string origin;         ///< `Origin` (checked by the MCP endpoint: DNS rebinding)
   std::string mcp_protocol_version;  ///< `MCP-Protocol-Version`

@@ -44,6 +44,7 @@ domain::api_request header_of(const bhttp::request<bhttp::string_body>& req) {
   }
   if (auto purpose = req.find("X-Usage-Purpose"); purpose != req.end()) out.usage_purpose = std::string{purpose->value()};
   out.last_event_id = std::string{req["Last-Event-ID"]};
+  out.position = std::string{req["Content-Lake-Position"]};
   out.host = std::string{req[bhttp::field::host]};
   out.origin = std::string{req[bhttp::field::origin]};
   out.mcp_protocol_version = std::string{req["MCP-Protocol-Version"]};

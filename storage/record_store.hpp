@@ -170,6 +170,11 @@ public:
   /// log last read). What a read tells the client it is at least as recent as.
   virtual std::uint64_t known_change() const { return last_change(); }
 
+  /// Makes this node's reads reflect every change up to `position` when it is committed (PostgreSQL:
+  /// its follower reads the log now if it has not reached it, dropping what other nodes changed
+  /// from the caches); answers whether they do. False only for a position past the log's head.
+  virtual bool reflects(std::uint64_t position) { return position <= last_change(); }
+
   /// Bytes the store uses and the most it may hold (LMDB: pages in use, `storage.map_size_mib`);
   /// 0, 0 when it has no bound (memory). For capacity metrics.
   virtual std::pair<std::uint64_t, std::uint64_t> space() const { return {0, 0}; }

@@ -47,6 +47,10 @@ struct search_call {
   search_stream_call full, metadata;
   /// Index rankings this call may run in all, both lists and every retry (the answer's budget).
   int budget = 1;
+  /// The change-log position the request sent (`Content-Lake-Position`; 0: none): the page is
+  /// ranked on an index that applied it (waiting a bounded time), as is a continued session's
+  /// page on an index at least where the index that opened it was.
+  std::uint64_t at_least = 0;
 };
 /// The search session actor's answer: the error to answer with (unknown or expired session, a
 /// query Xapian cannot parse), or the session, its request and each list's next candidates.
@@ -58,6 +62,7 @@ struct search_outcome {
   std::size_t answered_before = 0;  ///< hits the session answered before this page
   bool session_full = false;        ///< the session answered as many hits as it may
   int spent = 0;                    ///< index rankings this call ran (of `search_call::budget`)
+  std::uint64_t behind = 0;         ///< internal: the position the index must apply first
 };
 /// Search indexer (the search route group): applies the change log to the Xapian index.
 using indexer_actor = caf::typed_actor<
@@ -69,6 +74,8 @@ using indexer_actor = caf::typed_actor<
 /// view, on the scheduler's threads (queries are CPU work, like the readers' LMDB reads), sharing
 /// one locked session store.
 using search_session_actor = caf::typed_actor<
+  // Internal: looks again whether the index applied what waiting pages need (sent to itself).
+  caf::reacts_to<index_atom>,
   // A page of candidates for a new or continued search, ranked past what the session answered.
   caf::replies_to<search_atom, search_call>::with<search_outcome>,
   // (owner, search id, hit ids the answer shows) -> those not answered before (recorded now; a

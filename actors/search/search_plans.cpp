@@ -189,9 +189,9 @@ void round(caf::event_based_actor* self, const std::shared_ptr<const request_con
     [self, ctx, g, done](search_outcome& o) {
       if (o.error) {
         if (o.error->id == error_id::backend_unavailable) return done(backend_unavailable("search index"));
-        if (o.error->id == error_id::search_index_rebuilding) {
+        if (o.error->id == error_id::search_index_rebuilding || o.error->id == error_id::search_index_behind) {
           auto r = domain::api_reply::from(std::move(*o.error));
-          r.retry_after_seconds = 5;
+          r.retry_after_seconds = o.error->id == error_id::search_index_rebuilding ? 5 : 1;
           return done(std::move(r));
         }
         return done(domain::api_reply::from(std::move(*o.error)));
@@ -281,6 +281,7 @@ void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_con
   auto g = std::make_shared<gathered>();
   g->use = std::get<domain::content_use>(use);
   g->call.owner = domain::session_owner{ctx->who.tenant_id, ctx->who.subject, ctx->who.client_id};
+  g->call.at_least = ctx->at_least;
   if (auto* v = body.if_contains("page_size")) {
     if (!v->is_int64() || v->as_int64() < 1 || v->as_int64() > static_cast<std::int64_t>(max_page_size))
       return done(invalid_field("/page_size", "must be a whole number from 1 to 100"));

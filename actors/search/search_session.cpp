@@ -78,77 +78,128 @@ search_stream rank_list(const search_session_config& cfg, const search_call& cal
   return out;
 }
 
+/// One page of `call`: its candidates, or why none (`behind`: the index must apply a position first).
+search_outcome page_of(const search_session_config& cfg, search_call& call) {
+  auto& sessions = *cfg.sessions;
+  auto now = domain::now_ms();
+  search_outcome out;
+  if (cfg.index->is_rebuilding()) {
+    // Pages of a half-built index would miss Resources it has not reached: none until it is done.
+    out.error = domain::api_error{domain::error_id::search_index_rebuilding,
+                                  "The search index is being rebuilt from the stored Resources; retry shortly.", {}};
+    return out;
+  }
+  // What the session answered so far, a copy (bounded by max_returned); the queries then run in
+  // parallel with other sessions' queries.
+  std::vector<std::string> returned;
+  bool continued = !call.search_id.empty();
+  if (continued) {
+    auto found = guarded_sessions([&] { return sessions.find(call.search_id, call.owner, now); });
+    if (!found) {
+      out.error = sessions_unavailable();
+      return out;
+    }
+    if (!found->session) {
+      out.error = session_missing(found->miss);
+      return out;
+    }
+    out.search_id = call.search_id;
+    // A page of a session another node opened is ranked on an index at least as far as that one.
+    auto needed = std::max(call.at_least, found->session->position);
+    if (cfg.index->applied() < needed) {
+      out.behind = needed;
+      return out;
+    }
+    out.request = std::move(found->session->request);
+    out.answered_before = found->session->returned.size();
+    returned.assign(found->session->returned.begin(), found->session->returned.end());
+  } else {
+    if (cfg.index->applied() < call.at_least) {
+      out.behind = call.at_least;
+      return out;
+    }
+    out.request = call.request;
+  }
+  if (out.answered_before >= cfg.limits.max_returned) {  // a session answers a bounded number of hits
+    out.session_full = true;
+    return out;
+  }
+  auto room = cfg.limits.max_returned - out.answered_before;
+  int left = call.budget;
+  auto rank = [&](const search_stream_call& asked, bool metadata_only) {
+    auto q = index_query(call.owner, out.request, call);
+    q.metadata_only = metadata_only;
+    return rank_list(cfg, call, q, returned, asked, std::min(asked.candidates, room), left);
+  };
+  try {
+    out.full = rank(call.full, false);
+    out.metadata = rank(call.metadata, true);
+    out.spent = call.budget - left;
+  } catch (const storage::query_syntax_error& e) {
+    out.error = domain::api_error{domain::error_id::query_syntax, "The query cannot be parsed: " + e.message,
+                                  {{"/query", e.message}}};
+    return out;
+  } catch (const std::exception& e) {
+    // An index that cannot be read answers like an actor that is not there (503); the
+    // sessions stay.
+    spdlog::error("search: the index could not be read: {}", e.what());
+    out.error = domain::api_error{domain::error_id::backend_unavailable, "The search index is unavailable.", {}};
+    return out;
+  }
+  // A new search becomes a session once its query has been accepted.
+  if (!continued) {
+    auto id = guarded_sessions([&] { return sessions.open(call.owner, out.request, cfg.index->applied(), now); });
+    if (!id) out.error = sessions_unavailable();
+    else out.search_id = std::move(*id);
+  }
+  return out;
+}
+
+/// Answers the waiting pages whose position the index has applied (or whose wait is over); looks
+/// again after a step while any waits.
+void answer_waiting(search_session_actor::stateful_pointer<search_session_state> self, const search_session_config& cfg) {
+  auto now = std::chrono::steady_clock::now();
+  auto& waiting = self->state.waiting;
+  for (auto it = waiting.begin(); it != waiting.end();) {
+    if (cfg.index->applied() >= it->position) {
+      auto out = page_of(cfg, it->call);
+      if (out.behind == 0) {
+        it->promise.deliver(std::move(out));
+        it = waiting.erase(it);
+        continue;
+      }
+      it->position = out.behind;
+    }
+    if (now >= it->deadline) {
+      search_outcome late;
+      late.error = domain::api_error{domain::error_id::search_index_behind,
+                                     "This node's search index has not reached the position asked for yet.", {}};
+      it->promise.deliver(std::move(late));
+      it = waiting.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  if (!waiting.empty()) self->delayed_send(self, index_wait_step, index_atom_v);
+}
+
 }  // namespace
 
 search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state> self,
                                                    std::shared_ptr<const search_session_config> cfg) {
   accept_fault_delays(self);
   return {
-    [cfg](search_atom, search_call& call) -> search_outcome {
-      auto& sessions = *cfg->sessions;
-      auto now = domain::now_ms();
-      search_outcome out;
-      if (cfg->index->is_rebuilding()) {
-        // Pages of a half-built index would miss Resources it has not reached: none until it is done.
-        out.error = domain::api_error{domain::error_id::search_index_rebuilding,
-                                      "The search index is being rebuilt from the stored Resources; retry shortly.", {}};
-        return out;
-      }
-      // What the session answered so far, a copy (bounded by max_returned); the queries then run in
-      // parallel with other sessions' queries.
-      std::vector<std::string> returned;
-      bool continued = !call.search_id.empty();
-      if (continued) {
-        auto found = guarded_sessions([&] { return sessions.find(call.search_id, call.owner, now); });
-        if (!found) {
-          out.error = sessions_unavailable();
-          return out;
-        }
-        if (!found->session) {
-          out.error = session_missing(found->miss);
-          return out;
-        }
-        out.search_id = call.search_id;
-        out.request = std::move(found->session->request);
-        out.answered_before = found->session->returned.size();
-        returned.assign(found->session->returned.begin(), found->session->returned.end());
-      } else {
-        out.request = std::move(call.request);
-      }
-      if (out.answered_before >= cfg->limits.max_returned) {  // a session answers a bounded number of hits
-        out.session_full = true;
-        return out;
-      }
-      auto room = cfg->limits.max_returned - out.answered_before;
-      int left = call.budget;
-      auto rank = [&](const search_stream_call& asked, bool metadata_only) {
-        auto q = index_query(call.owner, out.request, call);
-        q.metadata_only = metadata_only;
-        return rank_list(*cfg, call, q, returned, asked, std::min(asked.candidates, room), left);
-      };
-      try {
-        out.full = rank(call.full, false);
-        out.metadata = rank(call.metadata, true);
-        out.spent = call.budget - left;
-      } catch (const storage::query_syntax_error& e) {
-        out.error = domain::api_error{domain::error_id::query_syntax, "The query cannot be parsed: " + e.message,
-                                      {{"/query", e.message}}};
-        return out;
-      } catch (const std::exception& e) {
-        // An index that cannot be read answers like an actor that is not there (503); the
-        // sessions stay.
-        spdlog::error("search: the index could not be read: {}", e.what());
-        out.error = domain::api_error{domain::error_id::backend_unavailable, "The search index is unavailable.", {}};
-        return out;
-      }
-      // A new search becomes a session once its query has been accepted.
-      if (!continued) {
-        auto id = guarded_sessions([&] { return sessions.open(call.owner, out.request, cfg->index->applied(), now); });
-        if (!id) out.error = sessions_unavailable();
-        else out.search_id = std::move(*id);
-      }
-      return out;
+    [self, cfg](search_atom, search_call& call) -> caf::result<search_outcome> {
+      auto out = page_of(*cfg, call);
+      if (out.behind == 0) return out;
+      // Read your writes: the page waits (bounded) for this node's index to apply the position.
+      auto promise = self->make_response_promise<search_outcome>();
+      bool looking = !self->state.waiting.empty();
+      self->state.waiting.push_back({std::move(call), promise, out.behind, std::chrono::steady_clock::now() + index_wait});
+      if (!looking) self->delayed_send(self, index_wait_step, index_atom_v);
+      return promise;
     },
+    [self, cfg](index_atom) { answer_waiting(self, *cfg); },
     [cfg](answered_atom, const domain::session_owner& owner, const std::string& id,
           std::vector<std::string>& hits) -> caf::result<std::vector<std::string>> {
       // Unrecorded, hits could be answered again by a later page: this page fails instead (503).

@@ -12,6 +12,10 @@
 #include "storage/search/index.hpp"
 
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <chrono>
+#include <vector>
 
 #include <memory>
 
@@ -27,9 +31,24 @@ struct search_session_config {
   std::shared_ptr<domain::session_store> sessions;
 };
 
+/// A page waiting for this node's index to apply a position (read your writes, a session opened
+/// on a node whose index was further).
+struct waiting_page {
+  search_call call;
+  caf::typed_response_promise<search_outcome> promise;
+  std::uint64_t position = 0;
+  std::chrono::steady_clock::time_point deadline;
+};
+
 struct search_session_state {
   static constexpr const char* name = "search-session";
+  std::vector<waiting_page> waiting;
 };
+
+/// How long a page waits for the index to apply a position before it answers 503
+/// SEARCH_INDEX_BEHIND, and how often it looks.
+inline constexpr std::chrono::milliseconds index_wait{1000};
+inline constexpr std::chrono::milliseconds index_wait_step{10};
 
 search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state> self,
                                                    std::shared_ptr<const search_session_config> cfg);

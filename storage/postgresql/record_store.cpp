@@ -260,6 +260,17 @@ public:
 
   std::uint64_t known_change() const override { return known_.load(std::memory_order_acquire); }
 
+  bool reflects(std::uint64_t position) override {
+    if (followed() >= position) return true;
+    follow_once();
+    return followed() >= position;
+  }
+
+  std::uint64_t followed() const {
+    std::lock_guard<std::mutex> guard{follow_mutex_};
+    return followed_;
+  }
+
   bool probe() const override {
     try {
       // A short wait of its own: /readyz turns false within about 2 s of the database going silent.
@@ -459,28 +470,35 @@ private:
     while (!stop_.wait_for(guard, every, [&] { return stopping_; })) {
       guard.unlock();
       try {
-        for (;;) {
-          auto entries = read_from(followed_, 1000);
-          if (entries.empty()) break;
-          if (entries.front().seq != followed_ + 1) hot_.clear();
-          std::vector<change_entry> others;
-          for (auto& e : entries)
-            if (!own(e.seq)) {
-              if (e.kind == change_kind::resource) hot_.drop(hot_records::key(e.tenant, e.id));
-              others.push_back(std::move(e));
-            }
-          followed_ = entries.back().seq;
-          advance_known(followed_);
-          if (!others.empty()) {
-            for (const auto& watch : watching_others()) watch(others);
-            listeners_.notify(followed_);
-          }
-          if (entries.size() < 1000) break;
-        }
+        follow_once();
       } catch (const std::exception&) {
         // The database is away: reads fail as well; follow again when it is back.
       }
       guard.lock();
+    }
+  }
+
+  /// Reads the log past what was followed, to its head (the follower's thread, or a request that
+  /// sent a position this node has not followed to yet: one at a time).
+  void follow_once() {
+    std::lock_guard<std::mutex> guard{follow_mutex_};
+    for (;;) {
+      auto entries = read_from(followed_, 1000);
+      if (entries.empty()) break;
+      if (entries.front().seq != followed_ + 1) hot_.clear();
+      std::vector<change_entry> others;
+      for (auto& e : entries)
+        if (!own(e.seq)) {
+          if (e.kind == change_kind::resource) hot_.drop(hot_records::key(e.tenant, e.id));
+          others.push_back(std::move(e));
+        }
+      followed_ = entries.back().seq;
+      advance_known(followed_);
+      if (!others.empty()) {
+        for (const auto& watch : watching_others()) watch(others);
+        listeners_.notify(followed_);
+      }
+      if (entries.size() < 1000) break;
     }
   }
 
@@ -507,6 +525,7 @@ private:
   mutable pool pool_;  ///< hands out connections under its own lock
   pooled_session reads_;
   mutable std::atomic<std::uint64_t> known_{0};
+  mutable std::mutex follow_mutex_;  ///< one reader of the log at a time (`followed_`)
   mutable std::mutex others_mutex_;
   std::vector<others_listener> others_;  ///< `watch_others`
   hot_records hot_;

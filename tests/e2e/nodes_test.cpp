@@ -13,6 +13,8 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <functional>
+#include <regex>
 #include <future>
 #include <set>
 #include <vector>
@@ -22,16 +24,20 @@ namespace json = boost::json;
 
 namespace {
 
-/// Two nodes on one database and one secrets file.
+/// Two nodes on one database and one secrets file; `b_also` changes B's settings further.
 struct two_nodes {
   temp_dir dir;
   std::string secrets = dir.path + "/cluster.secrets";
   bool written = (cl::storage::write_secrets_file(secrets), true);
+  std::function<void(cl::config::settings&)> b_also;
   test_service a{[this](cl::config::settings& s) { node(s); }};
   test_service b{[this](cl::config::settings& s) {
     node(s);
     s.storage.postgresql_url = a.postgresql_url();
+    if (b_also) b_also(s);
   }};
+
+  explicit two_nodes(std::function<void(cl::config::settings&)> also = {}) : b_also(std::move(also)) {}
 
   void node(cl::config::settings& s) const {
     s.secrets_file = secrets;
@@ -294,4 +300,119 @@ TEST_CASE("a contract changed on one node changes the rights the other answers w
   // B refuses once its follower has read the contract's change (100 ms). (A cached resolution also
   // ages out within a second, so this bound alone does not tell the two apart; the grant test does.)
   CHECK(eventually([&] { return read(nodes.b.port()) == 403; }, 2000));
+}
+
+namespace {
+
+/// `method target` with the caller's token and, when not empty, a position sent back.
+std::optional<http_response> at_position(unsigned short port, const std::string& method, const std::string& target,
+                                         const std::string& token, const std::string& position,
+                                         const std::string& body = {}) {
+  std::vector<std::pair<std::string, std::string>> headers{{"Authorization", "Bearer " + token}};
+  if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
+  if (!position.empty()) headers.emplace_back("Content-Lake-Position", position);
+  return http_request(port, method, target, headers, body);
+}
+
+}  // namespace
+
+TEST_CASE("a write answers with its change-log position; a request that sends it back is answered at or past it",
+          "[nodes][position]") {
+  test_service svc{[](cl::config::settings& s) { s.rate_limit.burst = 100000; }};
+  auto token = token_with("content-lake.read content-lake.write");
+  auto created = post_json(svc.port(), "/v0/content-lake/resources", token, chapter("Kelp", "kelp forest"));
+  REQUIRE(created);
+  REQUIRE(created->status == 201);
+  auto position = created->header("content-lake-position");
+  CHECK(std::regex_match(position, std::regex{"p[1-9][0-9]*"}));
+  auto path = "/v0/content-lake/resources/" + std::string{json::parse(created->body).at("id").as_string()};
+  auto read = at_position(svc.port(), "GET", path, token, position);
+  REQUIRE(read);
+  CHECK(read->status == 200);
+  CHECK(at_position(svc.port(), "GET", "/v0/content-lake/resources", token, position)->status == 200);
+  CHECK(at_position(svc.port(), "POST", "/v0/content-lake/search", token, position, R"({"query":"kelp"})")->status == 200);
+  // Reads answer no position; a refused write neither.
+  CHECK(read->header("content-lake-position").empty());
+  auto refused = post_json(svc.port(), "/v0/content-lake/resources", token, R"({"title":""})");
+  REQUIRE(refused);
+  CHECK(refused->status == 400);
+  CHECK(refused->header("content-lake-position").empty());
+
+  for (const std::string bad : {"42", "p", "p-1", "p042", "p 1", "pos_1", "p99999999999999999999"}) {
+    auto r = at_position(svc.port(), "GET", path, token, bad);
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    CHECK(reason_of(*r) == "POSITION_INVALID");
+  }
+  // A position past everything committed (another deployment's): 503, retry later or drop it.
+  for (const std::string method : {"GET", "POST"}) {
+    auto r = at_position(svc.port(), method, method == "GET" ? path : "/v0/content-lake/search", token, "p9000000000",
+                         method == "GET" ? "" : R"({"query":"kelp"})");
+    REQUIRE(r);
+    CHECK(r->status == 503);
+    CHECK(reason_of(*r) == "POSITION_NOT_REACHED");
+    CHECK(r->header("retry-after") == "1");
+  }
+}
+
+TEST_CASE("with the position of a write on one node, the other node reads it and finds it by search at once",
+          "[postgresql][nodes][position]") {
+  // B's index looks for changes every 400 ms: a search right after a write would miss it.
+  two_nodes nodes{[](cl::config::settings& s) { set_option(s, "search.batch_interval_ms", "400"); }};
+  auto& a = nodes.a;
+  auto& b = nodes.b;
+  auto token = token_with("content-lake.read content-lake.write");
+  auto created = post_json(a.port(), "/v0/content-lake/resources", token, chapter("Kelp", "kelp forest"));
+  REQUIRE(created);
+  REQUIRE(created->status == 201);
+  std::string id{json::parse(created->body).at("id").as_string()};
+  auto path = "/v0/content-lake/resources/" + id;
+  // B has the Resource in its hot cache...
+  REQUIRE(get_with_token(b.port(), path, token)->status == 200);
+  // ... A changes it: B answers the change at once for a caller who sends the position back.
+  auto current = json::parse(get_with_token(a.port(), path, token)->body).as_object();
+  auto patched = http_request(a.port(), "PATCH", path,
+                              {{"Authorization", "Bearer " + token}, {"Content-Type", "application/merge-patch+json"}},
+                              R"({"title":"Kelp beds","update_token":")" + std::string{current.at("update_token").as_string()} + "\"}");
+  REQUIRE(patched);
+  REQUIRE(patched->status == 200);
+  auto position = patched->header("content-lake-position");
+  REQUIRE_FALSE(position.empty());
+  auto read = at_position(b.port(), "GET", path, token, position);
+  REQUIRE(read);
+  REQUIRE(read->status == 200);
+  CHECK(json::parse(read->body).at("title").as_string() == "Kelp beds");
+
+  auto made = post_json(a.port(), "/v0/content-lake/resources", token, chapter("Eelgrass", "eelgrass meadow"));
+  REQUIRE(made);
+  REQUIRE(made->status == 201);
+  auto found = at_position(b.port(), "POST", "/v0/content-lake/search", token, made->header("content-lake-position"),
+                           R"({"query":"eelgrass"})");
+  REQUIRE(found);
+  REQUIRE(found->status == 200);
+  CHECK(hit_ids(*found) == std::vector<std::string>{std::string{json::parse(made->body).at("id").as_string()}});
+}
+
+TEST_CASE("a search whose node's index does not reach the position in time answers 503 SEARCH_INDEX_BEHIND",
+          "[postgresql][nodes][position]") {
+  // B's index looks for changes once a minute: after its first look, nothing new for the test.
+  two_nodes nodes{[](cl::config::settings& s) { set_option(s, "search.batch_interval_ms", "60000"); }};
+  auto& a = nodes.a;
+  auto& b = nodes.b;
+  auto token = token_with("content-lake.read content-lake.write");
+  REQUIRE(eventually([&] {
+    auto r = post_json(b.port(), "/v0/content-lake/search", token, R"({"query":"kelp"})");
+    return r && r->status == 200;
+  }));
+  auto made = post_json(a.port(), "/v0/content-lake/resources", token, chapter("Kelp", "kelp forest"));
+  REQUIRE(made);
+  REQUIRE(made->status == 201);
+  auto r = at_position(b.port(), "POST", "/v0/content-lake/search", token, made->header("content-lake-position"),
+                       R"({"query":"kelp"})");
+  REQUIRE(r);
+  CHECK(r->status == 503);
+  CHECK(reason_of(*r) == "SEARCH_INDEX_BEHIND");
+  CHECK(r->header("retry-after") == "1");
+  // The same search without the position is answered from what B's index holds (eventually consistent).
+  CHECK(post_json(b.port(), "/v0/content-lake/search", token, R"({"query":"kelp"})")->status == 200);
 }
