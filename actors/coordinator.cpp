@@ -4,7 +4,7 @@
 #include "actors/deadlines.hpp"
 #include "actors/ledger.hpp"
 #include "domain/idempotency.hpp"
-#include "domain/position.hpp"
+#include "domain/change_cursor.hpp"
 #include "storage/record_store.hpp"
 
 #include <caf/all.hpp>
@@ -83,7 +83,11 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
               const std::shared_ptr<request_context>& ctx, reply_fn done) {
   // Read your writes: a request that sends a position runs only once this node's reads reflect it.
   if (!ctx->request.position.empty()) {
-    auto at = domain::parse_position(ctx->request.position);
+    // Sealed like a change-feed cursor (the log's sequence is global: a readable one would tell a
+    // tenant how much the others write); another tenant's, or another deployment's, does not open.
+    auto at = ctx->feed_cursors ? ctx->feed_cursors->open(ctx->request.position, ctx->who.tenant_id,
+                                                          domain::feed_binding_any())
+                                : std::nullopt;
     if (!at)
       return done(domain::api_reply::failure(domain::error_id::position_invalid,
                                              "The Content-Lake-Position header is not a position this API answered with.",

@@ -6,7 +6,7 @@
 #include "domain/resource.hpp"
 #include "domain/ids.hpp"
 #include "domain/layer3.hpp"
-#include "domain/position.hpp"
+#include "domain/change_cursor.hpp"
 #include "domain/sign_in.hpp"
 #include "domain/records.hpp"
 #include "storage/record_store.hpp"
@@ -92,8 +92,9 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
 /// of an upload): the caller asked to read.
 domain::api_reply with_position(const request_context& ctx, domain::api_reply r) {
   auto read = ctx.request.method == "GET" || ctx.request.method == "HEAD";
-  if (ctx.actors->records && !read && !r.error && r.status / 100 == 2)
-    r.headers.emplace_back("Content-Lake-Position", domain::format_position(ctx.actors->records->known_change()));
+  if (ctx.actors->records && ctx.feed_cursors && !read && !r.error && r.status / 100 == 2)
+    r.headers.emplace_back("Content-Lake-Position", ctx.feed_cursors->seal({ctx.who.tenant_id, domain::feed_binding_any(),
+                                                                            ctx.actors->records->known_change()}));
   return r;
 }
 

@@ -60,8 +60,9 @@ const std::vector<error_entry>& catalogue() {
     {error_id::idempotency_key_invalid, 400, "INVALID_ARGUMENT", "IDEMPOTENCY_KEY_INVALID", contentlake_domain,
      "The Idempotency-Key header is empty, longer than 255 characters or not visible ASCII."},
     {error_id::position_invalid, 400, "INVALID_ARGUMENT", "POSITION_INVALID", contentlake_domain,
-     "The Content-Lake-Position header is not a position this API handed out (send back the value of a write "
-     "answer's Content-Lake-Position, unchanged)."},
+     "The Content-Lake-Position header is not a position this API handed out to the caller's tenant (send back "
+     "the value of a write answer's Content-Lake-Position, unchanged; one from another tenant, another deployment "
+     "or before a restore does not open)."},
     {error_id::pcf001, 400, "INVALID_ARGUMENT", "PCF001", contentlake_domain,
      "The content is not a `cl.content/1` document (format, top-level members). Details name the JSON path."},
     {error_id::pcf002, 400, "INVALID_ARGUMENT", "PCF002", contentlake_domain,
@@ -157,9 +158,9 @@ const std::vector<error_entry>& catalogue() {
      "The search index is being rebuilt from the stored Resources (after it was found missing, damaged or of an older "
      "format at start); everything else is served. Retry after `Retry-After`; `/readyz` says when search has caught up."},
     {error_id::position_not_reached, 503, "UNAVAILABLE", "POSITION_NOT_REACHED", contentlake_domain,
-     "The Content-Lake-Position sent is past every change this deployment has committed (a position from another "
-     "deployment, or from before a restore of an older backup): nothing can answer at or past it. Retry after "
-     "`Retry-After`, or send the request without it."},
+     "The Content-Lake-Position sent is past every change this deployment has committed (its database was "
+     "restored from an older backup since): nothing can answer at or past it. Retry after `Retry-After`, or send "
+     "the request without it."},
     {error_id::search_index_behind, 503, "UNAVAILABLE", "SEARCH_INDEX_BEHIND", contentlake_domain,
      "This node's search index has not yet applied the changes up to the position the request sent (or the position "
      "its search session started at) within the wait a search allows; retry after `Retry-After`."},

@@ -2,6 +2,7 @@
 // same records and the same secrets file, each with its own data dir (its own search index). What
 // one node hands out, another continues.
 
+#include "domain/change_cursor.hpp"
 #include "storage/identity.hpp"
 #include "storage/postgresql/connection.hpp"
 #include "tests/support/eventually.hpp"
@@ -324,12 +325,16 @@ TEST_CASE("a write answers with its change-log position; a request that sends it
   REQUIRE(created);
   REQUIRE(created->status == 201);
   auto position = created->header("content-lake-position");
-  CHECK(std::regex_match(position, std::regex{"p[1-9][0-9]*"}));
+  REQUIRE_FALSE(position.empty());
+  // Sealed: the log's sequence is global, and a readable one would tell a tenant how much others write.
+  CHECK_FALSE(std::regex_search(position, std::regex{"^p?[0-9]+$"}));
   auto path = "/v0/content-lake/resources/" + std::string{json::parse(created->body).at("id").as_string()};
   auto read = at_position(svc.port(), "GET", path, token, position);
   REQUIRE(read);
   CHECK(read->status == 200);
   CHECK(at_position(svc.port(), "GET", "/v0/content-lake/resources", token, position)->status == 200);
+  // It is a change-feed cursor too: the feed follows from it.
+  CHECK(get_with_token(svc.port(), "/v0/content-lake/changes?since=" + position, token)->status == 200);
   CHECK(at_position(svc.port(), "POST", "/v0/content-lake/search", token, position, R"({"query":"kelp"})")->status == 200);
   // Reads answer no position; a refused write neither.
   CHECK(read->header("content-lake-position").empty());
@@ -338,15 +343,25 @@ TEST_CASE("a write answers with its change-log position; a request that sends it
   CHECK(refused->status == 400);
   CHECK(refused->header("content-lake-position").empty());
 
-  for (const std::string bad : {"42", "p", "p-1", "p042", "p 1", "pos_1", "p99999999999999999999"}) {
+  // Another tenant's position does not open here either.
+  auto eve = token_with("content-lake.read content-lake.write", "t_other", "u_eve");
+  auto theirs = post_json(svc.port(), "/v0/content-lake/resources", eve, chapter("Theirs", "kelp"));
+  REQUIRE(theirs);
+  REQUIRE(theirs->status == 201);
+  auto altered = position;
+  altered[altered.size() / 2] = altered[altered.size() / 2] == 'A' ? 'B' : 'A';
+  for (const std::string bad : {std::string{"42"}, std::string{"p1"}, altered, theirs->header("content-lake-position")}) {
     auto r = at_position(svc.port(), "GET", path, token, bad);
     REQUIRE(r);
     CHECK(r->status == 400);
     CHECK(reason_of(*r) == "POSITION_INVALID");
   }
-  // A position past everything committed (another deployment's): 503, retry later or drop it.
+  // A position past everything committed (sealed with this deployment's secrets, so only after a
+  // restore of an older database): 503, retry later or drop it.
+  auto ahead = cl::storage::feed_codec(cl::storage::secret_place{svc.data_dir()})
+                 ->seal({"t_test", cl::domain::feed_binding_any(), 9000000000});
   for (const std::string method : {"GET", "POST"}) {
-    auto r = at_position(svc.port(), method, method == "GET" ? path : "/v0/content-lake/search", token, "p9000000000",
+    auto r = at_position(svc.port(), method, method == "GET" ? path : "/v0/content-lake/search", token, ahead,
                          method == "GET" ? "" : R"({"query":"kelp"})");
     REQUIRE(r);
     CHECK(r->status == 503);
