@@ -2,6 +2,7 @@
 #include "actors/fault_hooks.hpp"
 #include "actors/backend_error.hpp"
 #include "domain/clock.hpp"
+#include "storage/leases.hpp"
 
 #include "domain/idempotency.hpp"
 
@@ -112,7 +113,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
         }
         // Only when the oldest record is past retention: no empty transaction (and fsync) per tick.
         auto cutoff = domain::now_ms() - cfg->retention_ms;
-        bool due = cfg->store->ledger().prune_due(cutoff);
+        bool due = (!cfg->leases || cfg->leases->holds(storage::lease::pruning)) && cfg->store->ledger().prune_due(cutoff);
         auto writer = cfg->directory ? cfg->directory->snapshot()->get<writer_actor>() : writer_actor{};
         if (due && writer)
           self->request(writer, std::chrono::seconds{30}, write_atom_v, prune_ledger(cutoff, 1000))

@@ -29,6 +29,10 @@
 #include <string>
 #include <vector>
 
+namespace cl::storage {
+class lease_keeper;
+}
+
 namespace cl::actors {
 
 struct ledger_config {
@@ -41,6 +45,8 @@ struct ledger_config {
   bool prunes = true;  ///< this ledger prunes records and reports the gauges (of several shards, one does)
   bool trusts_writes = false;  ///< unchecked keys (above): where a look-up is a round trip
   std::size_t remembered_keys = 16384;  ///< keys known to have a record, looked up (of each shard)
+  /// Pruning runs only while this node holds the `pruning` lease (null: always, one node).
+  std::shared_ptr<const storage::lease_keeper> leases{};
 };
 
 /// A mutation that removes up to `limit` records created before `cutoff_ms`, oldest first.

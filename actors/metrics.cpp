@@ -175,11 +175,12 @@ void metrics::counter::increment(double by) const {
   if (c_) c_->Increment(by);
 }
 
-metrics::gauge metrics::declare_gauge(const std::string& name, const std::string& help) {
+metrics::gauge metrics::declare_gauge(const std::string& name, const std::string& help,
+                                      const std::map<std::string, std::string>& labels) {
   std::lock_guard lock{impl_->declared_mutex};
   auto& family = impl_->gauges[name];
   if (!family) family = &prometheus::BuildGauge().Name(name).Help(help).Register(*impl_->registry);
-  return gauge{&family->Add({})};
+  return gauge{&family->Add(labels)};
 }
 
 metrics::counter metrics::declare_counter(const std::string& name, const std::string& help,

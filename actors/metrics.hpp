@@ -82,8 +82,10 @@ public:
   /// The record store's size: bytes in use and the most it may hold (`storage.map_size_mib`).
   void set_storage_space(std::uint64_t used, std::uint64_t limit);
 
-  /// Declares gauge `name` (`contentlake_<group>_...`) with `help`; declared again, the same one.
-  gauge declare_gauge(const std::string& name, const std::string& help);
+  /// Declares gauge `name` (`contentlake_<group>_...`) with `help` and the series of `labels`;
+  /// declared again with the same labels, the same one.
+  gauge declare_gauge(const std::string& name, const std::string& help,
+                      const std::map<std::string, std::string>& labels = {});
   /// Declares counter `name` with `help` and the series of `labels` (declared at 0); a name
   /// declared again with other labels is another series of the same family.
   counter declare_counter(const std::string& name, const std::string& help,

@@ -3,6 +3,7 @@
 #include "actors/backend_error.hpp"
 
 #include "domain/clock.hpp"
+#include "storage/leases.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -39,7 +40,7 @@ void commit(writer_state& st, const writer_config& cfg,
 /// Removes change-log entries past retention that every consumer has applied, when due. Its own
 /// transaction, and only when the oldest entry is old enough: no fsync for nothing.
 void prune_change_log(writer_state& st, const writer_config& cfg) {
-  if (!cfg.prunes) return;
+  if (!cfg.prunes || (cfg.leases && !cfg.leases->holds(storage::lease::pruning))) return;
   auto now = std::chrono::steady_clock::now();
   if (now < st.next_prune) return;
   st.next_prune = now + cfg.change_log_prune_interval;

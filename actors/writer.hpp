@@ -14,6 +14,10 @@
 #include <utility>
 #include <vector>
 
+namespace cl::storage {
+class lease_keeper;
+}
+
 namespace cl::actors {
 
 /// Validated configuration of the writer.
@@ -26,6 +30,8 @@ struct writer_config {
   std::chrono::milliseconds change_log_retention{std::chrono::hours{24 * 7}};
   std::chrono::milliseconds change_log_prune_interval{std::chrono::seconds{60}};
   bool prunes = true;  ///< this writer prunes the change log (of several lanes, one does)
+  /// Pruning runs only while this node holds the `pruning` lease (null: always, one node).
+  std::shared_ptr<const storage::lease_keeper> leases{};
 };
 
 struct writer_state {

@@ -149,6 +149,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_blob_broker(const startup& 
   cfg->store = s.store;
   cfg->backend = std::move(*backend);
   cfg->directory = s.directory;
+  cfg->leases = s.leases;
   cfg->limits.multipart_threshold = section.multipart_threshold_bytes;
   cfg->limits.part_size = section.part_size_bytes;
   cfg->limits.max_blob_bytes = section.max_blob_bytes;

@@ -9,7 +9,9 @@
 #include "actors/reader.hpp"
 #include "actors/rights.hpp"
 #include "actors/writer.hpp"
+#include "app/cluster_group.hpp"
 #include "app/groups.hpp"
+#include "app/record_stores.hpp"
 #include "http/https_fetch.hpp"
 #include "http/openapi.hpp"
 #include "storage/identity.hpp"
@@ -73,6 +75,10 @@ children spawn_rate_limiter(const startup& s) {
   cfg->burst = s.settings.rate_limit.burst;
   cfg->stats = s.stats;
   if (auto err = actors::validate(*cfg)) return startup_failure(*err);
+  // Several nodes on one database: each charges its buckets what the others admitted.
+  if (auto exchange = open_rate_exchange(s.settings, s.node))
+    cfg->sharing = std::make_shared<actors::rate_sharing>(
+      std::move(exchange), std::chrono::milliseconds{s.settings.groups.get<cluster_settings>().rate_limit_share_ms});
   std::shared_ptr<const actors::rate_limiter_config> fixed = cfg;
   return std::vector<actors::child_spec>{actors::supervised<actors::rate_limiter_actor>(
     "rate_limiter", [fixed](caf::actor_system& sys) { return sys.spawn(actors::rate_limiter, fixed); })};
@@ -138,6 +144,7 @@ children spawn_ledger(const startup& s) {
   // On PostgreSQL a key's look-up is a round trip: a write whose only effect is its guarded write
   // lets the record it inserts be the check (actors/ledger.hpp). On LMDB it is a read of a page.
   settings.trusts_writes = c.storage.backend == "postgresql";
+  settings.leases = s.leases;
   // On PostgreSQL a record lookup is a round trip: as many shards as writer lanes, detached (a
   // lookup blocks its thread), so lookups of different keys run at once.
   if (auto shards = write_lanes(c); shards > 1)
@@ -153,6 +160,7 @@ children spawn_writer(const startup& s) {
   if (s.stats) s.stats->watch_writes(stats);
   actors::writer_config settings{s.store, stats, s.settings.storage.group_commit};
   settings.change_log_retention = std::chrono::seconds{s.settings.storage.change_log_retention_seconds};
+  settings.leases = s.leases;
   // Pruning is checked at most once a minute, or twice per retention when that is shorter.
   settings.change_log_prune_interval =
     std::clamp<std::chrono::milliseconds>(settings.change_log_retention / 2, std::chrono::milliseconds{100},

@@ -69,6 +69,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_edge(const startup& s) {
   auto retention_ms = s.settings.storage.change_log_retention_seconds * 1000;
   cfg->acknowledge_every = std::chrono::milliseconds{std::clamp<std::int64_t>(retention_ms / 4, 100, 60000)};
   cfg->send = [](const domain::purge_request& r) { return http::send_purge(r); };
+  cfg->leases = s.leases;
   if (s.stats) {
     cfg->lag_seconds = s.stats->declare_gauge("contentlake_edge_purge_lag_seconds",
                                               "How old the oldest change not yet purged at every edge cache is (0: none).");

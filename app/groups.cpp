@@ -17,6 +17,7 @@ const registry& groups() {
     register_webhooks(r);
     register_edge(r);
     register_mcp(r);
+    register_cluster(r);
     return r;
   }();
   return all;

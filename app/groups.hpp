@@ -31,6 +31,9 @@ void register_edge(registry& r);
 /// The MCP endpoint (POST /v0/mcp) and the protected resource metadata.
 void register_mcp(registry& r);
 
+/// The cluster's section (`cluster.*`: leases, the shared rate limit); no routes.
+void register_cluster(registry& r);
+
 /// Every group registered, built once; pure (nothing starts), so tests read its routes and options.
 const registry& groups();
 

@@ -1,6 +1,7 @@
 #include "app/record_stores.hpp"
 
 #include "storage/kv/lmdb_store.hpp"
+#include "storage/postgresql/leases.hpp"
 #include "storage/postgresql/postgresql_store.hpp"
 #include "storage/postgresql/search_sessions.hpp"
 
@@ -45,6 +46,16 @@ std::shared_ptr<domain::session_store> open_session_store(const config::settings
                                                           std::size_t connections) {
   if (s.storage.backend == "postgresql") return storage::open_postgresql_sessions(postgresql_of(s), limits, connections);
   return std::make_shared<domain::memory_session_store>(limits);
+}
+
+std::shared_ptr<storage::lease_store> open_lease_store(const config::settings& s) {
+  if (s.storage.backend == "postgresql") return storage::open_postgresql_leases(postgresql_of(s));
+  return storage::memory_lease_store();
+}
+
+std::shared_ptr<storage::rate_exchange> open_rate_exchange(const config::settings& s, const std::string& node) {
+  if (s.storage.backend == "postgresql") return storage::open_postgresql_rate_exchange(postgresql_of(s), node);
+  return nullptr;
 }
 
 std::shared_ptr<storage::record_store> open_record_store(const config::settings& s) {

@@ -4,6 +4,8 @@
 
 #include "config/settings.hpp"
 #include "domain/search_session.hpp"
+#include "storage/leases.hpp"
+#include "storage/rate_shares.hpp"
 #include "storage/record_store.hpp"
 
 #include <memory>
@@ -27,5 +29,13 @@ std::optional<std::string> recorded_secrets_fingerprint(const config::settings& 
 /// PostgreSQL (every node shares them; `connections` of its own). Call after `open_record_store`.
 std::shared_ptr<domain::session_store> open_session_store(const config::settings& s, const domain::session_limits& limits,
                                                           std::size_t connections);
+
+/// Where the leases of work done once among the nodes are kept: in memory on LMDB (one node holds
+/// them all), in the database on PostgreSQL (a connection of its own). Call after `open_record_store`.
+std::shared_ptr<storage::lease_store> open_lease_store(const config::settings& s);
+
+/// On PostgreSQL, the tally the nodes' rate limiters share (a connection of its own), this node's
+/// kept under `node`; none on LMDB (one node). Call after `open_record_store`.
+std::shared_ptr<storage::rate_exchange> open_rate_exchange(const config::settings& s, const std::string& node);
 
 }  // namespace cl::app

@@ -21,6 +21,7 @@
 
 namespace cl::storage {
 class record_store;
+class lease_keeper;
 }
 
 namespace boost::asio {
@@ -60,6 +61,9 @@ struct startup {
   /// True when the service is the whole process (`contentlake serve`), false in-process (tests): a
   /// group may then set what is the process's, such as its threads' priorities.
   bool owns_process = false;
+  /// This node's leases of work done once among the nodes (storage/leases.hpp): a group's actor
+  /// does such work only while `holds` its lease.
+  std::shared_ptr<storage::lease_keeper> leases{};
 };
 
 /// A group's spawning function: checks its configuration and answers how the supervisor

@@ -6,6 +6,7 @@
 #include "actors/supervisor.hpp"
 #include "actors/token_cache.hpp"
 #include "app/groups.hpp"
+#include "app/cluster_group.hpp"
 #include "app/mcp_group.hpp"
 #include "app/record_stores.hpp"
 #include "domain/page_token.hpp"
@@ -75,6 +76,7 @@ struct service::impl {
   std::atomic<bool> stopping{false};
   bool owns_process = false;  ///< `start(true)`: `contentlake serve`
   std::string node;           ///< this node's name
+  std::shared_ptr<storage::lease_keeper> leases;  ///< this node's leases (given up after the actors stop)
 
   explicit impl(config::settings s) : settings(std::move(s)) {}
 
@@ -96,7 +98,8 @@ struct service::impl {
                        if (n == name) return l.port();
                      return std::nullopt;
                    },
-                   owns_process};
+                   owns_process,
+                   leases};
   }
 
   /// Starts the actor system and, under one supervisor, every route group's actors; throws with
@@ -254,6 +257,23 @@ struct service::impl {
                  mine, *recorded);
   }
 
+  /// Keeps this node's leases; `contentlake_lease_held{lease}` says which it holds.
+  void keep_leases() {
+    const auto& section = settings.groups.get<cluster_settings>();
+    leases = std::make_shared<storage::lease_keeper>(open_lease_store(settings), node, storage::lease::all(),
+                                                     std::chrono::milliseconds{section.lease_ttl_ms});
+    std::vector<std::pair<std::string, actors::metrics::gauge>> held;
+    for (const auto& name : storage::lease::all())
+      held.emplace_back(name, stats->declare_gauge("contentlake_lease_held",
+                                                   "1 while this node holds the lease of the work named (webhooks, "
+                                                   "edge-purge, pruning, upload-expiry), else 0.",
+                                                   {{"lease", name}}));
+    stats->on_render([held, keeper = std::weak_ptr<storage::lease_keeper>(leases)] {
+      if (auto k = keeper.lock())
+        for (const auto& [name, gauge] : held) gauge.set(k->holds(name) ? 1 : 0);
+    });
+  }
+
   void start(bool handle_signals) {
     owns_process = handle_signals;
     std::filesystem::create_directories(settings.data_dir);
@@ -261,6 +281,7 @@ struct service::impl {
     spdlog::info("node: {}", node);
     store = open_record_store(settings);
     check_shared_secrets();
+    keep_leases();
     watch_record_store();
     watch_disk();
     watch_heap();
@@ -345,6 +366,8 @@ struct service::impl {
     ioc.run();
     for (auto& t : extra) t.join();
     shutdown_actors();
+    // The leased work stops with the actors: the other nodes take it at their next claim.
+    if (leases) leases->stop();
     return exit_code;
   }
 
@@ -364,6 +387,7 @@ struct service::impl {
     public_listener.reset();
     admin_listener.reset();
     system.reset();
+    if (leases) leases->stop();  // a service destroyed without `run`
   }
 };
 

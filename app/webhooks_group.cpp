@@ -76,6 +76,9 @@ caf::expected<std::vector<actors::child_spec>> spawn_webhooks(const startup& s) 
   cfg->timeout_ms = section.timeout_seconds * 1000;
   cfg->concurrency = static_cast<std::size_t>(section.concurrency);
   cfg->log_size = static_cast<std::uint64_t>(section.delivery_log_size);
+  cfg->leases = s.leases;
+  // Several nodes: an endpoint created, changed or replayed through another node is seen within a second.
+  if (s.settings.storage.backend == "postgresql") cfg->reload_every = std::chrono::seconds{1};
   if (s.stats) {
     cfg->attempts = s.stats->declare_counter("contentlake_webhook_attempts_total", "Webhook delivery attempts.");
     cfg->failures = s.stats->declare_counter("contentlake_webhook_failures_total",

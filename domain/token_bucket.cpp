@@ -26,6 +26,11 @@ int token_bucket::take(double now) {
   return std::max(1, static_cast<int>(std::ceil(wait)));
 }
 
+void token_bucket::charge(double tokens, double now) {
+  refill(now);
+  tokens_ = std::max(-burst_, tokens_ - std::max(0.0, tokens));
+}
+
 bool token_bucket::full_at(double now) const {
   return tokens_ + std::max(0.0, now - last_) * rate_ >= burst_;
 }

@@ -12,6 +12,10 @@ public:
   /// until a token will be available, for `Retry-After`.
   int take(double now);
 
+  /// Takes `tokens` at `now` that were spent elsewhere (another node admitted them): the bucket
+  /// may go into debt, down to minus its burst, and admits again once refilled past it.
+  void charge(double tokens, double now);
+
   /// Seconds since this bucket was last touched; idle full buckets can be forgotten.
   double idle_for(double now) const { return now - last_; }
 

@@ -7,6 +7,8 @@
 #include "domain/contract.hpp"
 #include "domain/ids.hpp"
 
+#include "storage/leases.hpp"
+
 #include <boost/json.hpp>
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -405,7 +407,8 @@ blob_broker_actor::behavior_type blob_broker(blob_broker_actor::stateful_pointer
       try {
         auto now = domain::now_seconds();
         auto writer = cfg->directory ? cfg->directory->snapshot()->get<writer_actor>() : writer_actor{};
-        if (writer && !storage::blobs(*cfg->store).expired_uploads(now, 1).empty()) {
+        bool mine = !cfg->leases || cfg->leases->holds(storage::lease::upload_expiry);
+        if (mine && writer && !storage::blobs(*cfg->store).expired_uploads(now, 1).empty()) {
           auto aborted = std::make_shared<std::vector<storage::upload_record>>();
           self->request(writer, std::chrono::seconds{30}, write_atom_v, abort_expired_uploads(now, 100, aborted))
             .then(

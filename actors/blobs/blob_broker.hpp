@@ -21,6 +21,10 @@
 #include <string>
 #include <vector>
 
+namespace cl::storage {
+class lease_keeper;
+}
+
 namespace cl::actors {
 
 struct blob_broker_config {
@@ -32,6 +36,8 @@ struct blob_broker_config {
   std::int64_t download_url_ttl_seconds = 900;  ///< spec 4.4: 15 minutes
   std::chrono::milliseconds sweep_interval{60000};
   std::size_t max_referencing = 100;  ///< Resources examined per blob when deciding who may read it
+  /// The sweep runs only while this node holds the `upload-expiry` lease (null: always, one node).
+  std::shared_ptr<const storage::lease_keeper> leases{};
 };
 
 struct blob_broker_state {

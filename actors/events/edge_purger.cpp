@@ -6,6 +6,7 @@
 #include "actors/interfaces.hpp"
 #include "domain/clock.hpp"
 #include "storage/change_log.hpp"
+#include "storage/leases.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -234,19 +235,31 @@ bool round(self_t self, const edge_purger_config& cfg) {
   return entries.size() >= cfg.batch && up_to < last;
 }
 
+/// Reads where the purges stand from the consumer position (at start, and when the lease is taken
+/// again: another node purged meanwhile); every edge owes a purge of everything. Answers whether the
+/// consumer is registered.
+bool begin(self_t self, const edge_purger_config& cfg) {
+  auto& st = self->state;
+  auto registered = false;
+  std::uint64_t start = cfg.store->last_change();
+  for (const auto& c : cfg.store->consumers())
+    if (c.name == edge_purge_consumer) start = std::min(start, c.applied), registered = true;
+  st.outside_seen = outside_changes(cfg);
+  st.edges.assign(cfg.edges.size(), {});
+  for (auto& e : st.edges) e.position = start;
+  st.acknowledged = start;
+  st.started = false;
+  return registered;
+}
+
 }  // namespace
 
 edge_purger_actor::behavior_type edge_purger(edge_purger_actor::stateful_pointer<edge_purger_state> self,
                                              std::shared_ptr<const edge_purger_config> cfg) {
   accept_fault_delays(self);
   auto& st = self->state;
-  auto registered = false;
-  std::uint64_t start = cfg->store->last_change();
-  for (const auto& c : cfg->store->consumers())
-    if (c.name == edge_purge_consumer) start = std::min(start, c.applied), registered = true;
-  st.outside_seen = outside_changes(*cfg);
-  st.edges.resize(cfg->edges.size());
-  for (auto& e : st.edges) e.position = start;
+  st.term = cfg->leases ? cfg->leases->term(storage::lease::edge_purge) : 0;
+  auto registered = begin(self, *cfg);
   if (cfg->edges.empty()) {
     // No edge: a position kept from an earlier configuration must not hold the log.
     if (registered) self->send(self, edge_purge_atom_v, std::uint64_t{0});
@@ -260,8 +273,7 @@ edge_purger_actor::behavior_type edge_purger(edge_purger_actor::stateful_pointer
       },
     };
   }
-  st.acknowledged = start;
-  acknowledge(self, *cfg, start, true);
+  acknowledge(self, *cfg, st.acknowledged, true);
   // A commit that logged changes wakes the purger at once (from the writer's thread: a message
   // only, and not to an actor that is gone); the timer covers everything else (backoff, repeats,
   // outside changes).
@@ -275,6 +287,25 @@ edge_purger_actor::behavior_type edge_purger(edge_purger_actor::stateful_pointer
   return {
     [self, cfg](edge_purge_atom, std::uint64_t woken_by) {
       auto& st = self->state;
+      if (cfg->leases) {
+        // Another node purges while it holds the lease; taken again, this node starts afresh.
+        auto term = cfg->leases->term(storage::lease::edge_purge);
+        if (term == 0) {
+          st.term = 0;
+          if (woken_by == 0) self->delayed_send(self, cfg->interval, edge_purge_atom_v, std::uint64_t{0});
+          return;
+        }
+        if (term != st.term) {
+          try {
+            begin(self, *cfg);
+          } catch (const std::exception& e) {
+            spdlog::error("edge purge: cannot read the consumer position: {}", e.what());
+            if (woken_by == 0) self->delayed_send(self, cfg->interval, edge_purge_atom_v, std::uint64_t{0});
+            return;
+          }
+          st.term = term;
+        }
+      }
       if (!st.started) acknowledge(self, *cfg, st.acknowledged, true);
       // A wake for changes every ready edge has purged already costs nothing.
       if (woken_by != 0) {

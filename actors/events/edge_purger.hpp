@@ -30,6 +30,10 @@
 
 CAF_ADD_ATOM(contentlake, cl::actors, edge_purge_atom, "edgepurge")
 
+namespace cl::storage {
+class lease_keeper;
+}
+
 namespace cl::actors {
 
 /// The keys a run of changes purges: `hard` (the cached answers are removed: rights, grants,
@@ -91,6 +95,9 @@ struct edge_purger_config {
   metrics::gauge lag_seconds;  ///< how old the oldest change not purged at every edge is
   metrics::gauge failing_edges;  ///< edges whose last purge failed (0: every edge answered it)
   metrics::counter purges, failures;
+  /// Purges only while this node holds the `edge-purge` lease (null: always, one node); taken
+  /// again, it starts afresh from the consumer position, as at start.
+  std::shared_ptr<const storage::lease_keeper> leases{};
 };
 
 struct edge_purger_state {
@@ -116,6 +123,7 @@ struct edge_purger_state {
   clock::time_point acknowledged_at{};
   std::uint64_t outside_seen = 0;
   bool started = false;
+  std::uint64_t term = 0;  ///< the lease's hold this state was read under (0: not held)
 };
 
 edge_purger_actor::behavior_type edge_purger(edge_purger_actor::stateful_pointer<edge_purger_state> self,

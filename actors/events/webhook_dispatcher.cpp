@@ -8,6 +8,7 @@
 #include "domain/json_text.hpp"
 #include "domain/records.hpp"
 #include "domain/webhook.hpp"
+#include "storage/leases.hpp"
 #include "storage/webhook_store.hpp"
 
 #include <caf/actor_cast.hpp>
@@ -133,6 +134,9 @@ public:
   void round() {
     auto& st = self_->state;
     st.round_pending = false;
+    if (!leading()) return arm_timer(false);
+    if (cfg_->reload_every.count() > 0 && std::chrono::steady_clock::now() - st.loaded_at >= cfg_->reload_every)
+      st.loaded = false;
     try {
       start_batches();
       start_retries();
@@ -210,6 +214,7 @@ private:
       if (st.seen == 0) st.seen = last;
       load_endpoints();
       st.loaded = true;
+      st.loaded_at = std::chrono::steady_clock::now();
     }
     auto from = st.seen;
     if (from < last) {
@@ -302,12 +307,32 @@ private:
     }
   }
 
-  /// A timed wake for the soonest waiting message, and an idle tick.
-  void arm_timer() {
+  /// Whether this node delivers now: it holds the `webhooks` lease. Taken again after another node
+  /// held it, what the dispatcher knew goes: every endpoint reads from its stored cursor.
+  bool leading() {
+    if (!cfg_->leases) return true;
+    auto& st = self_->state;
+    auto term = cfg_->leases->term(storage::lease::webhooks);
+    if (term != 0 && term != st.term) {
+      st.loaded = false;
+      st.seen = 0;
+      st.by_tenant.clear();
+      st.lagging.clear();
+      st.read_to.clear();
+      st.stored_at.clear();
+      st.replay_turn.clear();
+    }
+    st.term = term;
+    return term != 0;
+  }
+
+  /// A timed wake for the soonest waiting message (`due_too`), and an idle tick.
+  void arm_timer(bool due_too = true) {
     auto& st = self_->state;
     auto now = domain::now_ms();
     auto next = now + idle_tick_ms;
-    if (auto due = storage::webhooks(*cfg_->store).next_due()) next = std::min(next, std::max(*due, now + 1));
+    if (due_too)
+      if (auto due = storage::webhooks(*cfg_->store).next_due()) next = std::min(next, std::max(*due, now + 1));
     if (st.timer_due_ms != 0 && st.timer_due_ms <= next) return;
     st.timer_due_ms = next;
     self_->delayed_send(self_, std::chrono::milliseconds{next - now}, webhook_wake_atom_v,
@@ -659,6 +684,13 @@ webhook_dispatcher_actor::behavior_type webhook_dispatcher(self_ptr self, config
                      std::min<std::uint64_t>(std::max<std::uint64_t>(seq, 1), round_now - 1));
   });
   self->attach_functor([store = cfg->store, listening] { store->unsubscribe(listening); });
+  // Taking the lease (another node's died or was given up) starts a round at once.
+  if (cfg->leases)
+    cfg->leases->on_gain([weak](const std::string& name) {
+      if (name != storage::lease::webhooks) return;
+      if (auto strong = weak.lock())
+        caf::anon_send(caf::actor_cast<webhook_dispatcher_actor>(strong), webhook_wake_atom_v, std::uint64_t{0});
+    });
   self->send(self, webhook_wake_atom_v, std::uint64_t{0});  // the first round reads every endpoint
   return {
     [d](webhook_wake_atom, std::uint64_t what) {

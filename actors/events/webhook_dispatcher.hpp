@@ -30,6 +30,7 @@
 
 namespace cl::storage {
 struct webhook_record;
+class lease_keeper;
 }
 
 namespace cl::actors {
@@ -54,6 +55,13 @@ struct webhook_dispatcher_config {
   std::uint64_t log_size = 1000;     ///< delivery-log entries kept per endpoint
   metrics::counter attempts;         ///< delivery attempts
   metrics::counter failures;         ///< attempts that failed
+  /// Delivers only while this node holds the `webhooks` lease (null: always, one node); taken
+  /// again, it reads every endpoint's stored cursor afresh (what another node left in flight is
+  /// delivered again, with the same `webhook-id`).
+  std::shared_ptr<const storage::lease_keeper> leases{};
+  /// How often the enabled endpoints are read again (0: only when a plan here says one changed).
+  /// Several nodes: a plan on another node cannot wake this one; its change is seen within this.
+  std::chrono::milliseconds reload_every{0};
 };
 
 struct webhook_dispatcher_state {
@@ -83,6 +91,8 @@ struct webhook_dispatcher_state {
   std::string served_last;  ///< the tenant the last slot went to
   bool round_pending = false;
   std::int64_t timer_due_ms = 0;  ///< the timed wake already asked for (0: none)
+  std::uint64_t term = 0;  ///< the lease's hold the state was read under (0: not held)
+  std::chrono::steady_clock::time_point loaded_at{};  ///< when the endpoints were last read
 };
 
 /// The change-log consumer name of an endpoint (retention keeps what it has not handled).

@@ -88,10 +88,20 @@ CREATE TABLE change_consumers (
   R"sql(ALTER TABLE change_consumers ADD COLUMN acknowledged_ms bigint NOT NULL DEFAULT 0)sql",
 });
 
-/// Facts every node on the database shares (`record_secrets_fingerprint`).
+/// Facts every node on the database shares (`record_secrets_fingerprint`), the leases and the rate tally.
 const bool cluster = schema_part("cluster", {
   // 1: the facts, by name.
   R"sql(CREATE TABLE cluster_facts (name text COLLATE "C" PRIMARY KEY, value text NOT NULL))sql",
+  // 2: the leases of work done once in the cluster, and the rate limiters' tally (storage/postgresql/leases.cpp).
+  R"sql(
+CREATE TABLE leases (
+  name text COLLATE "C" PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL, taken_at timestamptz NOT NULL);
+CREATE TABLE rate_admissions (
+  client_id text COLLATE "C" NOT NULL, node text COLLATE "C" NOT NULL, admitted double precision NOT NULL,
+  began_at timestamptz NOT NULL, changed_at timestamptz NOT NULL,
+  PRIMARY KEY (client_id, node));
+CREATE INDEX rate_admissions_by_change ON rate_admissions (changed_at);
+)sql",
 });
 
 /// The key of the advisory lock every node takes to migrate ("contentlake schema").

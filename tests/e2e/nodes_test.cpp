@@ -9,6 +9,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_keys.hpp"
+#include "tests/e2e/two_nodes.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -24,28 +25,6 @@ using namespace cl::testing;
 namespace json = boost::json;
 
 namespace {
-
-/// Two nodes on one database and one secrets file; `b_also` changes B's settings further.
-struct two_nodes {
-  temp_dir dir;
-  std::string secrets = dir.path + "/cluster.secrets";
-  bool written = (cl::storage::write_secrets_file(secrets), true);
-  std::function<void(cl::config::settings&)> b_also;
-  test_service a{[this](cl::config::settings& s) { node(s); }};
-  test_service b{[this](cl::config::settings& s) {
-    node(s);
-    s.storage.postgresql_url = a.postgresql_url();
-    if (b_also) b_also(s);
-  }};
-
-  explicit two_nodes(std::function<void(cl::config::settings&)> also = {}) : b_also(std::move(also)) {}
-
-  void node(cl::config::settings& s) const {
-    s.secrets_file = secrets;
-    s.rate_limit.burst = 100000;
-    set_option(s, "search.batch_interval_ms", "20");
-  }
-};
 
 std::string chapter(const std::string& title, const std::string& text) {
   return R"({"title":")" + title + R"(","type":"CHAPTER","language":"en","content":{"format":"cl.content/1",)"
@@ -350,7 +329,7 @@ TEST_CASE("a write answers with its change-log position; a request that sends it
   REQUIRE(theirs->status == 201);
   auto altered = position;
   altered[altered.size() / 2] = altered[altered.size() / 2] == 'A' ? 'B' : 'A';
-  for (const std::string bad : {std::string{"42"}, std::string{"p1"}, altered, theirs->header("content-lake-position")}) {
+  for (const std::string& bad : {std::string{"42"}, std::string{"p1"}, altered, theirs->header("content-lake-position")}) {
     auto r = at_position(svc.port(), "GET", path, token, bad);
     REQUIRE(r);
     CHECK(r->status == 400);

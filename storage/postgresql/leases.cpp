@@ -1,0 +1,143 @@
+// The cluster's leases and the rate limiters' shared tally, in the database every node shares (tables
+// of schema part "cluster", storage/postgresql/schema.cpp). A lease is a row: claimed by an upsert
+// that takes it only from its holder or from a holder whose time lapsed, by the database's clock.
+
+#include "storage/postgresql/leases.hpp"
+
+#include "storage/postgresql/backend.hpp"
+
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+
+namespace cl::storage {
+
+namespace {
+
+using pg::num;
+using pg::statement;
+
+/// Takes the lease when free or lapsed, renews it for its holder; a row comes back when $2 holds it.
+const statement lease_claim{
+  "INSERT INTO leases (name, holder, expires_at, taken_at) "
+  "VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp()) "
+  "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, "
+  "taken_at = CASE WHEN leases.holder = excluded.holder THEN leases.taken_at ELSE excluded.taken_at END "
+  "WHERE leases.holder = excluded.holder OR leases.expires_at < clock_timestamp() RETURNING holder"};
+const statement lease_release{"DELETE FROM leases WHERE name = $1 AND holder = $2"};
+const statement lease_list{
+  "SELECT name, holder, (extract(epoch FROM expires_at) * 1000)::bigint FROM leases ORDER BY name"};
+
+class postgresql_leases final : public lease_store {
+public:
+  explicit postgresql_leases(const postgresql_settings& s)
+    : pool_(s.url, s.password, 1, s.wait, s.replan_after, s.answer_wait), db_(pool_) {}
+
+  bool claim(const std::string& name, const std::string& holder, std::chrono::milliseconds ttl) override {
+    return !db_.run(lease_claim, {name, holder, num(static_cast<std::int64_t>(ttl.count()))}).empty();
+  }
+  void release(const std::string& name, const std::string& holder) override { db_.run(lease_release, {name, holder}); }
+  std::vector<lease_record> leases() override {
+    auto r = db_.run(lease_list);
+    std::vector<lease_record> out;
+    for (std::size_t i = 0; i < r.size(); ++i) out.push_back({r.str(i, 0), r.str(i, 1), r.integer(i, 2)});
+    return out;
+  }
+
+private:
+  pg::pool pool_;
+  pg::pooled_session db_;
+};
+
+/// Adds this node's admissions ($1 the node, $2 clients, $3 tokens) and answers the database's time
+/// and the other nodes' tallies changed since $4 (ms), each with whether it began since then.
+const statement rate_share{
+  "WITH mine AS (INSERT INTO rate_admissions (client_id, node, admitted, began_at, changed_at) "
+  "SELECT c, $1, a, clock_timestamp(), clock_timestamp() FROM unnest($2::text[], $3::float8[]) AS t(c, a) "
+  "ON CONFLICT (client_id, node) DO UPDATE SET admitted = rate_admissions.admitted + excluded.admitted, "
+  "changed_at = excluded.changed_at) "
+  "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint, array_agg(client_id), array_agg(node), "
+  "array_agg(admitted), array_agg(began_at > to_timestamp($4 / 1000.0)) "
+  "FROM rate_admissions WHERE node <> $1 AND changed_at > to_timestamp($4 / 1000.0)"};
+/// This node's tallies not changed for ten minutes go (a client back later counts from zero).
+const statement rate_forget{
+  "DELETE FROM rate_admissions WHERE node = $1 AND changed_at < clock_timestamp() - interval '10 minutes'"};
+
+class postgresql_rate_exchange final : public rate_exchange {
+public:
+  postgresql_rate_exchange(const postgresql_settings& s, std::string node)
+    : pool_(s.url, s.password, 1, s.wait, s.replan_after, s.answer_wait), db_(pool_), node_(std::move(node)) {}
+
+  admissions exchange(const admissions& admitted_here) override {
+    std::lock_guard lock{mutex_};
+    std::vector<std::string> clients;
+    std::string amounts = "{";
+    for (const auto& [client, n] : admitted_here) {
+      clients.push_back(client);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", n);
+      if (amounts.size() > 1) amounts += ',';
+      amounts += buf;
+    }
+    amounts += '}';
+    // Rows changed within the last second are read again: one whose change committed after a
+    // read that began earlier is not missed (its growth counts once, against what was seen).
+    auto since = last_ms_ == 0 ? std::int64_t{0} : last_ms_ - 1000;
+    auto r = db_.run(rate_share, {node_, pg::array_literal(clients), amounts, num(since)});
+    auto now = r.integer(0, 0);
+    admissions others;
+    if (!r.is_null(0, 1)) {
+      auto ids = pg::parse_array(r.text(0, 1));
+      auto nodes = pg::parse_array(r.text(0, 2));
+      auto tallies = pg::parse_array(r.text(0, 3));
+      auto began = pg::parse_array(r.text(0, 4));
+      std::unordered_map<std::string, double> grown;
+      for (std::size_t i = 0; i < ids.size() && i < nodes.size() && i < tallies.size() && i < began.size(); ++i) {
+        auto tally = std::stod(tallies[i]);
+        auto key = ids[i] + '\0' + nodes[i];
+        auto [seen, fresh] = seen_.try_emplace(key, tally_seen{0, now});
+        // A tally first seen counts whole only when it began since the last read (else what it
+        // holds is older than this node's interest: it becomes the base); one that shrank was
+        // forgotten and begun again.
+        double growth = fresh ? (last_ms_ != 0 && began[i] == "t" ? tally : 0)
+                              : tally >= seen->second.tally ? tally - seen->second.tally : tally;
+        seen->second = {tally, now};
+        if (growth > 0) grown[ids[i]] += growth;
+      }
+      others.assign(grown.begin(), grown.end());
+    }
+    last_ms_ = now;
+    if (now - forgot_ms_ > 60000) {
+      forgot_ms_ = now;
+      db_.run(rate_forget, {node_});
+      for (auto it = seen_.begin(); it != seen_.end();)
+        it = now - it->second.at_ms > 15 * 60000 ? seen_.erase(it) : std::next(it);
+    }
+    return others;
+  }
+
+private:
+  struct tally_seen {
+    double tally;
+    std::int64_t at_ms;
+  };
+  pg::pool pool_;
+  pg::pooled_session db_;
+  std::string node_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, tally_seen> seen_;  ///< client\0node -> the tally last seen
+  std::int64_t last_ms_ = 0;
+  std::int64_t forgot_ms_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<lease_store> open_postgresql_leases(const postgresql_settings& settings) {
+  return std::make_shared<postgresql_leases>(settings);
+}
+
+std::shared_ptr<rate_exchange> open_postgresql_rate_exchange(const postgresql_settings& settings, std::string node) {
+  return std::make_shared<postgresql_rate_exchange>(settings, std::move(node));
+}
+
+}  // namespace cl::storage
