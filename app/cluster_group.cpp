@@ -18,6 +18,11 @@ void register_cluster(registry& r) {
      "others admitted. A client bursting through N nodes is admitted at most its quota plus what the others admitted "
      "within one such interval (docs/operations.md). Only matters on PostgreSQL.",
      config::integer_member(&cluster_settings::rate_limit_share_ms, 10, 60000)},
+    {"cluster.drain_delay_ms", "0",
+     "At SIGTERM, how long /readyz answers 503 while the node still accepts and serves requests, before it closes its "
+     "listeners and drains: behind a load balancer, longer than the balancer takes to mark it down (deploy/cluster: "
+     "3000); 0: close at once (one node).",
+     config::integer_member(&cluster_settings::drain_delay_ms, 0, 600000)},
   });
 }
 

@@ -12,6 +12,8 @@ struct cluster_settings {
   std::int64_t lease_ttl_ms = 10000;
   /// How often each node's rate limiter shares its admissions with the other nodes'.
   std::int64_t rate_limit_share_ms = 100;
+  /// At SIGTERM, how long /readyz fails while the node still serves, before it stops accepting.
+  std::int64_t drain_delay_ms = 0;
 };
 
 }  // namespace cl::app

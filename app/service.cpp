@@ -65,6 +65,7 @@ struct service::impl {
   net::io_context ioc;
   std::unique_ptr<net::signal_set> signals;
   std::unique_ptr<net::steady_timer> grace_timer;
+  std::unique_ptr<net::steady_timer> drain_timer;  ///< `cluster.drain_delay_ms`: not ready, still serving
   std::unique_ptr<http::request_handler> api;
   std::unique_ptr<http::request_handler> admin;
   std::shared_ptr<http::listener_context> public_ctx;
@@ -330,12 +331,22 @@ struct service::impl {
   void begin_drain() {
     if (stopping.exchange(true)) return;
     health->draining = true;
-    public_ctx->draining = true;
-    admin_ctx->draining = true;
     if (signals) {
       boost::system::error_code ec;
       signals->cancel(ec);
     }
+    // Behind a load balancer: /readyz fails first and the node goes on serving, so the balancer
+    // stops sending before the node stops accepting (`cluster.drain_delay_ms`).
+    auto delay = std::chrono::milliseconds{settings.groups.get<cluster_settings>().drain_delay_ms};
+    if (delay.count() == 0) return close_listeners();
+    spdlog::info("draining: not ready; serving {} ms more before closing the listeners", delay.count());
+    drain_timer = std::make_unique<net::steady_timer>(ioc, delay);
+    drain_timer->async_wait([this](const boost::system::error_code&) { close_listeners(); });
+  }
+
+  void close_listeners() {
+    public_ctx->draining = true;
+    admin_ctx->draining = true;
     public_listener->drain();
     admin_listener->drain();
     for (auto& [name, l] : group_listeners) l.stop();

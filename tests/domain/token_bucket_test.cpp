@@ -32,3 +32,16 @@ TEST_CASE("a bucket refills up to its burst and no further", "[rate]") {
   CHECK(b.take(1000.0) == 0);
   CHECK(b.take(1000.0) >= 1);
 }
+
+TEST_CASE("tokens another node spent are charged: the bucket may owe, at most its burst", "[rate]") {
+  token_bucket b{1.0, 4.0, 0.0};
+  b.charge(3.0, 0.0);  // another node admitted three of this client's requests
+  CHECK(b.take(0.0) == 0);
+  CHECK(b.take(0.0) == 1);  // the fifth in the cluster: over the burst
+  b.charge(100.0, 0.0);     // owes at most the burst (4): admits again after 5 s, not 100
+  CHECK(b.take(0.0) == 5);
+  CHECK(b.take(4.0) >= 1);
+  CHECK(b.take(5.0) == 0);
+  b.charge(-2.0, 5.0);  // nothing to give back: a negative charge changes nothing
+  CHECK(b.take(5.0) >= 1);
+}

@@ -108,3 +108,25 @@ TEST_CASE("healthz and readyz answer on the admin listener only", "[admin]") {
   CHECK(http_request(svc.admin_port(), "GET", "/nothing")->status == 404);
   CHECK(http_request(svc.admin_port(), "POST", "/metrics")->status == 405);
 }
+
+TEST_CASE("with a drain delay, a stopping node fails /readyz first and goes on serving until the delay ends",
+          "[admin][drain]") {
+  test_service svc{[](cl::config::settings& s) { set_option(s, "cluster.drain_delay_ms", "1500"); }};
+  REQUIRE(eventually([&] { return http_request(svc.admin_port(), "GET", "/readyz")->status == 200; }));
+  auto asked = std::chrono::steady_clock::now();
+  svc.service().stop();
+  REQUIRE(eventually([&] {
+    auto r = http_request(svc.admin_port(), "GET", "/readyz");
+    return r && r->status == 503 && r->body.find(R"("draining":true)") != std::string::npos;
+  }));
+  // Not ready, still serving: a new connection is accepted and answered (a load balancer still
+  // sending meanwhile loses nothing).
+  auto served = http_request(svc.port(), "GET", "/v0/openapi.json");
+  bool within_delay = std::chrono::steady_clock::now() - asked < std::chrono::milliseconds{1500};
+  REQUIRE(served);
+  CHECK(served->status == 200);
+  CHECK(within_delay);
+  CHECK(svc.stop_and_wait() == 0);
+  CHECK(std::chrono::steady_clock::now() - asked >= std::chrono::milliseconds{1500});
+  CHECK_THROWS(http_request(svc.port(), "GET", "/v0/openapi.json"));  // then closed: the connection is refused
+}
