@@ -59,9 +59,12 @@ bool matches(const std::string& wanted, std::string_view value) { return wanted.
 
 // --- Resources -----------------------------------------------------------------------------------
 
-const statement resource_get{"SELECT record, version FROM resources WHERE tenant = $1 AND id = $2"};
+// A write's reads also answer the row's `xmin` (the transaction that last wrote it): the write's
+// compare-and-set is on it, since a Resource's `version` stays put through an edit of its title
+// alone, and two such edits with one update_token must not both win.
+const statement resource_get{"SELECT record, xmin::text FROM resources WHERE tenant = $1 AND id = $2"};
 const statement resource_header_get{
-  "SELECT work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = $2"};
+  "SELECT work_id, type, language, version, blobs, xmin::text FROM resources WHERE tenant = $1 AND id = $2"};
 const statement resource_whole_get{
   "SELECT record, work_id, type, language, version, blobs FROM resources WHERE tenant = $1 AND id = $2"};
 // Look-ups of many keys: one probe of the whole key per key (unnest, then a LATERAL the planner
@@ -71,7 +74,10 @@ const statement resource_whole_get{
   "SELECT k.id, " columns " FROM unnest($2::text[]) AS k(id) CROSS JOIN LATERAL (SELECT " columns " FROM " table \
   " x WHERE x.tenant = $1 AND x.id = k.id OFFSET 0) r"
 const statement works_of_ids{CL_EACH_ID("work_id", "resources")};
-const statement resource_wholes{CL_EACH_ID("record, work_id, type, language, version, blobs", "resources")};
+const statement resource_wholes{
+  "SELECT k.id, r.record, r.work_id, r.type, r.language, r.version, r.blobs, r.written_by FROM unnest($2::text[]) AS k(id) "
+  "CROSS JOIN LATERAL (SELECT record, work_id, type, language, version, blobs, xmin::text AS written_by FROM resources x "
+  "WHERE x.tenant = $1 AND x.id = k.id OFFSET 0) r"};
 const statement resource_records{CL_EACH_ID("record", "resources")};
 const statement version_get{"SELECT record FROM resource_versions WHERE tenant = $1 AND id = $2 AND version = $3"};
 const statement version_page{
@@ -119,7 +125,7 @@ const statement resource_upsert{
   "record = EXCLUDED.record RETURNING 1)" CL_RESOURCE_BLOBS};
 const statement resource_cas{
   "WITH written AS (UPDATE resources SET work_id = $3, type = $4, language = $5, version = $6, blobs = $7, "
-  "record = $8 WHERE tenant = $1 AND id = $2 AND version = $9 RETURNING 1)" CL_RESOURCE_BLOBS};
+  "record = $8 WHERE tenant = $1 AND id = $2 AND xmin = $9::xid RETURNING 1)" CL_RESOURCE_BLOBS};
 #undef CL_RESOURCE_BLOBS
 const statement blob_refs_page{
   "SELECT resource_id FROM resource_blobs WHERE tenant = $1 AND blob_id = $2 AND resource_id > $3 "
@@ -157,7 +163,7 @@ public:
       return e ? std::optional<resource_header>{std::move(e->header)} : std::nullopt;
     }
     auto r = db_.run(resource_header_get, {tenant, id});
-    remember(tenant, id, r.empty() ? std::optional<std::string>{} : r.str(0, 3));
+    remember(tenant, id, r.empty() ? std::optional<std::string>{} : r.str(0, 5));
     if (r.empty()) return std::nullopt;
     return resource_header{r.str(0, 0), r.str(0, 1), r.str(0, 2), r.str(0, 3), parse_array(r.text(0, 4))};
   }
@@ -192,12 +198,15 @@ public:
     std::map<std::string, std::pair<std::string, resource_header>> out;
     if (ids.empty()) return out;
     auto r = db_.run(resource_wholes, {tenant, array_literal(ids)});
-    for (std::size_t i = 0; i < r.size(); ++i)
+    std::map<std::string, std::string> written_by;
+    for (std::size_t i = 0; i < r.size(); ++i) {
       out.emplace(r.str(i, 0), std::make_pair(r.str(i, 1), resource_header{r.str(i, 2), r.str(i, 3), r.str(i, 4),
                                                                              r.str(i, 5), parse_array(r.text(i, 6))}));
+      written_by.emplace(r.str(i, 0), r.str(i, 7));
+    }
     for (const auto& id : ids) {
-      auto found = out.find(id);
-      remember(tenant, id, found == out.end() ? std::optional<std::string>{} : found->second.second.version);
+      auto found = written_by.find(id);
+      remember(tenant, id, found == written_by.end() ? std::optional<std::string>{} : found->second);
     }
     return out;
   }
@@ -250,7 +259,8 @@ public:
                  .integer(0, 0) == 0) {
       throw conflict("the Resource changed since this write read it");
     }
-    seen_[key(tenant, id)] = h.version;
+    // Written: the row is this transaction's until it commits; a later write of it needs no check.
+    seen_.erase(key(tenant, id));
     if (touched_) touched_->push_back(key(tenant, id));
   }
 
@@ -276,9 +286,10 @@ private:
     return e;
   }
 
-  /// In a write transaction: the version this mutation read (nullopt: read as absent).
-  void remember(std::string_view tenant, std::string_view id, std::optional<std::string> version) const {
-    if (writable_) seen_.emplace(key(tenant, id), std::move(version));
+  /// In a write transaction: the row this mutation read, by the transaction that wrote it (`xmin`;
+  /// nullopt: read as absent).
+  void remember(std::string_view tenant, std::string_view id, std::optional<std::string> written_by) const {
+    if (writable_) seen_.emplace(key(tenant, id), std::move(written_by));
   }
 
   /// Reads a stream's chunks with `s`: its fixed parameters, then after and the chunk size, then

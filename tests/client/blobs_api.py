@@ -19,7 +19,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Service, fetch  # noqa: E402
+from harness import ExternalStore, Service, fetch  # noqa: E402
 
 MIB = 1 << 20
 PART = MIB  # set by main(): an S3 service needs parts of 5 MiB
@@ -535,48 +535,6 @@ def crash_during_multipart(binary, source):
         check(got[0] == 302 and fetch(got[1]["Location"])[2] == data, "and serves exactly the bytes")
     finally:
         svc.stop()
-
-
-class ExternalStore:
-    """An S3 service outside the contentlake process, for `blobs.backend = s3`."""
-
-    def __init__(self, kind, where):
-        self.dir = tempfile.TemporaryDirectory(prefix="contentlake-s3-")
-        if kind == "s3":  # our embedded listener alone, with its own credentials
-            self.key, self.secret, self.bucket = "CLEXTERNAL0000000001", "external-store-secret", "contentlake"
-            self.proc = subprocess.Popen([where, self.dir.name, self.key, self.secret, "1024"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            self.port = int(self.proc.stdout.readline())
-        else:  # s3rver: fixed credentials S3RVER/S3RVER
-            self.key, self.secret, self.bucket = "S3RVER", "S3RVER", "contentlake"
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
-            sock.close()
-            self.proc = subprocess.Popen([os.path.join(where, "node_modules", ".bin", "s3rver"), "-d", self.dir.name,
-                                          "-a", "127.0.0.1", "-p", str(self.port), "--configure-bucket", self.bucket],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            deadline = time.time() + 30
-            while time.time() < deadline:
-                try:
-                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-        secret_file = os.path.join(self.dir.name, "secret")
-        with open(secret_file, "w") as f:
-            f.write(self.secret + "\n")
-        self.settings = {"CONTENTLAKE_BLOBS_BACKEND": "s3",
-                         "CONTENTLAKE_BLOBS_S3_ENDPOINT": "http://127.0.0.1:%d" % self.port,
-                         "CONTENTLAKE_BLOBS_S3_BUCKET": self.bucket,
-                         "CONTENTLAKE_BLOBS_S3_ACCESS_KEY_ID": self.key,
-                         "CONTENTLAKE_BLOBS_S3_SECRET_ACCESS_KEY_FILE": secret_file}
-
-    def stop(self):
-        self.proc.stdin.close()
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-        self.dir.cleanup()
 
 
 def main():

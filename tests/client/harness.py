@@ -6,10 +6,12 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -85,7 +87,8 @@ class Service:
 
     def _start(self, port=0):
         self.proc = subprocess.Popen(
-            [self.binary, "serve", "--listen", "127.0.0.1:%d" % port, "--admin-listen", "127.0.0.1:0", "--blobs-listen",
+            [self.binary, "serve", "--listen", "127.0.0.1:%d" % port, "--admin-listen",
+             "127.0.0.1:%d" % getattr(self, "admin_port_wanted", 0), "--blobs-listen",
              "127.0.0.1:0", "--data-dir", self.dir.name],
             cwd=self.source_dir, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # Standard output (the access log) is drained from the start: a full pipe would block it.
@@ -129,7 +132,9 @@ class Service:
         self.log_done.wait(timeout=30)
 
     def restart(self, same_port=False):
-        """Starts the service again on the same data dir (new ports, or the same public port)."""
+        """Starts the service again on the same data dir (new ports, or the same public and admin
+        ports: a load balancer's configuration names both)."""
+        self.admin_port_wanted = self.admin_port if same_port else 0
         self._start(self.port if same_port else 0)
 
     def token(self, sub="u_client", tenant="t_client",
@@ -323,3 +328,45 @@ class Postgres:
     def stop(self):
         self.thaw()  # a test that failed while the server was frozen
         subprocess.run([self.script, "stop", self.dir], capture_output=True)
+
+
+class ExternalStore:
+    """An S3 service outside the contentlake process, for `blobs.backend = s3`."""
+
+    def __init__(self, kind, where):
+        self.dir = tempfile.TemporaryDirectory(prefix="contentlake-s3-")
+        if kind == "s3":  # our embedded listener alone, with its own credentials
+            self.key, self.secret, self.bucket = "CLEXTERNAL0000000001", "external-store-secret", "contentlake"
+            self.proc = subprocess.Popen([where, self.dir.name, self.key, self.secret, "1024"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.port = int(self.proc.stdout.readline())
+        else:  # s3rver: fixed credentials S3RVER/S3RVER
+            self.key, self.secret, self.bucket = "S3RVER", "S3RVER", "contentlake"
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+            sock.close()
+            self.proc = subprocess.Popen([os.path.join(where, "node_modules", ".bin", "s3rver"), "-d", self.dir.name,
+                                          "-a", "127.0.0.1", "-p", str(self.port), "--configure-bucket", self.bucket],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+        secret_file = os.path.join(self.dir.name, "secret")
+        with open(secret_file, "w") as f:
+            f.write(self.secret + "\n")
+        self.settings = {"CONTENTLAKE_BLOBS_BACKEND": "s3",
+                         "CONTENTLAKE_BLOBS_S3_ENDPOINT": "http://127.0.0.1:%d" % self.port,
+                         "CONTENTLAKE_BLOBS_S3_BUCKET": self.bucket,
+                         "CONTENTLAKE_BLOBS_S3_ACCESS_KEY_ID": self.key,
+                         "CONTENTLAKE_BLOBS_S3_SECRET_ACCESS_KEY_FILE": secret_file}
+
+    def stop(self):
+        self.proc.stdin.close()
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+        self.dir.cleanup()

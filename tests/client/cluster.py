@@ -1,0 +1,530 @@
+"""Several nodes behind HAProxy, proven on one machine with real parts (issue 42, item 7): a
+PostgreSQL 15 of the test's own, s3rver (npm) as the shared object store, HAProxy 2.6 with the
+shipped configuration (deploy/cluster/haproxy.cfg, only its addresses changed) and two
+`contentlake serve` processes on loopback ports. Everything is stopped at the end, also when a
+check fails.
+
+What it proves, each printed with what it measured:
+- a write on node A is read on node B at once with its Content-Lake-Position, and found by a search
+  on B with it;
+- the same Idempotency-Key sent at the same moment to both nodes: one effect, the other answer a
+  replay of it (or 409 IDEMPOTENCY_KEY_IN_USE, whose retry is the replay);
+- 20 concurrent PATCHes with one update_token spread over both nodes: exactly one wins;
+- a webhook delivery in flight when its node is SIGKILLed is delivered by the other node, with the
+  same webhook-id;
+- a node SIGKILLed under a load of keyed writes and reads through HAProxy: the keyed retries of the
+  requests in flight succeed exactly once, HAProxy routes around the dead node (measured: failed
+  requests, seconds until it is marked down), and the restarted node rejoins;
+- a history check at the end: every acknowledged write is in PostgreSQL, no Idempotency-Key has two
+  effects, and the change feed read through HAProxy is the commit-ordered change log.
+
+    cluster.py CONTENTLAKE_BINARY SOURCE_DIR S3RVER_DIR
+"""
+import http.client
+import http.server
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ExternalStore, Postgres, Service, fetch, skip, wait_until  # noqa: E402
+
+LEASE_TTL_MS = 2000
+TENANT = "t_cluster"
+SCOPES = "content-lake.read content-lake.write webhooks.read webhooks.write"
+failures = []
+
+
+def check(ok, what, detail=None):
+    print(("ok    " if ok else "FAIL  ") + what + ("" if ok or detail is None else ": %r" % (detail,)))
+    if not ok:
+        failures.append(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def header(headers, name):
+    """A response header by name, whatever its case."""
+    return next((v for k, v in headers.items() if k.lower() == name.lower()), None)
+
+
+def resource(title):
+    return {"title": title, "type": "ARTICLE", "language": "en", "content": {
+        "format": "cl.content/1", "blocks": [{"type": "paragraph", "key": "p1",
+                                              "children": [{"type": "span", "text": title}]}]}}
+
+
+class Cluster:
+    """PostgreSQL, s3rver, two nodes and HAProxy; `stop` ends them all (call it in a `finally`)."""
+
+    def __init__(self, binary, source, s3rver_dir):
+        self.binary, self.source, self.s3rver_dir = binary, source, s3rver_dir
+        self.dir = tempfile.mkdtemp(prefix="contentlake-cluster-")
+        self.pg = self.store = self.haproxy = None
+        self.nodes = []
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def start(self):
+        binary, source, s3rver_dir = self.binary, self.source, self.s3rver_dir
+        self.pg = Postgres(source)
+        url = self.pg.create_database("contentlake")
+        self.store = ExternalStore("s3rver", s3rver_dir)
+        self.secrets = os.path.join(self.dir, "cluster.secrets")
+        subprocess.run([binary, "secrets", "init", "--to", self.secrets], check=True, capture_output=True)
+        settings = dict(self.store.settings, **{
+            "CONTENTLAKE_STORAGE_BACKEND": "postgresql",
+            "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url,
+            "CONTENTLAKE_SECRETS_FILE": self.secrets,
+            "CONTENTLAKE_CLUSTER_LEASE_TTL_MS": str(LEASE_TTL_MS),
+            "CONTENTLAKE_CLUSTER_DRAIN_DELAY_MS": "3000",
+            "CONTENTLAKE_WEBHOOKS_HTTPS_ONLY": "false",
+            "CONTENTLAKE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8",
+            # A delivery waits up to 30 s for its answer: the one the receiver holds is still in flight
+            # when its node is killed.
+            "CONTENTLAKE_WEBHOOKS_TIMEOUT_SECONDS": "30",
+        })
+        for name in ("node1", "node2"):
+            self.nodes.append(Service(binary, source, dict(settings, CONTENTLAKE_NODE_NAME=name)))
+        self.start_haproxy()
+
+    def start_haproxy(self):
+        """The shipped configuration with loopback addresses, and a stats socket to watch it."""
+        with open(os.path.join(self.source, "deploy", "cluster", "haproxy.cfg")) as f:
+            cfg = f.read()
+        self.port = free_port()
+        self.stats = os.path.join(self.dir, "haproxy.sock")
+        cfg = cfg.replace("bind :8080", "bind 127.0.0.1:%d" % self.port)
+        cfg = cfg.replace("check port 9464 ", "check ")
+        servers = "".join("    server %s 127.0.0.1:%d port %d\n" % ("node%d" % (i + 1), n.port, n.admin_port)
+                          for i, n in enumerate(self.nodes))
+        cfg, replaced = re.subn(r"(    server node\d+ [^\n]*\n)+", servers, cfg)
+        assert replaced == 1, "deploy/cluster/haproxy.cfg: its server lines were not found"
+        cfg = cfg.replace("global\n", "global\n    stats socket %s level admin\n" % self.stats, 1)
+        path = os.path.join(self.dir, "haproxy.cfg")
+        with open(path, "w") as f:
+            f.write(cfg)
+        self.haproxy_log = open(os.path.join(self.dir, "haproxy.log"), "w")
+        self.haproxy = subprocess.Popen(["haproxy", "-db", "-f", path], stdout=self.haproxy_log,
+                                        stderr=subprocess.STDOUT)
+        try:
+            wait_until("HAProxy sees both nodes up", lambda: self.server_states() == {"node1": "UP", "node2": "UP"})
+        except AssertionError:
+            self.haproxy_log.flush()
+            with open(self.haproxy_log.name) as f:
+                print("haproxy said:\n" + f.read()[-3000:] + "\nstates: %r" % self.server_states())
+            raise
+
+    def server_states(self):
+        """Each server's state as HAProxy sees it (UP, DOWN, ...), from its stats socket."""
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(self.stats)
+            s.sendall(b"show stat\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            s.close()
+        except OSError:
+            return {}
+        lines = data.decode().splitlines()
+        if not lines:
+            return {}
+        head = lines[0].lstrip("# ").split(",")
+        states = {}
+        for line in lines[1:]:
+            row = dict(zip(head, line.split(",")))
+            if row.get("pxname") == "contentlake_nodes" and row.get("svname", "").startswith("node"):
+                states[row["svname"]] = row["status"].split()[0]
+        return states
+
+    def token(self, sub="u_alice", scopes=SCOPES):
+        return subprocess.run([self.binary, "token", "--secrets-file", self.secrets, "--tenant", TENANT, "--sub", sub,
+                               "--scopes", scopes], check=True, capture_output=True, text=True).stdout.strip()
+
+    def request(self, method, path, token, body=None, headers=None, port=None):
+        """(status, headers, body) through HAProxy, or straight to a node's `port`."""
+        h = dict(headers or {})
+        h["Authorization"] = "Bearer " + token
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            h["Content-Type"] = "application/json"
+        return fetch("http://127.0.0.1:%d%s" % (port or self.port, path), method, data, h)
+
+    def lease_holder(self, lease):
+        """The node holding `lease` (by its /metrics), or None."""
+        for node in self.nodes:
+            if node.proc.poll() is not None:
+                continue
+            try:
+                body = fetch("http://127.0.0.1:%d/metrics" % node.admin_port)[2].decode()
+            except OSError:
+                continue
+            if 'contentlake_lease_held{lease="%s"} 1' % lease in body:
+                return node
+        return None
+
+    def stop(self):
+        for node in self.nodes:
+            try:
+                node.stop()
+            except Exception as e:  # noqa: BLE001 - stop the rest whatever happened
+                print("stopping a node: %s" % e)
+                if node.proc.poll() is None:
+                    node.proc.kill()
+        if self.haproxy and self.haproxy.poll() is None:
+            self.haproxy.terminate()
+            self.haproxy.wait(timeout=30)
+        if self.store:
+            self.store.stop()
+        if self.pg:
+            self.pg.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Receiver:
+    """A webhook receiver on 127.0.0.1: records every delivery (its webhook-id and body); while
+    `holding` it answers nothing (a delivery in flight that its node will not see finish)."""
+
+    def __init__(self):
+        self.deliveries = []
+        self.lock = threading.Lock()
+        self.holding = threading.Event()
+        self.released = threading.Event()
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with receiver.lock:
+                    receiver.deliveries.append((self.headers.get("webhook-id"), json.loads(body), time.monotonic()))
+                if receiver.holding.is_set():
+                    receiver.released.wait(timeout=60)
+                    return  # never answered: the connection closes with the handler
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d/hook" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def of(self, resource_id):
+        with self.lock:
+            return [(i, at) for i, body, at in self.deliveries if body.get("resource_id") == resource_id]
+
+    def stop(self):
+        self.released.set()
+        self.server.shutdown()
+
+
+class History:
+    """What clients were told: every acknowledged write, by Idempotency-Key where it had one."""
+
+    def __init__(self):
+        self.acknowledged = {}  # resource id -> title
+        self.keys = {}  # Idempotency-Key -> resource ids it was answered with
+        self.lock = threading.Lock()
+
+    def created(self, status, body, key=None):
+        if status != 201:
+            return None
+        got = json.loads(body)
+        with self.lock:
+            self.acknowledged[got["id"]] = got.get("title")
+            if key:
+                self.keys.setdefault(key, set()).add(got["id"])
+        return got
+
+
+def test_read_your_writes(c, history, token):
+    a, b = c.nodes
+    status, headers, body = c.request("POST", "/v0/content-lake/resources", token, resource("Kelp lantern"), port=a.port)
+    got = history.created(status, body)
+    check(status == 201 and header(headers, "Content-Lake-Position"), "a write on node A answers its position", status)
+    position = {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
+    status, _, body = c.request("GET", "/v0/content-lake/resources/" + got["id"], token, headers=position, port=b.port)
+    check(status == 200 and json.loads(body)["title"] == "Kelp lantern", "node B reads it at once with the position",
+          status)
+    status, _, body = c.request("POST", "/v0/content-lake/search", token, {"query": "lantern"}, headers=position,
+                                port=b.port)
+    hits = [h["id"] for h in json.loads(body).get("hits", [])] if status == 200 else []
+    check(got["id"] in hits, "node B's search finds it on the first request with the position", (status, hits))
+
+
+def test_same_key_on_both_nodes(c, history, token):
+    a, b = c.nodes
+    key = "same-moment-key"
+    answers = [None, None]
+    barrier = threading.Barrier(2)
+
+    def send(i, node):
+        barrier.wait()
+        answers[i] = c.request("POST", "/v0/content-lake/resources", token, resource(key),
+                               headers={"Idempotency-Key": key}, port=node.port)
+    threads = [threading.Thread(target=send, args=(i, n)) for i, n in enumerate((a, b))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    statuses = sorted(s for s, _, _ in answers)
+    for s, _, body in answers:
+        history.created(s, body, key)
+    replayed = [header(h, "Idempotent-Replayed") == "true" for s, h, _ in answers if s == 201]
+    if 409 in statuses:  # the other was still executing: its retry is the replay
+        reason = [json.loads(body).get("error", {}).get("reason") for s, _, body in answers if s == 409]
+        check(reason == ["IDEMPOTENCY_KEY_IN_USE"], "the concurrent one is told the key is in use", reason)
+        s, h, body = c.request("POST", "/v0/content-lake/resources", token, resource(key),
+                               headers={"Idempotency-Key": key}, port=b.port)
+        history.created(s, body, key)
+        check(s == 201 and header(h, "Idempotent-Replayed") == "true", "its retry is the replay", s)
+    else:
+        check(statuses == [201, 201] and sorted(replayed) == [False, True],
+              "the same key on both nodes at once: one effect, one replay", (statuses, replayed))
+    check(len(history.keys.get(key, ())) == 1, "every answer names the same Resource", history.keys.get(key))
+    count = c.pg.psql("SELECT count(*) FROM resources WHERE tenant = '%s' AND record::json->>'title' = '%s'"
+                      % (TENANT, key), "contentlake").strip()
+    check(count == "1", "PostgreSQL holds one Resource for the key", count)
+    print("      same key at once on both nodes: answers %s" % statuses)
+
+
+def test_concurrent_patches(c, history, token):
+    status, _, body = c.request("POST", "/v0/content-lake/resources", token, resource("Patched"))
+    got = history.created(status, body)
+    results = [None] * 20
+    barrier = threading.Barrier(20)
+
+    def patch(i):
+        node = c.nodes[i % 2]
+        barrier.wait()
+        results[i] = c.request("PATCH", "/v0/content-lake/resources/" + got["id"], token,
+                               {"update_token": got["update_token"], "title": "winner %d" % i}, port=node.port)
+    threads = [threading.Thread(target=patch, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    won = [i for i, (s, _, _) in enumerate(results) if s == 200]
+    lost = [json.loads(b).get("error", {}).get("reason") for s, _, b in results if s != 200]
+    check(len(won) == 1, "20 PATCHes with one update_token over both nodes: exactly one wins",
+          [s for s, _, _ in results])
+    check(set(lost) == {"TOKEN_MISMATCH"}, "the 19 others are 409 TOKEN_MISMATCH", set(lost))
+    status, _, body = c.request("GET", "/v0/content-lake/resources/" + got["id"], token)
+    check(won and json.loads(body)["title"] == "winner %d" % won[0], "the Resource is the winner's", body[:200])
+
+
+def test_webhook_in_flight(c, history, token, rx):
+    holder = c.lease_holder("webhooks")
+    check(holder is not None, "one node holds the webhooks lease")
+    other = c.nodes[1] if holder is c.nodes[0] else c.nodes[0]
+    status, _, body = c.request("POST", "/v0/content-lake/webhooks", token,
+                                {"url": rx.url, "event_types": ["resource.created"]})
+    check(status == 201, "a webhook is created through HAProxy", body[:300])
+    rx.holding.set()
+    status, _, body = c.request("POST", "/v0/content-lake/resources", token, resource("In flight"), port=other.port)
+    got = history.created(status, body)
+    first = wait_until("the delivery reaches the receiver", lambda: rx.of(got["id"]))
+    killed = time.monotonic()
+    holder.kill()
+    rx.holding.clear()
+    again = wait_until("the other node delivers it again", lambda: len(rx.of(got["id"])) >= 2 and rx.of(got["id"]),
+                       timeout=30)
+    ids = {i for i, _ in again}
+    check(len(ids) == 1, "delivered again with the same webhook-id", ids)
+    check(c.lease_holder("webhooks") is other, "the surviving node holds the lease")
+    took = again[1][1] - killed
+    check(took < (LEASE_TTL_MS * 4 / 3) / 1000 + 2, "within the lease's time to live plus a third (and a round)", took)
+    print("      webhook in flight: the first attempt held unanswered, its node SIGKILLed %.2f s after it arrived; "
+          "delivered again by the other node %.2f s after the kill (lease ttl %.1f s)"
+          % (killed - first[0][1], took, LEASE_TTL_MS / 1000))
+    holder.restart(same_port=True)
+    wait_until("HAProxy sees the restarted node up", lambda: c.server_states() == {"node1": "UP", "node2": "UP"},
+               timeout=30)
+
+
+def test_kill_under_load(c, history, token):
+    """Writers with an Idempotency-Key each, retrying a failed attempt with the same key; readers;
+    one node SIGKILLed in the middle."""
+    running = threading.Event()
+    running.set()
+    stats = {"failed_attempts": 0, "retried_keys": 0, "reads": 0, "failed_reads": 0, "writes": 0}
+    lock = threading.Lock()
+    unfinished = []
+
+    def writer(n):
+        conn = None
+        i = 0
+        while running.is_set():
+            i += 1
+            key = "load-%d-%d" % (n, i)
+            for attempt in range(50):
+                try:
+                    conn = conn or http.client.HTTPConnection("127.0.0.1", c.port, timeout=30)
+                    conn.request("POST", "/v0/content-lake/resources", json.dumps(resource(key)),
+                                 {"Authorization": "Bearer " + token, "Content-Type": "application/json",
+                                  "Idempotency-Key": key})
+                    r = conn.getresponse()
+                    body = r.read()
+                    status = r.status
+                except (OSError, http.client.HTTPException):
+                    conn, status, body = None, 0, b""
+                if status == 201:
+                    history.created(status, body, key)
+                    with lock:
+                        stats["writes"] += 1
+                        if attempt:
+                            stats["retried_keys"] += 1
+                    break
+                with lock:
+                    stats["failed_attempts"] += 1
+                time.sleep(0.05)  # a client's back-off before it retries the same key
+            else:
+                unfinished.append(key)
+
+    def reader():
+        while running.is_set():
+            try:
+                status = c.request("GET", "/v0/content-lake/resources?limit=5", token)[0]
+            except OSError:
+                status = 0
+            with lock:
+                stats["reads"] += 1
+                if status != 200:
+                    stats["failed_reads"] += 1
+
+    def unkeyed():
+        """Writes without a key, never retried by anyone: HAProxy must not send one twice, so one in
+        flight on the killed node fails (502/503/504 or a broken connection) and its client decides."""
+        while running.is_set():
+            try:
+                s, _, body = c.request("POST", "/v0/content-lake/resources", token, resource("unkeyed"))
+            except OSError:
+                s, body = 0, b""
+            history.created(s, body)
+            with lock:
+                stats["unkeyed"] = stats.get("unkeyed", 0) + 1
+                if s != 201:
+                    stats["unkeyed_failed"] = stats.get("unkeyed_failed", 0) + 1
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)] + [threading.Thread(target=reader)
+                                                                             for _ in range(2)]
+    threads.append(threading.Thread(target=unkeyed))
+    for t in threads:
+        t.start()
+    wait_until("some writes are acknowledged", lambda: stats["writes"] >= 40)
+    victim = c.nodes[0]
+    with lock:
+        before = dict(stats)
+    killed = time.monotonic()
+    victim.kill()
+    wait_until("HAProxy marks the killed node down", lambda: c.server_states().get("node1") == "DOWN", timeout=30)
+    down_after = time.monotonic() - killed
+    with lock:
+        at_down = dict(stats)
+    wait_until("writes go on on the survivor", lambda: stats["writes"] >= at_down["writes"] + 40)
+    running.clear()
+    for t in threads:
+        t.join()
+    check(not unfinished, "every keyed write succeeded, retries included", unfinished)
+    failed_during = at_down["failed_attempts"] - before["failed_attempts"]
+    failed_after = stats["failed_attempts"] - at_down["failed_attempts"]
+    check(failed_after == 0, "once HAProxy routed around the dead node, no write attempt failed", failed_after)
+    reads_failed_after = stats["failed_reads"] - at_down["failed_reads"]
+    check(reads_failed_after == 0, "nor any read", reads_failed_after)
+    unkeyed_failed = stats.get("unkeyed_failed", 0)
+    check(unkeyed_failed <= 1, "at most the one unkeyed write in flight on the killed node failed", unkeyed_failed)
+    print("      SIGKILL under load: HAProxy marked the node down %.2f s after the kill; meanwhile %d keyed write "
+          "attempts and %d reads failed as the client saw them (HAProxy re-sent keyed writes and reads itself; %d keys "
+          "needed a client retry), %d of %d unkeyed writes failed; %d keyed writes and %d reads in all"
+          % (down_after, failed_during, at_down["failed_reads"] - before["failed_reads"], stats["retried_keys"],
+             unkeyed_failed, stats.get("unkeyed", 0), stats["writes"], stats["reads"]))
+    victim.restart(same_port=True)
+    wait_until("HAProxy sees the restarted node up", lambda: c.server_states() == {"node1": "UP", "node2": "UP"},
+               timeout=30)
+
+
+def check_history(c, history, token, since):
+    """Compares what clients were told with what PostgreSQL holds."""
+    stored = set(c.pg.psql("SELECT id FROM resources WHERE tenant = '%s'" % TENANT, "contentlake").split())
+    missing = set(history.acknowledged) - stored
+    check(not missing, "every acknowledged write is in PostgreSQL (%d)" % len(history.acknowledged), sorted(missing)[:5])
+    doubled = {k: v for k, v in history.keys.items() if len(v) != 1}
+    check(not doubled, "no Idempotency-Key was answered with two Resources (%d keys)" % len(history.keys), doubled)
+    rows = c.pg.psql("SELECT record::json->>'title', count(*) FROM resources WHERE tenant = '%s' "
+                     "GROUP BY 1 HAVING count(*) > 1" % TENANT, "contentlake").split("\n")
+    dup = [r for r in rows if r.startswith("load-") or r.startswith("same-moment")]
+    check(not dup, "no key had two effects in PostgreSQL", dup[:5])
+    # The feed through HAProxy, page by page from before the first write, against the log.
+    events, cursor = [], since
+    while True:
+        status, _, body = c.request("GET", "/v0/content-lake/changes?page_size=1000&since=" + cursor, token)
+        if status != 200:
+            check(False, "the feed answers through HAProxy", (status, body[:200]))
+            return
+        page = json.loads(body)
+        events += [(e.get("resource_id") or e.get("work_id"), e["type"]) for e in page["events"]]
+        cursor = page["next_cursor"]
+        if not page["events"]:
+            break
+    log = [tuple(line.split("|")) for line in c.pg.psql(
+        "SELECT id, op FROM change_log WHERE tenant = '%s' AND kind = 1 ORDER BY seq" % TENANT,
+        "contentlake").split()]
+    names = {"1": "resource.created", "2": "resource.updated", "3": "resource.updated"}
+    expected = [(i, names.get(op, op)) for i, op in log]
+    ours = [e for e in events if e[1] in ("resource.created", "resource.updated")]
+    check(ours == expected, "the change feed through HAProxy is the commit-ordered change log (%d events)" % len(ours),
+          (len(ours), len(expected)))
+
+
+def main():
+    binary, source, s3rver_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+    if not shutil.which("haproxy"):
+        skip("haproxy is not installed (scripts/install-deps --with-test-tools installs it)")
+    rx = Receiver()
+    c = None
+    try:
+        c = Cluster(binary, source, s3rver_dir)
+        token = c.token()
+        since = json.loads(c.request("GET", "/v0/content-lake/changes", token)[2])["next_cursor"]
+        history = History()
+        test_read_your_writes(c, history, token)
+        test_same_key_on_both_nodes(c, history, token)
+        test_concurrent_patches(c, history, token)
+        test_webhook_in_flight(c, history, token, rx)
+        test_kill_under_load(c, history, token)
+        check_history(c, history, token, since)
+    finally:
+        rx.stop()
+        if c:
+            c.stop()
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        sys.exit(1)
+    print("cluster: every check passed")
+
+
+if __name__ == "__main__":
+    main()
