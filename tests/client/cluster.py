@@ -10,15 +10,22 @@ What it proves, each printed with what it measured:
 - the same Idempotency-Key sent at the same moment to both nodes: one effect, the other answer a
   replay of it (or 409 IDEMPOTENCY_KEY_IN_USE, whose retry is the replay);
 - 20 concurrent PATCHes with one update_token spread over both nodes: exactly one wins;
+- an event stream (npm eventsource) through HAProxy whose node is SIGKILLed reconnects to the other
+  with Last-Event-ID: every change once, in order;
 - a webhook delivery in flight when its node is SIGKILLed is delivered by the other node, with the
   same webhook-id;
 - a node SIGKILLed under a load of keyed writes and reads through HAProxy: the keyed retries of the
   requests in flight succeed exactly once, HAProxy routes around the dead node (measured: failed
   requests, seconds until it is marked down), and the restarted node rejoins;
+- PostgreSQL stopped and started again under load (fast, then immediate): every answer 201 or 503
+  with Retry-After (from the nodes, then from HAProxy once no node is ready), both nodes recover by
+  themselves;
+- the network between node2 and PostgreSQL stalls (a proxy in the test forwards nothing): HAProxy
+  takes node2 out, node1 serves everything and takes every lease; node2 recovers by itself;
 - a history check at the end: every acknowledged write is in PostgreSQL, no Idempotency-Key has two
   effects, and the change feed read through HAProxy is the commit-ordered change log.
 
-    cluster.py CONTENTLAKE_BINARY SOURCE_DIR S3RVER_DIR
+    cluster.py CONTENTLAKE_BINARY SOURCE_DIR S3RVER_DIR EVENTSOURCE_NODE_MODULES
 """
 import http.client
 import http.server
@@ -67,13 +74,72 @@ def resource(title):
                                               "children": [{"type": "span", "text": title}]}]}}
 
 
+class StallingProxy:
+    """A TCP listener on 127.0.0.1 that forwards every connection to PostgreSQL's socket; `stall`
+    keeps the connections open and forwards nothing (a network that drops packets), `flow` again."""
+
+    def __init__(self, unix_socket):
+        self.target = unix_socket
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.closing = False
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while not self.closing:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.socket(socket.AF_UNIX)
+            try:
+                server.connect(self.target)
+            except OSError:
+                client.close()
+                continue
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    def pump(self, source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                self.flowing.wait()
+                sink.sendall(data)
+        except OSError:
+            pass
+        for s in (source, sink):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stall(self):
+        self.flowing.clear()
+
+    def flow(self):
+        self.flowing.set()
+
+    def stop(self):
+        self.closing = True
+        self.flowing.set()
+        self.listener.close()
+
+
 class Cluster:
-    """PostgreSQL, s3rver, two nodes and HAProxy; `stop` ends them all (call it in a `finally`)."""
+    """PostgreSQL, s3rver, two nodes and HAProxy; `stop` ends them all (call it in a `finally`).
+    node2 reaches PostgreSQL through a `StallingProxy`, node1 directly."""
 
     def __init__(self, binary, source, s3rver_dir):
         self.binary, self.source, self.s3rver_dir = binary, source, s3rver_dir
         self.dir = tempfile.mkdtemp(prefix="contentlake-cluster-")
-        self.pg = self.store = self.haproxy = None
+        self.pg = self.store = self.haproxy = self.proxy = None
         self.nodes = []
         try:
             self.start()
@@ -85,6 +151,10 @@ class Cluster:
         binary, source, s3rver_dir = self.binary, self.source, self.s3rver_dir
         self.pg = Postgres(source)
         url = self.pg.create_database("contentlake")
+        socket_dir = re.search(r"host=(\S+)", url).group(1)
+        pg_port = re.search(r"port=(\d+)", url).group(1)
+        self.proxy = StallingProxy(os.path.join(socket_dir, ".s.PGSQL." + pg_port))
+        proxied = re.sub(r"host=\S+", "host=127.0.0.1", re.sub(r"port=\d+", "port=%d" % self.proxy.port, url))
         self.store = ExternalStore("s3rver", s3rver_dir)
         self.secrets = os.path.join(self.dir, "cluster.secrets")
         subprocess.run([binary, "secrets", "init", "--to", self.secrets], check=True, capture_output=True)
@@ -100,8 +170,9 @@ class Cluster:
             # when its node is killed.
             "CONTENTLAKE_WEBHOOKS_TIMEOUT_SECONDS": "30",
         })
-        for name in ("node1", "node2"):
-            self.nodes.append(Service(binary, source, dict(settings, CONTENTLAKE_NODE_NAME=name)))
+        self.nodes.append(Service(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node1")))
+        self.nodes.append(Service(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node2",
+                                                       CONTENTLAKE_STORAGE_POSTGRESQL_URL=proxied)))
         self.start_haproxy()
 
     def start_haproxy(self):
@@ -197,6 +268,8 @@ class Cluster:
             self.haproxy.wait(timeout=30)
         if self.store:
             self.store.stop()
+        if self.proxy:
+            self.proxy.stop()
         if self.pg:
             self.pg.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -466,6 +539,172 @@ def test_kill_under_load(c, history, token):
                timeout=30)
 
 
+def node_holding_stream(c):
+    """The node holding an event stream open (its `contentlake_changes_held_requests` is 1), or None."""
+    for node in c.nodes:
+        try:
+            body = fetch("http://127.0.0.1:%d/metrics" % node.admin_port)[2].decode()
+        except OSError:
+            continue
+        if "\ncontentlake_changes_held_requests 1" in body:
+            return node
+    return None
+
+
+def test_event_stream_failover(c, history, token, modules):
+    """npm eventsource follows the feed through HAProxy; the node serving the stream is SIGKILLed;
+    the client reconnects (Last-Event-ID) to the other node: every change once, in order."""
+    since = json.loads(c.request("GET", "/v0/content-lake/changes", token)[2])["next_cursor"]
+    url = "http://127.0.0.1:%d/v0/content-lake/changes?since=%s" % (c.port, since)
+    client = subprocess.Popen(["node", os.path.join(c.source, "tests/client/changes_eventsource.js"), url, token, "30",
+                               "120"], env=dict(os.environ, NODE_PATH=modules), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    events = []
+    reader = threading.Thread(target=lambda: events.extend(json.loads(line)["event"] for line in client.stdout))
+    reader.start()
+    try:
+        serving = wait_until("the stream is held by a node", lambda: node_holding_stream(c))
+        created = []
+
+        def write(n):
+            for _ in range(n):
+                key = "sse-%d" % len(created)
+                status, _, body = c.request("POST", "/v0/content-lake/resources", token, resource(key),
+                                            headers={"Idempotency-Key": key})
+                created.append(history.created(status, body, key)["id"])
+        write(10)
+        wait_until("the first ten events arrive", lambda: len(events) >= 10)
+        killed = time.monotonic()
+        serving.kill()
+        write(10)
+        wait_until("the stream resumes on the other node", lambda: len(events) >= 11, timeout=30)
+        resumed = time.monotonic() - killed
+        write(10)
+        client.wait(timeout=60)
+        reader.join(timeout=10)
+        ids = [e.get("resource_id") for e in events]
+        check(ids == created, "the stream, across its node's SIGKILL: every change once, in order (%d)" % len(ids),
+              (len(ids), len(set(ids))))
+        check(client.returncode == 0, "the client got all 30 events", client.stderr.read()[-300:])
+        print("      event stream: the node serving it SIGKILLed; the client's next event came through the other "
+              "node %.2f s later (its retry is 1 s)" % resumed)
+    finally:
+        if client.poll() is None:
+            client.kill()
+        serving_restart = [n for n in c.nodes if n.proc.poll() is not None]
+        for n in serving_restart:
+            n.restart(same_port=True)
+        wait_until("HAProxy sees both nodes up", lambda: c.server_states() == {"node1": "UP", "node2": "UP"},
+                   timeout=30)
+
+
+def test_database_restart(c, history, token, mode):
+    """PostgreSQL stopped (`mode`: fast, as pg_ctl restart does, or immediate: a crash) and started
+    again under keyed writes through HAProxy: every answer meanwhile is 201 or 503 with Retry-After
+    (from a node, or from HAProxy once no node is ready), both nodes recover by themselves, and every
+    acknowledged write survives (the history check at the end)."""
+    running = threading.Event()
+    running.set()
+    seen = {}
+    bad = []
+    lock = threading.Lock()
+    acked = [0]
+
+    def writer(n):
+        i = 0
+        while running.is_set():
+            i += 1
+            key = "pg-%s-%d-%d" % (mode, n, i)
+            while running.is_set():
+                try:
+                    status, headers, body = c.request("POST", "/v0/content-lake/resources", token, resource(key),
+                                                      headers={"Idempotency-Key": key})
+                except OSError as e:
+                    status, headers, body = 0, {}, str(e).encode()
+                with lock:
+                    seen[status] = seen.get(status, 0) + 1
+                    if status == 503 and not header(headers, "Retry-After"):
+                        bad.append("503 without Retry-After")
+                    elif status not in (201, 503):
+                        bad.append("%s %s" % (status, body[:160]))
+                if status == 201:
+                    history.created(status, body, key)
+                    with lock:
+                        acked[0] += 1
+                    break
+                time.sleep(0.05)  # the client's back-off before it retries the same key
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        wait_until("writes are acknowledged", lambda: acked[0] >= 20)
+        stopped = time.monotonic()
+        c.pg.halt(mode)
+        # During the outage each node answers 503 with Retry-After itself, and so does HAProxy.
+        for node in c.nodes:
+            status, headers, body = c.request("GET", "/v0/content-lake/resources?limit=1", token, port=node.port)
+            reason = json.loads(body).get("error", {}).get("reason") if status == 503 else None
+            check(status == 503 and header(headers, "Retry-After") and reason == "BACKEND_UNAVAILABLE",
+                  "database %s-stopped: a node answers 503 BACKEND_UNAVAILABLE with Retry-After" % mode, (status, body[:200]))
+        wait_until("HAProxy takes both nodes out", lambda: set(c.server_states().values()) == {"DOWN"}, timeout=30)
+        status, headers, body = c.request("GET", "/v0/content-lake/resources?limit=1", token)
+        reason = json.loads(body).get("error", {}).get("reason") if status == 503 else None
+        check(status == 503 and header(headers, "Retry-After") == "1" and reason == "BACKEND_UNAVAILABLE",
+              "with no node ready, HAProxy answers 503 BACKEND_UNAVAILABLE with Retry-After", (status, body[:200]))
+        at_outage = acked[0]
+        c.pg.resume()
+        resumed = time.monotonic()
+        wait_until("HAProxy has both nodes back", lambda: c.server_states() == {"node1": "UP", "node2": "UP"},
+                   timeout=60)
+        back = time.monotonic() - resumed
+        wait_until("writes are acknowledged again", lambda: acked[0] >= at_outage + 20, timeout=60)
+    finally:
+        running.clear()
+        for t in threads:
+            t.join()
+    check(not bad, "database %s-stopped: every answer was 201 or 503 with Retry-After" % mode, bad[:5])
+    print("      database stopped (%s) for %.1f s: answers %s; both nodes back in HAProxy %.1f s after it started"
+          % (mode, resumed - stopped, dict(sorted(seen.items())), back))
+
+
+def test_network_stall(c, history, token):
+    """node2's connections to PostgreSQL stall (its proxy forwards nothing): node1 serves everything
+    meanwhile and takes every lease; when the network flows again node2 recovers by itself."""
+    node1, node2 = c.nodes
+    before = {l: ("node1" if c.lease_holder(l) is node1 else "node2")
+              for l in ("webhooks", "edge-purge", "pruning", "upload-expiry")}
+    stalled = time.monotonic()
+    c.proxy.stall()
+    try:
+        wait_until("HAProxy takes node2 out", lambda: c.server_states().get("node2") == "DOWN", timeout=60)
+        out_after = time.monotonic() - stalled
+        wait_until("node1 holds every lease", lambda: all(c.lease_holder(l) is node1 for l in
+                                                          ("webhooks", "edge-purge", "pruning", "upload-expiry")),
+                   timeout=30)
+        leases_after = time.monotonic() - stalled
+        answers = {}
+        for i in range(40):
+            key = "stall-%d" % i
+            status, _, body = c.request("POST", "/v0/content-lake/resources", token, resource(key),
+                                        headers={"Idempotency-Key": key})
+            history.created(status, body, key)
+            answers[status] = answers.get(status, 0) + 1
+            answers_read = c.request("GET", "/v0/content-lake/resources?limit=1", token)[0]
+            answers["read %d" % answers_read] = answers.get("read %d" % answers_read, 0) + 1
+        check(answers == {201: 40, "read 200": 40}, "while node2 is cut off, node1 serves everything", answers)
+    finally:
+        c.proxy.flow()
+    flowed = time.monotonic()
+    wait_until("node2 is back in HAProxy", lambda: c.server_states() == {"node1": "UP", "node2": "UP"}, timeout=60)
+    back = time.monotonic() - flowed
+    status = c.request("GET", "/v0/content-lake/resources?limit=1", token, port=node2.port)[0]
+    check(status == 200, "node2 answers again by itself", status)
+    print("      network stall between node2 and PostgreSQL: HAProxy took node2 out %.1f s after the stall, node1 "
+          "held every lease %.1f s after it (before: %s); node2 back %.1f s after the network flowed again"
+          % (out_after, leases_after, before, back))
+
+
 def check_history(c, history, token, since):
     """Compares what clients were told with what PostgreSQL holds."""
     stored = set(c.pg.psql("SELECT id FROM resources WHERE tenant = '%s'" % TENANT, "contentlake").split())
@@ -500,7 +739,7 @@ def check_history(c, history, token, since):
 
 
 def main():
-    binary, source, s3rver_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+    binary, source, s3rver_dir, eventsource = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     if not shutil.which("haproxy"):
         skip("haproxy is not installed (scripts/install-deps --with-test-tools installs it)")
     rx = Receiver()
@@ -514,7 +753,11 @@ def main():
         test_same_key_on_both_nodes(c, history, token)
         test_concurrent_patches(c, history, token)
         test_webhook_in_flight(c, history, token, rx)
+        test_event_stream_failover(c, history, token, eventsource)
         test_kill_under_load(c, history, token)
+        test_database_restart(c, history, token, "fast")
+        test_database_restart(c, history, token, "immediate")
+        test_network_stall(c, history, token)
         check_history(c, history, token, since)
     finally:
         rx.stop()

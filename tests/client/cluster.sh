@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Several nodes behind HAProxy on one PostgreSQL and s3rver (issue 42): tests/client/cluster.py.
-# s3rver comes from npm (installed once into build/tools/s3rver); haproxy and PostgreSQL from
+# s3rver and eventsource come from npm (installed once into build/tools/); haproxy and PostgreSQL from
 # scripts/install-deps --with-test-tools.
 #   cluster.sh CONTENTLAKE_BINARY SOURCE_DIR
 set -euo pipefail
 binary=$1 source=$2
 . "$source/tests/client/npm-tool.sh"
 npm_tool s3rver 3.7.1
-exec /usr/bin/python3 "$source/tests/client/cluster.py" "$binary" "$source" "$(dirname "$tool_modules")"
+s3rver=$(dirname "$tool_modules")
+npm_tool eventsource 2.0.2
+exec /usr/bin/python3 "$source/tests/client/cluster.py" "$binary" "$source" "$s3rver" "$tool_modules"
