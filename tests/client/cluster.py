@@ -41,9 +41,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ExternalStore, Postgres, Service, fetch, skip, wait_until  # noqa: E402
+from harness import LEASE_TTL_MS, Cluster, fetch, skip, wait_until  # noqa: E402
 
-LEASE_TTL_MS = 2000
 TENANT = "t_cluster"
 SCOPES = "content-lake.read content-lake.write webhooks.read webhooks.write"
 failures = []
@@ -55,14 +54,6 @@ def check(ok, what, detail=None):
         failures.append(what)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def header(headers, name):
     """A response header by name, whatever its case."""
     return next((v for k, v in headers.items() if k.lower() == name.lower()), None)
@@ -72,207 +63,6 @@ def resource(title):
     return {"title": title, "type": "ARTICLE", "language": "en", "content": {
         "format": "cl.content/1", "blocks": [{"type": "paragraph", "key": "p1",
                                               "children": [{"type": "span", "text": title}]}]}}
-
-
-class StallingProxy:
-    """A TCP listener on 127.0.0.1 that forwards every connection to PostgreSQL's socket; `stall`
-    keeps the connections open and forwards nothing (a network that drops packets), `flow` again."""
-
-    def __init__(self, unix_socket):
-        self.target = unix_socket
-        self.flowing = threading.Event()
-        self.flowing.set()
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(64)
-        self.port = self.listener.getsockname()[1]
-        self.closing = False
-        threading.Thread(target=self.accept, daemon=True).start()
-
-    def accept(self):
-        while not self.closing:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            server = socket.socket(socket.AF_UNIX)
-            try:
-                server.connect(self.target)
-            except OSError:
-                client.close()
-                continue
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
-
-    def pump(self, source, sink):
-        try:
-            while True:
-                data = source.recv(65536)
-                if not data:
-                    break
-                self.flowing.wait()
-                sink.sendall(data)
-        except OSError:
-            pass
-        for s in (source, sink):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def stall(self):
-        self.flowing.clear()
-
-    def flow(self):
-        self.flowing.set()
-
-    def stop(self):
-        self.closing = True
-        self.flowing.set()
-        self.listener.close()
-
-
-class Cluster:
-    """PostgreSQL, s3rver, two nodes and HAProxy; `stop` ends them all (call it in a `finally`).
-    node2 reaches PostgreSQL through a `StallingProxy`, node1 directly."""
-
-    def __init__(self, binary, source, s3rver_dir):
-        self.binary, self.source, self.s3rver_dir = binary, source, s3rver_dir
-        self.dir = tempfile.mkdtemp(prefix="contentlake-cluster-")
-        self.pg = self.store = self.haproxy = self.proxy = None
-        self.nodes = []
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def start(self):
-        binary, source, s3rver_dir = self.binary, self.source, self.s3rver_dir
-        self.pg = Postgres(source)
-        url = self.pg.create_database("contentlake")
-        socket_dir = re.search(r"host=(\S+)", url).group(1)
-        pg_port = re.search(r"port=(\d+)", url).group(1)
-        self.proxy = StallingProxy(os.path.join(socket_dir, ".s.PGSQL." + pg_port))
-        proxied = re.sub(r"host=\S+", "host=127.0.0.1", re.sub(r"port=\d+", "port=%d" % self.proxy.port, url))
-        self.store = ExternalStore("s3rver", s3rver_dir)
-        self.secrets = os.path.join(self.dir, "cluster.secrets")
-        subprocess.run([binary, "secrets", "init", "--to", self.secrets], check=True, capture_output=True)
-        settings = dict(self.store.settings, **{
-            "CONTENTLAKE_STORAGE_BACKEND": "postgresql",
-            "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url,
-            "CONTENTLAKE_SECRETS_FILE": self.secrets,
-            "CONTENTLAKE_CLUSTER_LEASE_TTL_MS": str(LEASE_TTL_MS),
-            "CONTENTLAKE_CLUSTER_DRAIN_DELAY_MS": "3000",
-            "CONTENTLAKE_WEBHOOKS_HTTPS_ONLY": "false",
-            "CONTENTLAKE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8",
-            # A delivery waits up to 30 s for its answer: the one the receiver holds is still in flight
-            # when its node is killed.
-            "CONTENTLAKE_WEBHOOKS_TIMEOUT_SECONDS": "30",
-        })
-        self.nodes.append(Service(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node1")))
-        self.nodes.append(Service(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node2",
-                                                       CONTENTLAKE_STORAGE_POSTGRESQL_URL=proxied)))
-        self.start_haproxy()
-
-    def start_haproxy(self):
-        """The shipped configuration with loopback addresses, and a stats socket to watch it."""
-        with open(os.path.join(self.source, "deploy", "cluster", "haproxy.cfg")) as f:
-            cfg = f.read()
-        self.port = free_port()
-        self.stats = os.path.join(self.dir, "haproxy.sock")
-        cfg = cfg.replace("bind :8080", "bind 127.0.0.1:%d" % self.port)
-        cfg = cfg.replace("check port 9464 ", "check ")
-        servers = "".join("    server %s 127.0.0.1:%d port %d\n" % ("node%d" % (i + 1), n.port, n.admin_port)
-                          for i, n in enumerate(self.nodes))
-        cfg, replaced = re.subn(r"(    server node\d+ [^\n]*\n)+", servers, cfg)
-        assert replaced == 1, "deploy/cluster/haproxy.cfg: its server lines were not found"
-        cfg = cfg.replace("global\n", "global\n    stats socket %s level admin\n" % self.stats, 1)
-        path = os.path.join(self.dir, "haproxy.cfg")
-        with open(path, "w") as f:
-            f.write(cfg)
-        self.haproxy_log = open(os.path.join(self.dir, "haproxy.log"), "w")
-        self.haproxy = subprocess.Popen(["haproxy", "-db", "-f", path], stdout=self.haproxy_log,
-                                        stderr=subprocess.STDOUT)
-        try:
-            wait_until("HAProxy sees both nodes up", lambda: self.server_states() == {"node1": "UP", "node2": "UP"})
-        except AssertionError:
-            self.haproxy_log.flush()
-            with open(self.haproxy_log.name) as f:
-                print("haproxy said:\n" + f.read()[-3000:] + "\nstates: %r" % self.server_states())
-            raise
-
-    def server_states(self):
-        """Each server's state as HAProxy sees it (UP, DOWN, ...), from its stats socket."""
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(self.stats)
-            s.sendall(b"show stat\n")
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            s.close()
-        except OSError:
-            return {}
-        lines = data.decode().splitlines()
-        if not lines:
-            return {}
-        head = lines[0].lstrip("# ").split(",")
-        states = {}
-        for line in lines[1:]:
-            row = dict(zip(head, line.split(",")))
-            if row.get("pxname") == "contentlake_nodes" and row.get("svname", "").startswith("node"):
-                states[row["svname"]] = row["status"].split()[0]
-        return states
-
-    def token(self, sub="u_alice", scopes=SCOPES):
-        return subprocess.run([self.binary, "token", "--secrets-file", self.secrets, "--tenant", TENANT, "--sub", sub,
-                               "--scopes", scopes], check=True, capture_output=True, text=True).stdout.strip()
-
-    def request(self, method, path, token, body=None, headers=None, port=None):
-        """(status, headers, body) through HAProxy, or straight to a node's `port`."""
-        h = dict(headers or {})
-        h["Authorization"] = "Bearer " + token
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            h["Content-Type"] = "application/json"
-        return fetch("http://127.0.0.1:%d%s" % (port or self.port, path), method, data, h)
-
-    def lease_holder(self, lease):
-        """The node holding `lease` (by its /metrics), or None."""
-        for node in self.nodes:
-            if node.proc.poll() is not None:
-                continue
-            try:
-                body = fetch("http://127.0.0.1:%d/metrics" % node.admin_port)[2].decode()
-            except OSError:
-                continue
-            if 'contentlake_lease_held{lease="%s"} 1' % lease in body:
-                return node
-        return None
-
-    def stop(self):
-        for node in self.nodes:
-            try:
-                node.stop()
-            except Exception as e:  # noqa: BLE001 - stop the rest whatever happened
-                print("stopping a node: %s" % e)
-                if node.proc.poll() is None:
-                    node.proc.kill()
-        if self.haproxy and self.haproxy.poll() is None:
-            self.haproxy.terminate()
-            self.haproxy.wait(timeout=30)
-        if self.store:
-            self.store.stop()
-        if self.proxy:
-            self.proxy.stop()
-        if self.pg:
-            self.pg.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class Receiver:
@@ -624,7 +414,7 @@ def test_database_restart(c, history, token, mode):
                 with lock:
                     seen[status] = seen.get(status, 0) + 1
                     if status == 503 and not header(headers, "Retry-After"):
-                        bad.append("503 without Retry-After")
+                        bad.append("503 without Retry-After: %s %s" % (dict(headers), body[:200]))
                     elif status not in (201, 503):
                         bad.append("%s %s" % (status, body[:160]))
                 if status == 201:
@@ -745,7 +535,12 @@ def main():
     rx = Receiver()
     c = None
     try:
-        c = Cluster(binary, source, s3rver_dir)
+        c = Cluster(binary, source, s3rver_dir, {
+            "CONTENTLAKE_WEBHOOKS_HTTPS_ONLY": "false",
+            "CONTENTLAKE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8",
+            # A delivery waits up to 30 s for its answer: the one the receiver holds is still in flight
+            # when its node is killed.
+            "CONTENTLAKE_WEBHOOKS_TIMEOUT_SECONDS": "30"})
         token = c.token()
         since = json.loads(c.request("GET", "/v0/content-lake/changes", token)[2])["next_cursor"]
         history = History()

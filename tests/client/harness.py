@@ -5,6 +5,7 @@ libraries (markdown-it, jsonschema). Standard library only."""
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -49,14 +50,35 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _opener = urllib.request.build_opener(_NoRedirect)
 
 
+class Headers(dict):
+    """Response headers, looked up whatever the case of their names (HTTP says names are
+    case-insensitive; HAProxy sends them in lower case)."""
+
+    def __init__(self, items):
+        super().__init__(items)
+        self._names = {k.lower(): k for k in self}
+
+    def _name(self, key):
+        return self._names.get(key.lower(), key) if isinstance(key, str) else key
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._name(key))
+
+    def __contains__(self, key):
+        return isinstance(key, str) and key.lower() in self._names
+
+    def get(self, key, default=None):
+        return super().get(self._name(key), default)
+
+
 def fetch(url, method="GET", data=None, headers=None):
     """(status, headers, body bytes) of one request to any URL (e.g. a presigned one), no redirects."""
     req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
     try:
         with _opener.open(req, timeout=60) as r:
-            return r.status, dict(r.headers), r.read()
+            return r.status, Headers(r.headers.items()), r.read()
     except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read()
+        return e.code, Headers(e.headers.items()), e.read()
 
 
 class Service:
@@ -370,3 +392,314 @@ class ExternalStore:
         self.proc.terminate()
         self.proc.wait(timeout=30)
         self.dir.cleanup()
+
+
+# --- Several nodes behind HAProxy (issue 42) -------------------------------------------------------
+
+LEASE_TTL_MS = 2000  # the clusters' lease time to live: a dead holder is taken over within 2.7 s
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class StallingProxy:
+    """A TCP listener on 127.0.0.1 that forwards every connection to PostgreSQL's socket; `stall`
+    keeps the connections open and forwards nothing (a network that drops packets), `flow` again."""
+
+    def __init__(self, unix_socket):
+        self.target = unix_socket
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.closing = False
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while not self.closing:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.socket(socket.AF_UNIX)
+            try:
+                server.connect(self.target)
+            except OSError:
+                client.close()
+                continue
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    def pump(self, source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                self.flowing.wait()
+                sink.sendall(data)
+        except OSError:
+            pass
+        for s in (source, sink):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stall(self):
+        self.flowing.clear()
+
+    def flow(self):
+        self.flowing.set()
+
+    def stop(self):
+        self.closing = True
+        self.flowing.set()
+        self.listener.close()
+
+
+class Node(Service):
+    """A node of a `Cluster`: a plain `Service`, also when suites run through a cluster."""
+
+
+class Cluster:
+    """PostgreSQL, s3rver, two nodes and HAProxy; `stop` ends them all (call it in a `finally`).
+    node2 reaches PostgreSQL through a `StallingProxy`, node1 directly."""
+
+    def __init__(self, binary, source, s3rver_dir, settings=None):
+        """`settings`: more environment for every node (a suite's own)."""
+        self.binary, self.source, self.s3rver_dir = binary, source, s3rver_dir
+        self.extra = dict(settings or {})
+        self.dir = tempfile.mkdtemp(prefix="contentlake-cluster-")
+        self.pg = self.store = self.haproxy = self.proxy = None
+        self.nodes = []
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def start(self):
+        binary, source, s3rver_dir = self.binary, self.source, self.s3rver_dir
+        self.pg = Postgres(source)
+        url = self.pg.create_database("contentlake")
+        socket_dir = re.search(r"host=(\S+)", url).group(1)
+        pg_port = re.search(r"port=(\d+)", url).group(1)
+        self.proxy = StallingProxy(os.path.join(socket_dir, ".s.PGSQL." + pg_port))
+        proxied = re.sub(r"host=\S+", "host=127.0.0.1", re.sub(r"port=\d+", "port=%d" % self.proxy.port, url))
+        self.store = ExternalStore("s3rver", s3rver_dir)
+        self.secrets = os.path.join(self.dir, "cluster.secrets")
+        subprocess.run([binary, "secrets", "init", "--to", self.secrets], check=True, capture_output=True)
+        settings = dict(self.store.settings, **{
+            "CONTENTLAKE_STORAGE_BACKEND": "postgresql",
+            "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url,
+            "CONTENTLAKE_SECRETS_FILE": self.secrets,
+            "CONTENTLAKE_CLUSTER_LEASE_TTL_MS": str(LEASE_TTL_MS),
+            "CONTENTLAKE_CLUSTER_DRAIN_DELAY_MS": "3000",
+        })
+        # A suite's settings win, but for where the records and the blobs are and what is shared.
+        shared = {k: v for k, v in settings.items() if k.startswith(("CONTENTLAKE_STORAGE_", "CONTENTLAKE_BLOBS_"))}
+        settings = {**settings, **self.extra, **shared, "CONTENTLAKE_SECRETS_FILE": self.secrets}
+        self.nodes.append(Node(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node1")))
+        self.nodes.append(Node(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node2",
+                                                       CONTENTLAKE_STORAGE_POSTGRESQL_URL=proxied)))
+        self.start_haproxy()
+
+    def start_haproxy(self):
+        """The shipped configuration with loopback addresses, and a stats socket to watch it."""
+        with open(os.path.join(self.source, "deploy", "cluster", "haproxy.cfg")) as f:
+            cfg = f.read()
+        self.port = free_port()
+        self.stats = os.path.join(self.dir, "haproxy.sock")
+        cfg = cfg.replace("bind :8080", "bind 127.0.0.1:%d" % self.port)
+        cfg = cfg.replace("check port 9464 ", "check ")
+        servers = "".join("    server %s 127.0.0.1:%d port %d\n" % ("node%d" % (i + 1), n.port, n.admin_port)
+                          for i, n in enumerate(self.nodes))
+        cfg, replaced = re.subn(r"(    server node\d+ [^\n]*\n)+", servers, cfg)
+        assert replaced == 1, "deploy/cluster/haproxy.cfg: its server lines were not found"
+        cfg = cfg.replace("global\n", "global\n    stats socket %s level admin\n" % self.stats, 1)
+        path = os.path.join(self.dir, "haproxy.cfg")
+        with open(path, "w") as f:
+            f.write(cfg)
+        self.haproxy_log = open(os.path.join(self.dir, "haproxy.log"), "w")
+        self.haproxy = subprocess.Popen(["haproxy", "-db", "-f", path], stdout=self.haproxy_log,
+                                        stderr=subprocess.STDOUT)
+        try:
+            wait_until("HAProxy sees both nodes up", lambda: self.server_states() == {"node1": "UP", "node2": "UP"})
+        except AssertionError:
+            self.haproxy_log.flush()
+            with open(self.haproxy_log.name) as f:
+                print("haproxy said:\n" + f.read()[-3000:] + "\nstates: %r" % self.server_states())
+            raise
+
+    def server_states(self):
+        """Each server's state as HAProxy sees it (UP, DOWN, ...), from its stats socket."""
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(self.stats)
+            s.sendall(b"show stat\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            s.close()
+        except OSError:
+            return {}
+        lines = data.decode().splitlines()
+        if not lines:
+            return {}
+        head = lines[0].lstrip("# ").split(",")
+        states = {}
+        for line in lines[1:]:
+            row = dict(zip(head, line.split(",")))
+            if row.get("pxname") == "contentlake_nodes" and row.get("svname", "").startswith("node"):
+                states[row["svname"]] = row["status"].split()[0]
+        return states
+
+    def token(self, sub="u_alice", scopes="content-lake.read content-lake.write webhooks.read webhooks.write",
+              tenant="t_cluster"):
+        return subprocess.run([self.binary, "token", "--secrets-file", self.secrets, "--tenant", tenant, "--sub", sub,
+                               "--scopes", scopes], check=True, capture_output=True, text=True).stdout.strip()
+
+    def request(self, method, path, token, body=None, headers=None, port=None):
+        """(status, headers, body) through HAProxy, or straight to a node's `port`."""
+        h = dict(headers or {})
+        h["Authorization"] = "Bearer " + token
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            h["Content-Type"] = "application/json"
+        return fetch("http://127.0.0.1:%d%s" % (port or self.port, path), method, data, h)
+
+    def lease_holder(self, lease):
+        """The node holding `lease` (by its /metrics), or None."""
+        for node in self.nodes:
+            if node.proc.poll() is not None:
+                continue
+            try:
+                body = fetch("http://127.0.0.1:%d/metrics" % node.admin_port)[2].decode()
+            except OSError:
+                continue
+            if 'contentlake_lease_held{lease="%s"} 1' % lease in body:
+                return node
+        return None
+
+    def stop(self):
+        for node in self.nodes:
+            try:
+                node.stop()
+            except Exception as e:  # noqa: BLE001 - stop the rest whatever happened
+                print("stopping a node: %s" % e)
+                if node.proc.poll() is None:
+                    node.proc.kill()
+        if self.haproxy and self.haproxy.poll() is None:
+            self.haproxy.terminate()
+            self.haproxy.wait(timeout=30)
+        if self.store:
+            self.store.stop()
+        if self.proxy:
+            self.proxy.stop()
+        if self.pg:
+            self.pg.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def tenant_of(token):
+    """The `tenant_id` claim of a JWT (read, not verified: the client's own bookkeeping)."""
+    import base64
+    try:
+        payload = token.split(".")[1]
+        return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))).get("tenant_id")
+    except (IndexError, ValueError):
+        return None
+
+
+class ClusterService(Service):
+    """What a client suite's `Service` is when CL_TEST_CLUSTER names s3rver's folder (the ctest
+    `*_cluster` variants): the same suite, through HAProxy against two nodes on one PostgreSQL and
+    s3rver. The client keeps the last Content-Lake-Position it was answered and sends it with every
+    request (what a client that reads its own writes on several nodes does, docs/api.md); `kill` and
+    `restart` act on both nodes; the embedded object store does not run (blobs are on s3rver)."""
+
+    def __init__(self, binary, source_dir, settings=None, data_dir=None):  # noqa: super().__init__ not called
+        self.binary, self.source_dir = binary, source_dir
+        self.cluster = Cluster(binary, source_dir, os.environ["CL_TEST_CLUSTER"], settings)
+        node = self.cluster.nodes[0]
+        self.port, self.admin_port, self.blobs_port = self.cluster.port, node.admin_port, None
+        self.dir, self.env = node.dir, node.env
+        self.tokens = []
+        self.positions = {}  # by tenant: a position is sealed for its tenant
+
+    @property
+    def log(self):
+        return [line for n in self.cluster.nodes for line in n.log]
+
+    @property
+    def access_log(self):
+        return [line for n in self.cluster.nodes for line in n.access_log]
+
+    def token(self, sub="u_client", tenant="t_client",
+              scopes="content-lake.read content-lake.write contracts.read contracts.write", ttl=None, client_id=None):
+        args = [self.binary, "token", "--secrets-file", self.cluster.secrets, "--tenant", tenant, "--sub", sub,
+                "--scopes", scopes]
+        if client_id:
+            args += ["--client-id", client_id]
+        if ttl:
+            args += ["--ttl", str(ttl)]
+        self.tokens.append(subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip())
+        for n in self.cluster.nodes:
+            n.tokens.append(self.tokens[-1])
+        return self.tokens[-1]
+
+    def request(self, method, path, token=None, body=None, headers=None):
+        h = dict(headers or {})
+        tenant = tenant_of(token) if token else None
+        if tenant in self.positions and not any(k.lower() == "content-lake-position" for k in h):
+            h["Content-Lake-Position"] = self.positions[tenant]
+        status, got, data = super().request(method, path, token, body, h)
+        position = got.get("Content-Lake-Position")
+        if position and tenant:
+            self.positions[tenant] = position
+        return status, got, data
+
+    def kill(self):
+        for n in self.cluster.nodes:
+            n.kill()
+
+    def restart(self, same_port=False):
+        for n in self.cluster.nodes:
+            n.restart(same_port=True)  # the balancer names their ports
+        wait_until("HAProxy sees both nodes up", lambda: set(self.cluster.server_states().values()) == {"UP"},
+                   timeout=60)
+
+    def shutdown(self):
+        for n in self.cluster.nodes:
+            n.shutdown()
+
+    def stop(self):
+        self.cluster.stop()
+
+    def keep_log(self):
+        for n in self.cluster.nodes:
+            n.keep_log()
+
+
+_ServiceNew = Service.__new__
+
+
+def _service_new(cls, *args, **kwargs):
+    if cls is Service and os.environ.get("CL_TEST_CLUSTER"):
+        return object.__new__(ClusterService)
+    return _ServiceNew(cls) if _ServiceNew is not object.__new__ else object.__new__(cls)
+
+
+Service.__new__ = _service_new
