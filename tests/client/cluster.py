@@ -22,6 +22,8 @@ What it proves, each printed with what it measured:
   themselves;
 - the network between node2 and PostgreSQL stalls (a proxy in the test forwards nothing): HAProxy
   takes node2 out, node1 serves everything and takes every lease; node2 recovers by itself;
+- each node in turn stopped with SIGTERM and started again under load (a rolling upgrade): no
+  request fails, keyed or not;
 - a history check at the end: every acknowledged write is in PostgreSQL, no Idempotency-Key has two
   effects, and the change feed read through HAProxy is the commit-ordered change log.
 
@@ -495,6 +497,55 @@ def test_network_stall(c, history, token):
           % (out_after, leases_after, before, back))
 
 
+def test_rolling_restart(c, history, token):
+    """Each node in turn stopped with SIGTERM and started again (a new version rolled through) under
+    keyed writes, unkeyed writes and reads through HAProxy: not one request fails (the node fails
+    /readyz first and serves `cluster.drain_delay_ms` more, so HAProxy moves away before it closes)."""
+    running = threading.Event()
+    running.set()
+    counts = {"keyed": 0, "unkeyed": 0, "reads": 0}
+    failed = []
+    lock = threading.Lock()
+
+    def load(kind, n):
+        i = 0
+        while running.is_set():
+            i += 1
+            key = "roll-%s-%d-%d" % (kind, n, i)
+            try:
+                if kind == "reads":
+                    status, _, body = c.request("GET", "/v0/content-lake/resources?limit=1", token)
+                else:
+                    status, _, body = c.request("POST", "/v0/content-lake/resources", token, resource(key),
+                                                headers={"Idempotency-Key": key} if kind == "keyed" else None)
+                    history.created(status, body, key if kind == "keyed" else None)
+            except OSError as e:
+                status, body = 0, str(e).encode()
+            with lock:
+                counts[kind] += 1
+                if status not in (200, 201):
+                    failed.append("%s %s %s" % (kind, status, body[:120]))
+
+    threads = [threading.Thread(target=load, args=(k, n)) for k in ("keyed", "unkeyed", "reads") for n in range(2)]
+    for t in threads:
+        t.start()
+    started = time.monotonic()
+    try:
+        for node in c.nodes:
+            node.shutdown()
+            node.restart(same_port=True)
+            wait_until("HAProxy has both nodes up again", lambda: c.server_states() == {"node1": "UP", "node2": "UP"},
+                       timeout=60)
+    finally:
+        running.clear()
+        for t in threads:
+            t.join()
+    check(not failed, "a rolling restart of both nodes under load: no request failed", failed[:5])
+    print("      rolling restart (SIGTERM, drain delay 3 s, start, wait until up; each node in turn, %.0f s): %d keyed "
+          "writes, %d unkeyed writes, %d reads, %d failed" % (time.monotonic() - started, counts["keyed"],
+                                                              counts["unkeyed"], counts["reads"], len(failed)))
+
+
 def check_history(c, history, token, since):
     """Compares what clients were told with what PostgreSQL holds."""
     stored = set(c.pg.psql("SELECT id FROM resources WHERE tenant = '%s'" % TENANT, "contentlake").split())
@@ -553,6 +604,7 @@ def main():
         test_database_restart(c, history, token, "fast")
         test_database_restart(c, history, token, "immediate")
         test_network_stall(c, history, token)
+        test_rolling_restart(c, history, token)
         check_history(c, history, token, since)
     finally:
         rx.stop()
