@@ -15,6 +15,7 @@
 #include "http/resource_metadata.hpp"
 #include "domain/change_cursor.hpp"
 #include "storage/identity.hpp"
+#include "storage/postgresql/postgresql_store.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -177,6 +178,13 @@ struct service::impl {
     auto reachable = health->declare_check("record_store", true);
     reachable->store(store->probe());
     if (settings.storage.backend != "postgresql") return;
+    auto in_use = stats->declare_gauge("contentlake_postgresql_connections_in_use",
+                                       "Connections of the record store's pool leased now (at most its size).");
+    auto size = stats->declare_gauge("contentlake_postgresql_pool_size", "The record store's pool size.");
+    stats->on_render([in_use, size, weak = std::weak_ptr<storage::record_store>(store)] {
+      if (auto s = weak.lock())
+        if (auto use = storage::postgresql_pool_use(*s)) in_use.set(static_cast<double>(use->first)), size.set(static_cast<double>(use->second));
+    });
     probe_thread = std::thread{[this, reachable] {
       std::unique_lock<std::mutex> lock{probe_mutex};
       while (!probe_cv.wait_for(lock, std::chrono::seconds{1}, [this] { return !probing; })) {

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 
 namespace cl::storage {
@@ -33,6 +35,9 @@ struct postgresql_settings {
 /// Connects, applies the schema's migrations and answers the record store. Throws
 /// std::runtime_error saying what is wrong (cannot connect, a schema newer than this build).
 std::shared_ptr<record_store> open_postgresql_store(const postgresql_settings& settings);
+
+/// The connections `store`'s pool has leased now and its size, when it is a PostgreSQL store.
+std::optional<std::pair<std::size_t, std::size_t>> postgresql_pool_use(const record_store& store);
 
 /// Records `fingerprint` (`secrets_fingerprint`) as the secrets of every node on the database when
 /// none is recorded yet, or when the one recorded came from a node's own secrets and this one from a

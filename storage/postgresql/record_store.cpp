@@ -522,6 +522,11 @@ private:
     }
   }
 
+public:
+  /// Connections leased now, and the pool's size (a gauge).
+  std::pair<std::size_t, std::size_t> pool_use() const { return {pool_.in_use(), pool_.size()}; }
+
+private:
   mutable pool pool_;  ///< hands out connections under its own lock
   pooled_session reads_;
   mutable std::atomic<std::uint64_t> known_{0};
@@ -550,6 +555,11 @@ namespace cl::storage {
 
 std::shared_ptr<record_store> open_postgresql_store(const postgresql_settings& settings) {
   return std::make_shared<pg::pg_record_store>(settings);
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> postgresql_pool_use(const record_store& store) {
+  if (const auto* pg = dynamic_cast<const pg::pg_record_store*>(&store)) return pg->pool_use();
+  return std::nullopt;
 }
 
 }  // namespace cl::storage

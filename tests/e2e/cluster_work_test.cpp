@@ -55,6 +55,10 @@ TEST_CASE("webhooks are delivered by the node holding the lease, each message on
   CHECK(metric(nodes.b.admin_port(), held) == 0);
   CHECK(metric(nodes.a.admin_port(), "contentlake_lease_held{lease=\"pruning\"}") == 1);
   CHECK(metric(nodes.b.admin_port(), "contentlake_lease_held{lease=\"upload-expiry\"}") == 0);
+  // The record store's pool, per node (storage.postgresql.pool_size, 8 by default).
+  CHECK(metric(nodes.a.admin_port(), "contentlake_postgresql_pool_size") == 8);
+  auto in_use = metric(nodes.b.admin_port(), "contentlake_postgresql_connections_in_use");
+  CHECK((in_use >= 0 && in_use <= 8));
 
   auto token = token_with("content-lake.read content-lake.write webhooks.read webhooks.write");
   // Created through B, which does not deliver: A's dispatcher reads it from the database.

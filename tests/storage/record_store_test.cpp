@@ -334,7 +334,7 @@ TEST_CASE("the secrets fingerprint the first node records stays, but one from a 
           "[storage][postgresql]") {
   auto url = cl::testing::fresh_postgresql_url();
   auto store = open_postgresql_store({url, {}, 2});  // migrates
-  postgresql_settings pg{url};
+  postgresql_settings pg{url, {}};
   CHECK(record_secrets_fingerprint(pg, "aaaa", false) == "aaaa");  // the first node, its own secrets
   CHECK(record_secrets_fingerprint(pg, "bbbb", false) == "aaaa");  // another node with its own: told the first
   CHECK(record_secrets_fingerprint(pg, "cccc", true) == "cccc");   // the move to a secrets file
