@@ -1,5 +1,7 @@
 #include "storage/leases.hpp"
 
+#include "domain/clock.hpp"
+
 #include <spdlog/spdlog.h>
 
 namespace cl::storage {
@@ -15,7 +17,7 @@ class memory_leases final : public lease_store {
 public:
   bool claim(const std::string& name, const std::string& holder, std::chrono::milliseconds ttl) override {
     std::lock_guard lock{mutex_};
-    auto now = wall_ms();
+    auto now = domain::now_ms();
     auto& l = leases_[name];
     if (l.holder != holder && l.expires_ms > now) return false;
     l = {name, holder, now + ttl.count()};
@@ -35,10 +37,6 @@ public:
   }
 
 private:
-  static std::int64_t wall_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-  }
   std::mutex mutex_;
   std::map<std::string, lease_record> leases_;
 };

@@ -37,10 +37,8 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 

@@ -82,7 +82,13 @@ def fetch(url, method="GET", data=None, headers=None):
 
 
 class Service:
-    """`contentlake serve` in a temporary data dir; stop() (or the with-block) ends it."""
+    """`contentlake serve` in a temporary data dir; stop() (or the with-block) ends it. With
+    CL_TEST_CLUSTER set, a `ClusterService` instead (below)."""
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Service and os.environ.get("CL_TEST_CLUSTER"):
+            cls = ClusterService
+        return object.__new__(cls)
 
     def __init__(self, binary, source_dir, settings=None, data_dir=None):
         """`settings`: extra environment (CONTENTLAKE_... overrides). `data_dir`: a
@@ -240,6 +246,13 @@ class Service:
                     continue
                 with open(os.path.join(identity, f), "rb") as data:
                     secrets.append(data.read().hex())  # hex: the suite check decodes and tries each form
+        if self.env.get("CONTENTLAKE_SECRETS_FILE"):  # the nodes' shared secrets (`secrets init`)
+            import base64
+            with open(self.env["CONTENTLAKE_SECRETS_FILE"]) as f:
+                for line in f:
+                    value = line.split()[-1] if line.strip() and not line.startswith("#") else ""
+                    if value:
+                        secrets.append(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).hex())
         with open(name + ".secrets", "w") as out:
             json.dump({"tokens": self.tokens, "identity_hex": secrets[len(self.tokens):],
                        "log_level": self.env.get("CONTENTLAKE_LOG_LEVEL", "info")}, out)
@@ -566,9 +579,18 @@ class Cluster:
         return states
 
     def token(self, sub="u_alice", scopes="content-lake.read content-lake.write webhooks.read webhooks.write",
-              tenant="t_cluster"):
-        return subprocess.run([self.binary, "token", "--secrets-file", self.secrets, "--tenant", tenant, "--sub", sub,
-                               "--scopes", scopes], check=True, capture_output=True, text=True).stdout.strip()
+              tenant="t_cluster", ttl=None, client_id=None):
+        """A token from the cluster's secrets file; each node's log is checked for it (keep_log)."""
+        args = [self.binary, "token", "--secrets-file", self.secrets, "--tenant", tenant, "--sub", sub,
+                "--scopes", scopes]
+        if client_id:
+            args += ["--client-id", client_id]
+        if ttl:
+            args += ["--ttl", str(ttl)]
+        token = subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
+        for n in self.nodes:
+            n.tokens.append(token)
+        return token
 
     def request(self, method, path, token, body=None, headers=None, port=None):
         """(status, headers, body) through HAProxy, or straight to a node's `port`."""
@@ -649,15 +671,7 @@ class ClusterService(Service):
 
     def token(self, sub="u_client", tenant="t_client",
               scopes="content-lake.read content-lake.write contracts.read contracts.write", ttl=None, client_id=None):
-        args = [self.binary, "token", "--secrets-file", self.cluster.secrets, "--tenant", tenant, "--sub", sub,
-                "--scopes", scopes]
-        if client_id:
-            args += ["--client-id", client_id]
-        if ttl:
-            args += ["--ttl", str(ttl)]
-        self.tokens.append(subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip())
-        for n in self.cluster.nodes:
-            n.tokens.append(self.tokens[-1])
+        self.tokens.append(self.cluster.token(sub, scopes, tenant, ttl, client_id))
         return self.tokens[-1]
 
     def request(self, method, path, token=None, body=None, headers=None):
@@ -692,14 +706,3 @@ class ClusterService(Service):
         for n in self.cluster.nodes:
             n.keep_log()
 
-
-_ServiceNew = Service.__new__
-
-
-def _service_new(cls, *args, **kwargs):
-    if cls is Service and os.environ.get("CL_TEST_CLUSTER"):
-        return object.__new__(ClusterService)
-    return _ServiceNew(cls) if _ServiceNew is not object.__new__ else object.__new__(cls)
-
-
-Service.__new__ = _service_new

@@ -26,10 +26,7 @@ namespace {
 /// The value of series `series` (name and labels, as rendered) on a node's /metrics, or -1.
 double metric(unsigned short admin_port, const std::string& series) {
   auto m = http_request(admin_port, "GET", "/metrics");
-  if (!m) return -1;
-  auto at = m->body.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(m->body.substr(at + series.size() + 2));
+  return m ? metric_value(m->body, series) : -1;
 }
 
 std::string resource(const std::string& title) {

@@ -277,17 +277,6 @@ TEST_CASE("after the retention period the key is fresh and its record is pruned"
   CHECK(resources_titled(svc.port(), token, "Neap") == 2);
 }
 
-namespace {
-
-/// The value of the unlabelled metric `name` in a /metrics text (-1 when absent).
-double metric(const std::string& text, const std::string& name) {
-  auto at = text.find("\n" + name + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + name.size() + 2));
-}
-
-}  // namespace
-
 TEST_CASE("after a restart a stored key still replays: retried in a loop, past a refusal, or for another request",
           "[idempotency]") {
   // A restarted node (or another node) does not know which keys have a stored answer. On
@@ -334,7 +323,7 @@ TEST_CASE("after a restart a stored key still replays: retried in a loop, past a
     CHECK(again->header("idempotent-replayed") == "true");
   }
   auto after = metrics_of(svc);
-  CHECK(metric(after, "contentlake_storage_mutations_total") - metric(before, "contentlake_storage_mutations_total") <= 1);
+  CHECK(metric_value(after, "contentlake_storage_mutations_total") - metric_value(before, "contentlake_storage_mutations_total") <= 1);
   CHECK(after.find(R"(contentlake_idempotency_total{outcome="replay"} 21)") != std::string::npos);
   // A key stored for another request: 422, and nothing written.
   auto mismatch = send(svc.port(), "POST", "/v0/content-lake/resources", alice, "other-1", chapter("Flood"));

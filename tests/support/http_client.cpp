@@ -177,4 +177,10 @@ std::optional<http_response> get_with_token(unsigned short port, const std::stri
   return http_request(port, "GET", target, {{"Authorization", "Bearer " + token}});
 }
 
+double metric_value(const std::string& text, const std::string& series) {
+  auto at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
 }  // namespace cl::testing

@@ -56,6 +56,10 @@ std::optional<http_response> http_request(unsigned short port, const std::string
 std::optional<http_response> post_json(unsigned short port, const std::string& path, const std::string& token,
                                        const std::string& body, const std::string& content_type = "application/json");
 
+/// The value of series `series` (a metric's name, with its labels as rendered) in a /metrics text;
+/// -1 when absent.
+double metric_value(const std::string& text, const std::string& series);
+
 /// The `error.reason` of an error response (empty when the body is not the error shape).
 std::string reason_of(const http_response& r);
 
