@@ -3,6 +3,7 @@
 
 #include "actors/deadlines.hpp"
 #include "actors/ledger.hpp"
+#include "actors/rate_limiter.hpp"
 #include "domain/idempotency.hpp"
 #include "domain/change_cursor.hpp"
 #include "storage/record_store.hpp"
@@ -203,6 +204,12 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
     finish();
     return run_plan(self, job, ctx, plan_done);
   }
+  if (ctx->actors->rates) {  // decided in place: no message to the rate limiter
+    join->rate = ctx->actors->rates->admit(ctx->who.client_id);
+    finish();
+    if (join->rate->admitted) return run_plan(self, job, ctx, plan_done);
+    return finish();
+  }
   if (!ctx->actors->get<rate_limiter_actor>()) {
     finish();
     if (write) return finish();  // answered 503 by the join; nothing runs
@@ -235,6 +242,12 @@ void admit_header(caf::event_based_actor* self, std::shared_ptr<request_job> job
     r.client_id = client;
     (*answer)(std::move(r));
   };
+  if (job->actors->rates) {  // decided in place
+    auto d = job->actors->rates->admit(who.client_id);
+    if (!d.admitted) return refuse(rate_limited(d));
+    if (answer->settle()) job->on_admitted(std::move(who));
+    return;
+  }
   auto limiter = job->actors->get<rate_limiter_actor>();
   if (!limiter) return refuse(backend_unavailable("rate limiter"));
   auto ask = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};

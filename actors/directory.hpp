@@ -25,6 +25,8 @@ class record_store;
 namespace cl::actors {
 
 class metrics;
+class representation_cache;
+class rate_table;
 
 /// The platform policy in force, published by the rights resolver for writes that resolve rights
 /// inside their own transaction.
@@ -84,6 +86,11 @@ struct concern_handles {
   std::shared_ptr<std::atomic<std::uint64_t>> rights_epoch;
   /// The policy the rights resolver uses now (writes answer with rights resolved in their txn).
   std::shared_ptr<const policy_holder> policy;
+  /// Every client's rate limit bucket (actors/rate_limiter.hpp), decided in place; when null the
+  /// rate limiter actor is asked.
+  std::shared_ptr<rate_table> rates;
+  /// Renderings of Resources the coordinators made (actors/representation_cache.hpp); may be null.
+  std::shared_ptr<representation_cache> representations;
   /// Roles the access actor found, by `access_cache_key` (actors/access.hpp); a hit saves the ask.
   std::shared_ptr<const shared_cache<domain::access_role>> access_cache;
   /// Bumped after every grant write and directory change: earlier cached roles are never found.

@@ -9,6 +9,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <mutex>
+#include <unordered_map>
 #include <sstream>
 
 namespace cl::actors {
@@ -45,6 +46,11 @@ private:
 
 struct metrics::impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  /// The series of every (route, method, status) and route seen: a family's `Add` builds and
+  /// hashes a label map per call, these look the series up by one string. A family keeps its series
+  /// for its life, so the pointers stay valid.
+  std::mutex series_mutex;
+  std::unordered_map<std::string, std::pair<prometheus::Counter*, prometheus::Histogram*>> series;
   prometheus::Family<prometheus::Counter>& requests =
     prometheus::BuildCounter()
       .Name("contentlake_http_requests_total")
@@ -127,9 +133,25 @@ metrics::~metrics() = default;
 void metrics::observe_request(std::string_view route, std::string_view method, int status, double seconds) {
   static const prometheus::Histogram::BucketBoundaries buckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                                                 0.05,   0.1,   0.25,   0.5,   1,    2.5, 5};
-  std::string r{route};
-  impl_->requests.Add({{"route", r}, {"method", std::string{method}}, {"status", std::to_string(status)}}).Increment();
-  impl_->latency.Add({{"route", r}}, buckets).Observe(seconds);
+  std::string key;
+  key.reserve(route.size() + method.size() + 6);
+  key.append(route).push_back('\0');
+  key.append(method).push_back('\0');
+  key += std::to_string(status);
+  std::pair<prometheus::Counter*, prometheus::Histogram*> handles;
+  {
+    std::lock_guard<std::mutex> guard{impl_->series_mutex};
+    auto found = impl_->series.find(key);
+    if (found == impl_->series.end()) {
+      std::string r{route};
+      auto* counter = &impl_->requests.Add({{"route", r}, {"method", std::string{method}}, {"status", std::to_string(status)}});
+      auto* histogram = &impl_->latency.Add({{"route", r}}, buckets);
+      found = impl_->series.emplace(std::move(key), std::make_pair(counter, histogram)).first;
+    }
+    handles = found->second;
+  }
+  handles.first->Increment();
+  handles.second->Observe(seconds);
 }
 
 void metrics::declare_actor(std::string_view actor) {

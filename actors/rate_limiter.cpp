@@ -70,30 +70,60 @@ std::optional<std::string> validate(const rate_limiter_config& cfg) {
   return std::nullopt;
 }
 
+rate_table::rate_table(double requests_per_second, double burst, std::shared_ptr<metrics> stats,
+                       std::shared_ptr<rate_sharing> sharing)
+  : rate_(requests_per_second), burst_(burst), stats_(std::move(stats)), sharing_(std::move(sharing)) {}
+
+rate_table::shard& rate_table::of(const std::string& client) {
+  return shards_[std::hash<std::string>{}(client) % shard_count];
+}
+
+domain::token_bucket& rate_table::bucket(shard& s, const std::string& client, double rate, double burst, double now) {
+  auto it = s.buckets.find(client);
+  if (it == s.buckets.end()) it = s.buckets.emplace(client, domain::token_bucket{rate, burst, now}).first;
+  return it->second;
+}
+
+rate_decision rate_table::admit(const std::string& client_id) {
+  auto now = monotonic_seconds();
+  // What the other nodes admitted since: charged to the buckets first (empty at once when nothing came).
+  if (sharing_)
+    for (const auto& [client, taken] : sharing_->charges()) {
+      auto& s = of(client);
+      std::lock_guard<std::mutex> guard{s.mutex};
+      bucket(s, client, rate_, burst_, now).charge(taken, now);
+    }
+  int wait = 0;
+  {
+    auto& s = of(client_id);
+    std::lock_guard<std::mutex> guard{s.mutex};
+    // Forget full buckets now and then: they carry no information, and clients come and go.
+    if (++s.admissions % 4096 == 0)
+      for (auto i = s.buckets.begin(); i != s.buckets.end();)
+        i = i->second.full_at(now) ? s.buckets.erase(i) : std::next(i);
+    wait = bucket(s, client_id, rate_, burst_, now).take(now);
+  }
+  if (wait > 0 && stats_) stats_->count_rate_limited();
+  if (wait == 0 && sharing_) sharing_->took(client_id);
+  return rate_decision{wait == 0, wait};
+}
+
+std::size_t rate_table::size() const {
+  std::size_t n = 0;
+  for (const auto& s : shards_) {
+    std::lock_guard<std::mutex> guard{s.mutex};
+    n += s.buckets.size();
+  }
+  return n;
+}
+
 rate_limiter_actor::behavior_type rate_limiter(rate_limiter_actor::stateful_pointer<rate_limiter_state> self,
                                                std::shared_ptr<const rate_limiter_config> cfg) {
   accept_fault_delays(self);
+  self->state.table =
+    cfg->table ? cfg->table : std::make_shared<rate_table>(cfg->requests_per_second, cfg->burst, cfg->stats, cfg->sharing);
   return {
-    [self, cfg](admit_atom, const std::string& client_id) {
-      auto& st = self->state;
-      auto now = monotonic_seconds();
-      auto bucket = [&](const std::string& client) -> domain::token_bucket& {
-        auto it = st.buckets.find(client);
-        if (it == st.buckets.end())
-          it = st.buckets.emplace(client, domain::token_bucket{cfg->requests_per_second, cfg->burst, now}).first;
-        return it->second;
-      };
-      // Forget full buckets now and then: they carry no information, and clients come and go.
-      if (++st.admissions % 4096 == 0)
-        for (auto i = st.buckets.begin(); i != st.buckets.end();)
-          i = i->second.full_at(now) ? st.buckets.erase(i) : std::next(i);
-      if (cfg->sharing)
-        for (const auto& [client, taken] : cfg->sharing->charges()) bucket(client).charge(taken, now);
-      int wait = bucket(client_id).take(now);
-      if (wait > 0 && cfg->stats) cfg->stats->count_rate_limited();
-      if (wait == 0 && cfg->sharing) cfg->sharing->took(client_id);
-      return rate_decision{wait == 0, wait};
-    },
+    [self](admit_atom, const std::string& client_id) { return self->state.table->admit(client_id); },
   };
 }
 

@@ -4,11 +4,13 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/metrics.hpp"
+#include "actors/type_ids.hpp"
 #include "domain/token_bucket.hpp"
 #include "storage/rate_shares.hpp"
 
 #include <caf/stateful_actor.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -53,11 +55,42 @@ private:
   std::thread thread_;
 };
 
+/// Every client's token bucket, decided in place: by the coordinators (a request admits itself
+/// without a message to the rate limiter actor) and by that actor (a header before its body is
+/// read). Sharded by client; it outlives the actor, so a restart keeps every client's quota.
+class rate_table {
+public:
+  rate_table(double requests_per_second, double burst, std::shared_ptr<metrics> stats,
+             std::shared_ptr<rate_sharing> sharing);
+
+  /// One request of `client_id`: admitted, or how long to wait.
+  rate_decision admit(const std::string& client_id);
+  /// Buckets held (a client is forgotten once its bucket is full again).
+  std::size_t size() const;
+
+private:
+  struct shard {
+    mutable std::mutex mutex;
+    std::unordered_map<std::string, domain::token_bucket> buckets;
+    std::size_t admissions = 0;
+  };
+  static constexpr std::size_t shard_count = 16;
+  shard& of(const std::string& client);
+  static domain::token_bucket& bucket(shard& s, const std::string& client, double rate, double burst, double now);
+
+  double rate_, burst_;
+  std::shared_ptr<metrics> stats_;
+  std::shared_ptr<rate_sharing> sharing_;
+  std::array<shard, shard_count> shards_;
+};
+
 struct rate_limiter_config {
   double requests_per_second = 200;
   double burst = 400;
   std::shared_ptr<metrics> stats;
   std::shared_ptr<rate_sharing> sharing;  ///< null on one node
+  /// The buckets (made from the fields above by `validate`'s caller; the actor makes its own when null).
+  std::shared_ptr<rate_table> table;
 };
 
 /// Empty when `cfg` is usable, otherwise what is wrong with it.
@@ -65,8 +98,7 @@ std::optional<std::string> validate(const rate_limiter_config& cfg);
 
 struct rate_limiter_state {
   static constexpr const char* name = "rate_limiter";
-  std::unordered_map<std::string, domain::token_bucket> buckets;
-  std::size_t admissions = 0;
+  std::shared_ptr<rate_table> table;  ///< the config's, or its own
 };
 
 /// The rate limiter's behavior.

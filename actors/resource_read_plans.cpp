@@ -7,6 +7,7 @@
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
 #include "actors/plans.hpp"
+#include "actors/representation_cache.hpp"
 #include "actors/resource_support.hpp"
 #include "domain/field_mask.hpp"
 #include "domain/base64url.hpp"
@@ -105,12 +106,31 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
     streamed.headers = std::move(r.headers);
     return done(std::move(streamed));
   }
-  if (rq.rendering == domain::rendering::markdown) {
+  bool markdown = rq.rendering == domain::rendering::markdown;
+  // A rendering made before from the same record and rights is reused (actors/representation_cache.hpp).
+  auto* cache = ctx->actors->representations.get();
+  auto key = cache ? representation_cache::key(ctx->who.tenant_id, ctx->param("id"),
+                                               std::string{markdown ? "md" : "json"} + '@' + rq.version)
+                   : std::string{};
+  representation_cache::inputs from{record, rights.digest_input, rights.json};
+  auto made = cache ? cache->find(key, from) : nullptr;
+  if (!made) {
+    auto fresh = std::make_shared<representation_cache::rendering>();
+    if (markdown) {
+      fresh->body = domain::render_markdown(json::parse(record).as_object().at("content"));
+    } else {
+      fresh->hash = domain::resource_hash(record, rights.digest_input);
+      fresh->body = domain::compose_resource(record, rights.json, fresh->hash);
+    }
+    made = fresh;
+    if (cache) cache->insert(key, from, made);
+  }
+  if (markdown) {
     r.content_type = "text/markdown; charset=utf-8";
-    r.body = domain::render_markdown(json::parse(record).as_object().at("content"));
+    r.body = made->body;
     return done(std::move(r));
   }
-  auto hash = domain::resource_hash(record, rights.digest_input);
+  const auto& hash = made->hash;
   // A caller refused the content reads its metadata only: no ETag (the hash covers the content),
   // so no 304 either.
   bool tagged = domain::content_allowed(rights, rq.use);
@@ -120,11 +140,11 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
     r.content_type.clear();
     return done(std::move(r));
   }
-  auto full = domain::compose_resource(record, rights.json, hash);
   if (!rq.mask) {
-    r.body = std::move(full);
+    r.body = made->body;
     return done(std::move(r));
   }
+  const auto& full = made->body;
   // Stitched parts are fetched only when the mask names them.
   auto object = std::make_shared<json::object>(json::parse(full).as_object());
   auto mask = *rq.mask;
@@ -159,11 +179,9 @@ void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const reque
   with_access(
     self, ctx, id, domain::access_role::reader,
     [self, ctx, done, id, rq, on_record](domain::access_role) {
-      const auto& reader = ctx->actors->get<reader_actor>();
-      if (rq->version.empty())
-        return ask(self, *ctx, done, reader, "record reader", on_record, fetch_atom_v, ctx->who.tenant_id, id);
+      if (rq->version.empty()) return fetch_resource(self, ctx, id, on_record, done);
       // a snapshot (POST .../versions)
-      ask(self, *ctx, done, reader, "record reader", on_record, fetch_atom_v,
+      ask(self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader", on_record, fetch_atom_v,
           storage::version_ref{ctx->who.tenant_id, id, rq->version});
     },
     done);

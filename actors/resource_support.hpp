@@ -14,6 +14,12 @@ void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<c
                            const std::string& id, domain::access_role needed, domain::error_id missing,
                            std::function<void(std::shared_ptr<std::string>)> k, reply_fn done);
 
+/// The current record of Resource `id` of the caller's tenant, to `k`: read in place when the store
+/// can answer without waiting (`record_store::resource_at_once`: LMDB, PostgreSQL's hot records),
+/// else asked of the reader actor (a failure of either answers through `done`).
+void fetch_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,
+                    std::function<void(fetch_outcome&)> k, reply_fn done);
+
 /// The same, `k` also getting the change log's position read before the record (a list of its
 /// parts answers it as `changes_cursor`).
 void with_granted_resource_at(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,

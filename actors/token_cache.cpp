@@ -1,15 +1,14 @@
 #include "actors/token_cache.hpp"
 
-#include <openssl/sha.h>
+#include "domain/sha256.hpp"
 
 namespace cl::actors {
 
 namespace {
 
 std::string digest_of(std::string_view token) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(), digest);
-  return std::string(reinterpret_cast<const char*>(digest), sizeof digest);
+  auto digest = domain::sha256(token);
+  return std::string(reinterpret_cast<const char*>(digest.data()), digest.size());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "actors/metrics.hpp"
 #include "actors/rate_limiter.hpp"
 #include "actors/reader.hpp"
+#include "actors/representation_cache.hpp"
 #include "actors/rights.hpp"
 #include "actors/writer.hpp"
 #include "app/cluster_group.hpp"
@@ -79,6 +80,9 @@ children spawn_rate_limiter(const startup& s) {
   if (auto exchange = open_rate_exchange(s.settings, s.node))
     cfg->sharing = std::make_shared<actors::rate_sharing>(
       std::move(exchange), std::chrono::milliseconds{s.settings.groups.get<cluster_settings>().rate_limit_share_ms});
+  // The buckets outlive the actor (its restart keeps every quota); coordinators decide in place.
+  cfg->table = std::make_shared<actors::rate_table>(cfg->requests_per_second, cfg->burst, cfg->stats, cfg->sharing);
+  s.directory->update([&](actors::concern_handles& h) { h.rates = cfg->table; });
   std::shared_ptr<const actors::rate_limiter_config> fixed = cfg;
   return std::vector<actors::child_spec>{actors::supervised<actors::rate_limiter_actor>(
     "rate_limiter", [fixed](caf::actor_system& sys) { return sys.spawn(actors::rate_limiter, fixed); })};
@@ -183,6 +187,17 @@ children spawn_writer(const startup& s) {
 }
 
 children spawn_readers(const startup& s) {
+  // Renderings of Resources the coordinators make and reuse, beside the records the readers read.
+  auto representations =
+    std::make_shared<actors::representation_cache>(s.settings.http.representation_cache_mib << 20);
+  s.directory->update([&](actors::concern_handles& h) { h.representations = representations; });
+  if (s.stats) {
+    auto held = s.stats->declare_gauge("contentlake_representation_cache_bytes",
+                                       "Bytes of Resource renderings kept (at most http.representation_cache_mib MiB).");
+    s.stats->on_render([held, cache = std::weak_ptr<actors::representation_cache>(representations)] {
+      if (auto c = cache.lock()) held.set(static_cast<double>(c->bytes()));
+    });
+  }
   // Several readers: each is its own child (restarted alone) and serves its own directory view.
   std::vector<actors::child_spec> out;
   for (std::size_t i = 0; i < s.directory->readers(); ++i)

@@ -18,8 +18,10 @@
 #include "storage/postgresql/postgresql_store.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -64,6 +66,9 @@ struct service::impl {
   std::shared_ptr<const http::fault_injection> faults;  ///< set when admin.fault_injection is on
 
   net::io_context ioc;
+  /// Drain and shutdown steps (signals, timers, the listeners' "drained"): one at a time, whichever
+  /// of the `http.threads` I/O threads runs them.
+  net::strand<net::io_context::executor_type> control{ioc.get_executor()};
   std::unique_ptr<net::signal_set> signals;
   std::unique_ptr<net::steady_timer> grace_timer;
   std::unique_ptr<net::steady_timer> drain_timer;  ///< `cluster.drain_delay_ms`: not ready, still serving
@@ -167,7 +172,11 @@ struct service::impl {
     ctx->access_log = settings.log.access && counted;
     ctx->handler = handler;
     ctx->stats = counted ? stats.get() : nullptr;
-    ctx->on_drained = [this] { net::post(ioc, [this] { maybe_finish_drain(); }); };
+    // Through the io_context first: a session destroyed while it shuts down (after `control`, a
+    // later member, is gone) only posts to it, which drops the handler unrun.
+    ctx->on_drained = [this] {
+      net::post(ioc, [this] { net::dispatch(control, [this] { maybe_finish_drain(); }); });
+    };
     return ctx;
   }
 
@@ -327,7 +336,7 @@ struct service::impl {
     public_listener->run();
     admin_listener->run();
     if (handle_signals) {
-      signals = std::make_unique<net::signal_set>(ioc, SIGINT, SIGTERM);
+      signals = std::make_unique<net::signal_set>(control, SIGINT, SIGTERM);
       signals->async_wait([this](const boost::system::error_code& ec, int sig) {
         if (ec) return;
         spdlog::info("received signal {}; draining", sig);
@@ -348,7 +357,7 @@ struct service::impl {
     auto delay = std::chrono::milliseconds{settings.groups.get<cluster_settings>().drain_delay_ms};
     if (delay.count() == 0) return close_listeners();
     spdlog::info("draining: not ready; serving {} ms more before closing the listeners", delay.count());
-    drain_timer = std::make_unique<net::steady_timer>(ioc, delay);
+    drain_timer = std::make_unique<net::steady_timer>(control, delay);
     drain_timer->async_wait([this](const boost::system::error_code&) { close_listeners(); });
   }
 
@@ -358,7 +367,7 @@ struct service::impl {
     public_listener->drain();
     admin_listener->drain();
     for (auto& [name, l] : group_listeners) l.stop();
-    grace_timer = std::make_unique<net::steady_timer>(ioc, std::chrono::seconds{settings.http.shutdown_grace_seconds});
+    grace_timer = std::make_unique<net::steady_timer>(control, std::chrono::seconds{settings.http.shutdown_grace_seconds});
     grace_timer->async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
       spdlog::warn("shutdown grace period over; closing remaining connections");
@@ -376,7 +385,7 @@ struct service::impl {
   }
 
   void stop() {
-    net::post(ioc, [this] { begin_drain(); });
+    net::post(control, [this] { begin_drain(); });
   }
 
   int run() {

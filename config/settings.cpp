@@ -169,8 +169,12 @@ const std::vector<option>& options() {
      "longest, for a request header or in sending a body; only when every connection is serving a request is "
      "the new one answered 503 SERVER_OVERLOADED and closed (at most 64 such answers at once; beyond, closed unanswered).",
      integer<int>([](settings& s) -> int& { return s.http.max_connections; }, 1, 1000000)},
-    {"http.threads", "1", "I/O threads running the HTTP listeners.",
+    {"http.threads", "2", "I/O threads running the HTTP listeners (2 measured best on 2 cores: docs/benchmarks.md).",
      integer<int>([](settings& s) -> int& { return s.http.threads; }, 1, 256)},
+    {"http.representation_cache_mib", "64",
+     "Renderings of Resources kept for reads that repeat (the JSON read with its rights and hash, the Markdown read), "
+     "least recently read out first; 0 keeps none.",
+     integer<std::size_t>([](settings& s) -> std::size_t& { return s.http.representation_cache_mib; }, 0, 65536)},
     {"http.shutdown_grace_seconds", "10", "On SIGTERM/SIGINT, in-flight requests get this long to finish.",
      integer<int>([](settings& s) -> int& { return s.http.shutdown_grace_seconds; }, 0, 3600)},
     {"actors.ask_timeout_ms", "2000", "Deadline of each API request inside the actors (checked every tenth of it, 10-100 ms); unanswered by then -> 503 BACKEND_UNAVAILABLE.",

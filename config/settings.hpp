@@ -46,7 +46,8 @@ struct http_settings {
   int read_timeout_seconds = 30;          ///< a whole request body, at most
   std::size_t min_body_bytes_per_second = 1024;  ///< after 2 s, a body's arrival rate at least
   int max_connections = 1024;
-  int threads = 1;
+  int threads = 2;  ///< measured: docs/benchmarks.md
+  std::size_t representation_cache_mib = 64;  ///< renderings of Resources kept (0: none)
   int shutdown_grace_seconds = 10;
 };
 

@@ -11,11 +11,25 @@ namespace cl::domain {
 
 namespace {
 
+/// `bytes` bytes of OpenSSL's CSPRNG, drawn 4 KiB at a time per thread: one RAND_bytes call costs
+/// about as much as a few hundred bytes of its output, and every request takes an id.
+std::string_view random_bytes(std::size_t bytes) {
+  constexpr std::size_t pool_size = 4096;
+  thread_local std::array<unsigned char, pool_size> pool{};
+  thread_local std::size_t used = pool_size;
+  if (bytes > pool_size) throw std::runtime_error("random source: too many bytes at once");
+  if (pool_size - used < bytes) {
+    if (RAND_bytes(pool.data(), static_cast<int>(pool_size)) != 1) throw std::runtime_error("random source unavailable");
+    used = 0;
+  }
+  std::string_view out{reinterpret_cast<const char*>(pool.data() + used), bytes};
+  used += bytes;
+  return out;
+}
+
 std::string random_base32(std::size_t bytes) {
-  std::array<unsigned char, 32> buf{};
-  if (bytes > buf.size() || RAND_bytes(buf.data(), static_cast<int>(bytes)) != 1)
-    throw std::runtime_error("random source unavailable");
-  return base32_lower(std::string_view{reinterpret_cast<const char*>(buf.data()), bytes});
+  if (bytes > 32) throw std::runtime_error("random source: too many bytes at once");
+  return base32_lower(random_bytes(bytes));
 }
 
 }  // namespace

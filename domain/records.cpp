@@ -13,13 +13,28 @@ namespace cl::domain {
 
 std::string iso8601_at_ms(std::int64_t unix_ms) {
   auto secs = static_cast<std::time_t>(unix_ms / 1000);
-  auto ms = unix_ms % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  return buf;
+  auto ms = static_cast<int>(unix_ms % 1000);
+  if (unix_ms < 0) {  // before 1970: floor, not truncate
+    secs -= 1;
+    ms += 1000;
+  }
+  // Most calls (an access-log line, a write's timestamps) fall in the second of the call before:
+  // its date and time are formatted once per thread and second.
+  thread_local std::time_t cached_secs = -1;
+  thread_local char cached[32];
+  if (secs != cached_secs) {
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    std::snprintf(cached, sizeof cached, "%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec);
+    cached_secs = secs;
+  }
+  std::string out{cached};
+  out += static_cast<char>('0' + ms / 100);
+  out += static_cast<char>('0' + ms / 10 % 10);
+  out += static_cast<char>('0' + ms % 10);
+  out += 'Z';
+  return out;
 }
 
 std::string iso8601_now() {

@@ -4,9 +4,9 @@
 
 #include "domain/content_format.hpp"
 #include "domain/json_text.hpp"
+#include "domain/sha256.hpp"
 
 #include <boost/json.hpp>
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <regex>
@@ -218,9 +218,8 @@ std::string promoted_record_json(std::string_view record_json, const std::string
 }
 
 std::string sha256_tag(std::string_view bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
-  return "sha256:" + hex_encode(std::string_view{reinterpret_cast<const char*>(digest), sizeof digest});
+  auto digest = sha256(bytes);
+  return "sha256:" + hex_encode(std::string_view{reinterpret_cast<const char*>(digest.data()), digest.size()});
 }
 
 std::string resource_hash(std::string_view record_json, std::string_view rights_digest_input) {

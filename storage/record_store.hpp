@@ -175,6 +175,21 @@ public:
   /// from the caches); answers whether they do. False only for a position past the log's head.
   virtual bool reflects(std::uint64_t position) { return position <= last_change(); }
 
+  /// A Resource's current record when it can be read without waiting on anything: LMDB and the
+  /// memory store always (a read transaction), PostgreSQL from its hot-record cache only.
+  /// `answered` false: read it through the reader actor (whose read fills that cache). A hit is
+  /// as fresh as the reader's read (the caches are dropped before a write is answered).
+  struct instant_resource {
+    bool answered = false;
+    std::optional<std::string> record;  ///< nullopt: no such Resource
+    std::uint64_t log_position = 0;     ///< `known_change()` read before the record
+  };
+  virtual instant_resource resource_at_once(const std::string& tenant, const std::string& id) const {
+    (void)tenant;
+    (void)id;
+    return {};
+  }
+
   /// Bytes the store uses and the most it may hold (LMDB: pages in use, `storage.map_size_mib`);
   /// 0, 0 when it has no bound (memory). For capacity metrics.
   virtual std::pair<std::uint64_t, std::uint64_t> space() const { return {0, 0}; }

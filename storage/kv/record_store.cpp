@@ -2,6 +2,7 @@
 
 #include "domain/clock.hpp"
 #include "storage/commit_listeners.hpp"
+#include "storage/content_stores.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -171,6 +172,14 @@ public:
   }
 
   std::uint64_t last_change() const override { return committed_.load(); }
+
+  instant_resource resource_at_once(const std::string& tenant, const std::string& id) const override {
+    instant_resource out;
+    out.log_position = known_change();  // before the read: the record is at least that recent
+    out.record = resources().get(tenant, id);
+    out.answered = true;
+    return out;
+  }
 
   std::pair<std::uint64_t, std::uint64_t> space() const override { return engine_->space(); }
 

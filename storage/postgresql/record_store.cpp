@@ -260,6 +260,17 @@ public:
 
   std::uint64_t known_change() const override { return known_.load(std::memory_order_acquire); }
 
+  /// A hot-record cache hit; a miss (or an absent Resource, which is not kept) is read by the reader.
+  instant_resource resource_at_once(const std::string& tenant, const std::string& id) const override {
+    instant_resource out;
+    out.log_position = known_change();
+    if (auto hit = hot_.find(hot_records::key(tenant, id))) {
+      out.record = std::move(hit->record);
+      out.answered = true;
+    }
+    return out;
+  }
+
   bool reflects(std::uint64_t position) override {
     if (followed() >= position) return true;
     follow_once();

@@ -168,7 +168,11 @@ TEST_CASE("graceful stop finishes the request in flight, then exits 0", "[fault]
   auto g = svc.service().system().spawn(gate, held);
   auto path = "/v0/content-lake/resources/" + created_resource(svc.port());
   auto store = svc.service().system().spawn(gated_store, g);
-  svc.service().directory().update([&](concern_handles& h) { h.set<cl::actors::reader_actor>(store); });
+  // Reads go to the gated reader, not to the store in place (records == nullptr).
+  svc.service().directory().update([&](concern_handles& h) {
+    h.set<cl::actors::reader_actor>(store);
+    h.records = nullptr;
+  });
   auto token = read_token();
   auto in_flight = std::async(std::launch::async, [&] {
     return get_with_token(svc.port(), path, token);

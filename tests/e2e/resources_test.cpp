@@ -431,6 +431,46 @@ TEST_CASE("PUT and PATCH need the current update_token; hash_content moves only 
   CHECK(foreign->status == 403);
 }
 
+TEST_CASE("a read repeated after a write shows the write at once, in JSON, Markdown and by version", "[resources][cache]") {
+  // Reads that repeat reuse their rendering (actors/representation_cache.hpp); what they answer
+  // must still be the Resource as it is now.
+  test_service svc;
+  auto token = token_with(rw_scopes);
+  auto v0 = json::parse(post_json(svc.port(), "/v0/content-lake/resources", token, chapter())->body).as_object();
+  std::string id{v0.at("id").as_string()}, first_version{v0.at("version").as_string()};
+  auto path = "/v0/content-lake/resources/" + id;
+  auto fetch = [&](const std::string& suffix, const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+    std::vector<std::pair<std::string, std::string>> headers{{"Authorization", "Bearer " + token}};
+    headers.insert(headers.end(), extra.begin(), extra.end());
+    auto r = http_request(svc.port(), "GET", path + suffix, headers);
+    REQUIRE(r);
+    return *r;
+  };
+  for (int i = 0; i < 2; ++i) {  // the second time from the cache
+    CHECK(fetch("").body.find("Spring tides") != std::string::npos);
+    CHECK(fetch("", {{"Accept", "text/markdown"}}).body.find("Seven metres at Brest.") != std::string::npos);
+  }
+  auto before = fetch("");
+  auto changed = http_request(svc.port(), "PATCH", path, {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
+                              R"({"title":"Neap tides","content":{"format":"cl.content/1","blocks":[{"type":"paragraph","key":"n","children":[{"type":"span","text":"Two metres at neap."}]}]},"update_token":")"
+                                + std::string{v0.at("update_token").as_string()} + "\"}");
+  REQUIRE(changed);
+  REQUIRE(changed->status == 200);
+  auto after = fetch("");
+  CHECK(json::parse(after.body).as_object().at("title").as_string() == "Neap tides");
+  CHECK(after.header("etag") == changed->header("etag"));
+  CHECK(after.header("etag") != before.header("etag"));
+  CHECK(fetch("", {{"If-None-Match", before.header("etag")}}).status == 200);
+  CHECK(fetch("", {{"If-None-Match", after.header("etag")}}).status == 304);
+  auto md = fetch("", {{"Accept", "text/markdown"}}).body;
+  CHECK(md.find("Two metres at neap.") != std::string::npos);
+  CHECK(md.find("Seven metres") == std::string::npos);
+  // The first version, read by its id, and the current one do not take each other's place.
+  CHECK(json::parse(fetch("?version=" + first_version).body).as_object().at("title").as_string() == "Spring tides");
+  CHECK(json::parse(fetch("").body).as_object().at("title").as_string() == "Neap tides");
+  CHECK(json::parse(fetch("?version=" + first_version).body).as_object().at("title").as_string() == "Spring tides");
+}
+
 TEST_CASE("snapshots keep a version readable after the content moves on", "[resources][versions]") {
   test_service svc;
   auto token = token_with(rw_scopes);

@@ -1,0 +1,68 @@
+#pragma once
+/// Renderings of Resources (the JSON read with its rights and hash, the Markdown read), shared by
+/// the coordinators that make and read them in place, so a hot read copies bytes instead of hashing
+/// and composing them.
+///
+/// Keyed by (tenant, Resource, rendering). An entry keeps the record and the rights it was made
+/// from, and is found only when the request's record and rights are byte for byte the same: a
+/// rendering is never stale, whichever node or backend wrote since, and nothing has to invalidate
+/// it (a changed record or resolution just misses, and its new rendering replaces the old one).
+/// Bounded in bytes (keys, records, rights, renderings), least recently read out first.
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace cl::actors {
+
+class representation_cache {
+public:
+  struct rendering {
+    std::string hash;  ///< the ETag's hash (empty for renderings without one)
+    std::string body;
+  };
+  /// What a rendering was made from: compared on every hit.
+  struct inputs {
+    std::string_view record;
+    std::string_view rights_digest;  ///< `resolved_rights::digest_input`
+    std::string_view rights_json;
+  };
+
+  /// `budget`: bytes held at most (0: nothing is kept).
+  explicit representation_cache(std::size_t budget);
+
+  static std::string key(std::string_view tenant, std::string_view id, std::string_view rendering);
+
+  /// The rendering kept under `key` if it was made from exactly `from`.
+  std::shared_ptr<const rendering> find(const std::string& key, const inputs& from) const;
+  /// Keeps `made` under `key`, made from `from` (replacing what the key held).
+  void insert(const std::string& key, const inputs& from, std::shared_ptr<const rendering> made);
+
+  std::size_t bytes() const;
+  std::size_t size() const;
+
+private:
+  struct slot {
+    std::string key, record, rights_digest, rights_json;
+    std::shared_ptr<const rendering> made;
+    std::size_t cost() const;
+  };
+  struct shard {
+    mutable std::mutex mutex;
+    mutable std::list<slot> order;  ///< most recently read first
+    std::unordered_map<std::string_view, std::list<slot>::iterator> index;
+    std::size_t bytes = 0;
+  };
+  static constexpr std::size_t shard_count = 16;
+  shard& of(std::string_view key) const;
+
+  std::size_t budget_per_shard_;
+  std::unique_ptr<shard[]> shards_;
+};
+
+}  // namespace cl::actors
