@@ -1,5 +1,6 @@
 // Rate limiting per client_id (spec 8): 429 RATE_LIMITED with Retry-After.
 
+#include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_keys.hpp"
@@ -41,4 +42,27 @@ TEST_CASE("a client over its quota gets 429 RATE_LIMITED with Retry-After; other
   auto metrics = http_request(svc.admin_port(), "GET", "/metrics");
   REQUIRE(metrics);
   CHECK(metrics->body.find("contentlake_rate_limited_total 1") != std::string::npos);
+}
+
+TEST_CASE("a restart of the rate limiter keeps every client's quota", "[rate][fault]") {
+  test_service svc{[](cl::config::settings& s) {
+    s.rate_limit.requests_per_second = 0.01;  // no token comes back within the test
+    s.rate_limit.burst = 2;
+    s.admin_fault_injection = true;
+  }};
+  auto token = read_token();
+  auto get = [&] { return get_with_token(svc.port(), "/v0/content-lake/resources/res_x", token)->status; };
+  CHECK(get() == 403);
+  CHECK(get() == 403);
+  CHECK(get() == 429);
+  auto restarts = [&] {
+    auto m = http_request(svc.admin_port(), "GET", "/metrics");
+    return m && m->body.find(R"(contentlake_actor_restarts_total{actor="rate_limiter"} 1)") != std::string::npos;
+  };
+  auto killed = http_request(svc.admin_port(), "POST", "/faults/kill?actor=rate_limiter");
+  REQUIRE(killed);
+  REQUIRE(killed->status == 202);
+  REQUIRE(eventually(restarts));
+  // The buckets live beside the actor, not in it: the new one does not hand out a fresh burst.
+  CHECK(get() == 429);
 }
