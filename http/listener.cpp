@@ -562,6 +562,18 @@ private:
   std::shared_ptr<std::atomic<bool>> peer_gone_;  ///< the request in flight's: its client closed
 };
 
+/// The sessions of `ctx` alive now. Taken under the mutex and used after it: the last reference to
+/// a session may be the one taken here (another I/O thread let go of its own meanwhile), and its
+/// destructor takes the mutex.
+std::vector<std::shared_ptr<session>> live_sessions(listener_context& ctx) {
+  std::vector<std::shared_ptr<session>> out;
+  std::lock_guard<std::mutex> guard{ctx.sessions_mutex};
+  out.reserve(ctx.sessions.size());
+  for (auto& [raw, weak] : ctx.sessions)
+    if (auto s = weak.lock()) out.push_back(std::move(s));
+  return out;
+}
+
 /// Makes room for a new connection of `ctx` at the cap: closes the connection that has waited
 /// longest, for a request header (or closing) or in sending a body; never one whose request is
 /// being admitted or served. Its slot is released now, so the count never exceeds the cap. False
@@ -628,15 +640,11 @@ void listener::drain() {
     beast::error_code ec;
     self->acceptor_.close(ec);
   });
-  std::lock_guard<std::mutex> guard{ctx_->sessions_mutex};
-  for (auto& [raw, weak] : ctx_->sessions)
-    if (auto s = weak.lock()) net::post(s->executor(), [s] { s->drain(); });
+  for (auto& s : live_sessions(*ctx_)) net::post(s->executor(), [s] { s->drain(); });
 }
 
 void listener::force_close() {
-  std::lock_guard<std::mutex> guard{ctx_->sessions_mutex};
-  for (auto& [raw, weak] : ctx_->sessions)
-    if (auto s = weak.lock()) net::post(s->executor(), [s] { s->close(); });
+  for (auto& s : live_sessions(*ctx_)) net::post(s->executor(), [s] { s->close(); });
 }
 
 }  // namespace cl::http
