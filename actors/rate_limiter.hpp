@@ -89,7 +89,8 @@ struct rate_limiter_config {
   double burst = 400;
   std::shared_ptr<metrics> stats;
   std::shared_ptr<rate_sharing> sharing;  ///< null on one node
-  /// The buckets (made from the fields above by `validate`'s caller; the actor makes its own when null).
+  /// The buckets, shared with the coordinators (the service makes it from the fields above); when
+  /// null, the actor makes a table of its own, which its restart does not keep.
   std::shared_ptr<rate_table> table;
 };
 

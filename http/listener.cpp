@@ -490,7 +490,7 @@ private:
   }
 
   void log_access(const std::string& route, int status, double seconds, const domain::api_reply& r) {
-    // Looked up once per thread (spdlog's registry takes a lock), again only if it was replaced.
+    // Looked up once per thread (spdlog's registry takes a lock), and again once that logger is gone.
     thread_local std::weak_ptr<spdlog::logger> cached;
     auto logger = cached.lock();
     if (!logger) {
