@@ -261,6 +261,42 @@ void admit_header(caf::event_based_actor* self, std::shared_ptr<request_job> job
       [refuse](caf::error&) { refuse(backend_unavailable("rate limiter")); });
 }
 
+/// 403 SCOPE_MISSING when `who`'s token lacks the route's scope.
+std::optional<domain::api_reply> scope_refusal(const request_job& job, const domain::principal& who) {
+  if (job.required_scope.empty() || who.has_scope(job.required_scope)) return std::nullopt;
+  auto r = domain::api_reply::failure(domain::error_id::scope_missing,
+                                      "The token does not carry the scope " + job.required_scope + ".",
+                                      {{"scopes", "requires " + job.required_scope}});
+  r.tenant = who.tenant_id;
+  r.client_id = who.client_id;
+  return r;
+}
+
+/// The admission of a header decided where it arrives, without a coordinator: possible when the
+/// token is in the token cache and the rate table is published, since then no actor would be
+/// asked. False when an actor must be (the coordinator then decides, as for any other request).
+bool admitted_in_place(request_job& job) {
+  if (!job.actors || !job.actors->tokens || !job.actors->rates) return false;
+  auto token = bearer_token(job.request.authorization);
+  if (token.empty()) return false;
+  auto who = job.actors->tokens->find(token, domain::now_seconds());
+  if (!who) return false;
+  if (auto refusal = scope_refusal(job, *who)) {
+    job.reply(std::move(*refusal));
+    return true;
+  }
+  auto d = job.actors->rates->admit(who->client_id);
+  if (!d.admitted) {
+    auto r = rate_limited(d);
+    r.tenant = who->tenant_id;
+    r.client_id = who->client_id;
+    job.reply(std::move(r));
+    return true;
+  }
+  job.on_admitted(std::move(*who));
+  return true;
+}
+
 /// After auth: the scope check, then the authorised part of the request.
 void on_verified(caf::event_based_actor* self, std::shared_ptr<request_job> job, std::shared_ptr<reply_once> answer,
                  auth_outcome out) {
@@ -270,15 +306,7 @@ void on_verified(caf::event_based_actor* self, std::shared_ptr<request_job> job,
     (*answer)(std::move(r));
     return;
   }
-  if (!job->required_scope.empty() && !out.who.has_scope(job->required_scope)) {
-    auto r = domain::api_reply::failure(domain::error_id::scope_missing,
-                                        "The token does not carry the scope " + job->required_scope + ".",
-                                        {{"scopes", "requires " + job->required_scope}});
-    r.tenant = out.who.tenant_id;
-    r.client_id = out.who.client_id;
-    (*answer)(std::move(r));
-    return;
-  }
+  if (auto refusal = scope_refusal(*job, out.who)) return (*answer)(std::move(*refusal));
   if (job->on_admitted) return admit_header(self, job, answer, std::move(out.who));
   run_authorised(self, job, answer, std::move(out.who));
 }
@@ -325,6 +353,7 @@ domain::api_reply backend_unavailable(std::string_view concern) {
 }
 
 void coordinate(caf::actor_system& sys, request_job job) {
+  if (job.on_admitted && admitted_in_place(job)) return;
   auto shared = std::make_shared<request_job>(std::move(job));
   // The coordinator's behavior is empty: it lives while responses are pending, then terminates.
   sys.spawn([shared](caf::event_based_actor* self) -> caf::behavior {

@@ -97,7 +97,9 @@ struct request_job {
   std::function<void(domain::principal)> on_admitted;
 };
 
-/// Spawns a coordinator for `job` (or for the admission of its header, when `on_admitted` is set). Whatever happens to the actors it asks, `job.reply` is called
+/// Spawns a coordinator for `job` (or for the admission of its header, when `on_admitted` is set;
+/// that one is decided on the calling thread, without a coordinator, when no actor need be asked:
+/// a cached token and the published rate table). Whatever happens to the actors it asks, `job.reply` is called
 /// exactly once: a dead callee, or a request still unanswered at its deadline, becomes 503
 /// BACKEND_UNAVAILABLE with `Retry-After`.
 void coordinate(caf::actor_system& sys, request_job job);

@@ -99,7 +99,15 @@ mcp_message parse_mcp_message(std::string_view body) {
 }
 
 std::string jsonrpc_result(const json::value& id, const json::value& result) {
-  return json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
+  return jsonrpc_result_text(id, json::serialize(result));
+}
+
+std::string jsonrpc_result_text(const json::value& id, std::string_view result) {
+  auto shown_id = json::serialize(id);
+  std::string out;
+  out.reserve(result.size() + shown_id.size() + 32);
+  out.append(R"({"jsonrpc":"2.0","id":)").append(shown_id).append(R"(,"result":)").append(result).push_back('}');
+  return out;
 }
 
 std::string jsonrpc_error(const json::value& id, int code, std::string_view message) {

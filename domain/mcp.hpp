@@ -46,6 +46,8 @@ mcp_message parse_mcp_message(std::string_view body);
 
 /// `{"jsonrpc":"2.0","id":...,"result":...}`.
 std::string jsonrpc_result(const boost::json::value& id, const boost::json::value& result);
+/// The same with `result` already serialized (a tool result kept from an earlier call).
+std::string jsonrpc_result_text(const boost::json::value& id, std::string_view result);
 /// `{"jsonrpc":"2.0","id":...,"error":{"code","message"}}` (id null when it could not be read).
 std::string jsonrpc_error(const boost::json::value& id, int code, std::string_view message);
 

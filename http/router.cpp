@@ -20,20 +20,44 @@ std::vector<std::string_view> segments(std::string_view path) {
   return out;
 }
 
-/// Matches one template against the path's segments; fills `params` on success.
+/// Matches one template against the path's segments; fills `params` on success. Walks the
+/// template in place (no allocation until it matches: every request tries every route before it).
 bool match_template(std::string_view tmpl, const std::vector<std::string_view>& path,
                     std::vector<std::pair<std::string, std::string>>& params) {
-  auto parts = segments(tmpl);
-  if (parts.size() != path.size()) return false;
-  std::vector<std::pair<std::string, std::string>> found;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const auto& t = parts[i];
+  if (tmpl.empty() || tmpl.front() != '/') return path.empty();
+  std::size_t start = 1, i = 0, named = 0;
+  // First pass: literal segments and the segment count, without copying anything.
+  while (true) {
+    auto slash = tmpl.find('/', start);
+    auto t = tmpl.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (i >= path.size()) return false;
     if (t.size() > 2 && t.front() == '{' && t.back() == '}') {
-      std::string value;
-      if (path[i].empty() || !percent_decode_segment(path[i], value)) return false;
-      found.emplace_back(std::string{t.substr(1, t.size() - 2)}, std::move(value));
+      if (path[i].empty()) return false;
+      ++named;
     } else if (t != path[i]) {
       return false;
+    }
+    ++i;
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  if (i != path.size()) return false;
+  std::vector<std::pair<std::string, std::string>> found;
+  found.reserve(named);
+  if (named > 0) {
+    start = 1;
+    i = 0;
+    while (true) {
+      auto slash = tmpl.find('/', start);
+      auto t = tmpl.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+      if (t.size() > 2 && t.front() == '{' && t.back() == '}') {
+        std::string value;
+        if (!percent_decode_segment(path[i], value)) return false;
+        found.emplace_back(std::string{t.substr(1, t.size() - 2)}, std::move(value));
+      }
+      ++i;
+      if (slash == std::string_view::npos) break;
+      start = slash + 1;
     }
   }
   params = std::move(found);

@@ -3,6 +3,7 @@
 
 #include "actors/plan_support.hpp"
 #include "actors/plans.hpp"
+#include "actors/representation_cache.hpp"
 #include "actors/search/search_plans.hpp"
 #include "domain/content_format.hpp"
 #include "domain/errors.hpp"
@@ -53,23 +54,37 @@ std::shared_ptr<request_context> tool_request(const request_context& mcp, std::s
 /// A tool's answer from the REST plan's: its JSON object, or the API's error as a failed tool result.
 using shape_fn = std::function<json::object(json::object answer)>;
 
-reply_fn tool_answer(const reply_fn& done, const json::value& id, shape_fn shape) {
-  return [done, id, shape = std::move(shape)](domain::api_reply r) {
-    json::object result;
+/// Where a tool's result is kept (actors/representation_cache.hpp), found again only when the REST
+/// answer it was shaped from is byte for byte the same; no cache: shaped every time.
+struct kept_result {
+  representation_cache* cache = nullptr;
+  std::string key;
+};
+
+reply_fn tool_answer(const reply_fn& done, const json::value& id, shape_fn shape, kept_result kept = {}) {
+  return [done, id, shape = std::move(shape), kept = std::move(kept)](domain::api_reply r) {
+    auto answer = [&](const json::object& result) { done(jsonrpc_reply(200, domain::jsonrpc_result(id, result))); };
     if (r.error) {
       const auto& e = domain::entry(r.error->id);
-      result = domain::mcp_tool_error(e.reason, e.domain, e.code, e.http_status, r.error->message);
-    } else if (r.status != 200 || r.next_chunk || r.next_chunk_async) {
-      result = domain::mcp_tool_error("INTERNAL", domain::contentlake_domain, "INTERNAL", 500,
-                                      "The read answered in a form the tool does not carry.");
-    } else {
-      try {
-        result = shape(json::parse(r.body).as_object());
-      } catch (const std::exception&) {
-        result = domain::mcp_tool_error("INTERNAL", domain::contentlake_domain, "INTERNAL", 500, "The answer was not JSON.");
-      }
+      return answer(domain::mcp_tool_error(e.reason, e.domain, e.code, e.http_status, r.error->message));
     }
-    done(jsonrpc_reply(200, domain::jsonrpc_result(id, result)));
+    if (r.status != 200 || r.next_chunk || r.next_chunk_async)
+      return answer(domain::mcp_tool_error("INTERNAL", domain::contentlake_domain, "INTERNAL", 500,
+                                           "The read answered in a form the tool does not carry."));
+    representation_cache::inputs from{r.body, {}, {}};
+    if (kept.cache) {
+      if (auto made = kept.cache->find(kept.key, from)) return done(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)));
+    }
+    json::object result;
+    try {
+      result = shape(json::parse(r.body).as_object());
+    } catch (const std::exception&) {
+      return answer(domain::mcp_tool_error("INTERNAL", domain::contentlake_domain, "INTERNAL", 500, "The answer was not JSON."));
+    }
+    auto made = std::make_shared<representation_cache::rendering>();
+    made->body = json::serialize(result);
+    if (kept.cache) kept.cache->insert(kept.key, from, made);
+    done(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)));
   };
 }
 
@@ -116,6 +131,10 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
     auto sub = tool_request(*ctx, "GET", "/v0/content-lake/resources/" + rid, fields.empty() ? "" : "fields=" + domain::sigv4::uri_encode(fields, false), "");
     sub->params = {{"id", rid}};
     bool markdown = format == "markdown";
+    // The result depends on nothing but the REST answer it is shaped from, so it is kept beside it.
+    kept_result kept;
+    if (auto* cache = ctx->actors->representations.get())
+      kept = {cache, representation_cache::key(ctx->who.tenant_id, rid, "mcp-" + format + '?' + fields)};
     return plan_get_resource(self, sub, tool_answer(done, id, [markdown](json::object resource) {
       json::object out;
       std::optional<std::string> text;
@@ -135,7 +154,7 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
         text = json::serialize(out);
       }
       return domain::mcp_tool_result(std::move(out), std::move(text));
-    }));
+    }, std::move(kept)));
   }
   if (name == "search") {
     if (auto unknown = only({"query", "search_id", "page_size", "filter"}))

@@ -266,6 +266,48 @@ def protocol_checks(svc):
           "notifications and responses 202, unknown methods -32601, GET/DELETE 405")
 
 
+def kept_result_checks(svc):
+    """Tool results are kept beside the REST answer they were shaped from (actors/representation_cache):
+    a write, and a change of rights, show in the very next call."""
+    w = World(svc)
+    work = w.work("Kept")
+    w.contract(work, [{"usage_type": "ACCESS", "status": "PERMITTED"},
+                      {"usage_type": "AI_RETRIEVAL", "status": "PERMITTED"}])
+    rid = w.resource(work, "Neap tides", "The range is smallest at neap tide.")
+
+    def call(fmt, n):
+        body = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": "read_resource", "arguments": {"id": rid, "format": fmt}}}
+        status, _, got = fetch("http://127.0.0.1:%d/v0/mcp" % svc.port, "POST", json.dumps(body).encode(),
+                               dict(HEADERS, Authorization="Bearer " + w.alice))
+        got = ok(status, got)
+        assert got["id"] == n, got  # the JSON-RPC id is the request's, whatever was kept
+        return got["result"]
+
+    first, again = call("json", 1), call("json", "two")
+    assert first == again and structured(first)["resource"]["title"] == "Neap tides", (first, again)
+    assert json.loads(first["content"][0]["text"])["resource"]["title"] == "Neap tides"
+    assert "smallest at neap" in structured(call("markdown", 3))["markdown"]
+
+    current = ok(*svc.request("GET", "/v0/content-lake/resources/" + rid, w.alice)[::2])
+    ok(*svc.request("PATCH", "/v0/content-lake/resources/" + rid, w.alice, {
+        "update_token": current["update_token"], "title": "Neap tides, revised",
+        "content": {"format": "cl.content/1", "blocks": [
+            {"type": "paragraph", "key": "p1", "children": [{"type": "span", "text": "Revised: the range is least."}]}]}})[::2])
+    after = call("json", 4)
+    assert structured(after)["resource"]["title"] == "Neap tides, revised", after
+    assert json.loads(after["content"][0]["text"])["resource"]["title"] == "Neap tides, revised"
+    markdown = structured(call("markdown", 5))["markdown"]
+    assert "range is least" in markdown and "smallest" not in markdown, markdown
+
+    w.contract(work, [{"usage_type": "AI_RETRIEVAL", "status": "PROHIBITED"}])
+    for fmt, n in (("json", 6), ("markdown", 7)):
+        refused = call(fmt, n)
+        assert refused["isError"] is True and structured(refused)["error"]["reason"] == "USAGE_PROHIBITED", refused
+        assert "range is least" not in json.dumps(refused), "a kept result outlived the rights: %s" % refused
+    print("mcp: a result shows the write before it and the id of its request; a prohibition shows at once")
+
+
 # Every scenario the conformance suite (0.1.13, server mode) runs, and the one outcome each must have:
 #   "pass": every check SUCCESS (at least one);
 #   ("warning", id): that one check, WARNING: the multiple-streams scenario needs a GET stream this
@@ -443,6 +485,7 @@ def main():
         sdk_checks(svc, modules, source)
         inspector_checks(svc, inspector)
         protocol_checks(svc)
+        kept_result_checks(svc)
         conformance_checks(svc, conformance)
         svc.shutdown()
         assert not any("eyJ" in line for line in svc.log), "a token was logged"

@@ -277,6 +277,17 @@ TEST_CASE("a request body is read only after its header is admitted: token, scop
     CHECK(r->status == 403);
     CHECK(reason_of(*r) == "SCOPE_MISSING");
   }
+  SECTION("a token the service verified before (a hit in its token cache) is held to the scope all the same") {
+    auto token = read_token("content-lake.read");
+    // A read verifies and caches the token; the rate limit's burst of 1 is spent on it.
+    REQUIRE(get_with_token(svc.port(), "/v0/content-lake/works", token)->status == 200);
+    connection c{svc.port()};
+    c.send(head + "Authorization: Bearer " + token + "\r\n\r\n{");
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 403);
+    CHECK(reason_of(*r) == "SCOPE_MISSING");
+  }
   SECTION("over the rate limit: 429 before the body, and the admitted request is counted once") {
     auto token = read_token("content-lake.read content-lake.write");
     connection c{svc.port()};
