@@ -130,7 +130,7 @@ public:
     if (!kept_) fs::remove_all(dir_, ec);
   }
 
-  void append(std::string_view bytes) override {
+  void append_unhashed(std::string_view bytes) override {
     for (std::size_t done = 0; done < bytes.size();) {
       auto n = ::write(fd_, bytes.data() + done, bytes.size() - done);
       if (n < 0) {
@@ -139,10 +139,10 @@ public:
       }
       done += static_cast<std::size_t>(n);
     }
-    sha_.update(bytes);
     md5_.update(bytes);
     size_ += bytes.size();
   }
+  void add_to_sha256(std::string_view bytes) override { sha_.update(bytes); }
   std::uint64_t size() const override { return size_; }
   std::string sha256() const override { return sha_.hex_value(); }
   std::string md5() const override { return md5_.hex_value(); }

@@ -46,7 +46,14 @@ public:
   public:
     virtual ~incoming() = default;
     /// Appends bytes (written to the temporary file at once; memory stays flat).
-    virtual void append(std::string_view bytes) = 0;
+    void append(std::string_view bytes) {
+      append_unhashed(bytes);
+      add_to_sha256(bytes);
+    }
+    /// The two halves of `append`, which may run on two threads at once (each in the order of
+    /// the bytes): the write and the MD5, and the SHA-256.
+    virtual void append_unhashed(std::string_view bytes) = 0;
+    virtual void add_to_sha256(std::string_view bytes) = 0;
     virtual std::uint64_t size() const = 0;
     /// Hex SHA-256 and MD5 of what was appended so far (final once nothing more is appended).
     virtual std::string sha256() const = 0;
