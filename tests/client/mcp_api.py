@@ -268,7 +268,8 @@ def protocol_checks(svc):
 
 def kept_result_checks(svc):
     """Tool results are kept beside the REST answer they were shaped from (actors/representation_cache):
-    a write, and a change of rights, show in the very next call."""
+    a write, and a change of rights, show in the very next call (on several nodes, the next call
+    that names the write's position)."""
     w = World(svc)
     work = w.work("Kept")
     w.contract(work, [{"usage_type": "ACCESS", "status": "PERMITTED"},
@@ -278,8 +279,9 @@ def kept_result_checks(svc):
     def call(fmt, n):
         body = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
                 "params": {"name": "read_resource", "arguments": {"id": rid, "format": fmt}}}
-        status, _, got = fetch("http://127.0.0.1:%d/v0/mcp" % svc.port, "POST", json.dumps(body).encode(),
-                               dict(HEADERS, Authorization="Bearer " + w.alice))
+        # Through the service's client: on several nodes it sends the position of the last write
+        # (Content-Lake-Position), as a client that reads its own writes does.
+        status, _, got = svc.request("POST", "/v0/mcp", w.alice, body, HEADERS)
         got = ok(status, got)
         assert got["id"] == n, got  # the JSON-RPC id is the request's, whatever was kept
         return got["result"]
