@@ -64,6 +64,13 @@ std::string bearer_token(const std::string& header) {
   return header.substr(start, end - start + 1);
 }
 
+/// `r` with the caller it answers (the access log and the metrics name them).
+domain::api_reply attributed(domain::api_reply r, const domain::principal& who) {
+  r.tenant = who.tenant_id;
+  r.client_id = who.client_id;
+  return r;
+}
+
 domain::api_reply rate_limited(const rate_decision& d) {
   auto r = domain::api_reply::failure(domain::error_id::rate_limited,
                                       "Too many requests for this client; retry after "
@@ -237,11 +244,7 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
 /// read); a no is 429 before any body is read.
 void admit_header(caf::event_based_actor* self, std::shared_ptr<request_job> job, std::shared_ptr<reply_once> answer,
                   domain::principal who) {
-  auto refuse = [answer, tenant = who.tenant_id, client = who.client_id](domain::api_reply r) {
-    r.tenant = tenant;
-    r.client_id = client;
-    (*answer)(std::move(r));
-  };
+  auto refuse = [answer, who](domain::api_reply r) { (*answer)(attributed(std::move(r), who)); };
   if (job->actors->rates) {  // decided in place
     auto d = job->actors->rates->admit(who.client_id);
     if (!d.admitted) return refuse(rate_limited(d));
@@ -264,12 +267,10 @@ void admit_header(caf::event_based_actor* self, std::shared_ptr<request_job> job
 /// 403 SCOPE_MISSING when `who`'s token lacks the route's scope.
 std::optional<domain::api_reply> scope_refusal(const request_job& job, const domain::principal& who) {
   if (job.required_scope.empty() || who.has_scope(job.required_scope)) return std::nullopt;
-  auto r = domain::api_reply::failure(domain::error_id::scope_missing,
-                                      "The token does not carry the scope " + job.required_scope + ".",
-                                      {{"scopes", "requires " + job.required_scope}});
-  r.tenant = who.tenant_id;
-  r.client_id = who.client_id;
-  return r;
+  return attributed(domain::api_reply::failure(domain::error_id::scope_missing,
+                                               "The token does not carry the scope " + job.required_scope + ".",
+                                               {{"scopes", "requires " + job.required_scope}}),
+                    who);
 }
 
 /// The admission of a header decided where it arrives, without a coordinator: possible when the
@@ -287,10 +288,7 @@ bool admitted_in_place(request_job& job) {
   }
   auto d = job.actors->rates->admit(who->client_id);
   if (!d.admitted) {
-    auto r = rate_limited(d);
-    r.tenant = who->tenant_id;
-    r.client_id = who->client_id;
-    job.reply(std::move(r));
+    job.reply(attributed(rate_limited(d), *who));
     return true;
   }
   job.on_admitted(std::move(*who));

@@ -20,46 +20,46 @@ std::vector<std::string_view> segments(std::string_view path) {
   return out;
 }
 
-/// Matches one template against the path's segments; fills `params` on success. Walks the
-/// template in place (no allocation until it matches: every request tries every route before it).
+/// Calls `f(segment)` for each segment of template `tmpl` ("/a/{b}/c") in order; false as soon as
+/// `f` answers false.
+template <class F>
+bool walk_segments(std::string_view tmpl, F f) {
+  for (std::size_t start = 1;;) {
+    auto slash = tmpl.find('/', start);
+    if (!f(tmpl.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start))) return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+bool names_parameter(std::string_view t) { return t.size() > 2 && t.front() == '{' && t.back() == '}'; }
+
+/// Matches one template against the path's segments; fills `params` on success. Compares in place
+/// and decodes parameters only for a match (every request tries every route until one matches).
 bool match_template(std::string_view tmpl, const std::vector<std::string_view>& path,
                     std::vector<std::pair<std::string, std::string>>& params) {
   if (tmpl.empty() || tmpl.front() != '/') return path.empty();
-  std::size_t start = 1, i = 0, named = 0;
-  // First pass: literal segments and the segment count, without copying anything.
-  while (true) {
-    auto slash = tmpl.find('/', start);
-    auto t = tmpl.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+  std::size_t i = 0, named = 0;
+  bool same = walk_segments(tmpl, [&](std::string_view t) {
     if (i >= path.size()) return false;
-    if (t.size() > 2 && t.front() == '{' && t.back() == '}') {
-      if (path[i].empty()) return false;
-      ++named;
-    } else if (t != path[i]) {
-      return false;
-    }
-    ++i;
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
-  }
-  if (i != path.size()) return false;
+    const auto& p = path[i++];
+    if (!names_parameter(t)) return t == p;
+    ++named;
+    return !p.empty();
+  });
+  if (!same || i != path.size()) return false;
   std::vector<std::pair<std::string, std::string>> found;
   found.reserve(named);
-  if (named > 0) {
-    start = 1;
-    i = 0;
-    while (true) {
-      auto slash = tmpl.find('/', start);
-      auto t = tmpl.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-      if (t.size() > 2 && t.front() == '{' && t.back() == '}') {
-        std::string value;
-        if (!percent_decode_segment(path[i], value)) return false;
-        found.emplace_back(std::string{t.substr(1, t.size() - 2)}, std::move(value));
-      }
-      ++i;
-      if (slash == std::string_view::npos) break;
-      start = slash + 1;
-    }
-  }
+  i = 0;
+  bool decoded = named == 0 || walk_segments(tmpl, [&](std::string_view t) {
+    const auto& p = path[i++];
+    if (!names_parameter(t)) return true;
+    std::string value;
+    if (!percent_decode_segment(p, value)) return false;
+    found.emplace_back(std::string{t.substr(1, t.size() - 2)}, std::move(value));
+    return true;
+  });
+  if (!decoded) return false;
   params = std::move(found);
   return true;
 }
