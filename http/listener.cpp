@@ -96,6 +96,7 @@ enum class evictable : int {
   waiting = 0,  ///< for a request header, or closing after an answer
   sending = 1,  ///< a request body
   never = 2,    ///< its request is being admitted or served
+  finishing = 3,  ///< the last write of a keep-alive answer is under way: closed once it completes
 };
 
 /// One connection: reads a request, hands it to the handler, writes the answer, repeats.
@@ -179,9 +180,27 @@ private:
     });
   }
 
-  void set_evictable(evictable e) {
-    evictable_since_ns_ = steady_ns();
+  void set_evictable(evictable e, std::int64_t since_ns = 0) {
+    evictable_since_ns_ = since_ns != 0 ? since_ns : steady_ns();
     evictable_ = static_cast<int>(e);
+  }
+
+  /// The last write of an answer starts now: the connection's wait for its next request counts
+  /// from here. The client may read the answer, and send on another connection, before this
+  /// write's completion handler runs on a busy I/O thread.
+  void answer_ends_now(bool keep) {
+    answered_ns_ = steady_ns();
+    // Its client may already read the answer and wait: at the cap it may give way, after the write.
+    if (keep && buffer_.size() == 0) set_evictable(evictable::finishing, answered_ns_);  // none pipelined
+  }
+
+  /// Makes room at the cap (evict_one): closed now, or once the answer being written is out.
+  void evict() {
+    if (evictable_ == static_cast<int>(evictable::finishing)) {
+      evicted_ = true;
+      return;
+    }
+    close();
   }
 
   void read_next() {
@@ -195,7 +214,7 @@ private:
     if (overloaded_) bound = std::min<std::chrono::seconds>(bound, std::chrono::seconds{2});
     stream_.expires_after(bound);
     // A pipelined request already in the buffer is being served, not waited for.
-    set_evictable(buffer_.size() > 0 ? evictable::never : evictable::waiting);
+    set_evictable(buffer_.size() > 0 ? evictable::never : evictable::waiting, answered_ns_);
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
   }
@@ -388,6 +407,7 @@ private:
     }
     set_common_headers(*res, r, keep);
     res->prepare_payload();
+    answer_ends_now(keep);
     bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
       self->after_response(ec, keep);
     });
@@ -409,6 +429,7 @@ private:
     }
     set_common_headers(*res, r, keep);
     if (status != 304 && status != 204) res->content_length(length);
+    answer_ends_now(keep);
     bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
       self->after_response(ec, keep);
     });
@@ -429,6 +450,7 @@ private:
     request_id_.clear();
     if (ec) return close();
     if (!keep) return linger_close();
+    if (evicted_) return close();  // its slot went to a new connection while this answer was written
     read_next();
   }
 
@@ -444,6 +466,7 @@ private:
     auto serializer = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*header);
     auto next = std::make_shared<chunk_source>(chunk_source{std::move(r.next_chunk), std::move(r.next_chunk_async)});
     bool head = head_;
+    if (head) answer_ends_now(keep);  // the header is all of it
     bhttp::async_write_header(stream_, *serializer,
                               [self = shared_from_this(), header, serializer, next, keep, head](beast::error_code ec,
                                                                                                   std::size_t) {
@@ -476,6 +499,7 @@ private:
   void write_chunk(std::optional<std::string> chunk, std::shared_ptr<chunk_source> next, bool keep) {
     if (chunk && chunk->empty()) return write_chunks(std::move(next), keep);  // an empty chunk would end the body
     if (!chunk) {
+      answer_ends_now(keep);
       return net::async_write(stream_, bhttp::make_chunk_last(),
                               [self = shared_from_this(), keep](beast::error_code ec, std::size_t) {
                                 self->after_response(ec, keep);
@@ -548,6 +572,8 @@ private:
   std::atomic<bool> counted_{false};  ///< holds one of the `max_connections` slots
   std::atomic<int> evictable_{static_cast<int>(evictable::waiting)};
   std::atomic<std::int64_t> evictable_since_ns_{steady_ns()};
+  std::int64_t answered_ns_ = 0;  ///< when the last answer's last write began (0: none yet)
+  bool evicted_ = false;          ///< evict() came while the answer was written: close after it
 
   friend bool evict_one(listener_context& ctx);
   bool draining_ = false;
@@ -602,7 +628,7 @@ bool evict_one(listener_context& ctx) {
     if (victim) victim->release_slot();
   }
   if (!victim) return false;
-  net::post(victim->executor(), [victim] { victim->close(); });
+  net::post(victim->executor(), [victim] { victim->evict(); });
   return true;
 }
 
