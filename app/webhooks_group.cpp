@@ -28,6 +28,7 @@ struct webhooks_settings {
   std::string disable_after_hours = "120";
   std::int64_t timeout_seconds = 10;
   std::int64_t concurrency = 16;
+  std::int64_t keep_alive_seconds = 30;
   std::int64_t delivery_log_size = 1000;
   std::int64_t rotation_overlap_hours = 24;
   std::int64_t max_per_owner = 50;
@@ -65,7 +66,15 @@ caf::expected<std::vector<actors::child_spec>> spawn_webhooks(const startup& s) 
   client.https_only = policy->https_only;
   client.allowed_networks = policy->allowed_networks;
   client.ca_file = section.ca_file;
-  cfg->send = [client](const domain::webhook_request& r) { return http::post_webhook(r, client); };
+  client.keep_alive = std::chrono::seconds{section.keep_alive_seconds};
+  client.max_idle = static_cast<std::size_t>(2 * section.concurrency);
+  std::shared_ptr<http::webhook_client> sender;
+  try {
+    sender = std::make_shared<http::webhook_client>(client);
+  } catch (const std::exception& e) {
+    return startup_failure(std::string{"webhooks.ca_file: "} + e.what());
+  }
+  cfg->send = [sender](const domain::webhook_request& r) { return sender->post(r); };
   cfg->store = s.store;
   cfg->directory = s.directory;
   cfg->rights_policy = s.directory->snapshot()->policy;
@@ -121,8 +130,12 @@ void register_webhooks(registry& r) {
      config::text_member(&webhooks_settings::disable_after_hours)},
     {"webhooks.timeout_seconds", "10", "One delivery attempt, from resolving the name to the answer's header.",
      config::integer_member(&webhooks_settings::timeout_seconds, 1, 60)},
-    {"webhooks.concurrency", "16", "Delivery attempts in flight at once (each on a thread of its own).",
+    {"webhooks.concurrency", "16", "Delivery attempts in flight at once (each on a worker thread of its own).",
      config::integer_member(&webhooks_settings::concurrency, 1, 256)},
+    {"webhooks.keep_alive_seconds", "30",
+     "How long a delivery connection is kept for the endpoint's next messages after its name was resolved and "
+     "checked (then resolved again); 0: a connection per attempt.",
+     config::integer_member(&webhooks_settings::keep_alive_seconds, 0, 3600)},
     {"webhooks.delivery_log_size", "1000", "Delivery-log entries kept per endpoint (the oldest go first).",
      config::integer_member(&webhooks_settings::delivery_log_size, 10, 100000)},
     {"webhooks.rotation_overlap_hours", "24",

@@ -5,13 +5,15 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+
 namespace cl::storage {
 
 namespace json = boost::json;
 
 bool webhook_record::operator==(const webhook_record& o) const {
   return tenant == o.tenant && id == o.id && owner == o.owner && client_id == o.client_id && url == o.url
-         && event_types == o.event_types && description == o.description && enabled == o.enabled
+         && event_types == o.event_types && description == o.description && enabled == o.enabled && max_in_flight == o.max_in_flight
          && disabled_reason == o.disabled_reason && secret_sealed == o.secret_sealed
          && previous_secret_sealed == o.previous_secret_sealed && previous_until_ms == o.previous_until_ms
          && created == o.created && updated == o.updated && cursor == o.cursor && failing_since_ms == o.failing_since_ms
@@ -34,7 +36,7 @@ std::string encode_webhook(const webhook_record& w) {
   return json::serialize(json::object{
     {"tenant", w.tenant}, {"id", w.id}, {"owner", w.owner}, {"client_id", w.client_id}, {"url", w.url},
     {"event_types", std::move(types)}, {"description", w.description}, {"enabled", w.enabled},
-    {"disabled_reason", w.disabled_reason}, {"secret", w.secret_sealed}, {"previous_secret", w.previous_secret_sealed},
+    {"max_in_flight", w.max_in_flight}, {"disabled_reason", w.disabled_reason}, {"secret", w.secret_sealed}, {"previous_secret", w.previous_secret_sealed},
     {"previous_until_ms", w.previous_until_ms}, {"created", w.created}, {"updated", w.updated}, {"cursor", w.cursor},
     {"failing_since_ms", w.failing_since_ms}, {"log_next", w.log_next}, {"replay_next", w.replay_next},
     {"replay_last", w.replay_last}, {"cursor_within", w.cursor_within}, {"replay_within", w.replay_within}});
@@ -53,6 +55,7 @@ webhook_record decode_webhook(std::string_view stored) {
       if (t.is_string()) w.event_types.emplace_back(t.as_string());
   w.description = text(o, "description");
   w.enabled = o.contains("enabled") && o.at("enabled").is_bool() && o.at("enabled").as_bool();
+  w.max_in_flight = std::max<std::int32_t>(1, number<std::int32_t>(o, "max_in_flight"));  // 1 before it existed
   w.disabled_reason = text(o, "disabled_reason");
   w.secret_sealed = text(o, "secret");
   w.previous_secret_sealed = text(o, "previous_secret");

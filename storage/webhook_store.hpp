@@ -30,6 +30,8 @@ struct webhook_record {
   std::vector<std::string> event_types;  ///< empty: every type
   std::string description;
   bool enabled = true;
+  /// Messages sent at once (1: one after the other, in the log's order; more: they may arrive out of order).
+  std::int32_t max_in_flight = 1;
   std::string disabled_reason;  ///< why the service disabled it (410, failing too long); empty otherwise
   std::string secret_sealed;    ///< the signing secret, sealed under the data dir's webhook key
   std::string previous_secret_sealed;  ///< the secret before the last rotation, while it still signs

@@ -131,6 +131,10 @@ public:
     self_->delayed_send(self_, wake_batch, webhook_wake_atom_v, round_now);
   }
 
+  /// Asks for a round at once: an endpoint that finished a batch and has more waiting does not wait
+  /// for the next wake.
+  void round_now_please() { self_->send(self_, webhook_wake_atom_v, round_now); }
+
   void round() {
     auto& st = self_->state;
     st.round_pending = false;
@@ -383,7 +387,7 @@ private:
                             scan.events.end());
           scan.position = std::min(scan.position, w.replay_last);
         }
-        auto msgs = std::make_shared<std::vector<message>>();
+        std::vector<message> msgs;
         for (auto& e : scan.events) {
           message m;
           m.id = e.id;
@@ -391,24 +395,14 @@ private:
           if (e.subject == "resource_id") m.resource_id = e.subject_id;
           m.body = change_event_json(e);
           m.seq = e.seq;
-          msgs->push_back(std::move(m));
+          msgs.push_back(std::move(m));
         }
-        auto results = std::make_shared<std::vector<attempt_result>>();
-        send_each(w, msgs, 0, results, [this, w, scan, replay, key, results] {
-          finish_batch(w, scan, replay, key, *results);
+        auto endpoint = w;
+        deliver(endpoint, std::move(msgs), [this, w = std::move(w), scan, replay, key](std::vector<attempt_result> results) {
+          finish_batch(w, scan, replay, key, results);
         });
       },
       release);
-  }
-
-  /// Sends `msgs[i..]` in order, then calls `done`.
-  void send_each(const storage::webhook_record& w, std::shared_ptr<std::vector<message>> msgs, std::size_t i,
-                 std::shared_ptr<std::vector<attempt_result>> results, std::function<void()> done) {
-    if (i == msgs->size()) return done();
-    deliver(w, (*msgs)[i], [this, w, msgs, i, results, done](attempt_result r) {
-      results->push_back(std::move(r));
-      send_each(w, msgs, i + 1, results, done);
-    });
   }
 
   /// Commits a batch's outcome: log entries, retries, the cursor, the endpoint's state.
@@ -423,7 +417,7 @@ private:
                         || now_steady - st.stored_at[key] >= cursor_store_every;
     if (!store_cursor) {
       st.busy.erase(key);
-      if (!scan.caught_up) wake();
+      if (!scan.caught_up) round_now_please();
       return;
     }
     st.stored_at[key] = now_steady;
@@ -476,10 +470,12 @@ private:
     }
     self_->request(wr, std::chrono::seconds{30}, write_atom_v, std::move(m))
       .then(
-        [this, key, again, expired](bool) {
+        [this, key, again, expired, position = scan.position, caught_up = scan.caught_up](bool) {
           self_->state.busy.erase(key);
           if (expired) self_->state.read_to.erase(key);
-          if (again) wake();
+          // An endpoint with entries waiting goes on at once; otherwise the next commit wakes it.
+          if (again && (!caught_up || cfg_->store->last_change() > position)) round_now_please();
+          else if (again) wake();
         },
         [this, key](caf::error& e) {
           // Not stored: the batch goes again from the stored cursor (the same webhook-ids).
@@ -518,7 +514,9 @@ private:
           }
         }
         message m{r.message_id, r.event_type, r.resource_id, std::move(body), r.seq, r.attempts + 1};
-        deliver(w, m, [this, r, key](attempt_result result) { commit_retry(r, std::move(result), key); });
+        deliver(w, {std::move(m)}, [this, r, key](std::vector<attempt_result> results) {
+          commit_retry(r, std::move(results.front()), key);
+        });
       },
       release);
   }
@@ -554,34 +552,46 @@ private:
         });
   }
 
-  /// Signs `m` for `w` now and sends it on a worker; `k` gets the result (a worker that fails is
-  /// a failed attempt).
-  void deliver(const storage::webhook_record& w, const message& m, std::function<void(attempt_result)> k) {
+  /// A job on its way: the messages, the workers still sending it, and what wants the outcome.
+  struct job_run {
+    webhook_job_ptr job;
+    std::vector<message> msgs;
+    std::size_t workers = 0;
+    std::function<void(std::vector<attempt_result>)> done;
+  };
+
+  /// Sends `msgs` to `w` as one job: `w.max_in_flight` workers share it (1: one after the other,
+  /// in order), each message signed as it goes; `done` gets every message's attempt in their order.
+  void deliver(const storage::webhook_record& w, std::vector<message> msgs,
+               std::function<void(std::vector<attempt_result>)> done) {
+    if (msgs.empty()) return done({});
+    auto run = std::make_shared<job_run>();
+    run->job = std::make_shared<webhook_job>(msgs.size());
+    auto& job = *run->job;
+    job.url = w.url;
+    job.timeout_ms = cfg_->timeout_ms;
     auto now_ms = domain::now_ms();
-    webhook_request req;
-    req.url = w.url;
-    req.body = m.body;
-    req.message_id = m.id;
-    req.timestamp = now_ms / 1000;
-    req.timeout_ms = cfg_->timeout_ms;
     for (const auto* sealed : {&w.secret_sealed, &w.previous_secret_sealed}) {
       if (sealed->empty() || (sealed == &w.previous_secret_sealed && w.previous_until_ms <= now_ms)) continue;
       auto secret = domain::open_webhook_secret(cfg_->secret_key, *sealed);
-      auto key = secret ? domain::webhook_secret_key(*secret) : std::nullopt;
-      if (!key) continue;
-      if (!req.signature.empty()) req.signature += ' ';
-      req.signature += domain::webhook_signature(*key, m.id, req.timestamp, m.body);
+      if (auto key = secret ? domain::webhook_secret_key(*secret) : std::nullopt) job.keys.push_back(std::move(*key));
     }
-    attempt_result base{m, now_ms, {}};
-    if (req.signature.empty()) {
-      base.response.error = "secret_unreadable";
-      return k(std::move(base));
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+      job.items[i].id = msgs[i].id;
+      job.items[i].body = msgs[i].body;
     }
+    run->msgs = std::move(msgs);
+    run->done = std::move(done);
+    if (job.keys.empty()) {
+      std::vector<attempt_result> results;
+      for (auto& m : run->msgs) results.push_back({std::move(m), now_ms, webhook_response{0, "secret_unreadable"}});
+      return run->done(std::move(results));
+    }
+    run->workers = std::min<std::size_t>(run->msgs.size(), static_cast<std::size_t>(std::max(1, w.max_in_flight)));
     auto endpoint = endpoint_key(w.tenant, w.id);
-    self_->state.queued[w.tenant].push_back(
-      {endpoint, [this, tenant = w.tenant, endpoint, req = std::move(req), base = std::move(base), k]() mutable {
-         send(tenant, endpoint, std::move(req), std::move(base), std::move(k));
-       }});
+    for (std::size_t k = 0; k < run->workers; ++k)
+      self_->state.queued[w.tenant].push_back(
+        {endpoint, endpoint_cap(w), [this, tenant = w.tenant, endpoint, run] { send(tenant, endpoint, run); }});
     pump();
   }
 
@@ -591,9 +601,13 @@ private:
     return it == counts.end() ? 0 : it->second;
   }
 
-  /// At most half the slots per tenant and an eighth per endpoint (at least one each).
+  /// At most half the slots per tenant, and per endpoint an eighth or its `max_in_flight` and one
+  /// (a retry beside its batch), whichever is more, within its tenant's half (at least one each).
   std::size_t tenant_cap() const { return std::max<std::size_t>(1, cfg_->concurrency / 2); }
-  std::size_t endpoint_cap() const { return std::max<std::size_t>(1, cfg_->concurrency / 8); }
+  std::size_t endpoint_cap(const storage::webhook_record& w) const {
+    auto wanted = std::max<std::size_t>(cfg_->concurrency / 8, static_cast<std::size_t>(std::max(1, w.max_in_flight)) + 1);
+    return std::max<std::size_t>(1, std::min(wanted, tenant_cap()));
+  }
 
   /// Starts queued deliveries while slots are free: the tenants in turn after the one served last,
   /// each its oldest delivery whose endpoint has room.
@@ -607,7 +621,7 @@ private:
         auto& [tenant, list] = *it;
         if (count_in(st.tenant_in_flight, tenant) >= tenant_cap()) continue;
         auto next = std::find_if(list.begin(), list.end(), [&](const auto& q) {
-          return count_in(st.endpoint_in_flight, q.endpoint) < endpoint_cap();
+          return count_in(st.endpoint_in_flight, q.endpoint) < q.cap;
         });
         if (next == list.end()) continue;
         start = std::move(next->start);
@@ -621,38 +635,84 @@ private:
     }
   }
 
-  void send(const std::string& tenant, const std::string& endpoint, webhook_request req, attempt_result base,
-            std::function<void(attempt_result)> k) {
+  /// One worker on `run`'s job (it takes a slot until it answers).
+  void send(const std::string& tenant, const std::string& endpoint, const std::shared_ptr<job_run>& run) {
     auto& st = self_->state;
     ++st.in_flight;
     ++st.tenant_in_flight[tenant];
     ++st.endpoint_in_flight[endpoint];
-    cfg_->attempts.increment();
-    auto worker = self_->spawn<caf::detached>(
-      [send = cfg_->send](webhook_worker_actor::pointer w) -> webhook_worker_actor::behavior_type {
-        return {[w, send](webhook_send_atom, const webhook_request& r) {
-          auto out = send(r);
-          w->quit();
-          return out;
-        }};
-      });
-    auto finish = [this, tenant, endpoint, base, k](webhook_response resp) mutable {
+    auto worker = take_worker();
+    auto finish = [this, tenant, endpoint, run, worker](bool worker_free) {
       auto& st = self_->state;
       --st.in_flight;
       if (--st.tenant_in_flight[tenant] == 0) st.tenant_in_flight.erase(tenant);
       if (--st.endpoint_in_flight[endpoint] == 0) st.endpoint_in_flight.erase(endpoint);
-      if (!resp.error.empty()) cfg_->failures.increment();
-      base.response = std::move(resp);
-      k(std::move(base));
+      // A worker stuck past its timeout is let go: with no handle left, it ends once its call returns.
+      if (worker_free) st.idle_workers.push_back(worker);
+      if (--run->workers == 0) job_done(*run);
       pump();
     };
-    self_->request(worker, std::chrono::milliseconds{cfg_->timeout_ms + 5000}, webhook_send_atom_v, std::move(req))
-      .then([finish](webhook_response& resp) mutable { finish(std::move(resp)); },
-            [finish](caf::error&) mutable {
-              webhook_response resp;
-              resp.error = "timeout";
-              finish(std::move(resp));
-            });
+    // Each message is bounded by the timeout; one worker may end up sending all of them.
+    auto bound = std::chrono::milliseconds{cfg_->timeout_ms * static_cast<std::int64_t>(run->msgs.size()) + 5000};
+    self_->request(worker, bound, webhook_send_atom_v, run->job)
+      .then([finish](bool) { finish(true); }, [finish](caf::error&) { finish(false); });
+  }
+
+  /// Every worker of the job answered (or timed out): each message's attempt, in order; a message
+  /// whose attempt did not end in time counts as a timeout.
+  void job_done(job_run& run) {
+    auto& job = *run.job;
+    job.cancelled.store(true);
+    std::vector<attempt_result> results;
+    results.reserve(run.msgs.size());
+    for (std::size_t i = 0; i < run.msgs.size(); ++i) {
+      auto& item = job.items[i];
+      attempt_result r{std::move(run.msgs[i]), domain::now_ms(), {}};
+      if (item.done.load(std::memory_order_acquire)) {
+        r.at_ms = item.at_ms;
+        r.response = item.response;
+      } else {
+        r.response.error = "timeout";
+      }
+      if (!r.response.error.empty()) cfg_->failures.increment();
+      results.push_back(std::move(r));
+    }
+    run.done(std::move(results));
+  }
+
+  /// A worker thread for one delivery: an idle one, or a new one (at most `concurrency` wait, as
+  /// many as were in flight at once). Only the dispatcher holds them: they end with it.
+  webhook_worker_actor take_worker() {
+    auto& idle = self_->state.idle_workers;
+    if (!idle.empty()) {
+      auto w = std::move(idle.back());
+      idle.pop_back();
+      return w;
+    }
+    return self_->spawn<caf::detached>(
+      [send = cfg_->send, attempts = cfg_->attempts](webhook_worker_actor::pointer) -> webhook_worker_actor::behavior_type {
+        return {[send, attempts](webhook_send_atom, const webhook_job_ptr& job) {
+          for (;;) {
+            auto i = job->next.fetch_add(1);
+            if (i >= job->items.size() || job->cancelled.load()) return true;
+            auto& item = job->items[i];
+            item.at_ms = domain::now_ms();
+            webhook_request r;
+            r.url = job->url;
+            r.body = item.body;
+            r.message_id = item.id;
+            r.timestamp = item.at_ms / 1000;
+            r.timeout_ms = job->timeout_ms;
+            for (const auto& key : job->keys) {
+              if (!r.signature.empty()) r.signature += ' ';
+              r.signature += domain::webhook_signature(key, item.id, r.timestamp, item.body);
+            }
+            attempts.increment();
+            item.response = send(r);
+            item.done.store(true, std::memory_order_release);
+          }
+        }};
+      });
   }
 
   self_ptr self_;

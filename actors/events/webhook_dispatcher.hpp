@@ -2,8 +2,10 @@
 /// The webhook dispatcher (the webhooks route group, issue 29 part 2). It follows the change log for
 /// every enabled endpoint from the endpoint's durable cursor, reading through the change feed's
 /// `scan_changes` with the endpoint owner's principals (layer 2 at delivery), and delivers each
-/// event as a signed Standard Webhooks message. Deliveries run on detached workers, one blocking
-/// HTTP call each, at most `concurrency` at once; an endpoint's new messages go one after the other.
+/// event as a signed Standard Webhooks message. Deliveries run on detached workers kept for the
+/// next delivery, one blocking HTTP call at a time each (on a kept connection), at most
+/// `concurrency` at once; an endpoint's new messages go `max_in_flight` at a time (1: one after the
+/// other, in the log's order).
 ///
 /// At least once: a batch's outcome (its delivery-log entries, retries for what failed, the
 /// endpoint's cursor after the batch) is committed in one transaction after the batch; a crash
@@ -84,11 +86,13 @@ struct webhook_dispatcher_state {
   /// turn (round robin), so one tenant's slow endpoints never hold another's deliveries.
   struct queued_delivery {
     std::string endpoint;  ///< tenant\0id
+    std::size_t cap = 1;   ///< deliveries its endpoint may have in flight
     std::function<void()> start;
   };
   std::map<std::string, std::deque<queued_delivery>> queued;
   std::map<std::string, std::size_t> tenant_in_flight, endpoint_in_flight;
   std::string served_last;  ///< the tenant the last slot went to
+  std::vector<webhook_worker_actor> idle_workers;  ///< delivery threads waiting for their next delivery
   bool round_pending = false;
   std::int64_t timer_due_ms = 0;  ///< the timed wake already asked for (0: none)
   std::uint64_t term = 0;  ///< the lease's hold the state was read under (0: not held)

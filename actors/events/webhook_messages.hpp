@@ -12,6 +12,7 @@
 #include <caf/type_id.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -58,13 +59,33 @@ using webhook_dispatcher_actor =
                    caf::replies_to<webhook_policy_atom>::with<std::shared_ptr<const webhook_policy>>,
                    caf::replies_to<webhook_read_atom, webhook_read_job>::with<bool>>;
 
-/// A detached worker: one blocking delivery, answered, then it quits.
-using webhook_worker_actor =
-  caf::typed_actor<caf::replies_to<webhook_send_atom, webhook_request>::with<webhook_response>>;
+/// Messages for one endpoint, shared by the workers that send them (as many as the endpoint's
+/// `max_in_flight`): each worker takes the next message no one took, signs it as it sends it and
+/// leaves the outcome at the message's place. The dispatcher reads an outcome only once its
+/// message is `done` (a worker past its timeout may still be sending).
+struct webhook_job {
+  struct item {
+    std::string id, body;                    ///< `webhook-id` and the JSON sent
+    std::int64_t at_ms = 0;                  ///< when the attempt started
+    webhook_response response;
+    std::atomic<bool> done{false};           ///< `response` is final (release: written before)
+  };
+  explicit webhook_job(std::size_t n) : items(n) {}
+  std::string url;
+  std::vector<std::string> keys;  ///< the signing keys in force (each signs: two during a rotation)
+  std::int64_t timeout_ms = 10000;
+  std::vector<item> items;
+  std::atomic<std::size_t> next{0};        ///< the next message to take
+  std::atomic<bool> cancelled{false};      ///< the dispatcher stopped waiting: take no more
+};
+using webhook_job_ptr = std::shared_ptr<webhook_job>;
+
+/// A detached worker, kept by the dispatcher for the next job: sends messages of `job` one after
+/// the other until none is left, then answers.
+using webhook_worker_actor = caf::typed_actor<caf::replies_to<webhook_send_atom, webhook_job_ptr>::with<bool>>;
 
 }  // namespace cl::actors
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::webhook_request)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::webhook_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::webhook_job_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const cl::actors::webhook_policy>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::webhook_read_job)

@@ -33,6 +33,8 @@ using domain::error_id;
 using policy_ptr = std::shared_ptr<const webhook_policy>;
 
 constexpr std::size_t max_description = 256;
+/// The most messages one endpoint may have in flight at once (`max_in_flight`).
+constexpr std::int64_t max_in_flight_limit = 16;
 
 json::value text_or_null(const std::string& s) {
   return s.empty() ? json::value(nullptr) : json::value(s);
@@ -52,6 +54,7 @@ json::object webhook_json(const storage::webhook_record& w) {
     {"event_types", std::move(types)},
     {"description", w.description},
     {"enabled", w.enabled},
+    {"max_in_flight", w.max_in_flight},
     {"status", !w.enabled ? "disabled" : w.failing_since_ms != 0 ? "failing" : "active"},
     {"disabled_reason", text_or_null(w.disabled_reason)},
     {"failing_since", time_or_null(w.failing_since_ms)},
@@ -167,6 +170,11 @@ std::optional<domain::api_reply> apply_members(const json::object& body, const w
     if (auto r = check_description(*v)) return r;
     w.description = std::string{v->as_string()};
   }
+  if (auto* v = body.if_contains("max_in_flight")) {
+    if (!v->is_int64() || v->as_int64() < 1 || v->as_int64() > max_in_flight_limit)
+      return invalid_field("/max_in_flight", "must be an integer from 1 to 16");
+    w.max_in_flight = static_cast<std::int32_t>(v->as_int64());
+  }
   if (auto* v = body.if_contains("enabled")) {
     if (!v->is_bool()) return invalid_field("/enabled", "must be true or false");
     if (v->as_bool() && !w.enabled) {
@@ -208,7 +216,7 @@ void plan_create_webhook(caf::event_based_actor* self, std::shared_ptr<const req
   auto parsed = json_body(ctx->request);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
   auto body = std::make_shared<json::object>(std::move(std::get<json::object>(parsed)));
-  if (auto r = unknown_members(*body, {"url", "event_types", "description"})) return done(std::move(*r));
+  if (auto r = unknown_members(*body, {"url", "event_types", "description", "max_in_flight"})) return done(std::move(*r));
   if (!body->contains("url")) return done(invalid_field("/url", "is required"));
   with_policy(self, ctx, done, [self, ctx, done, body](policy_ptr p) {
     storage::webhook_record w;
@@ -265,7 +273,7 @@ void plan_update_webhook(caf::event_based_actor* self, std::shared_ptr<const req
   auto parsed = json_body(ctx->request);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
   auto body = std::make_shared<json::object>(std::move(std::get<json::object>(parsed)));
-  if (auto r = unknown_members(*body, {"url", "event_types", "description", "enabled"})) return done(std::move(*r));
+  if (auto r = unknown_members(*body, {"url", "event_types", "description", "max_in_flight", "enabled"})) return done(std::move(*r));
   with_policy(self, ctx, done, [self, ctx, done, body](policy_ptr p) {
     // Checked before the write (the stored endpoint does not change what is valid).
     storage::webhook_record scratch;
