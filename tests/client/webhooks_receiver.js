@@ -7,10 +7,16 @@
 //   /retry-after/NAME  503 with Retry-After: 1 on a message's first attempt, then 200
 //   /hold/NAME         503 with Retry-After: 2 until NAME is released, then 200
 //   /hang/NAME         never answers (until POST /_drop_hung closes every such connection)
-// Every delivery's log entry has `hanging`: the ids (arrival numbers) of /hang/ requests open then.
+//   /gate/N/NAME       holds each request until N requests of NAME are open at once, then answers
+//                      them all 200 (and every later one at once)
+// Every delivery's log entry has `hanging`: the ids (arrival numbers) of /hang/ requests open then;
+// `conn`: the number of the connection it came on (1, 2, ... in the order they were opened);
+// `open`: the requests of its NAME in flight when it arrived, itself included.
+// Connections are kept (HTTP/1.1) for 60 s unused.
 // Control: POST /_secrets {"NAME": ["whsec_..."]}; POST /_release {"NAME": true}; POST /_drop_hung;
+// POST /_close_idle: closes every connection without a request in flight;
 // GET /_log: every delivery
-// {path, name, id, timestamp, body, verified: {secret: bool}, at_ms, status}.
+// {path, name, id, timestamp, body, verified: {secret: bool}, at_ms, status, conn, open}.
 // Prints "listening PORT" once it listens (port 0: any).
 "use strict";
 const http = require("http");
@@ -21,7 +27,10 @@ const log = [];
 const attempts = {};  // name \0 id -> count
 const released = {};  // name -> true: /hold/NAME answers 200
 const hanging = new Map();  // arrival number -> the open /hang/ request's socket
+const open = {};  // name -> requests in flight
+const gates = {};  // name -> {opened, waiting: [answer functions]}
 let arrivals = 0;
+let connections = 0;
 
 function answer(res, status, headers, body) {
   res.writeHead(status, Object.assign({ "content-type": "text/plain" }, headers || {}));
@@ -45,6 +54,10 @@ const server = http.createServer((req, res) => {
       for (const socket of hanging.values()) socket.destroy();
       hanging.clear();
       return answer(res, 204);
+    }
+    if (req.url === "/_close_idle" && req.method === "POST") {
+      server.closeIdleConnections();
+      return answer(res, 204, { connection: "close" });
     }
     if (req.url === "/_log") return answer(res, 200, { "content-type": "application/json" }, JSON.stringify(log));
     const parts = req.url.split("/").filter((p) => p);
@@ -76,17 +89,32 @@ const server = http.createServer((req, res) => {
       headers = { "retry-after": "1" };
     }
     const arrival = ++arrivals;
+    open[name] = (open[name] || 0) + 1;
+    res.on("close", () => { open[name] -= 1; });
     log.push({ path: req.url, name, id, timestamp: req.headers["webhook-timestamp"],
                signature: req.headers["webhook-signature"], body, verified, at_ms: Date.now(),
-               status: kind === "hang" ? 0 : status, arrival, hanging: [...hanging.keys()] });
+               status: kind === "hang" ? 0 : status, arrival, hanging: [...hanging.keys()],
+               conn: req.socket.connection_number, open: open[name] });
     if (kind === "hang") {
       hanging.set(arrival, req.socket);
       req.socket.on("close", () => hanging.delete(arrival));
       return;
     }
+    if (kind === "gate") {
+      const gate = gates[name] || (gates[name] = { opened: false, waiting: [] });
+      if (gate.opened) return answer(res, status, headers);
+      gate.waiting.push(() => answer(res, status, headers));
+      if (open[name] >= parseInt(parts[1], 10)) {
+        gate.opened = true;
+        gate.waiting.splice(0).forEach((f) => f());
+      }
+      return;
+    }
     answer(res, status, headers);
   });
 });
+server.keepAliveTimeout = 60000;
+server.on("connection", (socket) => { socket.connection_number = ++connections; });
 server.listen(parseInt(process.argv[2] || "0", 10), "127.0.0.1", () => {
   console.log("listening " + server.address().port);
 });

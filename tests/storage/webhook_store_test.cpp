@@ -1,6 +1,7 @@
 // The webhook store (the webhooks group's own): endpoints by owner and the enabled index, retries
 // by due time, the delivery log newest first and bounded, and erasure of an endpoint with its log.
 
+#include "storage/record_codecs.hpp"
 #include "storage/webhook_store.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
@@ -54,10 +55,12 @@ TEST_CASE("webhooks are found by tenant and owner; the enabled index follows `en
   temp_dir dir;
   auto store = cl::testing::open_store(dir.path);
   auto a = hook("t1", "whk_a", "u_alice"), b = hook("t1", "whk_b", "u_bob"), c = hook("t2", "whk_c", "u_alice", false);
+  b.max_in_flight = 4;
   write(*store, [&](write_txn& tx) {
     for (const auto* w : {&a, &b, &c}) webhooks(tx).put(*w);
   });
   CHECK(webhooks(*store).get("t1", "whk_a") == a);
+  CHECK(webhooks(*store).get("t1", "whk_b")->max_in_flight == 4);
   CHECK_FALSE(webhooks(*store).get("t2", "whk_a"));
   CHECK(ids(webhooks(*store).owned("t1", "u_alice", "", 10)) == std::vector<std::string>{"whk_a"});
   CHECK(ids(webhooks(*store).owned("t2", "u_alice", "", 10)) == std::vector<std::string>{"whk_c"});
@@ -70,6 +73,12 @@ TEST_CASE("webhooks are found by tenant and owner; the enabled index follows `en
     webhooks(tx).put(c);
   });
   CHECK(ids(webhooks(*store).enabled("", 10)) == std::vector<std::string>{"whk_b", "whk_c"});
+}
+
+TEST_CASE("an endpoint stored before max_in_flight existed sends one message at a time", "[storage][webhooks]") {
+  auto w = decode_webhook(R"({"tenant":"t1","id":"whk_a","owner":"u_alice","url":"https://hooks.example.com/a","enabled":true})");
+  CHECK(w.max_in_flight == 1);
+  CHECK(w.enabled);
 }
 
 TEST_CASE("retries come due soonest first; the delivery log is newest first and keeps the latest", "[storage][webhooks]") {
