@@ -82,6 +82,31 @@ private:
   bool started_ = false;
 };
 
+/// The documents of each shard up to a local document id, as a weightless posting list: under
+/// `OP_FILTER`, a search ranks only the oldest documents of every shard (the combined ids up to
+/// `limit * shards`). What `search_index::run` tries first for a page whose window may be all at
+/// the query's highest possible weight: ties go to the lower document id, so no document after
+/// the prefix could take such a window's place.
+class docid_prefix final : public Xapian::PostingSource {
+public:
+  explicit docid_prefix(Xapian::docid limit) : limit_(limit) {}
+  void init(const Xapian::Database& db) override {
+    last_ = std::min(limit_, db.get_lastdocid());
+    current_ = 0;
+  }
+  Xapian::doccount get_termfreq_min() const override { return 0; }
+  Xapian::doccount get_termfreq_est() const override { return last_; }
+  Xapian::doccount get_termfreq_max() const override { return last_; }
+  Xapian::docid get_docid() const override { return current_; }
+  bool at_end() const override { return current_ > last_; }
+  void next(double) override { ++current_; }
+  void skip_to(Xapian::docid did, double) override { current_ = std::max(current_, did); }
+  Xapian::PostingSource* clone() const override { return new docid_prefix(limit_); }
+
+private:
+  Xapian::docid limit_, last_ = 0, current_ = 0;
+};
+
 /// The documents of one shard revision that hold a boolean term, one bit each (bit `did`), kept
 /// for the searches after the first that asks: a search's dense filters are read from these
 /// instead of their posting lists (Xapian moves through a filter's list to every candidate,

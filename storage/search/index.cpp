@@ -526,6 +526,17 @@ int top_tier(const Xapian::Database& db, const text_plan& p, const filter_reach&
   return 0;
 }
 
+/// Whether document `did` holds every term of `text` at the term's highest wdf in `db` (the upper
+/// bound the index keeps; a bound above every document's wdf, after deletions, says no).
+bool at_highest_weight(const Xapian::Database& db, Xapian::docid did, const Xapian::Query& text) {
+  auto terms = db.termlist_begin(did);
+  for (auto t = text.get_unique_terms_begin(); t != text.get_unique_terms_end(); ++t) {
+    terms.skip_to(*t);  // both in ascending order
+    if (terms == db.termlist_end(did) || *terms != *t || terms.get_wdf() != db.get_wdf_upper_bound(*t)) return false;
+  }
+  return true;
+}
+
 /// A ranked candidate of the window, with its score after the proximity bonus.
 struct candidate {
   Xapian::MSetIterator it;
@@ -586,8 +597,32 @@ search_page search_index::run(const snapshot& at, const search_query& q, int& le
       if (filled) page.tier_level = level;
     }
     enquire.set_query(without_skipped(ranked));
+    if (!filled && !plan.phrased && plan.keys.size() == 1) {
+      // Every hit of the window at the highest weight any document can have (documents alike, as
+      // many short ones are): the oldest such documents answer it, since ties go to the lower id.
+      // Ranked among a prefix of each shard large enough to expect the window a few times over;
+      // kept only when its window is full and its last hit holds every word of the query at the
+      // word's highest wdf in the index (BM25 with b = 0 grows with the wdf alone: no document can
+      // weigh more), else the whole list.
+      auto stats = enquire.get_mset(0, 0);  // from statistics, no postings read
+      auto wanted = 4.0 * static_cast<double>(window + (q.skip ? q.skip->size() : 0));
+      auto matches = std::max<double>(1, stats.get_matches_estimated());
+      if (wanted < matches / 2) {
+        auto last = static_cast<double>(db.get_lastdocid());
+        auto local = static_cast<Xapian::docid>(std::ceil(last * wanted / matches / static_cast<double>(n)));
+        enquire.set_query(without_skipped(
+          Xapian::Query(Xapian::Query::OP_FILTER, ranked, Xapian::Query(docid_prefix(local).clone()->release()))));
+        mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window));
+        filled = mset.size() == window && at_highest_weight(db, *mset[window - 1], plan.text);
+        if (filled) {
+          page.prefix_ranked = true;
+          page.total_estimate = stats.get_matches_estimated();
+        }
+        enquire.set_query(without_skipped(ranked));
+      }
+    }
     if (filled) {
-      page.total_estimate = enquire.get_mset(0, 0).get_matches_estimated();  // from statistics, no postings read
+      if (!page.prefix_ranked) page.total_estimate = enquire.get_mset(0, 0).get_matches_estimated();  // from statistics, no postings read
     } else {
       mset = enquire.get_mset(0, static_cast<Xapian::doccount>(window), 0, nullptr, plan.phrased ? &check : nullptr);
       page.total_estimate = mset.get_matches_estimated();

@@ -51,6 +51,9 @@ struct search_page {
   /// The level of the query term's impact tiers that ranked this page (0: the whole posting list;
   /// storage/search/index.cpp). The same page either way; tests and benches read it.
   int tier_level = 0;
+  /// The page was ranked among the oldest documents of each shard alone: its window is all at the
+  /// query's highest possible weight, which no later document can pass (ties go to the lower id).
+  bool prefix_ranked = false;
   int runs = 0;  ///< rankings this page took (of `search_query::max_runs`)
 };
 

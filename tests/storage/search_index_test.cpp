@@ -695,6 +695,54 @@ TEST_CASE("a common word or pair is ranked from its impact tiers exactly as from
   compare("rare7", "t_a", {"u_alice"}, false, std::min<std::size_t>(rare, 100));  // not common: no tiers
 }
 
+TEST_CASE("a window all at the highest possible weight is ranked from the oldest documents, exactly as from the "
+          "whole list", "[search][index][prefix]") {
+  // 2,000 short documents alike (one of each word: the same weight), as the soak writes them.
+  // `newest_best`: the last holds the first word twice, the one document at the highest weight.
+  auto index_of = [](const std::string& path, const std::string& a, const std::string& b, bool newest_best) {
+    auto index = std::make_unique<search_index>(path);
+    std::vector<indexed_resource> docs;
+    for (int i = 0; i < 2000; ++i) docs.push_back(doc("res_" + std::to_string(i), "Soak", a + " " + std::to_string(i) + " " + b));
+    if (newest_best) docs.back().text = a + " " + a + " 1999 " + b;
+    index->apply(docs, {}, 1);
+    return index;
+  };
+  // Pages of 20 through a session, then one page of 400 (it wants more than half the matches:
+  // the whole list): the pages are its first 100.
+  auto pages = [](const search_index& index, const std::string& text, bool prefix_expected) {
+    INFO(text);
+    std::unordered_set<std::string> answered;
+    std::vector<std::string> paged;
+    for (int page = 0; page < 5; ++page) {
+      auto q = ask(text);
+      q.skip = &answered;
+      auto got = index.search(q);
+      CHECK(got.prefix_ranked == prefix_expected);
+      CHECK(got.hits.size() == 20);
+      CHECK_FALSE(got.exhausted);
+      CHECK(got.total_estimate >= 100);
+      for (const auto& id : ids(got)) answered.insert(id), paged.push_back(id);
+    }
+    auto whole = ask(text);
+    whole.page_size = 400;
+    auto all = ids(index.search(whole));
+    REQUIRE(all.size() == 400);
+    CHECK(paged == std::vector<std::string>(all.begin(), all.begin() + 100));
+    return paged;
+  };
+  cl::testing::temp_dir dir;
+  auto alike = index_of(dir.path + "/alike", "tide", "brest", false);
+  auto tides = pages(*alike, "tide brest", true);
+  CHECK(std::set<std::string>(tides.begin(), tides.end()).size() == 100);
+  CHECK(alike->search(ask("tide")).prefix_ranked);
+  // The newest document outranks every older one: the prefix does not answer, it comes first.
+  auto best_last = index_of(dir.path + "/best-last", "reef", "survey", true);
+  CHECK(pages(*best_last, "reef survey", false).front() == "res_1999");
+  auto one = best_last->search(ask("reef"));
+  CHECK_FALSE(one.prefix_ranked);
+  CHECK(ids(one).front() == "res_1999");
+}
+
 TEST_CASE("the filter sets hold one set per shard and term, however often the index commits", "[search][index]") {
   cl::testing::temp_dir dir;
   Xapian::WritableDatabase db(dir.path + "/shard", Xapian::DB_CREATE_OR_OPEN);
