@@ -537,6 +537,20 @@ bool at_highest_weight(const Xapian::Database& db, Xapian::docid did, const Xapi
   return true;
 }
 
+/// Whether, for every term of `text`, a quarter of the documents holding it could hold it at its
+/// highest wdf: its mean wdf is at least 1 + (upper bound - 1) / 4, the others holding it at least
+/// once. From statistics only. Only then can a prefix of a shard be expected to fill the window at
+/// the highest weight, so queries whose words are spread unevenly do not pay for trying.
+bool alike_enough(const Xapian::Database& db, const Xapian::Query& text) {
+  for (auto t = text.get_unique_terms_begin(); t != text.get_unique_terms_end(); ++t) {
+    auto holding = db.get_termfreq(*t);
+    if (holding == 0) return false;
+    auto mean = static_cast<double>(db.get_collection_freq(*t)) / static_cast<double>(holding);
+    if (mean < 1.0 + (static_cast<double>(db.get_wdf_upper_bound(*t)) - 1.0) / 4.0) return false;
+  }
+  return true;
+}
+
 /// A ranked candidate of the window, with its score after the proximity bonus.
 struct candidate {
   Xapian::MSetIterator it;
@@ -597,13 +611,14 @@ search_page search_index::run(const snapshot& at, const search_query& q, int& le
       if (filled) page.tier_level = level;
     }
     enquire.set_query(without_skipped(ranked));
-    if (!filled && !plan.phrased && plan.keys.size() == 1) {
+    if (!filled && !plan.phrased && plan.keys.size() == 1 && alike_enough(db, plan.text)) {
       // Every hit of the window at the highest weight any document can have (documents alike, as
       // many short ones are): the oldest such documents answer it, since ties go to the lower id.
       // Ranked among a prefix of each shard large enough to expect the window a few times over;
       // kept only when its window is full and its last hit holds every word of the query at the
       // word's highest wdf in the index (BM25 with b = 0 grows with the wdf alone: no document can
-      // weigh more), else the whole list.
+      // weigh more), else the whole list. Tried only where the index's statistics say documents
+      // are alike enough for it to answer.
       auto stats = enquire.get_mset(0, 0);  // from statistics, no postings read
       auto wanted = 4.0 * static_cast<double>(window + (q.skip ? q.skip->size() : 0));
       auto matches = std::max<double>(1, stats.get_matches_estimated());
