@@ -206,6 +206,22 @@ private:
     prune(st.stored_at);
   }
 
+  /// An endpoint found disabled or deleted (through another node, before this one read the
+  /// endpoints again) is no longer known: enabled again, it is new and reads from its stored cursor,
+  /// so the changes made while it was disabled still reach it (they did not move it on).
+  void forget(const std::string& key) {
+    auto& st = self_->state;
+    auto cut = key.find('\0');
+    if (auto it = st.by_tenant.find(key.substr(0, cut)); it != st.by_tenant.end()) {
+      it->second.erase(key.substr(cut + 1));
+      if (it->second.empty()) st.by_tenant.erase(it);
+    }
+    st.lagging.erase(key);
+    st.read_to.erase(key);
+    st.stored_at.erase(key);
+    st.replay_turn.erase(key);
+  }
+
   /// A round's endpoints: those of the tenants that wrote since the last round, and those still
   /// lagging. An endpoint of a tenant that did not write moves on without being read (its
   /// position is the dispatcher's `seen`): a round costs the new entries and the endpoints they
@@ -251,7 +267,7 @@ private:
       if (full(key.substr(0, cut))) continue;
       auto w = storage::webhooks(*cfg_->store).get(key.substr(0, cut), key.substr(cut + 1));
       if (!w || !w->enabled) {
-        st.lagging.erase(key);
+        forget(key);
         continue;
       }
       auto read = std::max(w->cursor, st.read_to[key]);

@@ -104,6 +104,56 @@ TEST_CASE("webhooks are delivered by the node holding the lease, each message on
   CHECK(delivered_ids().size() == created.size() + 1);
 }
 
+TEST_CASE("an endpoint disabled and enabled again through the node that does not deliver gets the changes "
+          "made meanwhile", "[postgresql][nodes][leases]") {
+  // A holds the webhooks lease and rereads the endpoints only every second: the changes to the
+  // endpoint, made through B, reach A's dispatcher by the database alone.
+  webhook_receiver rx;
+  two_nodes nodes{{}, webhooks_on_loopback};
+  REQUIRE(metric(nodes.a.admin_port(), "contentlake_lease_held{lease=\"webhooks\"}") == 1);
+  auto token = token_with("content-lake.read content-lake.write webhooks.read webhooks.write");
+  auto hook_at = [&](const std::string& path) {
+    auto r = post_json(nodes.b.port(), "/v0/content-lake/webhooks", token,
+                       R"({"url":")" + rx.url(path) + R"(","event_types":["resource.created"]})");
+    REQUIRE(r);
+    REQUIRE(r->status == 201);
+    return std::string{json::parse(r->body).at("id").as_string()};
+  };
+  auto create = [&](const std::string& title) {
+    auto r = post_json(nodes.b.port(), "/v0/content-lake/resources", token, resource(title));
+    REQUIRE(r);
+    REQUIRE(r->status == 201);
+    return std::string{json::parse(r->body).at("id").as_string()};
+  };
+  auto got = [&](const std::string& path, const std::string& resource_id) {
+    for (const auto& d : rx.deliveries())
+      if (d.target == path && json::parse(d.body).at("resource_id").as_string() == resource_id) return true;
+    return false;
+  };
+  auto set_enabled = [&](const std::string& id, bool on) {
+    auto r = http_request(nodes.b.port(), "PATCH", "/v0/content-lake/webhooks/" + id,
+                          {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
+                          on ? R"({"enabled":true})" : R"({"enabled":false})");
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+  };
+  hook_at("/probe");
+  auto paused = hook_at("/paused");
+  // Both endpoints known to A and caught up.
+  auto first = create("Before the pause");
+  REQUIRE(eventually([&] { return got("/probe", first) && got("/paused", first); }));
+  set_enabled(paused, false);
+  auto meanwhile = create("While paused");
+  // A has handled the change (the other endpoint has it): it found the paused endpoint disabled.
+  REQUIRE(eventually([&] { return got("/probe", meanwhile); }));
+  CHECK_FALSE(got("/paused", meanwhile));
+  set_enabled(paused, true);
+  // Enabled again, it goes on from where it stopped: the change made meanwhile arrives.
+  CHECK(eventually([&] { return got("/paused", meanwhile); }, 5000));
+  auto after = create("After the pause");
+  CHECK(eventually([&] { return got("/paused", after) && got("/probe", after); }));
+}
+
 TEST_CASE("a client bursting through two nodes is admitted at most its quota plus the stated tolerance",
           "[postgresql][nodes][rate]") {
   const double rate = 10, burst = 10;

@@ -21,6 +21,7 @@ public:
   struct delivery {
     std::string id;    ///< the `webhook-id` header
     std::string body;
+    std::string target;  ///< the request's path
   };
 
   webhook_receiver() : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
@@ -75,7 +76,7 @@ private:
       if (ec) return;
       {
         std::lock_guard lock{mutex_};
-        received_.push_back({std::string{req["webhook-id"]}, req.body()});
+        received_.push_back({std::string{req["webhook-id"]}, req.body(), std::string{req.target()}});
       }
       http::response<http::empty_body> res{http::status::no_content, req.version()};
       res.keep_alive(req.keep_alive());
