@@ -32,6 +32,11 @@ CREATE TABLE webhook_deliveries (
 });
 
 const statement hook_get{"SELECT record FROM webhooks WHERE tenant = $1 AND id = $2"};
+// In a write: the row stays this transaction's to its commit. An endpoint is read, changed and put
+// back by the dispatcher (a batch's cursor, a retry's outcome) and by requests (a replay, an update),
+// on any node and any writer lane: the later waits and reads what the earlier wrote, so neither
+// change is lost.
+const statement hook_get_locked{"SELECT record FROM webhooks WHERE tenant = $1 AND id = $2 FOR UPDATE"};
 const statement hooks_owned{
   "SELECT record FROM webhooks WHERE tenant = $1 AND owner = $2 AND id > $3 ORDER BY id LIMIT $4"};
 const statement hooks_enabled{
@@ -69,10 +74,10 @@ std::vector<T> decode_all(const rows& r, Decode decode) {
 
 class pg_webhook_store final : public webhook_writes {
 public:
-  explicit pg_webhook_store(const context& c) : db_(c.db) {}
+  explicit pg_webhook_store(const context& c) : db_(c.db), writable_(c.writable) {}
 
   std::optional<webhook_record> get(std::string_view tenant, std::string_view id) const override {
-    auto r = db_.run(hook_get, {tenant, id});
+    auto r = db_.run(writable_ ? hook_get_locked : hook_get, {tenant, id});
     if (r.empty()) return std::nullopt;
     return decode_webhook(r.text(0, 0));
   }
@@ -134,6 +139,7 @@ private:
   static std::string count(std::size_t n) { return std::to_string(n); }
 
   const session& db_;
+  bool writable_;
 };
 
 }  // namespace
