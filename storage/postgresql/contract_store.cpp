@@ -15,6 +15,9 @@ namespace cl::storage::pg {
 namespace {
 
 const statement get_latest{"SELECT record FROM contracts WHERE tenant = $1 AND id = $2"};
+// In a write: the contract stays this transaction's to its commit, so an update checked against the
+// version it read (update_token) never writes over another node's or lane's newer one.
+const statement get_latest_locked{"SELECT record FROM contracts WHERE tenant = $1 AND id = $2 FOR UPDATE"};
 const statement get_works{"SELECT works FROM contracts WHERE tenant = $1 AND id = $2"};
 const statement get_version{"SELECT record FROM contract_versions WHERE tenant = $1 AND id = $2 AND version = $3"};
 const statement latest_for_work{
@@ -53,10 +56,10 @@ using stream = walks::id_stream<item>;
 
 class pg_contract_store final : public contract_writes {
 public:
-  explicit pg_contract_store(const context& c) : db_(c.db) {}
+  explicit pg_contract_store(const context& c) : db_(c.db), writable_(c.writable) {}
 
   std::optional<std::string> latest(std::string_view tenant, std::string_view id) const override {
-    return first(db_.run(get_latest, {tenant, id}));
+    return first(db_.run(writable_ ? get_latest_locked : get_latest, {tenant, id}));
   }
 
   std::optional<std::string> version(std::string_view tenant, std::string_view id, std::int64_t version) const override {
@@ -136,6 +139,7 @@ private:
   }
 
   const session& db_;
+  bool writable_;
 };
 
 }  // namespace

@@ -3,14 +3,11 @@
 
 #include "storage/record_codecs.hpp"
 #include "storage/webhook_store.hpp"
-#include "tests/support/eventually.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <thread>
 #include <unistd.h>
 
 using namespace cl::storage;
@@ -133,38 +130,27 @@ TEST_CASE("retries come due soonest first; the delivery log is newest first and 
 
 TEST_CASE("two nodes changing one endpoint at once: neither change is lost", "[storage][webhooks][postgresql]") {
   // The dispatcher stores a batch's cursor while a request through the other node records a
-  // replay: each reads the endpoint, changes its own field and puts it back. The dispatcher's
-  // mutation here holds its read open until the other write either committed (the read took no
-  // lock: the dispatcher's put then wrote back the old replay) or waits for this one's lock.
+  // replay: each reads the endpoint, changes its own field and puts it back.
   auto url = cl::testing::fresh_postgresql_url();
   auto name = "cl_hook_" + std::to_string(::getpid());
   auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url + " application_name=" + name, {}, 2});
-  cl::storage::pg::connection admin{cl::testing::test_postgresql_url()};
   write(*a, [](write_txn& tx) { webhooks(tx).put(hook("t1", "whk_a", "u_alice")); });
-  std::atomic<bool> read{false}, replayed{false};
-  bool met = false;
-  auto b_waits = [&] {
-    return admin.run({"SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'"},
-                     {name}).integer(0, 0) > 0;
-  };
-  std::thread other{[&] {
-    while (!read) std::this_thread::yield();
-    write(*b, [](write_txn& tx) {
+  auto kept = cl::testing::race_writes(
+    *a, *b, name,
+    [](write_txn& tx, const std::function<bool()>& wait) {
+      auto w = webhooks(tx).get("t1", "whk_a");
+      if (!wait()) return false;
+      w->cursor = 9;
+      webhooks(tx).put(*w);
+      return true;
+    },
+    [](write_txn& tx) {
       auto w = webhooks(tx).get("t1", "whk_a");
       w->replay_next = w->replay_last = 3;
       webhooks(tx).put(*w);
+      return true;
     });
-    replayed = true;
-  }};
-  write(*a, [&](write_txn& tx) {
-    auto w = webhooks(tx).get("t1", "whk_a");
-    read = true;
-    met = cl::testing::eventually([&] { return replayed || b_waits(); });
-    w->cursor = 9;
-    webhooks(tx).put(*w);
-  });
-  other.join();
-  REQUIRE(met);
+  REQUIRE(kept == std::pair<bool, bool>{true, true});
   auto w = webhooks(*a).get("t1", "whk_a");
   CHECK(w->cursor == 9);
   CHECK(w->replay_next == 3);

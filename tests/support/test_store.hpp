@@ -13,6 +13,7 @@
 #include "storage/kv/memory_store.hpp"
 #include "storage/postgresql/connection.hpp"
 #include "storage/postgresql/postgresql_store.hpp"
+#include "tests/support/eventually.hpp"
 
 #include <atomic>
 #include <fstream>
@@ -20,8 +21,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 
 namespace cl::testing {
 
@@ -60,6 +64,36 @@ inline std::string fresh_postgresql_url() {
   storage::pg::connection admin{base};
   admin.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE; CREATE SCHEMA " + schema);
   return base + " options='-c search_path=" + schema + "'";
+}
+
+/// Two writers of one row, on two PostgreSQL stores of one schema: `held` runs on `a` and calls
+/// `wait()` after its reads; `wait` returns true once `other`, run on `b` meanwhile, has committed or
+/// waits on a row lock (pg_stat_activity, by `b_name`, the application_name `b` was opened with).
+/// A read that took no lock lets `other` commit in between; one that did makes it wait. Returns
+/// what each apply kept.
+inline std::pair<bool, bool> race_writes(storage::record_store& a, storage::record_store& b, const std::string& b_name,
+                                         const std::function<bool(storage::write_txn&, const std::function<bool()>&)>& held,
+                                         const storage::mutation& other) {
+  storage::pg::connection admin{test_postgresql_url()};
+  std::atomic<bool> read{false}, committed{false};
+  bool kept_b = false;
+  std::thread racer{[&] {
+    while (!read) std::this_thread::yield();
+    kept_b = b.apply({other}).front();
+    committed = true;
+  }};
+  auto b_waits = [&] {
+    return admin.run({"SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'"},
+                     {b_name}).integer(0, 0) > 0;
+  };
+  std::function<bool()> wait = [&] {
+    read = true;
+    return eventually([&] { return committed || b_waits(); });
+  };
+  bool kept_a = a.apply({[&](storage::write_txn& tx) { return held(tx, wait); }}).front();
+  read = true;  // `held` refused before it waited: the racer still runs
+  racer.join();
+  return {kept_a, kept_b};
 }
 
 /// A fresh record store of the backend under test (`dir` is used by LMDB only).
