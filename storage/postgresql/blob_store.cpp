@@ -28,6 +28,9 @@ CREATE TABLE blob_versions (
 });
 
 const statement upload_get{"SELECT record FROM blob_uploads WHERE tenant = $1 AND id = $2"};
+// In a write: the upload stays this transaction's to its commit, so a completion and an abort (or
+// two completions) through two nodes or lanes see each other's outcome instead of both landing.
+const statement upload_get_locked{"SELECT record FROM blob_uploads WHERE tenant = $1 AND id = $2 FOR UPDATE"};
 const statement version_get{"SELECT record FROM blob_versions WHERE tenant = $1 AND blob_id = $2 AND version = $3"};
 const statement version_latest{
   "SELECT record FROM blob_versions WHERE tenant = $1 AND blob_id = $2 ORDER BY version DESC LIMIT 1"};
@@ -43,10 +46,10 @@ const statement version_insert{
 
 class pg_blob_store final : public blob_writes {
 public:
-  explicit pg_blob_store(const context& c) : db_(c.db) {}
+  explicit pg_blob_store(const context& c) : db_(c.db), writable_(c.writable) {}
 
   std::optional<upload_record> upload(std::string_view tenant, std::string_view id) const override {
-    auto r = db_.run(upload_get, {tenant, id});
+    auto r = db_.run(writable_ ? upload_get_locked : upload_get, {tenant, id});
     if (r.empty()) return std::nullopt;
     return decode_upload(r.text(0, 0));
   }
@@ -75,6 +78,7 @@ public:
 
 private:
   const session& db_;
+  bool writable_;
 };
 
 }  // namespace

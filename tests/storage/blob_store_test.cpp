@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 using namespace cl::storage;
 using cl::testing::temp_dir;
 
@@ -92,4 +94,34 @@ TEST_CASE("blob versions are read by number or latest, per tenant", "[storage][b
   CHECK_FALSE(blobs(*store).version("t1", "blb_1", 301));
   CHECK(blobs(*store).version("t1", "blb_2", 0)->version == 1);
   CHECK_FALSE(blobs(*store).version("t2", "blb_1", 0));
+}
+
+TEST_CASE("an upload completed and aborted through two nodes at once ends one way, and the other sees it",
+          "[storage][blobs][postgresql]") {
+  // The completion records the version when the upload is still in progress; the abort (or the
+  // expiry sweep) marks it aborted when it is. The read of a write locks the upload: the abort
+  // waits for the completion's commit, then finds it completed and refuses.
+  auto url = cl::testing::fresh_postgresql_url();
+  auto name = "cl_upload_" + std::to_string(::getpid());
+  auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url + " application_name=" + name, {}, 2});
+  write(*a, [](write_txn& tx) { blobs(tx).put_upload(upload_of("t1", "upl_a", 1000)); });
+  auto kept = cl::testing::race_writes(
+    *a, *b, name,
+    [](write_txn& tx, const std::function<bool()>& wait) {
+      auto u = blobs(tx).upload("t1", "upl_a");
+      if (u->state != "IN_PROGRESS" || !wait()) return false;
+      u->state = "COMPLETED";
+      u->version = 1;
+      blobs(tx).put_upload(*u);
+      return true;
+    },
+    [](write_txn& tx) {
+      auto u = blobs(tx).upload("t1", "upl_a");
+      if (u->state != "IN_PROGRESS") return false;
+      u->state = "ABORTED";
+      blobs(tx).put_upload(*u);
+      return true;
+    });
+  CHECK(kept == std::pair<bool, bool>{true, false});
+  CHECK(blobs(*a).upload("t1", "upl_a")->state == "COMPLETED");
 }
