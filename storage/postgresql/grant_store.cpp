@@ -25,6 +25,13 @@ const statement principals_of{
   "ORDER BY 1, 2"};
 const statement other_owner{
   "SELECT EXISTS (SELECT 1 FROM grants WHERE tenant = $1 AND resource_id = $2 AND role = $3 AND principal <> $4)"};
+// In a write, the grant read and the other owners found stay this transaction's to its commit: two
+// owners demoting or removing each other at once through two nodes or lanes cannot both see the
+// other still an owner (one waits, or loses a deadlock and runs again, and then refuses).
+const statement get_grant_locked{
+  "SELECT record FROM grants WHERE tenant = $1 AND resource_id = $2 AND principal = $3 FOR UPDATE"};
+const statement other_owner_locked{
+  "SELECT 1 FROM grants WHERE tenant = $1 AND resource_id = $2 AND role = $3 AND principal <> $4 FOR UPDATE"};
 const statement readable_of{
   "SELECT DISTINCT g.resource_id FROM unnest($2::text[]) AS k(id) CROSS JOIN LATERAL "
   "(SELECT resource_id FROM grants x WHERE x.tenant = $1 AND x.resource_id = k.id AND x.principal = ANY($3::text[]) "
@@ -45,7 +52,7 @@ const statement readers_remove{
 
 class pg_grant_store final : public grant_writes {
 public:
-  explicit pg_grant_store(const context& c) : db_(c.db) {}
+  explicit pg_grant_store(const context& c) : db_(c.db), writable_(c.writable) {}
 
   std::optional<domain::access_role> role(std::string_view tenant, std::string_view principal,
                                           std::string_view resource) const override {
@@ -56,7 +63,7 @@ public:
 
   std::optional<std::string> grant(std::string_view tenant, std::string_view resource,
                                    std::string_view principal) const override {
-    auto r = db_.run(get_grant, {tenant, resource, principal});
+    auto r = db_.run(writable_ ? get_grant_locked : get_grant, {tenant, resource, principal});
     if (r.empty()) return std::nullopt;
     return r.str(0, 0);
   }
@@ -74,6 +81,7 @@ public:
 
   bool another_owner(std::string_view tenant, std::string_view resource, std::string_view principal) const override {
     auto owner = domain::role_name(domain::access_role::owner);
+    if (writable_) return !db_.run(other_owner_locked, {tenant, resource, owner, principal}).empty();
     return db_.run(other_owner, {tenant, resource, owner, principal}).text(0, 0) == "t";
   }
 
@@ -107,6 +115,7 @@ public:
 
 private:
   const session& db_;
+  bool writable_;
 };
 
 }  // namespace
