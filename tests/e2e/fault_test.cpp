@@ -101,6 +101,43 @@ TEST_CASE("a concern actor that does not answer in time turns into 503 BACKEND_U
   caf::anon_send_exit(mute, caf::exit_reason::kill);
 }
 
+TEST_CASE("a client that closes a request still being served gives its connection slot back; nothing is written",
+          "[fault][http]") {
+  test_service svc{[](cl::config::settings& s) {
+    s.actors.ask_timeout_ms = 30000;
+    s.http.max_connections = 2;
+  }};
+  auto mute = svc.service().system().spawn(silent_auth);
+  svc.service().directory().update([&](concern_handles& h) { h.set<cl::actors::auth_actor>(mute); });
+  auto connections = [&] {
+    auto m = http_request(svc.admin_port(), "GET", "/metrics");
+    return m ? metric_value(m->body, "contentlake_http_connections") : -1;
+  };
+  const std::string held = "GET /v0/content-lake/resources/res_x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                           + read_token() + "\r\n\r\n";
+  // Both slots serve a request the auth actor never answers: a new connection would be refused.
+  auto a = std::make_unique<connection>(svc.port());
+  connection b{svc.port()};
+  a->send(held);
+  b.send(held);
+  REQUIRE(eventually([&] { return connections() == 2.0; }));
+  // a's client leaves: the service notices (its request has been in flight past a sweep) and
+  // gives the slot back, long before the request's 30 s.
+  auto left = std::chrono::steady_clock::now();
+  a.reset();
+  REQUIRE(eventually([&] { return connections() == 1.0; }, 5000));
+  CHECK(std::chrono::steady_clock::now() - left < std::chrono::seconds{2});
+  connection c{svc.port()};
+  auto r = c.request("GET", "/v0/openapi.json");
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  // b, still held, is answered once its callee is gone: 503, as any request whose callee does not answer.
+  caf::anon_send_exit(mute, caf::exit_reason::kill);
+  auto answer = b.read_response();
+  REQUIRE(answer);
+  CHECK(answer->status == 503);
+}
+
 TEST_CASE("killing a concern actor under load: every request is answered, the actor comes back", "[fault]") {
   test_service svc{[](cl::config::settings& s) { s.rate_limit.burst = 100000; }};
   auto token = read_token();
