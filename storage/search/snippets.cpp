@@ -22,8 +22,17 @@ marked_terms terms_of(const Xapian::Query& q) {
   return m;
 }
 
-/// Whether `word` (as it stands in the text) is one the query looks for.
-static bool marked(std::string_view word, const marked_terms& m, const Xapian::Stem& stem) {
+/// Whether `stem` leaves a word's first letter as it is. Others strip prefixes (Indonesian "membaca"
+/// to "baca", Irish, Arabic) or change letters (German "ä" to "a"): for those every word is stemmed.
+static bool keeps_first_letter(const Xapian::Stem& stem) {
+  if (stem.is_none()) return true;
+  auto name = stem.get_description();
+  return name == "Xapian::Stem(english)" || name == "Xapian::Stem(porter)";
+}
+
+/// Whether `word` (as it stands in the text) is one the query looks for. `kept`: the stemmer keeps
+/// first letters, so a word no stem opens with is not stemmed.
+static bool marked(std::string_view word, const marked_terms& m, const Xapian::Stem& stem, bool kept) {
   std::string lower{word};
   bool ascii = true;
   for (auto& c : lower) {
@@ -33,7 +42,7 @@ static bool marked(std::string_view word, const marked_terms& m, const Xapian::S
   if (!ascii) lower = Xapian::Unicode::tolower(lower);
   if (m.raw.count(lower)) return true;
   // Stemming costs: only words whose first letter starts some stem of the query.
-  if (m.stems.empty() || m.stem_starts.find(lower[0]) == std::string::npos) return false;
+  if (m.stems.empty() || (kept && m.stem_starts.find(lower[0]) == std::string::npos)) return false;
   return m.stems.count(stem(lower)) > 0;
 }
 
@@ -44,6 +53,7 @@ std::string snippet_of(std::string_view text, const marked_terms& m, const Xapia
   std::vector<span> marks;
   std::size_t start = 0, stop = std::min(text.size(), length);
   bool anchored = false;
+  bool kept = keeps_first_letter(stem);
   for (std::size_t i = 0; i < text.size();) {
     if (!word_byte(static_cast<unsigned char>(text[i]))) {
       ++i;
@@ -52,7 +62,7 @@ std::string snippet_of(std::string_view text, const marked_terms& m, const Xapia
     auto j = i;
     while (j < text.size() && word_byte(static_cast<unsigned char>(text[j]))) ++j;
     if (anchored && j > stop) break;
-    if (marked(std::string_view{text}.substr(i, j - i), m, stem)) {
+    if (marked(std::string_view{text}.substr(i, j - i), m, stem, kept)) {
       if (!anchored) {
         // The window opens a little before the first marked word, at a word's start.
         anchored = true;

@@ -14,7 +14,9 @@ namespace cl::storage::search_detail {
 /// query's `Z` terms). Title-only (`S`) and filter (`X`) terms are not marked in the text.
 struct marked_terms {
   std::unordered_set<std::string> raw, stems;
-  std::string stem_starts;  ///< first letters of the stems: words starting otherwise are never stemmed
+  /// First letters of the stems: where the stemmer keeps first letters (English), words starting
+  /// otherwise are never stemmed.
+  std::string stem_starts;
 };
 
 /// The marked terms of query `q`.

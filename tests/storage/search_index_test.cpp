@@ -174,6 +174,23 @@ TEST_CASE("snippets are plain text: markup characters of the text come back as w
   CHECK(p.hits[0].snippet == "compare <b>\u00absalinity\u00bb</b> & density; a &lt; entity");
 }
 
+TEST_CASE("snippets mark the words a query matched, also where the language's stemmer strips a prefix",
+          "[search][index]") {
+  // Indonesian stems "membaca" to "baca" and Irish "bhfear" to "fear": the word in the text does not
+  // open with its stem's first letter. Words no term opens with are passed over unstemmed elsewhere.
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  index.apply({doc("res_1", "Buku", "anak itu sedang membaca buku di perpustakaan", "id"),
+               doc("res_2", "Tide", "Spring tides and neap tides alternate", "en")},
+              {}, 1);
+  auto indonesian = index.search(ask("baca"));
+  REQUIRE(ids(indonesian) == std::vector<std::string>{"res_1"});
+  CHECK(indonesian.hits[0].snippet == "anak itu sedang \u00abmembaca\u00bb buku di perpustakaan");
+  auto english = index.search(ask("tide"));
+  REQUIRE(ids(english) == std::vector<std::string>{"res_2"});
+  CHECK(english.hits[0].snippet == "Spring \u00abtides\u00bb and neap \u00abtides\u00bb alternate");
+}
+
 TEST_CASE("an index of an older format is refused (the service rebuilds it)", "[search][index]") {
   cl::testing::temp_dir dir;
   {
