@@ -37,6 +37,10 @@ const statement hook_get{"SELECT record FROM webhooks WHERE tenant = $1 AND id =
 // on any node and any writer lane: the later waits and reads what the earlier wrote, so neither
 // change is lost.
 const statement hook_get_locked{"SELECT record FROM webhooks WHERE tenant = $1 AND id = $2 FOR UPDATE"};
+// In a write, an owner's endpoints are counted under a lock of that owner's (an advisory lock in the
+// two-key space, held to the commit): two creates through two nodes or lanes cannot both find room
+// under webhooks.max_per_owner. The first key names this use; the second is the owner's hash.
+const statement owner_lock{"SELECT pg_advisory_xact_lock(736284, hashtext($1 || '/' || $2))"};
 const statement hooks_owned{
   "SELECT record FROM webhooks WHERE tenant = $1 AND owner = $2 AND id > $3 ORDER BY id LIMIT $4"};
 const statement hooks_enabled{
@@ -84,6 +88,7 @@ public:
 
   std::vector<webhook_record> owned(std::string_view tenant, std::string_view owner, std::string_view after,
                                     std::size_t limit) const override {
+    if (writable_) db_.run(owner_lock, {tenant, owner});
     return decode_all<webhook_record>(db_.run(hooks_owned, {tenant, owner, after, count(limit)}), decode_webhook);
   }
 

@@ -155,3 +155,27 @@ TEST_CASE("two nodes changing one endpoint at once: neither change is lost", "[s
   CHECK(w->cursor == 9);
   CHECK(w->replay_next == 3);
 }
+
+TEST_CASE("two nodes creating an owner's last allowed endpoint at once: one is refused", "[storage][webhooks][postgresql]") {
+  // POST /webhooks counts the owner's endpoints against webhooks.max_per_owner, then writes.
+  auto url = cl::testing::fresh_postgresql_url();
+  auto name = "cl_cap_" + std::to_string(::getpid());
+  auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url + " application_name=" + name, {}, 2});
+  const std::size_t cap = 2;
+  write(*a, [](write_txn& tx) { webhooks(tx).put(hook("t1", "whk_0", "u_alice")); });
+  auto room = [&](write_txn& tx) { return webhooks(tx).owned("t1", "u_alice", "", cap).size() < cap; };
+  auto kept = cl::testing::race_writes(
+    *a, *b, name,
+    [&](write_txn& tx, const std::function<bool()>& wait) {
+      if (!room(tx) || !wait()) return false;
+      webhooks(tx).put(hook("t1", "whk_a", "u_alice"));
+      return true;
+    },
+    [&](write_txn& tx) {
+      if (!room(tx)) return false;
+      webhooks(tx).put(hook("t1", "whk_b", "u_alice"));
+      return true;
+    });
+  CHECK(kept == std::pair<bool, bool>{true, false});
+  CHECK(ids(webhooks(*a).owned("t1", "u_alice", "", 10)) == std::vector<std::string>{"whk_0", "whk_a"});
+}
