@@ -7,8 +7,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 using namespace cl::storage;
 using cl::testing::temp_dir;
 
@@ -101,12 +99,9 @@ TEST_CASE("an upload completed and aborted through two nodes at once ends one wa
   // The completion records the version when the upload is still in progress; the abort (or the
   // expiry sweep) marks it aborted when it is. The read of a write locks the upload: the abort
   // waits for the completion's commit, then finds it completed and refuses.
-  auto url = cl::testing::fresh_postgresql_url();
-  auto name = "cl_upload_" + std::to_string(::getpid());
-  auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url + " application_name=" + name, {}, 2});
-  write(*a, [](write_txn& tx) { blobs(tx).put_upload(upload_of("t1", "upl_a", 1000)); });
-  auto kept = cl::testing::race_writes(
-    *a, *b, name,
+  cl::testing::racing_stores nodes{"upload"};
+  write(*nodes.a, [](write_txn& tx) { blobs(tx).put_upload(upload_of("t1", "upl_a", 1000)); });
+  auto kept = nodes.race(
     [](write_txn& tx, const std::function<bool()>& wait) {
       auto u = blobs(tx).upload("t1", "upl_a");
       if (u->state != "IN_PROGRESS" || !wait()) return false;
@@ -123,5 +118,5 @@ TEST_CASE("an upload completed and aborted through two nodes at once ends one wa
       return true;
     });
   CHECK(kept == std::pair<bool, bool>{true, false});
-  CHECK(blobs(*a).upload("t1", "upl_a")->state == "COMPLETED");
+  CHECK(blobs(*nodes.a).upload("t1", "upl_a")->state == "COMPLETED");
 }

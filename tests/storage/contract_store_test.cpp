@@ -9,7 +9,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <unistd.h>
 
 using namespace cl::storage;
 using cl::testing::temp_dir;
@@ -188,22 +187,19 @@ TEST_CASE("two nodes updating one contract from the same version: one wins, the 
   // The update_token check of PATCH /contracts/{id}: read the latest version, refuse when it moved,
   // write the next. The read of a write locks the contract, so the other node waits for the commit
   // and then refuses, instead of writing the same version number over it.
-  auto url = cl::testing::fresh_postgresql_url();
-  auto name = "cl_contract_" + std::to_string(::getpid());
-  auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url + " application_name=" + name, {}, 2});
-  a->apply({put("ctr_a", 1, "ACTIVE", {"wrk_1"})});
+  cl::testing::racing_stores nodes{"contract"};
+  nodes.a->apply({put("ctr_a", 1, "ACTIVE", {"wrk_1"})});
   auto at_version_1 = [](write_txn& tx) {
     auto latest = tx.contracts().latest("t1", "ctr_a");
     return latest && latest->find("\"version\":1,") != std::string::npos;
   };
-  auto kept = cl::testing::race_writes(
-    *a, *b, name,
+  auto kept = nodes.race(
     [&](write_txn& tx, const std::function<bool()>& wait) {
       if (!at_version_1(tx) || !wait()) return false;
       return put("ctr_a", 2, "ACTIVE", {"wrk_a"})(tx);
     },
     [&](write_txn& tx) { return at_version_1(tx) && put("ctr_a", 2, "ACTIVE", {"wrk_b"})(tx); });
   CHECK(kept == std::pair<bool, bool>{true, false});
-  CHECK(ids_for_work(*a, "wrk_a") == std::vector<std::string>{"ctr_a"});
-  CHECK(ids_for_work(*a, "wrk_b").empty());
+  CHECK(ids_for_work(*nodes.a, "wrk_a") == std::vector<std::string>{"ctr_a"});
+  CHECK(ids_for_work(*nodes.a, "wrk_b").empty());
 }

@@ -6,8 +6,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 using namespace cl::storage;
 using cl::domain::access_grant;
 using cl::domain::access_role;
@@ -111,21 +109,18 @@ TEST_CASE("two owners demoting each other through two nodes at once: one stays a
   // PUT .../grants/{principal}: a Resource keeps at least one owner. Each demotion reads the grant
   // and asks whether another owner remains; the reads of a write lock what they found, so the
   // second demotion sees the first and refuses.
-  auto url = cl::testing::fresh_postgresql_url();
-  auto name = "cl_grants_" + std::to_string(::getpid());
-  auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url + " application_name=" + name, {}, 2});
-  a->apply({grant("res_1", "u_a", access_role::owner), grant("res_1", "u_b", access_role::owner)});
+  cl::testing::racing_stores nodes{"grants"};
+  nodes.a->apply({grant("res_1", "u_a", access_role::owner), grant("res_1", "u_b", access_role::owner)});
   auto demote = [](write_txn& tx, const std::string& principal) {
     return tx.grants().grant("t1", "res_1", principal).has_value() && tx.grants().another_owner("t1", "res_1", principal);
   };
-  auto kept = cl::testing::race_writes(
-    *a, *b, name,
+  auto kept = nodes.race(
     [&](write_txn& tx, const std::function<bool()>& wait) {
       if (!demote(tx, "u_b") || !wait()) return false;
       return grant("res_1", "u_b", access_role::writer)(tx);
     },
     [&](write_txn& tx) { return demote(tx, "u_a") && grant("res_1", "u_a", access_role::writer)(tx); });
   CHECK(kept == std::pair<bool, bool>{true, false});
-  CHECK(a->grants().role("t1", "u_a", "res_1") == access_role::owner);
-  CHECK(a->grants().role("t1", "u_b", "res_1") == access_role::writer);
+  CHECK(nodes.a->grants().role("t1", "u_a", "res_1") == access_role::owner);
+  CHECK(nodes.a->grants().role("t1", "u_b", "res_1") == access_role::writer);
 }

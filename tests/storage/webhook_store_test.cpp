@@ -8,8 +8,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 using namespace cl::storage;
 using cl::testing::temp_dir;
 
@@ -131,12 +129,9 @@ TEST_CASE("retries come due soonest first; the delivery log is newest first and 
 TEST_CASE("two nodes changing one endpoint at once: neither change is lost", "[storage][webhooks][postgresql]") {
   // The dispatcher stores a batch's cursor while a request through the other node records a
   // replay: each reads the endpoint, changes its own field and puts it back.
-  auto url = cl::testing::fresh_postgresql_url();
-  auto name = "cl_hook_" + std::to_string(::getpid());
-  auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url + " application_name=" + name, {}, 2});
-  write(*a, [](write_txn& tx) { webhooks(tx).put(hook("t1", "whk_a", "u_alice")); });
-  auto kept = cl::testing::race_writes(
-    *a, *b, name,
+  cl::testing::racing_stores nodes{"hook"};
+  write(*nodes.a, [](write_txn& tx) { webhooks(tx).put(hook("t1", "whk_a", "u_alice")); });
+  auto kept = nodes.race(
     [](write_txn& tx, const std::function<bool()>& wait) {
       auto w = webhooks(tx).get("t1", "whk_a");
       if (!wait()) return false;
@@ -151,21 +146,18 @@ TEST_CASE("two nodes changing one endpoint at once: neither change is lost", "[s
       return true;
     });
   REQUIRE(kept == std::pair<bool, bool>{true, true});
-  auto w = webhooks(*a).get("t1", "whk_a");
+  auto w = webhooks(*nodes.a).get("t1", "whk_a");
   CHECK(w->cursor == 9);
   CHECK(w->replay_next == 3);
 }
 
 TEST_CASE("two nodes creating an owner's last allowed endpoint at once: one is refused", "[storage][webhooks][postgresql]") {
   // POST /webhooks counts the owner's endpoints against webhooks.max_per_owner, then writes.
-  auto url = cl::testing::fresh_postgresql_url();
-  auto name = "cl_cap_" + std::to_string(::getpid());
-  auto a = open_postgresql_store({url, {}, 2}), b = open_postgresql_store({url + " application_name=" + name, {}, 2});
+  cl::testing::racing_stores nodes{"cap"};
   const std::size_t cap = 2;
-  write(*a, [](write_txn& tx) { webhooks(tx).put(hook("t1", "whk_0", "u_alice")); });
+  write(*nodes.a, [](write_txn& tx) { webhooks(tx).put(hook("t1", "whk_0", "u_alice")); });
   auto room = [&](write_txn& tx) { return webhooks(tx).owned("t1", "u_alice", "", cap).size() < cap; };
-  auto kept = cl::testing::race_writes(
-    *a, *b, name,
+  auto kept = nodes.race(
     [&](write_txn& tx, const std::function<bool()>& wait) {
       if (!room(tx) || !wait()) return false;
       webhooks(tx).put(hook("t1", "whk_a", "u_alice"));
@@ -177,5 +169,5 @@ TEST_CASE("two nodes creating an owner's last allowed endpoint at once: one is r
       return true;
     });
   CHECK(kept == std::pair<bool, bool>{true, false});
-  CHECK(ids(webhooks(*a).owned("t1", "u_alice", "", 10)) == std::vector<std::string>{"whk_0", "whk_a"});
+  CHECK(ids(webhooks(*nodes.a).owned("t1", "u_alice", "", 10)) == std::vector<std::string>{"whk_0", "whk_a"});
 }

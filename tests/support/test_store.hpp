@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -66,35 +67,58 @@ inline std::string fresh_postgresql_url() {
   return base + " options='-c search_path=" + schema + "'";
 }
 
-/// Two writers of one row, on two PostgreSQL stores of one schema: `held` runs on `a` and calls
-/// `wait()` after its reads; `wait` returns true once `other`, run on `b` meanwhile, has committed or
-/// waits on a row lock (pg_stat_activity, by `b_name`, the application_name `b` was opened with).
-/// A read that took no lock lets `other` commit in between; one that did makes it wait. Returns
-/// what each apply kept.
-inline std::pair<bool, bool> race_writes(storage::record_store& a, storage::record_store& b, const std::string& b_name,
-                                         const std::function<bool(storage::write_txn&, const std::function<bool()>&)>& held,
-                                         const storage::mutation& other) {
-  storage::pg::connection admin{test_postgresql_url()};
-  std::atomic<bool> read{false}, committed{false};
-  bool kept_b = false;
-  std::thread racer{[&] {
-    while (!read) std::this_thread::yield();
-    kept_b = b.apply({other}).front();
-    committed = true;
-  }};
-  auto b_waits = [&] {
-    return admin.run({"SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'"},
-                     {b_name}).integer(0, 0) > 0;
-  };
-  std::function<bool()> wait = [&] {
-    read = true;
-    return eventually([&] { return committed || b_waits(); });
-  };
-  bool kept_a = a.apply({[&](storage::write_txn& tx) { return held(tx, wait); }}).front();
-  read = true;  // `held` refused before it waited: the racer still runs
-  racer.join();
-  return {kept_a, kept_b};
-}
+/// Two nodes' record stores on one fresh PostgreSQL schema, for two writers of one row: `b` is
+/// opened with an application_name of its own, by which `race` sees it wait on a lock.
+struct racing_stores {
+  std::string b_name;
+  std::shared_ptr<storage::record_store> a, b;
+
+  explicit racing_stores(const std::string& label) : b_name{"cl_" + label + "_" + std::to_string(::getpid())} {
+    auto url = fresh_postgresql_url();
+    a = storage::open_postgresql_store({url, {}, 2});
+    b = storage::open_postgresql_store({url + " application_name=" + b_name, {}, 2});
+  }
+
+  /// `held` runs on `a` and calls `wait()` after its reads; `wait` returns true once `other`, run on
+  /// `b` meanwhile, has committed or waits on a lock (pg_stat_activity). A read that took no lock
+  /// lets `other` commit in between; one that did makes it wait. Returns what each apply kept.
+  std::pair<bool, bool> race(const std::function<bool(storage::write_txn&, const std::function<bool()>&)>& held,
+                             const storage::mutation& other) {
+    storage::pg::connection admin{test_postgresql_url()};
+    std::atomic<bool> read{false}, committed{false};
+    bool kept_b = false;
+    std::exception_ptr failed_b;
+    std::thread racer{[&] {
+      while (!read) std::this_thread::yield();
+      try {
+        kept_b = b->apply({other}).front();
+      } catch (...) {
+        failed_b = std::current_exception();
+      }
+      committed = true;
+    }};
+    auto b_waits = [&] {
+      return admin.run({"SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'"},
+                       {b_name}).integer(0, 0) > 0;
+    };
+    std::function<bool()> wait = [&] {
+      read = true;
+      return eventually([&] { return committed || b_waits(); });
+    };
+    bool kept_a = false;
+    std::exception_ptr failed_a;
+    try {
+      kept_a = a->apply({[&](storage::write_txn& tx) { return held(tx, wait); }}).front();
+    } catch (...) {
+      failed_a = std::current_exception();
+    }
+    read = true;  // `held` refused (or failed) before it waited: the racer still runs
+    racer.join();
+    for (const auto& failed : {failed_a, failed_b})
+      if (failed) std::rethrow_exception(failed);
+    return {kept_a, kept_b};
+  }
+};
 
 /// A fresh record store of the backend under test (`dir` is used by LMDB only).
 inline std::shared_ptr<storage::record_store> open_store(const std::string& dir) {
