@@ -101,8 +101,7 @@ TEST_CASE("a concern actor that does not answer in time turns into 503 BACKEND_U
   caf::anon_send_exit(mute, caf::exit_reason::kill);
 }
 
-TEST_CASE("a client that closes a request still being served gives its connection slot back; nothing is written",
-          "[fault][http]") {
+TEST_CASE("a client that closes a request still being served gives its connection slot back at once", "[fault][http]") {
   test_service svc{[](cl::config::settings& s) {
     s.actors.ask_timeout_ms = 30000;
     s.http.max_connections = 2;
@@ -121,7 +120,7 @@ TEST_CASE("a client that closes a request still being served gives its connectio
   a->send(held);
   b.send(held);
   REQUIRE(eventually([&] { return connections() == 2.0; }));
-  // a's client leaves: the service notices (its request has been in flight past a sweep) and
+  // a's client leaves: the service, watching the socket of every request in flight, notices and
   // gives the slot back, long before the request's 30 s.
   auto left = std::chrono::steady_clock::now();
   a.reset();

@@ -177,7 +177,8 @@ TEST_CASE("snippets are plain text: markup characters of the text come back as w
 TEST_CASE("snippets mark the words a query matched, also where the language's stemmer strips a prefix",
           "[search][index]") {
   // Indonesian stems "membaca" to "baca" and Irish "bhfear" to "fear": the word in the text does not
-  // open with its stem's first letter. Words no term opens with are passed over unstemmed elsewhere.
+  // open with its stem's first letter. English keeps first letters: there a word no stem of the
+  // query opens with is not stemmed, and "tides" still is.
   cl::testing::temp_dir dir;
   search_index index{dir.path + "/search"};
   index.apply({doc("res_1", "Buku", "anak itu sedang membaca buku di perpustakaan", "id"),
