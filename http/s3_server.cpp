@@ -647,44 +647,65 @@ private:
     download_->content_length(head ? 0 : length);
     if (head) download_->set(bhttp::field::content_length, std::to_string(status == 304 ? 0 : (status == 206 ? length : info.size)));
     status_ = status;
-    offset_ = first;
-    remaining_ = head ? 0 : length;
+    read_at_ = first;
+    unread_ = remaining_ = head ? 0 : length;
     auto& body = download_->body();
     body.data = nullptr;
     body.size = 0;
     body.more = remaining_ > 0;
     serializer_.emplace(*download_);
     if (head) serializer_->split(true);
+    read_ahead();  // the first chunk is read while the header is written
+    writing_ = true;
     bhttp::async_write_header(stream_, *serializer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      self->writing_ = false;
       if (ec) return self->close();
       if (self->target_.op == s3::operation::head_object || self->remaining_ == 0) return self->finish_download();
-      self->next_download_chunk();
+      self->write_ready();
     });
   }
 
-  void next_download_chunk() {
-    auto n = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, chunk_.size()));
-    int fd = fd_;
-    auto offset = offset_;
-    auto buf = std::make_shared<std::string>(n, '\0');
-    on_read([fd, offset, buf] { return ::pread(fd, buf->data(), buf->size(), static_cast<off_t>(offset)); },
-            [self = shared_from_this(), buf](ssize_t got) {
-              if (got <= 0) return self->close();
-              self->out_chunk_ = std::move(*buf);
-              self->out_chunk_.resize(static_cast<std::size_t>(got));
-              self->offset_ += static_cast<std::uint64_t>(got);
-              self->remaining_ -= static_cast<std::uint64_t>(got);
-              auto& body = self->download_->body();
-              body.data = self->out_chunk_.data();
-              body.size = self->out_chunk_.size();
-              body.more = self->remaining_ > 0;
-              bhttp::async_write(self->stream_, *self->serializer_, [self](beast::error_code ec, std::size_t) {
-                if (ec == bhttp::error::need_buffer) ec = {};
-                if (ec) return self->close();
-                if (self->remaining_ > 0) return self->next_download_chunk();
-                self->finish_download();
-              });
+  /// A download's body goes through two buffers: the next chunk is read from the file while this
+  /// one is written, so the disk and the socket overlap, with no allocation per chunk.
+  void read_ahead() {
+    if (reading_file_ || unread_ == 0 || ready_ >= 0) return;
+    int into = writing_buf_ == 0 ? 1 : 0;
+    if (!out_[into]) out_[into].reset(new char[chunk_size]);
+    auto n = static_cast<std::size_t>(std::min<std::uint64_t>(unread_, chunk_size));
+    reading_file_ = true;
+    on_read([fd = fd_, at = read_at_, buf = out_[into].get(), n] { return ::pread(fd, buf, n, static_cast<off_t>(at)); },
+            [self = shared_from_this(), into](ssize_t got) {
+              self->reading_file_ = false;
+              if (self->closed_ || got <= 0) return self->close();
+              self->read_at_ += static_cast<std::uint64_t>(got);
+              self->unread_ -= std::min<std::uint64_t>(self->unread_, static_cast<std::uint64_t>(got));
+              self->ready_ = into;
+              self->ready_size_ = static_cast<std::size_t>(got);
+              self->write_ready();
             });
+  }
+
+  /// Writes the chunk read last, unless a write is under way (its end comes back here).
+  void write_ready() {
+    if (writing_ || ready_ < 0) return read_ahead();
+    writing_buf_ = ready_;
+    ready_ = -1;
+    auto size = ready_size_;
+    auto& body = download_->body();
+    body.data = out_[writing_buf_].get();
+    body.size = size;
+    body.more = remaining_ > size;
+    writing_ = true;
+    read_ahead();
+    bhttp::async_write(stream_, *serializer_, [self = shared_from_this(), size](beast::error_code ec, std::size_t) {
+      self->writing_ = false;
+      self->writing_buf_ = -1;
+      if (ec == bhttp::error::need_buffer) ec = {};
+      if (ec) return self->close();
+      self->remaining_ -= std::min<std::uint64_t>(self->remaining_, size);
+      if (self->remaining_ > 0) return self->write_ready();
+      self->finish_download();
+    });
   }
 
   void finish_download() {
@@ -750,8 +771,10 @@ private:
   }
 
   void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    closed_ = true;
+    // A read under way still uses the file: its end closes it (read_ahead).
+    if (fd_ >= 0 && !reading_file_) ::close(fd_);
+    if (!reading_file_) fd_ = -1;
     body_timer_.cancel();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -764,7 +787,13 @@ private:
   std::shared_ptr<s3_server::impl> server_;
   beast::flat_buffer buffer_;
   std::string chunk_;
-  std::string out_chunk_;
+  std::unique_ptr<char[]> out_[2];  ///< a download's two body buffers (read_ahead, write_ready)
+  int ready_ = -1;                   ///< the buffer read and not written yet, if any
+  std::size_t ready_size_ = 0;
+  int writing_buf_ = -1;             ///< the buffer being written, if any
+  bool writing_ = false;             ///< a write of the download's (its header or a chunk) is under way
+  bool reading_file_ = false;        ///< a pread is under way
+  bool closed_ = false;
   std::optional<bhttp::request_parser<bhttp::empty_body>> header_;
   std::optional<bhttp::request_parser<bhttp::buffer_body>> body_parser_;
   std::optional<bhttp::request_parser<bhttp::string_body>> small_parser_;
@@ -784,7 +813,8 @@ private:
   bool keep_alive_ = false;  ///< the request's, read before its parser is moved into a body parser
   int fd_ = -1;
   int status_ = 200;
-  std::uint64_t offset_ = 0, remaining_ = 0;
+  std::uint64_t read_at_ = 0, unread_ = 0;  ///< where the next pread starts; bytes not read yet
+  std::uint64_t remaining_ = 0;             ///< body bytes not written yet
 };
 
 }  // namespace
