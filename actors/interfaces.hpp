@@ -69,7 +69,9 @@ using writer_actor = caf::typed_actor<
   // (after the durable commit), false when it refused them.
   caf::replies_to<write_atom, storage::mutation>::with<bool>,
   // Internal: commits everything pending as one transaction (sent to itself).
-  caf::reacts_to<flush_atom>>;
+  caf::reacts_to<flush_atom>,
+  // Internal: removes change-log entries past retention (the pruning writer's own timer).
+  caf::reacts_to<prune_atom>>;
 
 /// Contracts (the contracts route group, a preview addition): contract versions in LMDB.
 using contracts_actor = caf::typed_actor<

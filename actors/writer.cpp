@@ -37,13 +37,10 @@ void commit(writer_state& st, const writer_config& cfg,
   }
 }
 
-/// Removes change-log entries past retention that every consumer has applied, when due. Its own
-/// transaction, and only when the oldest entry is old enough: no fsync for nothing.
-void prune_change_log(writer_state& st, const writer_config& cfg) {
-  if (!cfg.prunes || (cfg.leases && !cfg.leases->holds(storage::lease::pruning))) return;
-  auto now = std::chrono::steady_clock::now();
-  if (now < st.next_prune) return;
-  st.next_prune = now + cfg.change_log_prune_interval;
+/// Removes change-log entries past retention that every consumer has applied. Its own transaction,
+/// and only when the oldest entry is old enough: no fsync for nothing.
+void prune_change_log(const writer_config& cfg) {
+  if (cfg.leases && !cfg.leases->holds(storage::lease::pruning)) return;
   try {
     auto cutoff = domain::now_ms() - cfg.change_log_retention.count();
     auto oldest = cfg.store->read_from(0, 1);
@@ -59,6 +56,7 @@ void prune_change_log(writer_state& st, const writer_config& cfg) {
 writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> self,
                                    std::shared_ptr<const writer_config> cfg) {
   accept_fault_delays(self);
+  if (cfg->prunes) self->delayed_send(self, cfg->change_log_prune_interval, prune_atom_v);
   return {
     [self, cfg](write_atom, storage::mutation& m) -> caf::result<bool> {
       auto& st = self->state;
@@ -68,7 +66,6 @@ writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> 
         auto one = std::move(st.pending);
         st.pending.clear();
         commit(st, *cfg, one);
-        prune_change_log(st, *cfg);
         return rp;
       }
       // Everything already in the mailbox is ahead of this flush message: it joins the group.
@@ -84,7 +81,10 @@ writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> 
       auto group = std::move(st.pending);
       st.pending.clear();
       if (!group.empty()) commit(st, *cfg, group);
-      prune_change_log(st, *cfg);
+    },
+    [self, cfg](prune_atom) {
+      prune_change_log(*cfg);
+      self->delayed_send(self, cfg->change_log_prune_interval, prune_atom_v);
     },
   };
 }
@@ -98,6 +98,7 @@ writer_actor::behavior_type writer_lanes(writer_actor::pointer self, std::vector
       return self->delegate(lanes[lane], write_atom_v, std::move(m));
     },
     [](flush_atom) {},
+    [](prune_atom) {},
   };
 }
 

@@ -26,7 +26,8 @@ struct writer_config {
   std::shared_ptr<writer_stats> stats;
   bool group_commit = true;  ///< false: one transaction (and fsync) per mutation
   /// Change-log entries older than this are removed once every registered consumer has applied
-  /// them; checked after a commit at most once per `change_log_prune_interval`.
+  /// them; checked every `change_log_prune_interval`, on a timer of the pruning writer's own
+  /// (whether or not writes reach it: of several lanes, writes may all go to others).
   std::chrono::milliseconds change_log_retention{std::chrono::hours{24 * 7}};
   std::chrono::milliseconds change_log_prune_interval{std::chrono::seconds{60}};
   bool prunes = true;  ///< this writer prunes the change log (of several lanes, one does)
@@ -38,7 +39,6 @@ struct writer_state {
   static constexpr const char* name = "writer";
   std::vector<std::pair<storage::mutation, caf::typed_response_promise<bool>>> pending;
   bool flush_scheduled = false;
-  std::chrono::steady_clock::time_point next_prune{};  ///< change-log pruning is due from then
 };
 
 /// The writer's behavior; spawn it detached.

@@ -150,3 +150,36 @@ TEST_CASE("writer lanes keep one sender's writes in the order sent, and run diff
   CHECK(store->catalog().get(cl::storage::catalog_kind::work, "t", "wk_first"));
   caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("of several writer lanes the pruning one prunes the change log on its own timer, when every write goes "
+          "to another lane", "[writer]") {
+  testing::temp_dir dir;
+  auto store = cl::testing::open_store(dir.path);
+  auto stats = std::make_shared<writer_stats>();
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  writer_config settings{store, stats, true};
+  settings.change_log_retention = std::chrono::milliseconds{1};  // every entry here is past it
+  settings.change_log_prune_interval = std::chrono::milliseconds{20};
+  auto quiet = settings;
+  quiet.prunes = false;
+  std::vector<writer_actor> lanes{sys.spawn<caf::detached>(writer, std::make_shared<const writer_config>(settings)),
+                                  sys.spawn<caf::detached>(writer, std::make_shared<const writer_config>(quiet))};
+  auto aut = sys.spawn(writer_lanes, lanes);
+  // A sender whose writes all go to the second lane (lanes by sender id), as a client's creates can.
+  std::vector<std::unique_ptr<caf::scoped_actor>> senders;
+  while (senders.empty() || (*senders.back())->id() % 2 != 1) senders.push_back(std::make_unique<caf::scoped_actor>(sys));
+  auto& self = *senders.back();
+  std::mutex m;
+  std::vector<int> ran;
+  for (int i = 0; i < 10; ++i) {
+    self->send(aut, write_atom_v, noted(m, ran, i));
+    self->receive([](bool kept) { CHECK(kept); }, [](caf::error&) { FAIL("write failed"); });
+  }
+  // Pruning keeps the newest entry (the feed's position) and removes the rest.
+  CHECK(testing::eventually([&] { return store->read_from(0, 100).size() == 1; }));
+  auto left = store->read_from(0, 100);
+  REQUIRE(left.size() == 1);
+  CHECK(left.front().id == "wk_1009");
+  caf::anon_send_exit(aut, caf::exit_reason::user_shutdown);
+}

@@ -71,6 +71,7 @@ cl::actors::writer_actor::behavior_type gated_writer(cl::actors::writer_actor::s
       ++*held;
       return rp;
     },
+    [](cl::actors::prune_atom) {},
     [self, real](cl::actors::flush_atom) {
       for (auto& p : self->state.pending)
         self->request(real, caf::infinite, cl::actors::write_atom_v, std::move(p.m))
