@@ -712,6 +712,9 @@ private:
     log(status_);
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    // Every read has ended: a kept-alive connection holds no download buffer while it waits.
+    out_[0].reset();
+    out_[1].reset();
     bool keep = download_->keep_alive();
     if (serializer_->is_done() || target_.op == s3::operation::head_object) return keep ? next_request() : close();
     auto& body = download_->body();
@@ -787,7 +790,7 @@ private:
   std::shared_ptr<s3_server::impl> server_;
   beast::flat_buffer buffer_;
   std::string chunk_;
-  std::unique_ptr<char[]> out_[2];  ///< a download's two body buffers (read_ahead, write_ready)
+  std::unique_ptr<char[]> out_[2];  ///< a download's two body buffers (read_ahead, write_ready), for its time
   int ready_ = -1;                   ///< the buffer read and not written yet, if any
   std::size_t ready_size_ = 0;
   int writing_buf_ = -1;             ///< the buffer being written, if any
