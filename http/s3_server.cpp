@@ -676,7 +676,7 @@ private:
     on_read([fd = fd_, at = read_at_, buf = out_[into].get(), n] { return ::pread(fd, buf, n, static_cast<off_t>(at)); },
             [self = shared_from_this(), into](ssize_t got) {
               self->reading_file_ = false;
-              if (self->closed_ || got <= 0) return self->close();
+              if (!self->stream_.socket().is_open() || got <= 0) return self->close();
               self->read_at_ += static_cast<std::uint64_t>(got);
               self->unread_ -= std::min<std::uint64_t>(self->unread_, static_cast<std::uint64_t>(got));
               self->ready_ = into;
@@ -774,10 +774,11 @@ private:
   }
 
   void close() {
-    closed_ = true;
     // A read under way still uses the file: its end closes it (read_ahead).
-    if (fd_ >= 0 && !reading_file_) ::close(fd_);
-    if (!reading_file_) fd_ = -1;
+    if (!reading_file_) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = -1;
+    }
     body_timer_.cancel();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -796,7 +797,6 @@ private:
   int writing_buf_ = -1;             ///< the buffer being written, if any
   bool writing_ = false;             ///< a write of the download's (its header or a chunk) is under way
   bool reading_file_ = false;        ///< a pread is under way
-  bool closed_ = false;
   std::optional<bhttp::request_parser<bhttp::empty_body>> header_;
   std::optional<bhttp::request_parser<bhttp::buffer_body>> body_parser_;
   std::optional<bhttp::request_parser<bhttp::string_body>> small_parser_;
