@@ -132,7 +132,7 @@ namespace {
 class s3_session : public closable, public std::enable_shared_from_this<s3_session> {
 public:
   s3_session(tcp::socket socket, std::shared_ptr<s3_server::impl> server)
-    : stream_(std::move(socket)), server_(std::move(server)), chunk_(chunk_size, '\0') {}
+    : stream_(std::move(socket)), server_(std::move(server)) {}
 
   void start() { read_header(); }
 
@@ -363,6 +363,7 @@ private:
       [self = shared_from_this()](std::shared_ptr<storage::object_files::incoming> in) {
         if (!in) return self->fail(closed_key, true);
         self->incoming_ = std::move(in);
+        self->chunk_.resize(chunk_size);  // held while this body is read (finish_body releases it)
         self->read_chunk();
       });
   }
@@ -455,6 +456,7 @@ private:
   }
 
   void finish_body() {
+    std::string{}.swap(chunk_);  // a kept-alive connection holds no upload buffer
     const auto& req = body_parser_->get();
     // The signature's declared payload hash, x-amz-checksum-sha256 and Content-MD5 are checked
     // against what was received before anything becomes visible.
@@ -790,7 +792,7 @@ private:
   std::optional<std::uint64_t> raw_remaining_;             ///< body bytes still to read, when not chunked
   std::shared_ptr<s3_server::impl> server_;
   beast::flat_buffer buffer_;
-  std::string chunk_;
+  std::string chunk_;                ///< an upload body's read buffer, chunk_size while the body is read
   std::unique_ptr<char[]> out_[2];  ///< a download's two body buffers (read_ahead, write_ready), for its time
   int ready_ = -1;                   ///< the buffer read and not written yet, if any
   std::size_t ready_size_ = 0;
