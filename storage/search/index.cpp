@@ -644,6 +644,7 @@ search_page search_index::run(const snapshot& at, const search_query& q, int& le
     }
     auto order = with_proximity(mset, db, at.documents, plan);
     impl::learnt answered;  // answered hits are known by document id on the session's next page
+    snippet_maker snippets{plan.marks};
     for (std::size_t i = 0; i < order.size() && page.hits.size() < q.page_size; ++i) {
       auto at_shard = split_docid(*order[i].it, n);
       auto record = at.documents[at_shard.shard].record(at_shard.local);
@@ -651,7 +652,7 @@ search_page search_index::run(const snapshot& at, const search_query& q, int& le
       auto fields = decode_record(*record);
       auto h = fields.hit(order[i].score);
       answered.emplace_back(unique_term(q.tenant, h.id), *order[i].it);
-      h.snippet = snippet_of(fields.text, plan.marks, stemmer_for(h.language), 200);
+      h.snippet = snippets.of(fields.text, h.language, 200);
       page.hits.push_back(std::move(h));
     }
     page.exhausted = mset.size() <= q.page_size;

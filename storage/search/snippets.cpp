@@ -30,9 +30,9 @@ static bool keeps_first_letter(const Xapian::Stem& stem) {
   return name == "Xapian::Stem(english)" || name == "Xapian::Stem(porter)";
 }
 
-/// Whether `word` (as it stands in the text) is one the query looks for. `kept`: the stemmer keeps
-/// first letters, so a word no stem opens with is not stemmed.
-static bool marked(std::string_view word, const marked_terms& m, const Xapian::Stem& stem, bool kept) {
+/// Whether `word` (as it stands in the text) is one the query looks for. Where the stemmer keeps
+/// first letters, a word no stem opens with is not stemmed.
+bool snippet_maker::marked(std::string_view word, language_state& l) {
   std::string lower{word};
   bool ascii = true;
   for (auto& c : lower) {
@@ -40,20 +40,29 @@ static bool marked(std::string_view word, const marked_terms& m, const Xapian::S
     else if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
   if (!ascii) lower = Xapian::Unicode::tolower(lower);
-  if (m.raw.count(lower)) return true;
-  // Stemming costs: only words whose first letter starts some stem of the query.
-  if (m.stems.empty() || (kept && m.stem_starts.find(lower[0]) == std::string::npos)) return false;
-  return m.stems.count(stem(lower)) > 0;
+  if (m_.raw.count(lower)) return true;
+  if (m_.stems.empty() || (l.kept_first_letter && m_.stem_starts.find(lower[0]) == std::string::npos)) return false;
+  auto known = l.seen.find(lower);
+  if (known != l.seen.end()) return known->second;
+  bool is = m_.stems.count(l.stem(lower)) > 0;
+  l.seen.emplace(std::move(lower), is);
+  return is;
 }
 
-std::string snippet_of(std::string_view text, const marked_terms& m, const Xapian::Stem& stem, std::size_t length) {
+std::string snippet_maker::of(std::string_view text, const std::string& language, std::size_t length) {
+  auto at_language = languages_.find(language);
+  if (at_language == languages_.end()) {
+    auto stem = stemmer_for(language);
+    bool kept = keeps_first_letter(stem);
+    at_language = languages_.emplace(language, language_state{std::move(stem), kept, {}}).first;
+  }
+  auto& lang = at_language->second;
   struct span {
     std::size_t begin, end;
   };
   std::vector<span> marks;
   std::size_t start = 0, stop = std::min(text.size(), length);
   bool anchored = false;
-  bool kept = keeps_first_letter(stem);
   for (std::size_t i = 0; i < text.size();) {
     if (!word_byte(static_cast<unsigned char>(text[i]))) {
       ++i;
@@ -62,7 +71,7 @@ std::string snippet_of(std::string_view text, const marked_terms& m, const Xapia
     auto j = i;
     while (j < text.size() && word_byte(static_cast<unsigned char>(text[j]))) ++j;
     if (anchored && j > stop) break;
-    if (marked(std::string_view{text}.substr(i, j - i), m, stem, kept)) {
+    if (marked(text.substr(i, j - i), lang)) {
       if (!anchored) {
         // The window opens a little before the first marked word, at a word's start.
         anchored = true;

@@ -250,10 +250,6 @@ Xapian::Query with_pairs(const Xapian::Query& q, const term_set& common) {
   }
 }
 
-bool word_byte(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
-}
-
 std::size_t count_words(const std::string& text) {
   std::size_t words = 0;
   bool in_word = false;

@@ -59,7 +59,10 @@ Xapian::termcount wdf_per_occurrence(std::size_t words);
 Xapian::BM25Weight ranking();
 
 /// Whether byte `c` belongs to a word (letters, digits, any byte of a multi-byte UTF-8 character).
-bool word_byte(unsigned char c);
+/// Inline: snippets ask it of every byte they scan.
+inline bool word_byte(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
+}
 
 /// Words in `text` as a plain scan counts them (runs of word bytes).
 std::size_t count_words(const std::string& text);

@@ -192,6 +192,24 @@ TEST_CASE("snippets mark the words a query matched, also where the language's st
   CHECK(english.hits[0].snippet == "Spring \u00abtides\u00bb and neap \u00abtides\u00bb alternate");
 }
 
+TEST_CASE("the hits of one page are marked each by its own language's stemmer", "[search][index]") {
+  // A page stems a word once per language: English stems "tides" to the query's "tide"; Japanese has
+  // no stemmer, so there "tides" is a word of its own and only "tide" as written is marked.
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  index.apply({doc("res_1", "Tide", "tide tables list tides", "en"), doc("res_2", "Tide", "tide tables list tides", "ja"),
+               doc("res_3", "Tide", "tides follow the tide", "en")},
+              {}, 1);
+  auto p = index.search(ask("tide"));
+  REQUIRE(p.hits.size() == 3);
+  for (const auto& h : p.hits) {
+    INFO(h.id << ": " << h.snippet);
+    if (h.id == "res_1") CHECK(h.snippet == "\u00abtide\u00bb tables list \u00abtides\u00bb");
+    if (h.id == "res_2") CHECK(h.snippet == "\u00abtide\u00bb tables list tides");
+    if (h.id == "res_3") CHECK(h.snippet == "\u00abtides\u00bb follow the \u00abtide\u00bb");
+  }
+}
+
 TEST_CASE("an index of an older format is refused (the service rebuilds it)", "[search][index]") {
   cl::testing::temp_dir dir;
   {
