@@ -71,8 +71,9 @@ using indexer_actor = caf::typed_actor<
 
 /// Search sessions (the search route group, spec 4.5.3): hold the sessions (whose, which hits
 /// they answered, when they expire) and run their queries on the Xapian index. One per directory
-/// view, on the scheduler's threads (queries are CPU work, like the readers' LMDB reads), sharing
-/// one locked session store.
+/// view, sharing one locked session store: on the scheduler's threads (queries are CPU work, like
+/// the readers' LMDB reads); where the store is PostgreSQL (its reads and writes block), a front per
+/// view over detached workers (`search_session_front`).
 using search_session_actor = caf::typed_actor<
   // Internal: looks again whether the index applied what waiting pages need (sent to itself).
   caf::reacts_to<index_atom>,

@@ -217,4 +217,20 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
   };
 }
 
+search_session_actor::behavior_type search_session_front(search_session_actor::pointer self,
+                                                         std::vector<search_session_actor> workers) {
+  for (const auto& w : workers) self->link_to(w);
+  auto next = [workers, turn = std::make_shared<std::size_t>(0)] { return workers[(*turn)++ % workers.size()]; };
+  return {
+    [](index_atom) {},  // each worker looks after its own waiting pages
+    [self, next](search_atom, search_call& call) -> caf::result<search_outcome> {
+      return self->delegate(next(), search_atom_v, std::move(call));
+    },
+    [self, next](answered_atom, const domain::session_owner& owner, const std::string& id,
+                 std::vector<std::string>& hits) -> caf::result<std::vector<std::string>> {
+      return self->delegate(next(), answered_atom_v, owner, id, std::move(hits));
+    },
+  };
+}
+
 }  // namespace cl::actors

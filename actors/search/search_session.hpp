@@ -53,4 +53,11 @@ inline constexpr std::chrono::milliseconds index_wait_step{10};
 search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state> self,
                                                    std::shared_ptr<const search_session_config> cfg);
 
+/// Several search session actors behind one handle (where a page's session and grant reads are
+/// round trips that block a worker's thread: PostgreSQL): each page and each record of answered
+/// hits goes to the next worker in turn. Linked to them: one that fails takes the others and the
+/// front down, and the supervisor starts them again together.
+search_session_actor::behavior_type search_session_front(search_session_actor::pointer self,
+                                                         std::vector<search_session_actor> workers);
+
 }  // namespace cl::actors

@@ -1,9 +1,17 @@
 // Search sessions in the database every node shares (spec 4.5.3): a page of a session opened on one
 // node continues on any other. The same rules as the memory store (domain/search_session.hpp), in
-// SQL: ownership and idle expiry are checked by each statement, the hits a session answered are rows
-// under its id (a hit taken by a concurrent page, on any node, is taken once: ON CONFLICT DO
-// NOTHING), and the bounds on sessions and held hits are applied by a sweep that one node at a time
-// runs (an advisory lock held by the sweep's statement).
+// SQL: ownership and idle expiry are checked by each statement, the hits a session answered are an
+// array in its row (a hit taken by a concurrent page, on any node, is taken once: the row is locked
+// while a page adds its hits), and the bounds (sessions in all, per owner, held hits) are applied by
+// a sweep that one node at a time runs every few seconds (an advisory lock held by the sweep's
+// statement).
+//
+// What a search costs here: a first page two statements (open, answered), a further page two (find,
+// answered), each on one row found by its key. The key is the table's only index, so a page's
+// update stays on the row's heap page (a HOT update, room kept by the fill factor) and leaves no
+// index entry behind. A page's cost grows with the hits its session answered before (the array is
+// read, compared and written again), bounded by `search.max_session_hits`; the sweep's with the
+// sessions held, bounded by the bounds it applies.
 
 #include "storage/postgresql/search_sessions.hpp"
 
@@ -38,48 +46,64 @@ CREATE TABLE search_session_hits (
   resource text COLLATE "C" NOT NULL,
   PRIMARY KEY (session, resource));
 )sql",
+  // 2: the hits a session answered as an array in its row (one row written per page, not a row per
+  // hit and a cascade per eviction); no index but the key (a page's update is then a HOT one; the
+  // sweep reads every session, and applies the owner's bound too).
+  R"sql(
+ALTER TABLE search_sessions ADD COLUMN hits text[] NOT NULL DEFAULT '{}';
+UPDATE search_sessions s SET hits = h.ids
+  FROM (SELECT session, array_agg(resource ORDER BY resource) AS ids FROM search_session_hits GROUP BY session) h
+  WHERE h.session = s.id;
+DROP TABLE search_session_hits;
+DROP INDEX search_sessions_by_use;
+DROP INDEX search_sessions_by_owner;
+ALTER TABLE search_sessions SET (fillfactor = 50);
+)sql",
 });
 
-/// Opens a session; the owner's least recently used ones past the bound go in the same statement
-/// ($12: how many of the others stay).
+/// Opens a session (the bounds are the sweep's).
 const statement session_open{
-  "WITH evicted AS (DELETE FROM search_sessions WHERE id IN (SELECT id FROM search_sessions "
-  "WHERE tenant = $2 AND sub = $3 AND client_id = $4 ORDER BY last_used_ms DESC, id DESC OFFSET $12)) "
   "INSERT INTO search_sessions (id, tenant, sub, client_id, query, types, languages, work_id, usable_only, position, "
   "last_used_ms) VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[], $8, $9, $10, $11)"};
 
 /// The owner's session and the hits it answered, touched when it has not expired ($6: the oldest
 /// use that has not).
 const statement session_find{
-  "WITH s AS (SELECT id, query, types, languages, work_id, usable_only, position, last_used_ms FROM search_sessions "
-  "WHERE id = $1 AND tenant = $2 AND sub = $3 AND client_id = $4), "
+  "WITH s AS (SELECT id, query, types, languages, work_id, usable_only, position, last_used_ms, hits "
+  "FROM search_sessions WHERE id = $1 AND tenant = $2 AND sub = $3 AND client_id = $4), "
   "touched AS (UPDATE search_sessions t SET last_used_ms = greatest(t.last_used_ms, $5) FROM s "
   "WHERE t.id = s.id AND s.last_used_ms > $6) "
-  "SELECT query, types, languages, work_id, usable_only, position, last_used_ms, "
-  "(SELECT array_agg(resource) FROM search_session_hits WHERE session = $1) FROM s"};
+  "SELECT query, types, languages, work_id, usable_only, position, last_used_ms, hits FROM s"};
 
-/// Records hits under the owner's live session; answers whether it is there and the hits new to it.
-/// The session's row is locked first: concurrent pages of one session record one after the other.
+/// Adds hits ($5, each once) to the owner's live session; answers whether it is there and the hits
+/// new to it, in the order asked. The row is locked first (and read again when a concurrent page
+/// changed it meanwhile): concurrent pages of one session add one after the other, on any node.
 const statement session_answered{
-  "WITH s AS (SELECT id FROM search_sessions WHERE id = $1 AND tenant = $2 AND sub = $3 AND client_id = $4 "
+  "WITH s AS (SELECT id, hits FROM search_sessions WHERE id = $1 AND tenant = $2 AND sub = $3 AND client_id = $4 "
   "AND last_used_ms > $6 FOR UPDATE), "
-  "fresh AS (INSERT INTO search_session_hits (session, resource) SELECT s.id, h FROM s, unnest($5::text[]) AS h "
-  "ON CONFLICT DO NOTHING RETURNING resource), "
-  "touched AS (UPDATE search_sessions t SET last_used_ms = greatest(t.last_used_ms, $7), "
-  "answered = t.answered + (SELECT count(*) FROM fresh) FROM s WHERE t.id = s.id) "
-  "SELECT (SELECT count(*) FROM s), (SELECT array_agg(resource) FROM fresh)"};
+  "fresh AS (SELECT coalesce(array_agg(u.h ORDER BY u.n), '{}') AS f FROM s, unnest($5::text[]) WITH ORDINALITY "
+  "AS u(h, n) WHERE u.h <> ALL (s.hits)), "
+  "touched AS (UPDATE search_sessions t SET last_used_ms = greatest(t.last_used_ms, $7), hits = t.hits || fresh.f, "
+  "answered = t.answered + cardinality(fresh.f) FROM s, fresh WHERE t.id = s.id) "
+  "SELECT (SELECT count(*) FROM s), (SELECT f FROM fresh)"};
 
 /// Forgets sessions idle two TTLs ($1: the newest use forgotten), and of the live ones ($2: the
-/// oldest use that is), the least recently used past the bound on sessions ($4) or on held hits ($3).
-/// One sweep at a time in the cluster: it holds an advisory lock (its key: the migration lock's plus
-/// one, storage/postgresql/schema.cpp) for its statement; another node's sweep meanwhile skips.
+/// oldest use that is), the least recently used past the bound on sessions ($4), on held hits ($3)
+/// or on the sessions of their owner ($5). One sweep at a time in the cluster: it holds an advisory
+/// lock (its key: the migration lock's plus one, storage/postgresql/schema.cpp) for its statement;
+/// another node's sweep meanwhile skips.
 const statement sessions_sweep{
   "WITH lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(7362846102834652) AS got) "
   "DELETE FROM search_sessions WHERE (SELECT got FROM lock) AND id IN ("
   "SELECT id FROM search_sessions WHERE last_used_ms <= $1 UNION ALL "
-  "SELECT id FROM (SELECT id, sum(answered) OVER w AS held, row_number() OVER w AS n FROM search_sessions "
-  "WHERE last_used_ms > $2 WINDOW w AS (ORDER BY last_used_ms DESC, id DESC)) live WHERE held > $3 OR n > $4)"};
+  "SELECT id FROM (SELECT id, sum(answered) OVER w AS held, row_number() OVER w AS n, row_number() OVER "
+  "(PARTITION BY tenant, sub, client_id ORDER BY last_used_ms DESC, id DESC) AS mine FROM search_sessions "
+  "WHERE last_used_ms > $2 WINDOW w AS (ORDER BY last_used_ms DESC, id DESC)) live "
+  "WHERE held > $3 OR n > $4 OR mine > $5)"};
 const statement sessions_live{"SELECT count(*) FROM search_sessions WHERE last_used_ms > $1"};
+
+/// The longest time between two sweeps: how long a principal's sessions may stay past their bound.
+constexpr std::int64_t sweep_at_most_ms = 5000;
 
 std::string boolean(bool b) { return b ? "true" : "false"; }
 
@@ -92,16 +116,15 @@ public:
     : limits_(limits),
       pool_(s.url, s.password, std::max<std::size_t>(1, connections), s.wait, s.replan_after, s.answer_wait),
       db_(pool_),
-      sweep_every_ms_(std::clamp<std::int64_t>(limits.ttl_ms / 2, 1000, 60000)) {}
+      sweep_every_ms_(std::clamp<std::int64_t>(limits.ttl_ms / 2, 1000, sweep_at_most_ms)) {}
 
   std::string open(const domain::session_owner& owner, domain::search_request request, std::uint64_t position,
                    std::int64_t now_ms) override {
     sweep_when_due(now_ms);
     auto id = domain::random_id("srch_");
-    auto others = limits_.max_per_principal == 0 ? bound(0) : num(static_cast<std::uint64_t>(limits_.max_per_principal - 1));
     db_.run(session_open, {id, owner.tenant, owner.sub, owner.client_id, request.query, pg::array_literal(request.types),
                            pg::array_literal(request.languages), request.work_id, boolean(request.usable_only),
-                           num(position), num(now_ms), others});
+                           num(position), num(now_ms)});
     return id;
   }
 
@@ -131,28 +154,27 @@ public:
   std::vector<std::string> answered(const std::string& id, const domain::session_owner& owner,
                                     const std::vector<std::string>& hit_ids, std::int64_t now_ms) override {
     if (hit_ids.empty()) return {};
-    auto r = db_.run(session_answered, {id, owner.tenant, owner.sub, owner.client_id, pg::array_literal(hit_ids),
-                                        num(now_ms - limits_.ttl_ms), num(now_ms)});
-    if (r.integer(0, 0) == 0) return hit_ids;  // gone meanwhile: nothing left to repeat them
-    std::unordered_set<std::string> fresh;
-    if (!r.is_null(0, 1))
-      for (auto& h : pg::parse_array(r.text(0, 1))) fresh.insert(std::move(h));
-    std::vector<std::string> out;  // in the order asked, each once
+    std::vector<std::string> asked;  // each once, in the order asked
+    asked.reserve(hit_ids.size());
+    std::unordered_set<std::string> seen;
     for (const auto& h : hit_ids)
-      if (fresh.erase(h)) out.push_back(h);
-    return out;
+      if (seen.insert(h).second) asked.push_back(h);
+    auto r = db_.run(session_answered, {id, owner.tenant, owner.sub, owner.client_id, pg::array_literal(asked),
+                                        num(now_ms - limits_.ttl_ms), num(now_ms)});
+    if (r.integer(0, 0) == 0) return asked;  // gone meanwhile: nothing left to repeat them
+    return pg::parse_array(r.text(0, 1));
   }
 
   std::size_t size() const override { return live_.load(); }
 
 private:
-  /// Sweeps when due (at most every half TTL, at most every minute): run by the call that finds it
-  /// due, on one node at a time.
+  /// Sweeps when due (every half TTL, or every `sweep_at_most_ms` when that is shorter, at least a
+  /// second apart): run by the call that finds it due, on one node at a time.
   void sweep_when_due(std::int64_t now_ms) {
     auto due = next_sweep_ms_.load();
     if (now_ms < due || !next_sweep_ms_.compare_exchange_strong(due, now_ms + sweep_every_ms_)) return;
     db_.run(sessions_sweep, {num(now_ms - 2 * limits_.ttl_ms), num(now_ms - limits_.ttl_ms),
-                             bound(limits_.max_held_hits), bound(limits_.max_sessions)});
+                             bound(limits_.max_held_hits), bound(limits_.max_sessions), bound(limits_.max_per_principal)});
     live_ = static_cast<std::size_t>(db_.run(sessions_live, {num(now_ms - limits_.ttl_ms)}).integer(0, 0));
   }
 
