@@ -87,6 +87,10 @@ bool schema_part(std::string name, std::vector<std::string> migrations);
 /// Each part's name and the version this build creates and reads.
 std::vector<std::pair<std::string, int>> schema_versions();
 
+/// The SQL of a part's migration `version` (from 1): a test builds a database as an earlier build
+/// left it.
+const std::string& schema_step(const std::string& part, int version);
+
 /// Applies the migrations `db` has not had, every part's, in one transaction under a lock every
 /// node takes (several nodes starting at once apply each once). Throws std::runtime_error when a
 /// part's schema is newer than this build's.

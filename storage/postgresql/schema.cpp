@@ -120,6 +120,10 @@ std::vector<std::pair<std::string, int>> schema_versions() {
   return out;
 }
 
+const std::string& schema_step(const std::string& part, int version) {
+  return parts().at(part).at(static_cast<std::size_t>(version - 1));
+}
+
 void migrate(const connection& db) {
   db.exec("BEGIN");
   try {

@@ -5,6 +5,7 @@
 // long enough to pass a sweep while the sessions live.
 
 #include "domain/search_session.hpp"
+#include "storage/postgresql/backend.hpp"
 #include "storage/postgresql/search_sessions.hpp"
 #include "tests/support/test_store.hpp"
 
@@ -166,23 +167,11 @@ TEST_CASE("sessions of a database at the first search schema keep their hits thr
   cl::storage::open_postgresql_store(pg);
   {
     cl::storage::pg::connection db{url};
-    db.exec(R"sql(
-DROP TABLE search_sessions;
-CREATE TABLE search_sessions (
-  id text COLLATE "C" PRIMARY KEY, tenant text COLLATE "C" NOT NULL, sub text COLLATE "C" NOT NULL,
-  client_id text COLLATE "C" NOT NULL, query text NOT NULL, types text[] NOT NULL, languages text[] NOT NULL,
-  work_id text NOT NULL, usable_only boolean NOT NULL, position bigint NOT NULL, last_used_ms bigint NOT NULL,
-  answered integer NOT NULL DEFAULT 0);
-CREATE INDEX search_sessions_by_owner ON search_sessions (tenant, sub, client_id, last_used_ms);
-CREATE INDEX search_sessions_by_use ON search_sessions (last_used_ms);
-CREATE TABLE search_session_hits (
-  session text COLLATE "C" NOT NULL REFERENCES search_sessions (id) ON DELETE CASCADE,
-  resource text COLLATE "C" NOT NULL,
-  PRIMARY KEY (session, resource));
-DELETE FROM contentlake_schema WHERE part = 'search' AND version > 1;
-INSERT INTO search_sessions VALUES ('srch_old', 't_a', 'u_alice', 'a_app', 'tides', '{article}', '{en}', '', false, 7, 1000, 2);
-INSERT INTO search_session_hits VALUES ('srch_old', 'res_1'), ('srch_old', 'res_2');
-)sql");
+    db.exec("DROP TABLE search_sessions; DELETE FROM contentlake_schema WHERE part = 'search' AND version > 1");
+    db.exec(cl::storage::pg::schema_step("search", 1));
+    db.exec("INSERT INTO search_sessions VALUES ('srch_old', 't_a', 'u_alice', 'a_app', 'tides', '{article}', '{en}', "
+            "'', false, 7, 1000, 2); "
+            "INSERT INTO search_session_hits VALUES ('srch_old', 'res_1'), ('srch_old', 'res_2')");
   }
   auto limits = small(10, 10, 60000);
   auto store = cl::storage::open_postgresql_sessions(pg, limits, 2);
