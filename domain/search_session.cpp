@@ -44,30 +44,37 @@ std::size_t memory_session_store::held_hits() const {
   return held_hits_;
 }
 
-std::string memory_session_store::open(const session_owner& owner, search_request request, std::uint64_t position,
-                                       std::int64_t now_ms) {
+std::string session_store::open(const session_owner& owner, search_request request, std::uint64_t position,
+                                std::int64_t now_ms) {
+  auto id = random_id("srch_");
+  opened(id, owner, std::move(request), position, {}, now_ms);
+  return id;
+}
+
+std::vector<std::string> memory_session_store::opened(const std::string& id, const session_owner& owner,
+                                                      search_request request, std::uint64_t position,
+                                                      const std::vector<std::string>& hit_ids, std::int64_t now_ms) {
   std::lock_guard<std::mutex> guard{mutex_};
   sweep(now_ms);
   auto key = owner_key(owner);
   if (limits_.max_per_principal > 0 && per_owner_[key] >= limits_.max_per_principal) {
-    for (const auto& id : lru_)  // this owner's least recently used
-      if (owner_key(sessions_.at(id).session.owner) == key) {
-        drop(id, false);
+    for (const auto& other : lru_)  // this owner's least recently used
+      if (owner_key(sessions_.at(other).session.owner) == key) {
+        drop(other, false);
         break;
       }
   }
   if (limits_.max_sessions > 0 && sessions_.size() >= limits_.max_sessions) drop(lru_.front(), false);
   search_session s;
-  s.id = random_id("srch_");
+  s.id = id;
   s.owner = owner;
   s.request = std::move(request);
   s.last_used_ms = now_ms;
   s.position = position;
-  auto id = s.id;
   lru_.push_back(id);
-  sessions_.emplace(id, entry{std::move(s), std::prev(lru_.end())});
+  auto& e = sessions_.emplace(id, entry{std::move(s), std::prev(lru_.end())}).first->second;
   ++per_owner_[key];
-  return id;
+  return record(e, hit_ids);
 }
 
 found_session memory_session_store::find(const std::string& id, const session_owner& owner, std::int64_t now_ms) {
@@ -97,12 +104,17 @@ std::vector<std::string> memory_session_store::answered(const std::string& id, c
   if (it == sessions_.end() || !(it->second.session.owner == owner)) return hit_ids;
   it->second.session.last_used_ms = now_ms;
   lru_.splice(lru_.end(), lru_, it->second.lru);
+  return record(it->second, hit_ids);
+}
+
+std::vector<std::string> memory_session_store::record(entry& e, const std::vector<std::string>& hit_ids) {
   std::vector<std::string> fresh;
   for (const auto& h : hit_ids)
-    if (it->second.session.returned.insert(h).second) fresh.push_back(h);
+    if (e.session.returned.insert(h).second) fresh.push_back(h);
   held_hits_ += fresh.size();
   // The memory bound: other sessions go, least recently used first (never the one answering).
-  while (limits_.max_held_hits > 0 && held_hits_ > limits_.max_held_hits && lru_.front() != id) drop(lru_.front(), false);
+  while (limits_.max_held_hits > 0 && held_hits_ > limits_.max_held_hits && lru_.front() != e.session.id)
+    drop(lru_.front(), false);
   return fresh;
 }
 

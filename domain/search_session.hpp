@@ -70,9 +70,14 @@ struct found_session {
 class session_store {
 public:
   virtual ~session_store() = default;
-  /// Opens a session for `owner` on an index at `position`; answers its id. May evict (limits).
-  virtual std::string open(const session_owner& owner, search_request request, std::uint64_t position,
-                           std::int64_t now_ms) = 0;
+  /// Opens the session `id` (new) for `owner` on an index at `position`, with `hit_ids` answered
+  /// by its first page at once (one write where the store is shared); answers them, each once, in
+  /// order. May evict (limits).
+  virtual std::vector<std::string> opened(const std::string& id, const session_owner& owner, search_request request,
+                                          std::uint64_t position, const std::vector<std::string>& hit_ids,
+                                          std::int64_t now_ms) = 0;
+  /// Opens a session with no hit answered yet; answers its id.
+  std::string open(const session_owner& owner, search_request request, std::uint64_t position, std::int64_t now_ms);
   /// The session `id` of `owner`, touched (its idle time restarts); or why not.
   virtual found_session find(const std::string& id, const session_owner& owner, std::int64_t now_ms) = 0;
   /// Records hits as answered by `owner`'s session `id`; answers those it had not answered before,
@@ -90,8 +95,9 @@ public:
 class memory_session_store final : public session_store {
 public:
   explicit memory_session_store(session_limits limits);
-  std::string open(const session_owner& owner, search_request request, std::uint64_t position,
-                   std::int64_t now_ms) override;
+  std::vector<std::string> opened(const std::string& id, const session_owner& owner, search_request request,
+                                  std::uint64_t position, const std::vector<std::string>& hit_ids,
+                                  std::int64_t now_ms) override;
   found_session find(const std::string& id, const session_owner& owner, std::int64_t now_ms) override;
   std::vector<std::string> answered(const std::string& id, const session_owner& owner,
                                     const std::vector<std::string>& hit_ids, std::int64_t now_ms) override;
@@ -106,6 +112,7 @@ private:
     lru_list::iterator lru;
   };
   void drop(const std::string& id, bool expired);
+  std::vector<std::string> record(entry& e, const std::vector<std::string>& hit_ids);
   void sweep(std::int64_t now_ms);
   static std::string owner_key(const session_owner& o);
 

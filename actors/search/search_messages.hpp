@@ -43,6 +43,9 @@ struct search_call {
   domain::session_owner owner;
   std::string search_id;
   domain::search_request request;  ///< a new search only
+  /// `search_id` is this answer's new session, not stored yet (a later round of its first page):
+  /// ranked like a new search; the page's record of its answered hits opens it.
+  bool unopened = false;
   std::vector<std::string> principals;
   search_stream_call full, metadata;
   /// Index rankings this call may run in all, both lists and every retry (the answer's budget).
@@ -56,13 +59,24 @@ struct search_call {
 /// query Xapian cannot parse), or the session, its request and each list's next candidates.
 struct search_outcome {
   std::optional<domain::api_error> error;
-  std::string search_id;
+  std::string search_id;  ///< a new search: its id, stored once the page records its hits
   domain::search_request request;
+  std::uint64_t position = 0;  ///< a new search: the position of the index that ranked it
   search_stream full, metadata;
   std::size_t answered_before = 0;  ///< hits the session answered before this page
   bool session_full = false;        ///< the session answered as many hits as it may
   int spent = 0;                    ///< index rankings this call ran (of `search_call::budget`)
   std::uint64_t behind = 0;         ///< internal: the position the index must apply first
+};
+/// The hits a page answers, recorded in its session (`opens`: the session is the page's own, new,
+/// opened with them on an index at `position`).
+struct session_record {
+  domain::session_owner owner;
+  std::string search_id;
+  std::vector<std::string> hits;
+  bool opens = false;
+  domain::search_request request;
+  std::uint64_t position = 0;
 };
 /// Search indexer (the search route group): applies the change log to the Xapian index.
 using indexer_actor = caf::typed_actor<
@@ -79,13 +93,13 @@ using search_session_actor = caf::typed_actor<
   caf::reacts_to<index_atom>,
   // A page of candidates for a new or continued search, ranked past what the session answered.
   caf::replies_to<search_atom, search_call>::with<search_outcome>,
-  // (owner, search id, hit ids the answer shows) -> those not answered before (recorded now; a
-  // concurrent page of the same session may have taken the others).
-  caf::replies_to<answered_atom, domain::session_owner, std::string, std::vector<std::string>>::with<
-    std::vector<std::string>>>;
+  // The hit ids an answer shows -> those not answered before (recorded now; a concurrent page of
+  // the same session may have taken the others). A new search's session opens with them.
+  caf::replies_to<answered_atom, session_record>::with<std::vector<std::string>>>;
 
 }  // namespace cl::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::search_call)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::search_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::session_record)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::domain::session_owner)

@@ -98,6 +98,7 @@ struct gathered {
   bool exhausted = false;
   int rounds = 0;
   int budget = max_index_runs;  ///< index rankings left to this answer
+  std::uint64_t opened_at = 0;   ///< a new search: the position of the index that ranked its first round
 };
 
 /// A hit as the caller sees it: rights resolved now; without its snippet when those rights refuse
@@ -147,7 +148,8 @@ void answer(caf::event_based_actor* self, const std::shared_ptr<const request_co
       r.headers.emplace_back("Cache-Control", "no-store");
       done(std::move(r));
     },
-    answered_atom_v, g->call.owner, g->call.search_id, g->ids);
+    answered_atom_v,
+    session_record{g->call.owner, g->call.search_id, g->ids, g->call.unopened, g->call.request, g->opened_at});
 }
 
 /// A candidate one of the two lists may answer: which hit, of which list, with its rights.
@@ -196,9 +198,11 @@ void round(caf::event_based_actor* self, const std::shared_ptr<const request_con
         }
         return done(domain::api_reply::from(std::move(*o.error)));
       }
-      if (g->call.search_id.empty()) {
+      if (g->call.search_id.empty()) {  // a new search: its session opens with this page's record
         g->call.search_id = o.search_id;
         g->call.request = o.request;
+        g->call.unopened = true;
+        g->opened_at = o.position;
       }
       if (g->rounds == 0) g->answered_before = o.answered_before;
       ++g->rounds;

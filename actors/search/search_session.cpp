@@ -3,6 +3,7 @@
 #include "actors/fault_hooks.hpp"
 
 #include "domain/clock.hpp"
+#include "domain/ids.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -99,7 +100,7 @@ search_outcome page_of(const search_session_config& cfg, search_call& call) {
   // What the session answered so far, a copy (bounded by max_returned); the queries then run in
   // parallel with other sessions' queries.
   std::vector<std::string> returned;
-  bool continued = !call.search_id.empty();
+  bool continued = !call.search_id.empty() && !call.unopened;
   if (continued) {
     auto found = guarded_sessions([&] { return sessions.find(call.search_id, call.owner, now); });
     if (!found) {
@@ -153,11 +154,11 @@ search_outcome page_of(const search_session_config& cfg, search_call& call) {
     out.error = domain::api_error{domain::error_id::backend_unavailable, "The search index is unavailable.", {}};
     return out;
   }
-  // A new search becomes a session once its query has been accepted.
+  // A new search's session is opened by the record of its first page's hits (one write), under an
+  // id given now.
   if (!continued) {
-    auto id = guarded_sessions([&] { return sessions.open(call.owner, out.request, cfg.index->applied(), now); });
-    if (!id) out.error = sessions_unavailable();
-    else out.search_id = std::move(*id);
+    out.search_id = call.unopened ? call.search_id : domain::random_id("srch_");
+    out.position = cfg.index->applied();
   }
   return out;
 }
@@ -207,10 +208,13 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
       return promise;
     },
     [self, cfg](index_atom) { answer_waiting(self, *cfg); },
-    [cfg](answered_atom, const domain::session_owner& owner, const std::string& id,
-          std::vector<std::string>& hits) -> caf::result<std::vector<std::string>> {
+    [cfg](answered_atom, session_record& r) -> caf::result<std::vector<std::string>> {
       // Unrecorded, hits could be answered again by a later page: this page fails instead (503).
-      auto fresh = guarded_sessions([&] { return cfg->sessions->answered(id, owner, hits, domain::now_ms()); });
+      auto fresh = guarded_sessions([&] {
+        auto now = domain::now_ms();
+        return r.opens ? cfg->sessions->opened(r.search_id, r.owner, std::move(r.request), r.position, r.hits, now)
+                       : cfg->sessions->answered(r.search_id, r.owner, r.hits, now);
+      });
       if (!fresh) return caf::make_error(backend_error::storage_failure, "search sessions unavailable");
       return std::move(*fresh);
     },
@@ -226,9 +230,8 @@ search_session_actor::behavior_type search_session_front(search_session_actor::p
     [self, next](search_atom, search_call& call) -> caf::result<search_outcome> {
       return self->delegate(next(), search_atom_v, std::move(call));
     },
-    [self, next](answered_atom, const domain::session_owner& owner, const std::string& id,
-                 std::vector<std::string>& hits) -> caf::result<std::vector<std::string>> {
-      return self->delegate(next(), answered_atom_v, owner, id, std::move(hits));
+    [self, next](answered_atom, session_record& r) -> caf::result<std::vector<std::string>> {
+      return self->delegate(next(), answered_atom_v, std::move(r));
     },
   };
 }

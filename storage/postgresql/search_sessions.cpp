@@ -6,8 +6,8 @@
 // a sweep that one node at a time runs every few seconds (an advisory lock held by the sweep's
 // statement).
 //
-// What a search costs here: a first page two statements (open, answered), a further page two (find,
-// answered), each on one row found by its key. The key is the table's only index, so a page's
+// What a search costs here: a first page one statement (opened: the session with the hits it
+// answered), a further page two (find, answered), each on one row found by its key. The key is the table's only index, so a page's
 // update stays on the row's heap page (a HOT update, room kept by the fill factor) and leaves no
 // index entry behind. A page's cost grows with the hits its session answered before (the array is
 // read, compared and written again), bounded by `search.max_session_hits`; the sweep's with the
@@ -61,10 +61,11 @@ ALTER TABLE search_sessions SET (fillfactor = 50);
 )sql",
 });
 
-/// Opens a session (the bounds are the sweep's).
+/// Opens a session with the hits its first page answered ($12, each once; the bounds are the sweep's).
 const statement session_open{
   "INSERT INTO search_sessions (id, tenant, sub, client_id, query, types, languages, work_id, usable_only, position, "
-  "last_used_ms) VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[], $8, $9, $10, $11)"};
+  "last_used_ms, hits, answered) VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[], $8, $9, $10, $11, $12::text[], "
+  "cardinality($12::text[]))"};
 
 /// The owner's session and the hits it answered, touched when it has not expired ($6: the oldest
 /// use that has not).
@@ -102,6 +103,16 @@ const statement sessions_sweep{
   "WHERE held > $3 OR n > $4 OR mine > $5)"};
 const statement sessions_live{"SELECT count(*) FROM search_sessions WHERE last_used_ms > $1"};
 
+/// `ids` each once, in order.
+std::vector<std::string> each_once(const std::vector<std::string>& ids) {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  std::unordered_set<std::string> seen;
+  for (const auto& h : ids)
+    if (seen.insert(h).second) out.push_back(h);
+  return out;
+}
+
 /// The longest time between two sweeps: how long a principal's sessions may stay past their bound.
 constexpr std::int64_t sweep_at_most_ms = 5000;
 
@@ -118,14 +129,15 @@ public:
       db_(pool_),
       sweep_every_ms_(std::clamp<std::int64_t>(limits.ttl_ms / 2, 1000, sweep_at_most_ms)) {}
 
-  std::string open(const domain::session_owner& owner, domain::search_request request, std::uint64_t position,
-                   std::int64_t now_ms) override {
+  std::vector<std::string> opened(const std::string& id, const domain::session_owner& owner,
+                                  domain::search_request request, std::uint64_t position,
+                                  const std::vector<std::string>& hit_ids, std::int64_t now_ms) override {
     sweep_when_due(now_ms);
-    auto id = domain::random_id("srch_");
+    auto hits = each_once(hit_ids);
     db_.run(session_open, {id, owner.tenant, owner.sub, owner.client_id, request.query, pg::array_literal(request.types),
                            pg::array_literal(request.languages), request.work_id, boolean(request.usable_only),
-                           num(position), num(now_ms)});
-    return id;
+                           num(position), num(now_ms), pg::array_literal(hits)});
+    return hits;
   }
 
   domain::found_session find(const std::string& id, const domain::session_owner& owner, std::int64_t now_ms) override {
@@ -154,11 +166,7 @@ public:
   std::vector<std::string> answered(const std::string& id, const domain::session_owner& owner,
                                     const std::vector<std::string>& hit_ids, std::int64_t now_ms) override {
     if (hit_ids.empty()) return {};
-    std::vector<std::string> asked;  // each once, in the order asked
-    asked.reserve(hit_ids.size());
-    std::unordered_set<std::string> seen;
-    for (const auto& h : hit_ids)
-      if (seen.insert(h).second) asked.push_back(h);
+    auto asked = each_once(hit_ids);
     auto r = db_.run(session_answered, {id, owner.tenant, owner.sub, owner.client_id, pg::array_literal(asked),
                                         num(now_ms - limits_.ttl_ms), num(now_ms)});
     if (r.integer(0, 0) == 0) return asked;  // gone meanwhile: nothing left to repeat them

@@ -187,3 +187,16 @@ TEST_CASE("sessions of a database at the first search schema keep their hits thr
   static const cl::storage::pg::statement version{"SELECT max(version) FROM contentlake_schema WHERE part = 'search'"};
   CHECK(db.run(version, {}).integer(0, 0) == 2);
 }
+
+TEST_CASE("a session opened with its first page's hits has answered them, each once", "[search][sessions]") {
+  auto store = sessions(small(10, 10));
+  CHECK(store->opened("srch_first", alice, asking("tides"), 3, {"res_2", "res_1", "res_2"}, 0)
+        == std::vector<std::string>{"res_2", "res_1"});
+  auto s = store->find("srch_first", alice, 1).session;
+  REQUIRE(s);
+  CHECK(s->returned == std::unordered_set<std::string>{"res_1", "res_2"});
+  CHECK(s->position == 3);
+  CHECK(s->request.query == "tides");
+  CHECK(store->answered("srch_first", alice, {"res_1", "res_3"}, 2) == std::vector<std::string>{"res_3"});
+  CHECK_FALSE(store->find("srch_first", session_owner{"t_a", "u_bob", "a_app"}, 3).session);
+}
