@@ -44,13 +44,6 @@ std::size_t memory_session_store::held_hits() const {
   return held_hits_;
 }
 
-std::string session_store::open(const session_owner& owner, search_request request, std::uint64_t position,
-                                std::int64_t now_ms) {
-  auto id = random_id("srch_");
-  opened(id, owner, std::move(request), position, {}, now_ms);
-  return id;
-}
-
 std::vector<std::string> memory_session_store::opened(const std::string& id, const session_owner& owner,
                                                       search_request request, std::uint64_t position,
                                                       const std::vector<std::string>& hit_ids, std::int64_t now_ms) {

@@ -76,8 +76,6 @@ public:
   virtual std::vector<std::string> opened(const std::string& id, const session_owner& owner, search_request request,
                                           std::uint64_t position, const std::vector<std::string>& hit_ids,
                                           std::int64_t now_ms) = 0;
-  /// Opens a session with no hit answered yet; answers its id.
-  std::string open(const session_owner& owner, search_request request, std::uint64_t position, std::int64_t now_ms);
   /// The session `id` of `owner`, touched (its idle time restarts); or why not.
   virtual found_session find(const std::string& id, const session_owner& owner, std::int64_t now_ms) = 0;
   /// Records hits as answered by `owner`'s session `id`; answers those it had not answered before,

@@ -7,11 +7,11 @@
 // statement).
 //
 // What a search costs here: a first page one statement (opened: the session with the hits it
-// answered), a further page two (find, answered), each on one row found by its key. The key is the table's only index, so a page's
-// update stays on the row's heap page (a HOT update, room kept by the fill factor) and leaves no
-// index entry behind. A page's cost grows with the hits its session answered before (the array is
-// read, compared and written again), bounded by `search.max_session_hits`; the sweep's with the
-// sessions held, bounded by the bounds it applies.
+// answered), a further page two (find, answered), each on one row found by its key. The key is the
+// table's only index, so a page's update stays on the row's heap page (a HOT update, room kept by
+// the fill factor) and leaves no index entry behind. A page's cost grows with the hits its session
+// answered before (the array is read, compared and written again), bounded by
+// `search.max_session_hits`; the sweep's with the sessions held, bounded by the bounds it applies.
 
 #include "storage/postgresql/search_sessions.hpp"
 
@@ -182,7 +182,8 @@ private:
     auto due = next_sweep_ms_.load();
     if (now_ms < due || !next_sweep_ms_.compare_exchange_strong(due, now_ms + sweep_every_ms_)) return;
     db_.run(sessions_sweep, {num(now_ms - 2 * limits_.ttl_ms), num(now_ms - limits_.ttl_ms),
-                             bound(limits_.max_held_hits), bound(limits_.max_sessions), bound(limits_.max_per_principal)});
+                             bound(limits_.max_held_hits), bound(limits_.max_sessions),
+                             bound(limits_.max_per_principal)});
     live_ = static_cast<std::size_t>(db_.run(sessions_live, {num(now_ms - limits_.ttl_ms)}).integer(0, 0));
   }
 

@@ -4,6 +4,7 @@
 // applies the bounds on all sessions in a sweep (at most every half TTL): those tests use a TTL
 // long enough to pass a sweep while the sessions live.
 
+#include "domain/ids.hpp"
 #include "domain/search_session.hpp"
 #include "storage/postgresql/backend.hpp"
 #include "storage/postgresql/search_sessions.hpp"
@@ -39,11 +40,19 @@ std::shared_ptr<session_store> sessions(const session_limits& limits) {
 
 search_request asking(std::string query) { return {std::move(query), {}, {}, {}, false}; }
 
+/// A new session with no hit answered yet (as a first page that found none opens one); its id.
+std::string open(session_store& store, const session_owner& owner, search_request request, std::uint64_t position,
+                 std::int64_t now_ms) {
+  auto id = cl::domain::random_id("srch_");
+  store.opened(id, owner, std::move(request), position, {}, now_ms);
+  return id;
+}
+
 }  // namespace
 
 TEST_CASE("a session belongs to its tenant, subject and client: anyone else finds nothing", "[search][sessions]") {
   auto store = sessions(small(10, 10));
-  auto id = store->open(alice, {"tides", {"article"}, {"en", "fr"}, "wrk_1", true}, 42, 0);
+  auto id = open(*store, alice, {"tides", {"article"}, {"en", "fr"}, "wrk_1", true}, 42, 0);
   CHECK(id.rfind("srch_", 0) == 0);
   auto mine = store->find(id, alice, 10);
   REQUIRE(mine.session);
@@ -67,7 +76,7 @@ TEST_CASE("a session belongs to its tenant, subject and client: anyone else find
 
 TEST_CASE("a session idle past its TTL is expired for its owner, unknown for others, then forgotten", "[search][sessions]") {
   auto store = sessions(small(10, 10));
-  auto id = store->open(alice, asking("tides"), 0, 0);
+  auto id = open(*store, alice, asking("tides"), 0, 0);
   REQUIRE(store->find(id, alice, 900).session);  // use restarts the idle time
   REQUIRE(store->find(id, alice, 1800).session);
   auto gone = store->find(id, alice, 2800);
@@ -84,11 +93,11 @@ TEST_CASE("a session idle past its TTL is expired for its owner, unknown for oth
 TEST_CASE("past the per-principal bound the owner's least recently used session goes, not another's", "[search][sessions]") {
   auto store = sessions(small(100, 2, 10000));
   session_owner bob{"t_a", "u_bob", "a_app"};
-  auto bobs = store->open(bob, asking("b"), 0, 0);
-  auto first = store->open(alice, asking("1"), 0, 1);
-  auto second = store->open(alice, asking("2"), 0, 2);
+  auto bobs = open(*store, bob, asking("b"), 0, 0);
+  auto first = open(*store, alice, asking("1"), 0, 1);
+  auto second = open(*store, alice, asking("2"), 0, 2);
   REQUIRE(store->find(first, alice, 3).session);  // first is now the more recently used
-  auto third = store->open(alice, asking("3"), 0, 4);
+  auto third = open(*store, alice, asking("3"), 0, 4);
   // Past a sweep (the shared store's, at most 5 s apart; the memory store evicts at once).
   CHECK_FALSE(store->find(second, alice, 5005).session);
   CHECK(store->find(first, alice, 5006).session);
@@ -100,8 +109,8 @@ TEST_CASE("past the total bound the least recently used session of anyone goes",
   auto store = sessions(small(3, 10, 10000));
   std::vector<std::string> ids;
   for (int i = 0; i < 3; ++i)
-    ids.push_back(store->open(session_owner{"t_a", "u_" + std::to_string(i), "a_app"}, asking("q"), 0, i));
-  auto newest = store->open(alice, asking("q"), 0, 10);
+    ids.push_back(open(*store, session_owner{"t_a", "u_" + std::to_string(i), "a_app"}, asking("q"), 0, i));
+  auto newest = open(*store, alice, asking("q"), 0, 10);
   // Past a sweep (the shared store's; the memory store evicts at once).
   CHECK_FALSE(store->find(ids[0], session_owner{"t_a", "u_0", "a_app"}, 5011).session);
   CHECK(store->size() == 3);
@@ -111,7 +120,7 @@ TEST_CASE("past the total bound the least recently used session of anyone goes",
 
 TEST_CASE("a session remembers the hits it answered", "[search][sessions]") {
   auto store = sessions(small(10, 10));
-  auto id = store->open(alice, asking("tides"), 0, 0);
+  auto id = open(*store, alice, asking("tides"), 0, 0);
   CHECK(store->answered(id, alice, {}, 1).empty());
   store->answered(id, alice, {"res_1", "res_2"}, 1);
   store->answered(id, alice, {"res_3"}, 2);
@@ -124,11 +133,11 @@ TEST_CASE("answering a hit twice records it once, and held hits are bounded over
   auto limits = small(10, 10, 10000);
   limits.max_held_hits = 4;
   auto store = sessions(limits);
-  auto old = store->open(alice, asking("tides"), 0, 0);
+  auto old = open(*store, alice, asking("tides"), 0, 0);
   CHECK(store->answered(old, alice, {"res_1", "res_2"}, 1) == std::vector<std::string>{"res_1", "res_2"});
   // A concurrent page that took res_2 too learns that only res_3 is its own; asked twice, once.
   CHECK(store->answered(old, alice, {"res_2", "res_3", "res_3"}, 2) == std::vector<std::string>{"res_3"});
-  auto recent = store->open(alice, asking("waves"), 0, 3);
+  auto recent = open(*store, alice, asking("waves"), 0, 3);
   // Two more hits pass the bound: the least recently used other session goes, this one stays.
   store->answered(recent, alice, {"res_7", "res_8"}, 4);
   CHECK(store->find(old, alice, 5005).miss == session_miss::unknown);
@@ -137,7 +146,7 @@ TEST_CASE("answering a hit twice records it once, and held hits are bounded over
 
 TEST_CASE("concurrent pages of one session take each hit once", "[search][sessions]") {
   auto store = sessions(small(10, 10, 60000));
-  auto id = store->open(alice, asking("tides"), 0, 0);
+  auto id = open(*store, alice, asking("tides"), 0, 0);
   std::vector<std::string> hits;
   for (int i = 0; i < 50; ++i) hits.push_back("res_" + std::to_string(i));
   // Four pages at once, each offering every hit (as four nodes ranking the same candidates would).
@@ -153,7 +162,7 @@ TEST_CASE("concurrent pages of one session take each hit once", "[search][sessio
 
 TEST_CASE("a page's new hits are answered in the order it asked, whatever the order of those before", "[search][sessions]") {
   auto store = sessions(small(10, 10));
-  auto id = store->open(alice, asking("tides"), 0, 0);
+  auto id = open(*store, alice, asking("tides"), 0, 0);
   CHECK(store->answered(id, alice, {"res_5", "res_1"}, 1) == std::vector<std::string>{"res_5", "res_1"});
   CHECK(store->answered(id, alice, {"res_9", "res_1", "res_0", "res_5", "res_3"}, 2)
         == std::vector<std::string>{"res_9", "res_0", "res_3"});
