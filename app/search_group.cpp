@@ -1,6 +1,7 @@
 // Route group: search (spec 4.5.3). Two actors: the indexer keeps the Xapian index under
 // <data_dir>/search in step with the change log (`contentlake reindex` rebuilds it); the search
-// session actor holds the sessions and runs their queries. POST /v0/content-lake/search.
+// session actor holds the sessions and runs their queries (on PostgreSQL, with a sweeper of the
+// shared sessions beside them). POST /v0/content-lake/search.
 
 #include "actors/search/indexer.hpp"
 #include "actors/search/search_plans.hpp"
@@ -158,9 +159,9 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   sessions->limits.max_held_hits = static_cast<std::size_t>(section.max_held_hits);
   bool blocking = s.settings.storage.backend == "postgresql";
   try {
-    // A connection per session actor that may wait on it.
+    // A connection per session actor that may wait on it, and one for the sweeper.
     sessions->sessions = open_session_store(s.settings, sessions->limits,
-                                            s.directory->readers() * (blocking ? blocking_session_workers : 1));
+                                            s.directory->readers() * (blocking ? blocking_session_workers : 1) + 1);
   } catch (const std::exception& e) {
     return startup_failure(std::string{"search sessions: "} + e.what());
   }
@@ -172,6 +173,12 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
       if (auto store = held.lock()) open.set(static_cast<double>(store->size()));
     });
   }
+  auto sweeper = std::make_shared<actors::search_sweeper_config>();
+  sweeper->sessions = sessions->sessions;
+  if (s.stats)
+    sweeper->sweeps = s.stats->declare_counter("contentlake_search_session_sweeps_total",
+                                               "Sweeps of the shared search sessions by this node (PostgreSQL: every few "
+                                               "seconds; each forgets long idle sessions and applies the bounds).");
   std::shared_ptr<const actors::indexer_config> shared = cfg;
   std::shared_ptr<const actors::search_session_config> session_cfg = sessions;
   std::vector<actors::child_spec> children{actors::supervised<actors::indexer_actor>(
@@ -194,6 +201,13 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
         return sys.spawn(actors::search_session_front, std::move(workers));
       },
       i));
+  // A shared store's sweep reads every session: on a thread of its own, never on a page's path.
+  if (sweeper->sessions->sweep_every_ms() > 0) {
+    std::shared_ptr<const actors::search_sweeper_config> fixed = sweeper;
+    children.push_back(actors::supervised<actors::search_sweeper_actor>(
+      "search-sweeper",
+      [fixed](caf::actor_system& sys) { return sys.spawn<caf::detached>(actors::search_session_sweeper, fixed); }));
+  }
   return children;
 }
 

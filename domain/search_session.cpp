@@ -21,7 +21,7 @@ void memory_session_store::drop(const std::string& id, bool expired) {
   sessions_.erase(it);
 }
 
-void memory_session_store::sweep(std::int64_t now_ms) {
+void memory_session_store::forget_expired(std::int64_t now_ms) {
   // Least recently used first: the expired ones are at the front.
   while (!lru_.empty()) {
     const auto& oldest = sessions_.at(lru_.front()).session;
@@ -48,7 +48,7 @@ std::vector<std::string> memory_session_store::opened(const std::string& id, con
                                                       search_request request, std::uint64_t position,
                                                       const std::vector<std::string>& hit_ids, std::int64_t now_ms) {
   std::lock_guard<std::mutex> guard{mutex_};
-  sweep(now_ms);
+  forget_expired(now_ms);
   auto key = owner_key(owner);
   if (limits_.max_per_principal > 0 && per_owner_[key] >= limits_.max_per_principal) {
     for (const auto& other : lru_)  // this owner's least recently used
@@ -72,7 +72,7 @@ std::vector<std::string> memory_session_store::opened(const std::string& id, con
 
 found_session memory_session_store::find(const std::string& id, const session_owner& owner, std::int64_t now_ms) {
   std::lock_guard<std::mutex> guard{mutex_};
-  sweep(now_ms);
+  forget_expired(now_ms);
   auto it = sessions_.find(id);
   if (it == sessions_.end() || !(it->second.session.owner == owner)) {
     // Only its owner learns that a session expired; for anyone else it never existed.
@@ -91,7 +91,7 @@ found_session memory_session_store::find(const std::string& id, const session_ow
 std::vector<std::string> memory_session_store::answered(const std::string& id, const session_owner& owner,
                                                        const std::vector<std::string>& hit_ids, std::int64_t now_ms) {
   std::lock_guard<std::mutex> guard{mutex_};
-  sweep(now_ms);
+  forget_expired(now_ms);
   auto it = sessions_.find(id);
   // Gone meanwhile (or never its owner's): nothing left to repeat them.
   if (it == sessions_.end() || !(it->second.session.owner == owner)) return hit_ids;

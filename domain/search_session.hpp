@@ -86,6 +86,13 @@ public:
                                             const std::vector<std::string>& hit_ids, std::int64_t now_ms) = 0;
   /// Sessions held (a metric; a shared store may answer its count as of its last sweep).
   virtual std::size_t size() const = 0;
+  /// How often `sweep` is to run, apart from the calls above: 0 (the default) where the store applies
+  /// its bounds in those calls (in memory). A shared store answers a few seconds, and one sweeper
+  /// actor per node runs it (actors/search/search_session.hpp), off the pages' path.
+  virtual std::int64_t sweep_every_ms() const { return 0; }
+  /// Forgets sessions idle two TTLs and applies the bounds (in all, per owner, on held hits), least
+  /// recently used first. Nothing to do where `sweep_every_ms()` is 0.
+  virtual void sweep(std::int64_t /*now_ms*/) {}
 };
 
 /// Sessions in this process's memory, bounded by `limits`. Expired ones are told apart from unknown
@@ -111,7 +118,7 @@ private:
   };
   void drop(const std::string& id, bool expired);
   std::vector<std::string> record(entry& e, const std::vector<std::string>& hit_ids);
-  void sweep(std::int64_t now_ms);
+  void forget_expired(std::int64_t now_ms);
   static std::string owner_key(const session_owner& o);
 
   mutable std::mutex mutex_;

@@ -97,6 +97,12 @@ using search_session_actor = caf::typed_actor<
   // the same session may have taken the others). A new search's session opens with them.
   caf::replies_to<answered_atom, session_record>::with<std::vector<std::string>>>;
 
+/// The sweeper of a shared session store (`domain::session_store::sweep`, PostgreSQL), one per node,
+/// detached: forgets sessions long idle and applies the bounds every few seconds, off the pages' path.
+using search_sweeper_actor = caf::typed_actor<
+  // Internal: sweeps now and again after the store's interval (sent to itself).
+  caf::reacts_to<prune_atom>>;
+
 }  // namespace cl::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cl::actors::search_call)

@@ -221,6 +221,24 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
   };
 }
 
+search_sweeper_actor::behavior_type search_session_sweeper(search_sweeper_actor::pointer self,
+                                                           std::shared_ptr<const search_sweeper_config> cfg) {
+  accept_fault_delays(self);
+  auto every = std::chrono::milliseconds{cfg->sessions->sweep_every_ms()};
+  if (every.count() > 0) self->send(self, prune_atom_v);
+  return {
+    [self, cfg, every](prune_atom) {
+      try {
+        cfg->sessions->sweep(domain::now_ms());
+        cfg->sweeps.increment();
+      } catch (const std::exception& e) {
+        spdlog::error("search: the search sessions could not be swept: {}", e.what());
+      }
+      self->delayed_send(self, every, prune_atom_v);
+    },
+  };
+}
+
 search_session_actor::behavior_type search_session_front(search_session_actor::pointer self,
                                                          std::vector<search_session_actor> workers) {
   for (const auto& w : workers) self->link_to(w);

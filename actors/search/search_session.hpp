@@ -6,6 +6,7 @@
 /// (layer 3) are resolved by the plan (actors/search/search_plans.cpp) at answer time, never here.
 
 #include "actors/interfaces.hpp"
+#include "actors/metrics.hpp"
 #include "actors/search/search_messages.hpp"
 #include "domain/search_session.hpp"
 #include "storage/stores.hpp"
@@ -52,6 +53,17 @@ inline constexpr std::chrono::milliseconds index_wait_step{10};
 
 search_session_actor::behavior_type search_session(search_session_actor::stateful_pointer<search_session_state> self,
                                                    std::shared_ptr<const search_session_config> cfg);
+
+/// What the sweeper of a shared session store needs.
+struct search_sweeper_config {
+  std::shared_ptr<domain::session_store> sessions;
+  metrics::counter sweeps;  ///< sweeps run (a default one counts nothing)
+};
+
+/// Sweeps `sessions` at once and then every `sweep_every_ms()` (a store whose interval is 0 is never
+/// swept). A sweep that fails (the database away) is logged, and the next comes on time.
+search_sweeper_actor::behavior_type search_session_sweeper(search_sweeper_actor::pointer self,
+                                                           std::shared_ptr<const search_sweeper_config> cfg);
 
 /// Several search session actors behind one handle (where a page's session and grant reads are
 /// round trips that block a worker's thread: PostgreSQL): each page and each record of answered

@@ -4,7 +4,7 @@
 // array in its row (a hit taken by a concurrent page, on any node, is taken once: the row is locked
 // while a page adds its hits), and the bounds (sessions in all, per owner, held hits) are applied by
 // a sweep that one node at a time runs every few seconds (an advisory lock held by the sweep's
-// statement).
+// statement), on a sweeper actor of each node, never on a page's path.
 //
 // What a search costs here: a first page one statement (opened: the session with the hits it
 // answered), a further page two (find, answered), each on one row found by its key. The key is the
@@ -115,6 +115,8 @@ std::vector<std::string> each_once(const std::vector<std::string>& ids) {
 
 /// The longest time between two sweeps: how long a principal's sessions may stay past their bound.
 constexpr std::int64_t sweep_at_most_ms = 5000;
+/// The shortest: a sweep reads every session.
+constexpr std::int64_t sweep_at_least_ms = 1000;
 
 std::string boolean(bool b) { return b ? "true" : "false"; }
 
@@ -127,12 +129,11 @@ public:
     : limits_(limits),
       pool_(s.url, s.password, std::max<std::size_t>(1, connections), s.wait, s.replan_after, s.answer_wait),
       db_(pool_),
-      sweep_every_ms_(std::clamp<std::int64_t>(limits.ttl_ms / 2, 1000, sweep_at_most_ms)) {}
+      sweep_every_ms_(std::clamp<std::int64_t>(limits.ttl_ms / 2, sweep_at_least_ms, sweep_at_most_ms)) {}
 
   std::vector<std::string> opened(const std::string& id, const domain::session_owner& owner,
                                   domain::search_request request, std::uint64_t position,
                                   const std::vector<std::string>& hit_ids, std::int64_t now_ms) override {
-    sweep_when_due(now_ms);
     auto hits = each_once(hit_ids);
     db_.run(session_open, {id, owner.tenant, owner.sub, owner.client_id, request.query, pg::array_literal(request.types),
                            pg::array_literal(request.languages), request.work_id, boolean(request.usable_only),
@@ -141,7 +142,6 @@ public:
   }
 
   domain::found_session find(const std::string& id, const domain::session_owner& owner, std::int64_t now_ms) override {
-    sweep_when_due(now_ms);
     auto r = db_.run(session_find, {id, owner.tenant, owner.sub, owner.client_id, num(now_ms), num(now_ms - limits_.ttl_ms)});
     if (r.empty()) return {std::nullopt, domain::session_miss::unknown};
     auto last_used = r.integer(0, 6);
@@ -175,12 +175,11 @@ public:
 
   std::size_t size() const override { return live_.load(); }
 
-private:
-  /// Sweeps when due (every half TTL, or every `sweep_at_most_ms` when that is shorter, at least a
-  /// second apart): run by the call that finds it due, on one node at a time.
-  void sweep_when_due(std::int64_t now_ms) {
-    auto due = next_sweep_ms_.load();
-    if (now_ms < due || !next_sweep_ms_.compare_exchange_strong(due, now_ms + sweep_every_ms_)) return;
+  /// Every half TTL, or every `sweep_at_most_ms` when that is shorter, at least a second apart.
+  std::int64_t sweep_every_ms() const override { return sweep_every_ms_; }
+
+  /// One node at a time: another node's sweep meanwhile skips (the statement's advisory lock).
+  void sweep(std::int64_t now_ms) override {
     db_.run(sessions_sweep, {num(now_ms - 2 * limits_.ttl_ms), num(now_ms - limits_.ttl_ms),
                              bound(limits_.max_held_hits), bound(limits_.max_sessions),
                              bound(limits_.max_per_principal)});
@@ -191,7 +190,6 @@ private:
   pg::pool pool_;
   pg::pooled_session db_;
   std::int64_t sweep_every_ms_;
-  std::atomic<std::int64_t> next_sweep_ms_{0};
   std::atomic<std::size_t> live_{0};
 };
 

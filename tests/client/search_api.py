@@ -443,11 +443,15 @@ def expiry_and_eviction(binary, source):
         check(owner.search(search_id=a)[0] == 200, "a used again: b is now the least recently used")
         c = body_of(owner.search("pilings pier"))["search_id"]
         if CLUSTER:
-            # On PostgreSQL the bounds (per principal and in all) are applied by a sweep every few
-            # seconds (storage tests [sessions] check them on both backends), not at the next
-            # request; probing b here would touch it and make another session the one to go.
+            # On PostgreSQL the bounds (per principal and in all) are applied by each node's
+            # sweeper every few seconds (storage tests [sessions] check them on both backends, the
+            # actors_pg test the sweeper's), not at the next request; probing b here would touch it
+            # and make another session the one to go.
             check(owner.search(search_id=a)[0] == 200 and owner.search(search_id=c)[0] == 200, "the newest stay")
-            print("several nodes: the bounds on sessions are the sweep's (tested in storage_pg)")
+            _, _, text = fetch("http://127.0.0.1:%d/metrics" % svc.admin_port)
+            sweeps = re.search(r"^contentlake_search_session_sweeps_total ([0-9.e+]+)$", text.decode(), re.M)
+            check(sweeps and float(sweeps.group(1)) >= 1, "the node's sweeper runs (its counter)", sweeps)
+            print("several nodes: the bounds on sessions are the sweeper's (tested in storage_pg, actors_pg)")
             return
         r = owner.search(search_id=b)
         check(r[0] == 404 and reason(r) == "SEARCH_SESSION_NOT_FOUND", "the least recently used session was evicted", r)

@@ -1,8 +1,8 @@
 // Search sessions: ownership, idle expiry, the bounds that evict, and the hits a session has
 // answered (issue 14), on the store of the backend under test: in memory, or in PostgreSQL where
 // every node shares them (issue 42). Times are injected: no clock, no sleep. The shared store
-// applies the bounds on all sessions in a sweep (at most every half TTL): those tests use a TTL
-// long enough to pass a sweep while the sessions live.
+// applies the bounds on all sessions in a sweep (its sweeper actor's, every few seconds): those
+// tests sweep before they look; the memory store applies them at once (its sweep does nothing).
 
 #include "domain/ids.hpp"
 #include "domain/search_session.hpp"
@@ -98,7 +98,7 @@ TEST_CASE("past the per-principal bound the owner's least recently used session 
   auto second = open(*store, alice, asking("2"), 0, 2);
   REQUIRE(store->find(first, alice, 3).session);  // first is now the more recently used
   auto third = open(*store, alice, asking("3"), 0, 4);
-  // Past a sweep (the shared store's, at most 5 s apart; the memory store evicts at once).
+  store->sweep(5);
   CHECK_FALSE(store->find(second, alice, 5005).session);
   CHECK(store->find(first, alice, 5006).session);
   CHECK(store->find(third, alice, 5006).session);
@@ -111,7 +111,7 @@ TEST_CASE("past the total bound the least recently used session of anyone goes",
   for (int i = 0; i < 3; ++i)
     ids.push_back(open(*store, session_owner{"t_a", "u_" + std::to_string(i), "a_app"}, asking("q"), 0, i));
   auto newest = open(*store, alice, asking("q"), 0, 10);
-  // Past a sweep (the shared store's; the memory store evicts at once).
+  store->sweep(11);
   CHECK_FALSE(store->find(ids[0], session_owner{"t_a", "u_0", "a_app"}, 5011).session);
   CHECK(store->size() == 3);
   CHECK(store->find(ids[1], session_owner{"t_a", "u_1", "a_app"}, 5012).session);
@@ -140,6 +140,7 @@ TEST_CASE("answering a hit twice records it once, and held hits are bounded over
   auto recent = open(*store, alice, asking("waves"), 0, 3);
   // Two more hits pass the bound: the least recently used other session goes, this one stays.
   store->answered(recent, alice, {"res_7", "res_8"}, 4);
+  store->sweep(5);
   CHECK(store->find(old, alice, 5005).miss == session_miss::unknown);
   CHECK(store->find(recent, alice, 5006).session);
 }
