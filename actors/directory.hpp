@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cl::storage {
@@ -81,6 +82,9 @@ struct concern_handles {
   std::shared_ptr<const token_cache> tokens;
   /// Resolutions the rights resolver filled, by `rights_cache_key`; a hit saves the ask to it.
   std::shared_ptr<const shared_cache<std::shared_ptr<const domain::resolved_rights>>> rights_cache;
+  /// Whether the tenant's contracts can allow, and can refuse, a use somewhere (the rights
+  /// resolver's `possible` answer), by `possible_cache_key`; a hit saves the ask to it.
+  std::shared_ptr<const shared_cache<std::pair<bool, bool>>> possible_cache;
   /// Bumped after every change of a resolution's inputs (a contract write, a policy change):
   /// cached resolutions of an earlier epoch are never found again.
   std::shared_ptr<std::atomic<std::uint64_t>> rights_epoch;
@@ -109,6 +113,11 @@ struct concern_handles {
 /// The key of a resolution in `concern_handles::rights_cache`.
 inline std::string rights_cache_key(const std::string& tenant, const std::string& work_id, std::uint64_t epoch) {
   return tenant + '\0' + work_id + '\0' + std::to_string(epoch);
+}
+
+/// The key of a `possible` answer in `concern_handles::possible_cache`.
+inline std::string possible_cache_key(const std::string& tenant, const std::string& usage, std::uint64_t epoch) {
+  return tenant + '\0' + usage + '\0' + std::to_string(epoch);
 }
 
 /// Thread-safe holder of the current `concern_handles`. It keeps one view per reader actor,

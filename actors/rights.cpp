@@ -17,6 +17,9 @@ namespace cl::actors {
 
 namespace {
 
+/// How long a `possible` answer is kept at most, should a change of the tenant's contracts on
+/// another node reach this one late: the epoch that change bumps is what invalidates it.
+constexpr std::int64_t possible_cache_seconds = 60;
 
 domain::resolved_rights resolve(const rights_state& st, const rights_config& cfg, const std::string& tenant,
                                 const std::string& work, std::int64_t now) {
@@ -112,9 +115,16 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
     },
     [self, cfg](possible_atom, const std::string& tenant, const std::string& usage) -> caf::result<bool, bool> {
       try {
+        // As for resolutions: the epoch before the contracts.
+        auto epoch = cfg->epoch ? cfg->epoch->load() : 0;
         auto possible = domain::possible_content_answers(domain::content_use{usage, {}},
                                                          cfg->store->contracts().usages_named(tenant),
                                                          self->state.policy->current());
+        if (cfg->possible) {
+          auto now = domain::now_seconds();
+          cfg->possible->insert(possible_cache_key(tenant, usage, epoch), {possible.allowed, possible.refused},
+                                now + possible_cache_seconds, now);
+        }
         return caf::make_result(possible.allowed, possible.refused);
       } catch (const std::exception& e) {
         spdlog::error("rights: reading the tenant's contract usages failed: {}", e.what());

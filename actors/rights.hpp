@@ -22,10 +22,14 @@ namespace cl::actors {
 
 /// Resolutions are shared, not copied: a hit costs a reference count, not a copy of the JSON.
 using rights_cache = shared_cache<std::shared_ptr<const domain::resolved_rights>>;
+/// `possible` answers (allowed somewhere, refused somewhere) by tenant and use: they change only
+/// with the tenant's contracts or the policy, both of which bump the epoch.
+using possible_cache = shared_cache<std::pair<bool, bool>>;
 
 struct rights_config {
   std::shared_ptr<storage::record_store> store;
   std::shared_ptr<rights_cache> cache;                  ///< may be null
+  std::shared_ptr<possible_cache> possible;             ///< may be null
   std::shared_ptr<std::atomic<std::uint64_t>> epoch;    ///< bumped on a policy change
   std::shared_ptr<std::atomic<std::uint64_t>> outside_changes;  ///< bumped on a policy change (edge purge)
   std::string policy_file;                              ///< watched; empty: `builtin_policy` only

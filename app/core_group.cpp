@@ -92,6 +92,7 @@ children spawn_rights(const startup& s) {
   auto cfg = std::make_shared<actors::rights_config>();
   cfg->store = s.store;
   cfg->cache = std::make_shared<actors::rights_cache>(100000);
+  cfg->possible = std::make_shared<actors::possible_cache>(10000);
   cfg->epoch = std::make_shared<std::atomic<std::uint64_t>>(0);
   cfg->outside_changes = s.directory->snapshot()->outside_changes;
   cfg->directory = s.directory;
@@ -112,6 +113,7 @@ children spawn_rights(const startup& s) {
   });
   s.directory->update([&](actors::concern_handles& h) {
     h.rights_cache = cfg->cache;
+    h.possible_cache = cfg->possible;
     h.rights_epoch = cfg->epoch;
     h.policy = cfg->current;
   });

@@ -7,6 +7,7 @@
 #include "actors/plan_body.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/search/search_messages.hpp"
+#include "domain/clock.hpp"
 #include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
 
@@ -308,16 +309,22 @@ void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_con
       // A list asked for nothing answers exhausted at once. The full list only where the tenant's
       // contracts can allow the use somewhere, the metadata list only where they can refuse it:
       // a tenant whose content is all readable pays one index query a round, not two.
-      ask(
-        self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver",
-        [self, ctx, g, done](bool allowed, bool refused) {
-          g->call.full.candidates = allowed ? g->page_size : 0;
-          // Refused hits never pass `usable`: with it, the metadata list has nothing to answer (a
-          // continuation learns it from its session in the first round).
-          g->call.metadata.candidates = refused && !g->call.request.usable_only ? g->page_size : 0;
-          round(self, ctx, g, done);
-        },
-        possible_atom_v, ctx->who.tenant_id, g->use.usage);
+      auto lists = [self, ctx, g, done](bool allowed, bool refused) {
+        g->call.full.candidates = allowed ? g->page_size : 0;
+        // Refused hits never pass `usable`: with it, the metadata list has nothing to answer (a
+        // continuation learns it from its session in the first round).
+        g->call.metadata.candidates = refused && !g->call.request.usable_only ? g->page_size : 0;
+        round(self, ctx, g, done);
+      };
+      // Kept by the rights resolver for the current rights epoch; a miss asks it.
+      auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
+      auto known = ctx->actors->possible_cache ? ctx->actors->possible_cache->find(
+                                                   possible_cache_key(ctx->who.tenant_id, g->use.usage, epoch),
+                                                   domain::now_seconds())
+                                               : std::nullopt;
+      if (known) return lists(known->first, known->second);
+      ask(self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver", std::move(lists), possible_atom_v,
+          ctx->who.tenant_id, g->use.usage);
     },
     done);
 }
