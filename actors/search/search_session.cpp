@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <set>
 #include <unordered_set>
 
 namespace cl::actors {
@@ -52,12 +53,14 @@ storage::search_query index_query(const domain::session_owner& owner, const doma
 
 /// One list's next `wanted` candidates for `call`, ranked by `q` past what the session `returned`
 /// and what the call excludes, spending rankings from `left`. The index may lag the grants (a
-/// revoked grant, a burst of writes ahead of it): every candidate's grant is read again from the
-/// record store, and one that no longer holds is ranked past (the list ranks again while the
-/// budget lasts), so a page is the truth of now, not of the index.
+/// revoked grant, a burst of writes ahead of it): unless the revision ranked holds every change
+/// this node knew of before it (`known`: its own commits and what it read of the log, what a read
+/// here answers from too), every candidate's grant is read again from the record store, and one
+/// that no longer holds is ranked past (the list ranks again while the budget lasts), so a page
+/// is the truth of now, not of the index.
 search_stream rank_list(const search_session_config& cfg, const search_call& call, storage::search_query& q,
                         const std::vector<std::string>& returned, const search_stream_call& asked, std::size_t wanted,
-                        int& left) {
+                        std::uint64_t known, int& left) {
   search_stream out;
   if (asked.candidates == 0) return out;
   std::unordered_set<std::string> skip(returned.begin(), returned.end());
@@ -70,17 +73,18 @@ search_stream rank_list(const search_session_config& cfg, const search_call& cal
     auto page = cfg.index->search(q);
     left -= std::max(1, page.runs);
     out.exhausted = page.exhausted;
-    // The page's grants in one read (one round trip on PostgreSQL, where a read per hit and
-    // principal held a scheduler thread for each).
     std::vector<std::string> ids;
     ids.reserve(page.hits.size());
     for (const auto& h : page.hits) {
       skip.insert(h.id);  // taken or refused: a further round ranks past it
       ids.push_back(h.id);
     }
-    auto readable = cfg.store->grants().readable_among(call.owner.tenant, call.principals, ids);
+    // Else the page's grants in one read (one round trip on PostgreSQL).
+    bool current = page.applied >= known;
+    auto readable = current ? std::set<std::string>{}
+                            : cfg.store->grants().readable_among(call.owner.tenant, call.principals, ids);
     for (auto& h : page.hits)
-      if (readable.count(h.id)) out.hits.push_back(std::move(h));
+      if (current || readable.count(h.id)) out.hits.push_back(std::move(h));
     if (out.hits.size() >= wanted || page.exhausted) break;
   }
   return out;
@@ -134,10 +138,11 @@ search_outcome page_of(const search_session_config& cfg, search_call& call) {
   }
   auto room = cfg.limits.max_returned - out.answered_before;
   int left = call.budget;
+  auto known = cfg.store->known_change();  // before the index is asked
   auto rank = [&](const search_stream_call& asked, bool metadata_only) {
     auto q = index_query(call.owner, out.request, call);
     q.metadata_only = metadata_only;
-    return rank_list(cfg, call, q, returned, asked, std::min(asked.candidates, room), left);
+    return rank_list(cfg, call, q, returned, asked, std::min(asked.candidates, room), known, left);
   };
   try {
     out.full = rank(call.full, false);

@@ -36,6 +36,19 @@ constexpr const char* applied_key = "applied";
 constexpr const char* rebuild_target_key = "rebuild_target";
 constexpr const char* rebuild_after_key = "rebuild_after";
 
+/// The change-log position every one of `shards` holds: the least. Shards commit side by side: a
+/// crash between two commits leaves some ahead, and the index resumes from the one behind
+/// (applying a change again rebuilds the same document).
+std::uint64_t applied_of(const std::vector<Xapian::Database>& shards) {
+  std::optional<std::uint64_t> least;
+  for (const auto& shard : shards) {
+    auto v = shard.get_metadata(applied_key);
+    std::uint64_t at = v.empty() ? 0 : std::stoull(v);
+    least = least ? std::min(*least, at) : at;
+  }
+  return least.value_or(0);
+}
+
 /// The index format: an index of another is rebuilt at start. What forces a bump is listed in
 /// storage/search/terms.hpp.
 constexpr const char* format_key = "format";
@@ -63,6 +76,7 @@ struct search_index::impl {
     std::unique_ptr<Xapian::Database> db;  ///< every shard, as one
     std::vector<Xapian::Database> shards;  ///< each shard alone (sharing `db`'s state: reopened with it)
     std::uint64_t generation = 0;
+    std::uint64_t applied = 0;  ///< the change-log position `db` holds at this generation
     /// The stemmer keys (`XK`) the index holds at this generation: listing them reads ~50 blocks.
     std::vector<std::string> keys;
     /// The common words whose pairs every shard holds at this generation (empty: none yet).
@@ -98,6 +112,7 @@ struct search_index::impl {
       r.db->reopen();
     }
     r.keys = index_keys_of(*r.db);
+    r.applied = applied_of(r.shards);
     r.common = common_of(r.shards);
     r.generation = now;
     if (r.documents.empty())
@@ -260,16 +275,13 @@ bool search_index::in_use(const std::filesystem::path& dir) {
 }
 
 std::uint64_t search_index::applied() const {
-  // Shards commit side by side: a crash between two commits leaves some ahead, and the index
-  // resumes from the one behind (applying a change again rebuilds the same document).
-  std::optional<std::uint64_t> least;
+  std::vector<std::unique_lock<std::mutex>> locks;
+  std::vector<Xapian::Database> each;
   for (const auto& s : impl_->shards) {
-    std::lock_guard lock{s->mutex};
-    auto v = s->db.get_metadata(applied_key);
-    std::uint64_t at = v.empty() ? 0 : std::stoull(v);
-    least = least ? std::min(*least, at) : at;
+    locks.emplace_back(s->mutex);
+    each.push_back(s->db);
   }
-  return least.value_or(0);
+  return applied_of(each);
 }
 
 std::size_t search_index::filter_cache_bytes() const { return impl_->filters->bytes(); }
@@ -364,6 +376,7 @@ search_page search_index::search(const search_query& q) const {
     try {
       auto r = impl_->checkout();  // opening or reopening may meet a discarded revision too
       auto page = run({*r.db, r.shards, r.keys, r.common, r.documents}, q, left);
+      page.applied = r.applied;
       impl_->give_back(std::move(r));
       page.runs = budget - left;
       return page;
@@ -387,6 +400,7 @@ search_page search_index::search(const search_query& q) const {
   auto keys = index_keys_of(all);
   auto common = impl::common_of(each);
   auto page = run({all, each, keys, common, documents}, q, left);
+  page.applied = applied_of(each);
   page.runs = budget - left;
   return page;
 }

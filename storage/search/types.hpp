@@ -55,6 +55,9 @@ struct search_page {
   /// query's highest possible weight, which no later document can pass (ties go to the lower id).
   bool prefix_ranked = false;
   int runs = 0;  ///< rankings this page took (of `search_query::max_runs`)
+  /// The change-log position the index revision it was ranked on holds (every change up to it
+  /// applied): a caller that knows of no later change needs no second look at the grants.
+  std::uint64_t applied = 0;
 };
 
 /// A query Xapian cannot parse (the caller answers 400 with it).

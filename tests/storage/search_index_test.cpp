@@ -84,6 +84,21 @@ TEST_CASE("the index ranks a phrase above its words apart, stems English, and fi
   CHECK(words.hits[0].snippet.find("\u00abspring\u00bb") != std::string::npos);
 }
 
+TEST_CASE("a page says the change-log position of the revision it was ranked on", "[search][index]") {
+  cl::testing::temp_dir dir;
+  search_index index{dir.path + "/search"};
+  index.apply({doc("res_1", "Coast", "the spring tide")}, {}, 3);
+  auto first = index.search(ask("tide"));
+  CHECK(ids(first) == std::vector<std::string>{"res_1"});
+  CHECK(first.applied == 3);
+  // A later batch: the next page is ranked on it, and says so (the search session reads grants
+  // again only for a page ranked on a revision behind what the node knows of).
+  index.apply({doc("res_2", "Coast", "a neap tide")}, {}, 9);
+  auto second = index.search(ask("tide"));
+  CHECK(ids(second).size() == 2);
+  CHECK(second.applied == 9);
+}
+
 TEST_CASE("pages skip what a session answered, and say when nothing is left", "[search][index]") {
   cl::testing::temp_dir dir;
   search_index index{dir.path + "/search"};
