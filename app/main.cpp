@@ -1,6 +1,7 @@
 // The `contentlake` command: `serve` runs the service, `token` mints development tokens.
 
 #include "app/build_info.hpp"
+#include "app/data_dir_lock.hpp"
 #include "config/settings.hpp"
 #include "domain/jwt.hpp"
 #include "app/access_group.hpp"
@@ -187,9 +188,11 @@ int token(const cl::storage::secret_place& place, const std::string& tenant, con
 }
 
 /// `contentlake reindex`: rebuilds the search index from the record store (the service may be
-/// stopped or running on another data dir; not on this one: LMDB and Xapian allow one writer).
+/// stopped or running on another data dir; not on this one, whose lock it would find held).
 int reindex(const cl::config::settings& s) {
   try {
+    std::filesystem::create_directories(s.data_dir);
+    cl::app::data_dir_lock held{s.data_dir};  // not while a service runs on it
     auto store = cl::app::open_record_store(s);
     auto done = cl::storage::rebuild_index(std::filesystem::path{s.data_dir} / "search", *store);
     std::cout << "search index rebuilt: " << done.documents << " Resources, from change " << done.applied << "\n";

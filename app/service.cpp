@@ -1,4 +1,5 @@
 #include "app/build_info.hpp"
+#include "app/data_dir_lock.hpp"
 #include "app/service.hpp"
 
 #include "actors/directory.hpp"
@@ -34,6 +35,7 @@
 #include <filesystem>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 // jemalloc's control call when the binary links it (the service does; the tests do not).
@@ -45,6 +47,8 @@ namespace cl::app {
 namespace net = boost::asio;
 
 struct service::impl {
+  /// Declared first, so released last: after everything that writes into the data dir is closed.
+  std::optional<data_dir_lock> dir_lock;
   config::settings settings;
   std::shared_ptr<actors::metrics> stats = std::make_shared<actors::metrics>();
   std::shared_ptr<actors::service_health> health = std::make_shared<actors::service_health>();
@@ -295,6 +299,7 @@ struct service::impl {
   void start(bool handle_signals) {
     owns_process = handle_signals;
     std::filesystem::create_directories(settings.data_dir);
+    dir_lock.emplace(settings.data_dir);
     node = node_name_of(settings);
     spdlog::info("node: {}", node);
     store = open_record_store(settings);

@@ -194,6 +194,28 @@ TEST_CASE("reindex rebuilds the search index of a stopped service and refuses a 
   CHECK(stopped.out.find("search index rebuilt: 2 Resources") != std::string::npos);
 }
 
+TEST_CASE("a second serve on a data dir in use stops at once and leaves the first one's files alone", "[cli][search]") {
+  temp_dir dir;
+  auto data_dir = dir.path + "/data";
+  test_service first([&](cl::config::settings& s) { s.data_dir = data_dir; });
+  cl::testing::storage_environment env{first.postgresql_url()};
+  auto shard = std::filesystem::path{data_dir} / "search" / "shard-0";
+  REQUIRE(std::filesystem::exists(shard));
+  auto created = std::filesystem::last_write_time(shard);
+  child second{{"serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen", "127.0.0.1:0",
+                "--data-dir", data_dir}};
+  CHECK(second.wait_exit(20000) == 1);
+  CHECK(second.err.find("in use by another contentlake process") != std::string::npos);
+  // Before the lock, the second took the first one's locked index for damaged and rebuilt it.
+  CHECK(second.err.find("rebuilding") == std::string::npos);
+  REQUIRE(std::filesystem::exists(shard));
+  CHECK(std::filesystem::last_write_time(shard) == created);
+  auto token = read_token("content-lake.read content-lake.write");
+  CHECK(post_json(first.port(), "/v0/content-lake/resources", token,
+                  R"({"title":"T","type":"ARTICLE","language":"en","content":{"format":"cl.content/1","blocks":[]}})")
+          ->status == 201);
+}
+
 TEST_CASE("serve runs its other threads below the indexer's lane; search.indexer_priority=0 keeps them equal", "[cli][search]") {
   errno = 0;
   int base = ::getpriority(PRIO_PROCESS, 0);  // what the child starts with (this thread's value)
