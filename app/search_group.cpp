@@ -173,12 +173,6 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
       if (auto store = held.lock()) open.set(static_cast<double>(store->size()));
     });
   }
-  auto sweeper = std::make_shared<actors::search_sweeper_config>();
-  sweeper->sessions = sessions->sessions;
-  if (s.stats)
-    sweeper->sweeps = s.stats->declare_counter("contentlake_search_session_sweeps_total",
-                                               "Sweeps of the shared search sessions by this node (PostgreSQL: every few "
-                                               "seconds; each forgets long idle sessions and applies the bounds).");
   std::shared_ptr<const actors::indexer_config> shared = cfg;
   std::shared_ptr<const actors::search_session_config> session_cfg = sessions;
   std::vector<actors::child_spec> children{actors::supervised<actors::indexer_actor>(
@@ -202,7 +196,14 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
       },
       i));
   // A shared store's sweep reads every session: on a thread of its own, never on a page's path.
-  if (sweeper->sessions->sweep_every_ms() > 0) {
+  if (sessions->sessions->sweep_every_ms() > 0) {
+    auto sweeper = std::make_shared<actors::search_sweeper_config>();
+    sweeper->sessions = sessions->sessions;
+    if (s.stats)
+      sweeper->sweeps = s.stats->declare_counter(
+        "contentlake_search_session_sweeps_total",
+        "Sweeps of the shared search sessions this node started (PostgreSQL: every few seconds; each forgets "
+        "long idle sessions and applies the bounds; one that finds another node's under way skips it).");
     std::shared_ptr<const actors::search_sweeper_config> fixed = sweeper;
     children.push_back(actors::supervised<actors::search_sweeper_actor>(
       "search-sweeper",
