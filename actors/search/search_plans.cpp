@@ -318,11 +318,11 @@ void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_con
       };
       // Kept by the rights resolver for the current rights epoch; a miss asks it.
       auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
-      auto known = ctx->actors->possible_cache ? ctx->actors->possible_cache->find(
-                                                   possible_cache_key(ctx->who.tenant_id, g->use.usage, epoch),
-                                                   domain::now_seconds())
-                                               : std::nullopt;
-      if (known) return lists(known->first, known->second);
+      auto cached = ctx->actors->possible_cache ? ctx->actors->possible_cache->find(
+                                                    possible_cache_key(ctx->who.tenant_id, g->use.usage, epoch),
+                                                    domain::now_seconds())
+                                                : std::nullopt;
+      if (cached) return lists(cached->first, cached->second);
       ask(self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver", std::move(lists), possible_atom_v,
           ctx->who.tenant_id, g->use.usage);
     },
