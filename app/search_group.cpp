@@ -54,7 +54,7 @@ std::shared_ptr<storage::search_index> start_rebuild(const std::filesystem::path
 }
 
 /// The index under the data dir. A missing, unreadable or older one is rebuilt from the record
-/// store, in the background; so is one ahead of the store (a data dir restored from an older
+/// store, in the background (one another process holds stops the start); so is one ahead of the store (a data dir restored from an older
 /// backup), and one behind what the change log still holds (a node away longer than retention,
 /// let go by the others). A rebuild a stop interrupted goes on where it was.
 std::shared_ptr<storage::search_index> open_index(const std::string& data_dir, const storage::record_store& store) {
@@ -66,6 +66,10 @@ std::shared_ptr<storage::search_index> open_index(const std::string& data_dir, c
   try {
     index = std::make_shared<storage::search_index>(dir);
   } catch (const std::exception& e) {
+    // Locked is not damaged: some other process writes it (the data dir's lock keeps out another
+    // contentlake). Rebuilding would remove its files under it: the start stops instead.
+    if (storage::search_index::in_use(dir))
+      throw std::runtime_error(dir.string() + " is in use by another process (its write lock is held)");
     return start_rebuild(dir, store, e.what());
   }
   if (index->applied() > store.last_change()) {

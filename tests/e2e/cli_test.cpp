@@ -216,6 +216,24 @@ TEST_CASE("a second serve on a data dir in use stops at once and leaves the firs
           ->status == 201);
 }
 
+TEST_CASE("a search index another process holds stops the start; it is not rebuilt under that process", "[cli][search]") {
+  temp_dir dir;
+  auto data_dir = dir.path + "/data";
+  std::string records;
+  { test_service made([&](cl::config::settings& s) { s.data_dir = data_dir; }); records = made.postgresql_url(); }
+  cl::testing::storage_environment env{records};
+  // Not a contentlake (the data dir's lock is free): something else that writes the index.
+  cl::storage::search_index holder{std::filesystem::path{data_dir} / "search"};
+  auto applied = holder.applied();
+  child serve{{"serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--blobs-listen", "127.0.0.1:0",
+               "--data-dir", data_dir}};
+  CHECK(serve.wait_exit(20000) == 1);
+  CHECK(serve.err.find("is in use by another process") != std::string::npos);
+  CHECK(serve.err.find("rebuilding") == std::string::npos);
+  CHECK(std::filesystem::exists(std::filesystem::path{data_dir} / "search" / "shard-0"));
+  CHECK(holder.applied() == applied);
+}
+
 TEST_CASE("serve runs its other threads below the indexer's lane; search.indexer_priority=0 keeps them equal", "[cli][search]") {
   errno = 0;
   int base = ::getpriority(PRIO_PROCESS, 0);  // what the child starts with (this thread's value)
