@@ -234,7 +234,16 @@ private:
     if (auto problem = header_problem(parser_->get())) return refuse_request(std::move(*problem));
     if (parser_->is_done()) return on_read({});  // no body
     if (overloaded_ || ctx_->draining) return refuse_request(unavailable());
-    // A body is read only for a request its header admits: an unauthenticated body is never read.
+    // A body that arrived whole with its header (in the same read from the socket) costs nothing
+    // more to take: the request is then checked as a whole, as one without a body is.
+    if (whole_body_buffered()) {
+      beast::error_code ec;
+      buffer_.consume(parser_->put(buffer_.data(), ec));
+      if (!ec && !parser_->is_done()) ec = bhttp::error::partial_message;
+      return on_read(ec);
+    }
+    // Any other body is read only for a request its header admits: no more of an unauthenticated
+    // body is read from the socket.
     ctx_->handler->admit(pending_, [self = shared_from_this()](std::optional<domain::api_reply> refusal,
                                                                std::shared_ptr<const admission> ticket) {
       auto exec = self->executor();
@@ -242,6 +251,13 @@ private:
         self->on_admitted(std::move(refusal), std::move(ticket));
       });
     });
+  }
+
+  /// Whether the body, of a known length, is already in the buffer after its header.
+  bool whole_body_buffered() const {
+    if (parser_->chunked()) return false;
+    auto length = parser_->content_length();
+    return length && *length <= buffer_.size();
   }
 
   void on_admitted(std::optional<domain::api_reply> refusal, std::shared_ptr<const admission> ticket) {

@@ -262,6 +262,20 @@ TEST_CASE("a request body is read only after its header is admitted: token, scop
     CHECK(r->header("x-request-id") == "slow-1");
     CHECK(c.wait_closed(5000));
   }
+  SECTION("a body that arrived whole with its header: the request is answered as a whole, the connection kept") {
+    connection c{svc.port()};
+    const std::string body = R"({"title":"Sent whole"})";
+    c.send("POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 401);
+    CHECK(reason_of(*r) == "TOKEN_MISSING");
+    // Nothing of the stream is left unread, so the connection serves the next request.
+    auto next = c.request("GET", "/v0/openapi.json");
+    REQUIRE(next);
+    CHECK(next->status == 200);
+  }
   SECTION("Expect: 100-continue without a token gets the final 401 instead of the interim 100") {
     connection c{svc.port()};
     c.send(head + "Expect: 100-continue\r\n\r\n");
