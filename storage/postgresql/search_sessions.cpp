@@ -62,10 +62,16 @@ ALTER TABLE search_sessions SET (fillfactor = 50);
 });
 
 /// Opens a session with the hits its first page answered ($12, each once; the bounds are the sweep's).
+/// Its commit does not wait for the WAL to reach the disk (`synchronous_commit` off for this
+/// statement's transaction alone): it is visible to every node at once, and a database crash within
+/// the WAL writer's delay can lose it, so its next page is 404 SEARCH_SESSION_NOT_FOUND (the search
+/// is started again), never a hit answered twice. Every later write of a session (`answered`) waits,
+/// and flushes an open before it.
 const statement session_open{
+  "WITH quick AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)) "
   "INSERT INTO search_sessions (id, tenant, sub, client_id, query, types, languages, work_id, usable_only, position, "
-  "last_used_ms, hits, answered) VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[], $8, $9, $10, $11, $12::text[], "
-  "cardinality($12::text[]))"};
+  "last_used_ms, hits, answered) SELECT $1, $2, $3, $4, $5, $6::text[], $7::text[], $8, $9, $10, $11, $12::text[], "
+  "cardinality($12::text[]) FROM quick"};
 
 /// The owner's session and the hits it answered, touched when it has not expired ($6: the oldest
 /// use that has not).

@@ -12,7 +12,10 @@
 - the service killed (SIGKILL) under the same load: after a restart every acknowledged write is
   there, and the change log is dense (no half-applied batch);
 - the database's disk full (a tablespace on a small tmpfs; its WAL stays on the big disk): writes
-  answer 507 STORAGE_FULL, reads go on.
+  answer 507 STORAGE_FULL, reads go on;
+- search sessions across a crash (`-m immediate`): one whose second page was answered goes on
+  without answering a hit again; one opened just before (its opening commit does not wait for the
+  WAL flush) goes on the same way or is 404 SEARCH_SESSION_NOT_FOUND, never a hit twice.
 
     pg_faults.py CONTENTLAKE_BINARY SOURCE_DIR
 Mounting the tmpfs needs root (the test container); without it that part is skipped (exit 77),
@@ -191,6 +194,50 @@ def killed(svc, pg, token):
           % (len(load.acknowledged), count))
 
 
+def search(svc, token, body):
+    """(status, answer) of one search, retried while the service answers 503 (reconnecting)."""
+    answer = {}
+
+    def asked():
+        status, _, data = svc.request("POST", "/v0/content-lake/search", token, body)
+        answer["status"], answer["body"] = status, json.loads(data)
+        return status != 503
+    wait_until("a search answered other than 503", asked, timeout=15)
+    return answer["status"], answer["body"]
+
+
+def sessions_across_a_crash(svc, pg, token):
+    for i in range(30):
+        status, _, _ = svc.request("POST", "/v0/content-lake/resources", token, {
+            "title": "Estuary %d" % i, "type": "ARTICLE", "language": "en",
+            "content": {"format": "cl.content/1", "blocks": [{"type": "paragraph", "key": "p", "children": [
+                {"type": "span", "text": "The estuary silts up each winter, record %d." % i}]}]}})
+        assert status == 201, status
+    wait_until("30 Resources searchable",
+               lambda: len(search(svc, token, {"query": "estuary", "page_size": 100})[1].get("hits", [])) == 30)
+    ids = lambda answer: [h["id"] for h in answer["hits"]]  # noqa: E731
+    status, first = search(svc, token, {"query": "estuary", "page_size": 5})
+    assert status == 200, first
+    status, second = search(svc, token, {"search_id": first["search_id"], "page_size": 5})
+    assert status == 200, second
+    answered = set(ids(first)) | set(ids(second))
+    status, opened = search(svc, token, {"query": "estuary", "page_size": 5})
+    assert status == 200, opened
+    pg.halt("immediate")
+    pg.resume()
+    wait_until("/readyz 200 after the crash", lambda: readyz(svc) == 200, timeout=15)
+    status, third = search(svc, token, {"search_id": first["search_id"], "page_size": 5})
+    assert status == 200, third
+    assert len(ids(third)) == 5 and not answered & set(ids(third)), "a hit answered again: %s" % third
+    status, after = search(svc, token, {"search_id": opened["search_id"], "page_size": 5})
+    if status == 200:
+        assert len(ids(after)) == 5 and not set(ids(opened)) & set(ids(after)), "a hit answered again: %s" % after
+    else:
+        assert status == 404 and after["error"]["reason"] == "SEARCH_SESSION_NOT_FOUND", (status, after)
+    print("pg_faults: search sessions across a crash: one with two pages answered goes on, none again; "
+          "one opened just before: %s" % ("goes on" if status == 200 else "404 SEARCH_SESSION_NOT_FOUND"))
+
+
 def disk_full(binary, source, pg):
     space = tempfile.mkdtemp(prefix="contentlake-pgspace-")
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", space], capture_output=True, text=True)
@@ -246,6 +293,7 @@ def main():
             outage(svc, pg, token, "immediate")
             frozen(svc, pg, token)
             killed(svc, pg, token)
+            sessions_across_a_crash(svc, pg, token)
             # The URL (and a password in it) never appears in the log.
             assert not any("host=" in line for line in svc.log), "the connection string was logged"
         finally:
