@@ -96,18 +96,21 @@ const statement session_answered{
 
 /// Forgets sessions idle two TTLs ($1: the newest use forgotten), and of the live ones ($2: the
 /// oldest use that is), the least recently used past the bound on sessions ($4), on held hits ($3)
-/// or on the sessions of their owner ($5). One sweep at a time in the cluster: it holds an advisory
-/// lock (its key: the migration lock's plus one, storage/postgresql/schema.cpp) for its statement;
-/// another node's sweep meanwhile skips.
+/// or on the sessions of their owner ($5); answers how many live ones it leaves. One sweep at a time
+/// in the cluster: it holds an advisory lock (its key: the migration lock's plus one,
+/// storage/postgresql/schema.cpp) for its statement; another node's sweep meanwhile skips. The count
+/// is of the statement's snapshot (its reads do not see its own delete, hence the subtraction):
+/// sessions opened meanwhile are the next sweep's, so the count of a sweep is within the bounds.
 const statement sessions_sweep{
-  "WITH lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(7362846102834652) AS got) "
-  "DELETE FROM search_sessions WHERE (SELECT got FROM lock) AND id IN ("
+  "WITH lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(7362846102834652) AS got), "
+  "gone AS (DELETE FROM search_sessions WHERE (SELECT got FROM lock) AND id IN ("
   "SELECT id FROM search_sessions WHERE last_used_ms <= $1 UNION ALL "
   "SELECT id FROM (SELECT id, sum(answered) OVER w AS held, row_number() OVER w AS n, row_number() OVER "
   "(PARTITION BY tenant, sub, client_id ORDER BY last_used_ms DESC, id DESC) AS mine FROM search_sessions "
   "WHERE last_used_ms > $2 WINDOW w AS (ORDER BY last_used_ms DESC, id DESC)) live "
-  "WHERE held > $3 OR n > $4 OR mine > $5)"};
-const statement sessions_live{"SELECT count(*) FROM search_sessions WHERE last_used_ms > $1"};
+  "WHERE held > $3 OR n > $4 OR mine > $5) RETURNING last_used_ms) "
+  "SELECT (SELECT count(*) FROM search_sessions WHERE last_used_ms > $2) "
+  "- (SELECT count(*) FROM gone WHERE last_used_ms > $2)"};
 
 /// `ids` each once, in order.
 std::vector<std::string> each_once(const std::vector<std::string>& ids) {
@@ -186,10 +189,10 @@ public:
 
   /// One node at a time: another node's sweep meanwhile skips (the statement's advisory lock).
   void sweep(std::int64_t now_ms) override {
-    db_.run(sessions_sweep, {num(now_ms - 2 * limits_.ttl_ms), num(now_ms - limits_.ttl_ms),
-                             bound(limits_.max_held_hits), bound(limits_.max_sessions),
-                             bound(limits_.max_per_principal)});
-    live_ = static_cast<std::size_t>(db_.run(sessions_live, {num(now_ms - limits_.ttl_ms)}).integer(0, 0));
+    auto left = db_.run(sessions_sweep, {num(now_ms - 2 * limits_.ttl_ms), num(now_ms - limits_.ttl_ms),
+                                         bound(limits_.max_held_hits), bound(limits_.max_sessions),
+                                         bound(limits_.max_per_principal)});
+    live_ = static_cast<std::size_t>(left.integer(0, 0));
   }
 
   domain::session_limits limits_;
