@@ -194,9 +194,13 @@ struct service::impl {
     auto in_use = stats->declare_gauge("contentlake_postgresql_connections_in_use",
                                        "Connections of the record store's pool leased now (at most its size).");
     auto size = stats->declare_gauge("contentlake_postgresql_pool_size", "The record store's pool size.");
-    stats->on_render([in_use, size, weak = std::weak_ptr<storage::record_store>(store)] {
-      if (auto s = weak.lock())
-        if (auto use = storage::postgresql_pool_use(*s)) in_use.set(static_cast<double>(use->first)), size.set(static_cast<double>(use->second));
+    auto cached = stats->declare_gauge("contentlake_postgresql_cache_bytes",
+                                       "Bytes of Resources the hot-record cache holds (at most storage.postgresql.cache_mib).");
+    stats->on_render([in_use, size, cached, weak = std::weak_ptr<storage::record_store>(store)] {
+      auto s = weak.lock();
+      if (!s) return;
+      if (auto use = storage::postgresql_pool_use(*s)) in_use.set(static_cast<double>(use->first)), size.set(static_cast<double>(use->second));
+      if (auto bytes = storage::postgresql_cache_bytes(*s)) cached.set(static_cast<double>(*bytes));
     });
     probe_thread = std::thread{[this, reachable] {
       std::unique_lock<std::mutex> lock{probe_mutex};

@@ -39,6 +39,9 @@ std::shared_ptr<record_store> open_postgresql_store(const postgresql_settings& s
 /// The connections `store`'s pool has leased now and its size, when it is a PostgreSQL store.
 std::optional<std::pair<std::size_t, std::size_t>> postgresql_pool_use(const record_store& store);
 
+/// The bytes `store`'s hot-record cache holds (bound: `cache_bytes`), when it is a PostgreSQL store.
+std::optional<std::size_t> postgresql_cache_bytes(const record_store& store);
+
 /// Records `fingerprint` (`secrets_fingerprint`) as the secrets of every node on the database when
 /// none is recorded yet, or when the one recorded came from a node's own secrets and this one from a
 /// secrets file (`from_file`: the move to several nodes); answers the one recorded. The schema must

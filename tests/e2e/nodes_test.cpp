@@ -363,8 +363,15 @@ TEST_CASE("with the position of a write on one node, the other node reads it and
   REQUIRE(created->status == 201);
   std::string id{json::parse(created->body).at("id").as_string()};
   auto path = "/v0/content-lake/resources/" + id;
-  // B has the Resource in its hot cache...
+  // B has the Resource in its hot cache (its gauge counts the bytes)...
+  auto cached = [&] {
+    auto m = http_request(b.admin_port(), "GET", "/metrics");
+    return m ? metric_value(m->body, "contentlake_postgresql_cache_bytes") : -1;
+  };
+  auto before = cached();
+  REQUIRE(before >= 0);
   REQUIRE(get_with_token(b.port(), path, token)->status == 200);
+  CHECK(cached() > before);
   // ... A changes it: B answers the change at once for a caller who sends the position back.
   auto current = json::parse(get_with_token(a.port(), path, token)->body).as_object();
   auto patched = http_request(a.port(), "PATCH", path,
