@@ -23,12 +23,6 @@ namespace json = boost::json;
 
 namespace {
 
-/// The value of series `series` (name and labels, as rendered) on a node's /metrics, or -1.
-double metric(unsigned short admin_port, const std::string& series) {
-  auto m = http_request(admin_port, "GET", "/metrics");
-  return m ? metric_value(m->body, series) : -1;
-}
-
 std::string resource(const std::string& title) {
   return R"({"title":")" + title + R"(","type":"CHAPTER","language":"en","content":{"format":"cl.content/1",)"
          R"("blocks":[{"type":"paragraph","key":"p1","children":[{"type":"span","text":"x"}]}]}})";

@@ -108,10 +108,7 @@ TEST_CASE("a client that closes a request still being served gives its connectio
   }};
   auto mute = svc.service().system().spawn(silent_auth);
   svc.service().directory().update([&](concern_handles& h) { h.set<cl::actors::auth_actor>(mute); });
-  auto connections = [&] {
-    auto m = http_request(svc.admin_port(), "GET", "/metrics");
-    return m ? metric_value(m->body, "contentlake_http_connections") : -1;
-  };
+  auto connections = [&] { return metric(svc.admin_port(), "contentlake_http_connections"); };
   const std::string held = "GET /v0/content-lake/resources/res_x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
                            + read_token() + "\r\n\r\n";
   // Both slots serve a request the auth actor never answers: a new connection would be refused.

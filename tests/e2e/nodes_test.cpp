@@ -364,10 +364,7 @@ TEST_CASE("with the position of a write on one node, the other node reads it and
   std::string id{json::parse(created->body).at("id").as_string()};
   auto path = "/v0/content-lake/resources/" + id;
   // B has the Resource in its hot cache (its gauge counts the bytes)...
-  auto cached = [&] {
-    auto m = http_request(b.admin_port(), "GET", "/metrics");
-    return m ? metric_value(m->body, "contentlake_postgresql_cache_bytes") : -1;
-  };
+  auto cached = [&] { return metric(b.admin_port(), "contentlake_postgresql_cache_bytes"); };
   auto before = cached();
   REQUIRE(before >= 0);
   REQUIRE(get_with_token(b.port(), path, token)->status == 200);

@@ -183,4 +183,9 @@ double metric_value(const std::string& text, const std::string& series) {
   return std::stod(text.substr(at + series.size() + 2));
 }
 
+double metric(unsigned short admin_port, const std::string& series) {
+  auto m = http_request(admin_port, "GET", "/metrics");
+  return m ? metric_value(m->body, series) : -1;
+}
+
 }  // namespace cl::testing

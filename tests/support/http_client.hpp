@@ -60,6 +60,10 @@ std::optional<http_response> post_json(unsigned short port, const std::string& p
 /// -1 when absent.
 double metric_value(const std::string& text, const std::string& series);
 
+/// The value of series `series` (name and labels, as rendered) on the /metrics of the admin
+/// listener at `admin_port`, or -1 (not there, or no answer).
+double metric(unsigned short admin_port, const std::string& series);
+
 /// The `error.reason` of an error response (empty when the body is not the error shape).
 std::string reason_of(const http_response& r);
 
