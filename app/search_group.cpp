@@ -54,9 +54,10 @@ std::shared_ptr<storage::search_index> start_rebuild(const std::filesystem::path
 }
 
 /// The index under the data dir. A missing, unreadable or older one is rebuilt from the record
-/// store, in the background (one another process holds stops the start); so is one ahead of the store (a data dir restored from an older
+/// store, in the background; so is one ahead of the store (a data dir restored from an older
 /// backup), and one behind what the change log still holds (a node away longer than retention,
-/// let go by the others). A rebuild a stop interrupted goes on where it was.
+/// let go by the others). A rebuild a stop interrupted goes on where it was. One another process
+/// holds (its write lock) stops the start instead.
 std::shared_ptr<storage::search_index> open_index(const std::string& data_dir, const storage::record_store& store) {
   auto dir = std::filesystem::path{data_dir} / "search";
   bool missing = !std::filesystem::exists(dir) || std::filesystem::is_empty(dir);

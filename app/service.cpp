@@ -198,9 +198,11 @@ struct service::impl {
                                        "Bytes of Resources the hot-record cache holds (at most storage.postgresql.cache_mib).");
     stats->on_render([in_use, size, cached, weak = std::weak_ptr<storage::record_store>(store)] {
       auto s = weak.lock();
-      if (!s) return;
-      if (auto use = storage::postgresql_pool_use(*s)) in_use.set(static_cast<double>(use->first)), size.set(static_cast<double>(use->second));
-      if (auto bytes = storage::postgresql_cache_bytes(*s)) cached.set(static_cast<double>(*bytes));
+      auto use = s ? storage::postgresql_use_of(*s) : std::nullopt;
+      if (!use) return;
+      in_use.set(static_cast<double>(use->connections_in_use));
+      size.set(static_cast<double>(use->pool_size));
+      cached.set(static_cast<double>(use->cache_bytes));
     });
     probe_thread = std::thread{[this, reachable] {
       std::unique_lock<std::mutex> lock{probe_mutex};

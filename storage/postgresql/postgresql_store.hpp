@@ -36,11 +36,15 @@ struct postgresql_settings {
 /// std::runtime_error saying what is wrong (cannot connect, a schema newer than this build).
 std::shared_ptr<record_store> open_postgresql_store(const postgresql_settings& settings);
 
-/// The connections `store`'s pool has leased now and its size, when it is a PostgreSQL store.
-std::optional<std::pair<std::size_t, std::size_t>> postgresql_pool_use(const record_store& store);
+/// What a PostgreSQL store holds now (its gauges).
+struct postgresql_use {
+  std::size_t connections_in_use = 0;  ///< of the pool, leased now
+  std::size_t pool_size = 0;
+  std::size_t cache_bytes = 0;  ///< held by the hot-record cache (bound: `cache_bytes` of the settings)
+};
 
-/// The bytes `store`'s hot-record cache holds (bound: `cache_bytes`), when it is a PostgreSQL store.
-std::optional<std::size_t> postgresql_cache_bytes(const record_store& store);
+/// `store`'s use, when it is a PostgreSQL store.
+std::optional<postgresql_use> postgresql_use_of(const record_store& store);
 
 /// Records `fingerprint` (`secrets_fingerprint`) as the secrets of every node on the database when
 /// none is recorded yet, or when the one recorded came from a node's own secrets and this one from a

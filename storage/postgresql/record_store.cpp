@@ -534,9 +534,7 @@ private:
   }
 
 public:
-  /// Connections leased now, and the pool's size (a gauge).
-  std::pair<std::size_t, std::size_t> pool_use() const { return {pool_.in_use(), pool_.size()}; }
-  std::size_t cache_bytes() const { return hot_.bytes(); }
+  postgresql_use use() const { return {pool_.in_use(), pool_.size(), hot_.bytes()}; }
 
 private:
   mutable pool pool_;  ///< hands out connections under its own lock
@@ -569,13 +567,8 @@ std::shared_ptr<record_store> open_postgresql_store(const postgresql_settings& s
   return std::make_shared<pg::pg_record_store>(settings);
 }
 
-std::optional<std::pair<std::size_t, std::size_t>> postgresql_pool_use(const record_store& store) {
-  if (const auto* pg = dynamic_cast<const pg::pg_record_store*>(&store)) return pg->pool_use();
-  return std::nullopt;
-}
-
-std::optional<std::size_t> postgresql_cache_bytes(const record_store& store) {
-  if (const auto* pg = dynamic_cast<const pg::pg_record_store*>(&store)) return pg->cache_bytes();
+std::optional<postgresql_use> postgresql_use_of(const record_store& store) {
+  if (const auto* pg = dynamic_cast<const pg::pg_record_store*>(&store)) return pg->use();
   return std::nullopt;
 }
 
