@@ -71,8 +71,7 @@ access_actor::behavior_type access(access_actor::stateful_pointer<access_state> 
         }
         return static_cast<std::int32_t>(role);
       } catch (const std::exception& e) {
-        spdlog::error("access: check failed: {}", e.what());
-        return caf::make_error(backend_error::storage_failure, "access check failed");
+        return storage_error("access", e);
       }
     },
     [self](principals_atom, const std::string& tenant, const std::string& subject) -> std::vector<std::string> {

@@ -3,6 +3,7 @@
 
 #include "actors/deadlines.hpp"
 #include "actors/ledger.hpp"
+#include "actors/plan_write.hpp"
 #include "actors/rate_limiter.hpp"
 #include "domain/idempotency.hpp"
 #include "domain/change_cursor.hpp"
@@ -93,8 +94,7 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
   if (!ctx->request.position.empty()) {
     // Sealed like a change-feed cursor (the log's sequence is global: a readable one would tell a
     // tenant how much the others write); another tenant's, or another deployment's, does not open.
-    auto at = ctx->feed_cursors ? ctx->feed_cursors->open(ctx->request.position, ctx->who.tenant_id,
-                                                          domain::feed_binding_any())
+    auto at = ctx->feed_cursors ? ctx->feed_cursors->open_position(ctx->request.position, ctx->who.tenant_id)
                                 : std::nullopt;
     if (!at)
       return done(domain::api_reply::failure(domain::error_id::position_invalid,
@@ -127,7 +127,7 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
     .then(
       [self, job, ctx, done, key, fingerprint, ledger](ledger_verdict& v) {
         switch (v.kind) {
-          case ledger_verdict::replay: return done(domain::replay_of(v.answer));
+          case ledger_verdict::replay: return done(with_position(*ctx, domain::replay_of(v.answer), v.at));
           case ledger_verdict::mismatch: return done(domain::key_mismatch_reply());
           case ledger_verdict::in_use: {
             auto r = domain::api_reply::failure(domain::error_id::idempotency_key_in_use,
@@ -152,12 +152,12 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
           // before it, a failure): an answer stored under the key answers instead.
           self->request(ledger, ctx->timeout, check_atom_v, guard->ledger_key, guard->fingerprint)
             .then(
-              [done, ledger, guard, r](ledger_verdict& found) mutable {
+              [ctx, done, ledger, guard, r](ledger_verdict& found) mutable {
                 int now = found.kind == ledger_verdict::replay     ? replayed
                           : found.kind == ledger_verdict::mismatch ? mismatched
                                                                    : unsettled;
                 caf::anon_send(ledger, release_atom_v, guard->ledger_key, now);
-                if (now == replayed) return done(domain::replay_of(found.answer));
+                if (now == replayed) return done(with_position(*ctx, domain::replay_of(found.answer), found.at));
                 if (now == mismatched) return done(domain::key_mismatch_reply());
                 done(std::move(r));
               },

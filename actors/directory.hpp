@@ -108,6 +108,12 @@ struct concern_handles {
   /// The record store, for the change-log position a write answers with and the position a read
   /// asks for (`Content-Lake-Position`); may be null (then neither).
   std::shared_ptr<storage::record_store> records;
+
+  /// True while the caches above (rights, possible answers, access roles) may answer: this node's
+  /// view of the change log is within the bound another node's change may be missing from them
+  /// (`storage::record_store::caches_current`); else plans ask the concern actors, which read the
+  /// database.
+  bool caches_current() const { return !records || records->caches_current(); }
 };
 
 /// The key of a resolution in `concern_handles::rights_cache`.

@@ -40,7 +40,8 @@ ledger_verdict stored_under(const ledger_config& cfg, ledger_state& st, const do
   }
   if (found.kind == domain::ledger_lookup::replay) {
     remember(st, cfg, key);
-    return ledger_verdict{ledger_verdict::replay, std::move(found.answer)};
+    // The record is committed, and so is the write it answered: the log's head now is past it.
+    return ledger_verdict{ledger_verdict::replay, std::move(found.answer), cfg.store->last_change()};
   }
   return ledger_verdict{ledger_verdict::fresh, {}};
 }
@@ -81,16 +82,14 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
         if (verdict.kind == ledger_verdict::fresh) st.held.emplace(key, now + cfg->hold);
         return verdict;
       } catch (const std::exception& e) {
-        spdlog::error("ledger: lookup failed: {}", e.what());
-        return caf::make_error(backend_error::storage_failure, "ledger lookup failed");
+        return storage_error("ledger", e);
       }
     },
     [self, cfg](check_atom, const domain::ledger_key& key, const std::string& fingerprint) -> caf::result<ledger_verdict> {
       try {
         return stored_under(*cfg, self->state, key, fingerprint);
       } catch (const std::exception& e) {
-        spdlog::error("ledger: lookup failed: {}", e.what());
-        return caf::make_error(backend_error::storage_failure, "ledger lookup failed");
+        return storage_error("ledger", e);
       }
     },
     [self, cfg](release_atom, const domain::ledger_key& key, int settled) {

@@ -1,4 +1,5 @@
 #include "actors/metrics.hpp"
+#include "actors/backend_error.hpp"
 
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
@@ -92,8 +93,8 @@ struct metrics::impl {
   prometheus::Family<prometheus::Counter>& backend_errors =
     prometheus::BuildCounter()
       .Name("contentlake_backend_errors_total")
-      .Help("Requests answered 503 because a concern actor did not answer, by concern and kind: storage_failure, "
-            "timeout, gone (restarting), refused, other.")
+      .Help("Requests a concern actor did not answer, by concern and kind: storage_failure, timeout, gone "
+            "(restarting), refused, other (503 BACKEND_UNAVAILABLE), storage_full (507), unstorable (400).")
       .Register(*registry);
   prometheus::Family<prometheus::Gauge>& build_info =
     prometheus::BuildGauge()
@@ -126,7 +127,12 @@ struct metrics::impl {
   std::vector<std::function<void()>> refreshes;  ///< guarded by declared_mutex
 };
 
-metrics::metrics() : impl_(std::make_unique<impl>()) {}
+metrics::metrics() : impl_(std::make_unique<impl>()) {
+  // Counters start at 0: a series that appears only with its first error cannot be rated or alerted on.
+  for (auto concern : backend_concerns)
+    for (auto kind : backend_error_kinds)
+      impl_->backend_errors.Add({{"concern", std::string{concern}}, {"kind", std::string{backend_error_name(kind)}}});
+}
 
 metrics::~metrics() = default;
 

@@ -22,10 +22,10 @@ void with_rights_of(caf::event_based_actor* self, const std::shared_ptr<const re
   std::vector<std::string> missing;
   auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
   auto now = domain::now_seconds();
+  bool cached = ctx->actors->rights_cache && ctx->actors->caches_current();
   for (std::size_t i = 0; i < work_ids.size(); ++i) {
-    auto hit = ctx->actors->rights_cache
-                 ? ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_ids[i], epoch), now)
-                 : std::nullopt;
+    auto hit = cached ? ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_ids[i], epoch), now)
+                      : std::nullopt;
     if (hit) {
       (*found)[i] = **hit;
       continue;
@@ -84,7 +84,7 @@ void with_role(caf::event_based_actor* self, const std::shared_ptr<const request
                const std::string& resource_id, std::function<void(domain::access_role)> k, reply_fn done) {
   const auto& tenant = ctx->who.tenant_id;
   const auto& subject = ctx->who.subject;
-  if (ctx->actors->access_cache) {
+  if (ctx->actors->access_cache && ctx->actors->caches_current()) {
     auto epoch = ctx->actors->access_epoch ? ctx->actors->access_epoch->load() : 0;
     if (auto hit = ctx->actors->access_cache->find(access_cache_key(tenant, resource_id, subject, epoch), domain::now_seconds()))
       return k(*hit);

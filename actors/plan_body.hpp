@@ -14,6 +14,10 @@
 
 namespace cl::actors {
 
+/// 415 UNSUPPORTED_MEDIA_TYPE unless the request's Content-Type is application/json (or
+/// application/merge-patch+json; parameters such as charset allowed, case-insensitive); else nullopt.
+std::optional<domain::api_reply> refuse_unless_json_body(const domain::api_request& request);
+
 /// The request body as a JSON object, or the reply that refuses it: 415 UNSUPPORTED_MEDIA_TYPE
 /// for another Content-Type, 400 INVALID_ARGUMENT for anything but a JSON object.
 std::variant<boost::json::object, domain::api_reply> json_body(const domain::api_request& request);

@@ -13,6 +13,13 @@ domain::api_reply json_reply(int status, std::string body) {
   return r;
 }
 
+domain::api_reply unstorable_reply() {
+  return domain::api_reply::failure(domain::error_id::invalid_argument,
+                                    "The request is not valid: a value of it cannot be stored as given (U+0000, or not "
+                                    "UTF-8).",
+                                    {{"request", "holds a value the store cannot keep as given"}});
+}
+
 domain::api_reply not_found(domain::error_id missing, const std::string& what, const std::string& id) {
   auto shown = id.size() > 64 ? id.substr(0, 64) + "..." : id;
   return domain::api_reply::failure(missing, "No " + what + " " + shown + " exists in this tenant.");

@@ -26,6 +26,9 @@ domain::api_reply json_reply(int status, std::string body);
 /// whether the id exists in another tenant or nowhere, so no answer confirms another tenant's id.
 domain::api_reply not_found(domain::error_id missing, const std::string& what, const std::string& id);
 
+/// 400 INVALID_ARGUMENT for a value the store refused to hold as given (storage::value_unstorable).
+domain::api_reply unstorable_reply();
+
 /// The one way a plan asks a concern actor: with the request's timeout (its deadline is watched
 /// as a whole), `on_value` getting the answer; an actor that is absent (restarting), fails or is
 /// late answers 503 BACKEND_UNAVAILABLE naming `concern` through `done` instead.
@@ -42,6 +45,7 @@ void ask(caf::event_based_actor* self, const request_context& ctx, const reply_f
       if (classify(e) == backend_error::storage_full)
         return done(domain::api_reply::failure(domain::error_id::storage_full,
                                                "The service's storage is full: nothing of this request was stored."));
+      if (classify(e) == backend_error::unstorable) return done(unstorable_reply());
       done(backend_unavailable(concern));
     });
 }

@@ -11,6 +11,8 @@
 #include "domain/records.hpp"
 #include "storage/record_store.hpp"
 
+#include <algorithm>
+
 namespace cl::actors {
 
 std::string record_activity(storage::write_txn& tx, const domain::principal& who, const std::string& type,
@@ -54,8 +56,9 @@ namespace {
 /// from (`*replay`) and nothing is written.
 storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> outcome,
                           std::shared_ptr<const idempotency_guard> guard,
-                          std::shared_ptr<std::optional<domain::api_reply>> replay) {
-  return [m = std::move(m), outcome, guard, replay](storage::write_txn& tx) {
+                          std::shared_ptr<std::optional<domain::api_reply>> replay,
+                          std::shared_ptr<std::uint64_t> replay_at) {
+  return [m = std::move(m), outcome, guard, replay, replay_at](storage::write_txn& tx) {
     replay->reset();
     guard->settled->store(unsettled);
     auto now = domain::now_ms();
@@ -64,6 +67,8 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
     if (found.kind != domain::ledger_lookup::fresh) {
       bool same = found.kind == domain::ledger_lookup::replay;
       *replay = same ? domain::replay_of(found.answer) : domain::key_mismatch_reply();
+      // The transaction sees the record, so its write is at or before the log's head.
+      if (same) *replay_at = tx.last_logged();
       guard->settled->store(same ? replayed : mismatched);
       return false;
     }
@@ -87,18 +92,17 @@ storage::mutation guarded(storage::mutation m, std::shared_ptr<write_outcome> ou
   };
 }
 
-/// `r` with the change-log position its write committed at (or later): a read that sends it back is
-/// answered from state at or past it, on any node. Not on a GET that writes on the side (the parts
-/// of an upload): the caller asked to read.
-domain::api_reply with_position(const request_context& ctx, domain::api_reply r) {
-  auto read = ctx.request.method == "GET" || ctx.request.method == "HEAD";
-  if (ctx.actors->records && ctx.feed_cursors && !read && !r.error && r.status / 100 == 2)
-    r.headers.emplace_back("Content-Lake-Position", ctx.feed_cursors->seal({ctx.who.tenant_id, domain::feed_binding_any(),
-                                                                            ctx.actors->records->known_change()}));
-  return r;
-}
 
 }  // namespace
+
+domain::api_reply with_position(const request_context& ctx, domain::api_reply r, std::uint64_t at_least) {
+  auto read = ctx.request.method == "GET" || ctx.request.method == "HEAD";
+  if (ctx.actors->records && ctx.feed_cursors && !read && !r.error && r.status / 100 == 2)
+    r.headers.emplace_back("Content-Lake-Position",
+                           ctx.feed_cursors->seal({ctx.who.tenant_id, domain::feed_binding_any(),
+                                                   std::max(at_least, ctx.actors->records->known_change())}));
+  return r;
+}
 
 void write_then(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::mutation m,
                 std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
@@ -108,14 +112,19 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
     outcome->refusal.reset();
     outcome->reply.reset();
     outcome->store_refusal = true;
-    return m(tx);
+    try {
+      return m(tx);
+    } catch (const storage::value_unstorable&) {
+      return outcome->refuse_unstored(*unstorable_reply().error);
+    }
   };
   auto replay = std::make_shared<std::optional<domain::api_reply>>();
-  if (ctx->idempotency) fresh = guarded(std::move(fresh), outcome, ctx->idempotency, replay);
+  auto replay_at = std::make_shared<std::uint64_t>(0);
+  if (ctx->idempotency) fresh = guarded(std::move(fresh), outcome, ctx->idempotency, replay, replay_at);
   ask(
     self, *ctx, done, ctx->actors->get<writer_actor>(), "writer",
-    [ctx, outcome, replay, what, after_commit, done](bool stored) {
-      if (*replay) return done(with_position(*ctx, std::move(**replay)));
+    [ctx, outcome, replay, replay_at, what, after_commit, done](bool stored) {
+      if (*replay) return done(with_position(*ctx, std::move(**replay), *replay_at));
       if (stored && outcome->reply) {
         if (after_commit) after_commit();
         return done(with_position(*ctx, std::move(*outcome->reply)));

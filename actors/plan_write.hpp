@@ -45,6 +45,12 @@ struct write_outcome {
 /// nullopt when it may go ahead, else the 403 HUMAN_REQUIRED or 401 AUTH_STALE.
 std::optional<domain::api_error> sensitive_refusal(const request_context& ctx, std::string_view operation);
 
+/// `r` with the change-log position its write committed at (or later): a read that sends it back is
+/// answered from state at or past it, on any node. Only on a 2xx answer to a write, replayed or not;
+/// not on a GET that writes on the side (the parts of an upload): the caller asked to read.
+/// `at_least`: a position the answer must cover (a replay's, read where its record was found).
+domain::api_reply with_position(const request_context& ctx, domain::api_reply r, std::uint64_t at_least = 0);
+
 /// Sends `m` to the writer; after the durable commit answers `outcome->reply` (calling
 /// `after_commit` first, e.g. to bump a cache epoch), or `outcome->refusal`, or 500 INTERNAL
 /// ("<what> could not be stored") when the mutation refused without saying why; a writer that is

@@ -96,8 +96,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
       try {
         return resolve(self->state, *cfg, tenant, work, domain::now_seconds());
       } catch (const std::exception& e) {
-        spdlog::error("rights: resolution failed: {}", e.what());
-        return caf::make_error(backend_error::storage_failure, "rights resolution failed");
+        return storage_error("rights", e);
       }
     },
     [self, cfg](resolve_atom, const std::string& tenant,
@@ -109,8 +108,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
         for (const auto& w : works) out.push_back(resolve(self->state, *cfg, tenant, w, now));
         return out;
       } catch (const std::exception& e) {
-        spdlog::error("rights: resolution failed: {}", e.what());
-        return caf::make_error(backend_error::storage_failure, "rights resolution failed");
+        return storage_error("rights", e);
       }
     },
     [self, cfg](possible_atom, const std::string& tenant, const std::string& usage) -> caf::result<bool, bool> {
@@ -127,8 +125,7 @@ rights_actor::behavior_type rights(rights_actor::stateful_pointer<rights_state> 
         }
         return caf::make_result(possible.allowed, possible.refused);
       } catch (const std::exception& e) {
-        spdlog::error("rights: reading the tenant's contract usages failed: {}", e.what());
-        return caf::make_error(backend_error::storage_failure, "rights resolution failed");
+        return storage_error("rights", e);
       }
     },
     [self, cfg](recheck_atom) {

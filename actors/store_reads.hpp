@@ -22,8 +22,7 @@ auto read_or_fail(const char* who, Read read) -> caf::result<decltype(read())> {
   try {
     return read();
   } catch (const std::exception& e) {
-    spdlog::error("{}: read failed: {}", who, e.what());
-    return caf::make_error(backend_error::storage_failure, "storage read failed");
+    return storage_error(who, e);
   }
 }
 

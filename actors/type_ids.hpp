@@ -58,6 +58,9 @@ struct ledger_verdict {
   enum kind_t : int { fresh = 0, replay = 1, mismatch = 2, in_use = 3, unchecked = 4 };
   int kind = fresh;
   domain::stored_answer answer;  ///< replay: what the first execution answered
+  /// replay: a change-log position at or past the commit that stored the answer (read after it),
+  /// so the replay's `Content-Lake-Position` covers the write on any node.
+  std::uint64_t at = 0;
 };
 
 /// What a request that held an Idempotency-Key settled under it, told to the ledger as it lets go.

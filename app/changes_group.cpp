@@ -6,6 +6,7 @@
 #include "actors/events/changes_plans.hpp"
 #include "actors/metrics.hpp"
 #include "app/groups.hpp"
+#include "app/record_stores.hpp"
 #include "storage/identity.hpp"
 
 #include <caf/actor_system.hpp>
@@ -38,7 +39,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
   cfg->stream_ms = section.stream_seconds * 1000;
 
   try {
-    cfg->cursors = storage::feed_codec(secrets_of(s.settings));
+    cfg->cursors = storage::feed_codec(secrets_of(s.settings), s.store->deployment_id());
   } catch (const std::exception& e) {
     return startup_failure(std::string{"change feed: "} + e.what());
   }
@@ -56,11 +57,19 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
                                   "Event streams and long polls of the change feed held open.");
   // Held requests keep at most half the connections, so ordinary requests always find room.
   auto room = static_cast<std::size_t>(std::max(1, s.settings.http.max_connections / 2));
+  // On PostgreSQL the per-principal and per-client limits are counted in the database: they hold
+  // across nodes (the total stays per node: it guards this node's connections).
+  std::shared_ptr<storage::held_slot_store> counted_by_all;
+  try {
+    counted_by_all = open_held_slots(s.settings, s.node);
+  } catch (const std::exception& e) {
+    return startup_failure(std::string{"change feed: "} + e.what());
+  }
   cfg->holds = std::make_shared<actors::held_requests>(
     actors::held_limits{static_cast<std::size_t>(section.max_held_per_principal),
                         static_cast<std::size_t>(section.max_held_per_client),
                         std::min(static_cast<std::size_t>(section.max_held), room)},
-    held);
+    held, std::move(counted_by_all));
   std::shared_ptr<const actors::changes_feed_config> shared = cfg;
   return std::vector<actors::child_spec>{actors::supervised<actors::changes_actor>(
     "changes-feed", [shared](caf::actor_system& sys) { return sys.spawn(actors::changes_feed, shared); })};
@@ -84,8 +93,8 @@ void register_changes(registry& r) {
      "Long polls (`wait`) of the change feed held at once; past it a poll answers at once, as without `wait`.",
      config::integer_member(&changes_settings::max_waiting, 0, 1000000)},
     {"changes.max_held_per_principal", "10",
-     "Event streams and long polls of the change feed one principal (a tenant's subject) may hold open at once; past "
-     "it 429 TOO_MANY_HELD_REQUESTS with Retry-After.",
+     "Event streams and long polls of the change feed one principal (a tenant's subject) may hold open at once (on "
+     "all nodes together, on PostgreSQL); past it 429 TOO_MANY_HELD_REQUESTS with Retry-After.",
      config::integer_member(&changes_settings::max_held_per_principal, 1, 100000)},
     {"changes.max_held_per_client", "100",
      "The same per client_id (an application acting for many users); past it 429 TOO_MANY_HELD_REQUESTS.",

@@ -10,9 +10,12 @@
 
 namespace cl::app {
 
-data_dir_lock::data_dir_lock(const std::string& data_dir) {
+data_dir_lock::data_dir_lock(const std::string& data_dir, bool create) {
   auto path = data_dir + "/lock";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  // flock needs no write access: a lock file that is only read is opened read-only (its bytes and
+  // times stay as they are).
+  fd_ = ::open(path.c_str(), create ? O_RDWR | O_CREAT | O_CLOEXEC : O_RDONLY | O_CLOEXEC, 0600);
+  if (fd_ < 0 && !create && errno == ENOENT) return;
   if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     auto why = errno;

@@ -11,9 +11,11 @@ namespace cl::app {
 
 class data_dir_lock {
 public:
-  /// Takes the lock, creating the file if needed. Throws std::runtime_error naming the dir when
-  /// another process (or another service in this one) holds it, or when it cannot be opened.
-  explicit data_dir_lock(const std::string& data_dir);
+  /// Takes the lock, creating the file if needed (`create`; without it a dir that has no lock file,
+  /// where no `serve` ever ran, is left as it is: nothing is created in a dir that is only read).
+  /// Throws std::runtime_error naming the dir when another process (or another service in this
+  /// one) holds it, or when it cannot be opened.
+  explicit data_dir_lock(const std::string& data_dir, bool create = true);
   ~data_dir_lock();
   data_dir_lock(const data_dir_lock&) = delete;
   data_dir_lock& operator=(const data_dir_lock&) = delete;

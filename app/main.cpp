@@ -95,6 +95,7 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
   try {
     cl::app::service svc{*settings};
     svc.start(true);
+    spdlog::info("records: {}", svc.store().describe());
     spdlog::info("listening public={}:{} admin={}:{} data_dir={}", settings->listen.host, svc.port(),
                  settings->admin_listen.host, svc.admin_port(), settings->data_dir);
     if (settings->development_identity()) {
@@ -319,7 +320,9 @@ int main(int argc, char** argv) {
   migrate_cmd->add_option("--from", migration.from, "An LMDB data dir, or a PostgreSQL URL")->required();
   migrate_cmd->add_option("--to", migration.to, "An LMDB data dir, or a PostgreSQL URL (empty unless --resume)")
     ->required();
-  migrate_cmd->add_option("--state", migration.state, "The progress file (default: migrate.state in the data dir)");
+  migrate_cmd->add_option("--state", migration.state,
+                          "A progress file (default: kept with the target: migrate.state in its data dir, or its "
+                          "database)");
   migrate_cmd->add_flag("--resume", migration.resume, "Go on with an interrupted migration");
   migrate_cmd->add_option("--config", migrate_config, "The service's JSON config file (password file, pool size)");
 
@@ -335,7 +338,13 @@ int main(int argc, char** argv) {
   restore_cmd->add_option("--config", restore_config, "The service's JSON config file (also CONTENTLAKE_CONFIG)");
   restore_cmd->add_option("--data-dir", restore_dir, "The new data directory (key: data_dir)");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and --version exit 0; every usage error exits 2, whatever CLI11's own code for it
+    // (docs/operations.md "Running").
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   if (*backup_cmd) {
     auto s = settings_as_served(backup_config, backup_dir, "backup");

@@ -1,12 +1,13 @@
 #include "app/migrate_command.hpp"
 
+#include "app/data_dir_lock.hpp"
 #include "app/record_stores.hpp"
 #include "storage/migrate.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include <unistd.h>
 
@@ -34,68 +35,59 @@ config::settings at(config::settings base, const std::string& where) {
 /// What a side is, for messages: never a connection string (it may hold a password).
 std::string described(const std::string& where) { return is_postgresql(where) ? "the PostgreSQL database" : where; }
 
-std::string hex(const std::string& s) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : s) {
-    out.push_back(digits[c >> 4]);
-    out.push_back(digits[c & 15]);
-  }
-  return out;
-}
-
-std::string unhex(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < s.size(); i += 2) out.push_back(static_cast<char>(std::stoi(s.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
-storage::migration_progress load(const std::string& file) {
-  storage::migration_progress p;
-  std::ifstream in{file};
-  std::string kind, position;
-  while (in >> kind) {
-    std::getline(in, position);
-    if (!position.empty() && position.front() == ' ') position.erase(0, 1);
-    p[kind] = unhex(position);
-  }
-  return p;
-}
-
-void save(const std::string& file, const storage::migration_progress& p) {
-  auto temporary = file + ".new";
-  {
-    std::ofstream out{temporary, std::ios::trunc};
-    for (const auto& [kind, position] : p) out << kind << ' ' << hex(position) << '\n';
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write the progress file " + temporary);
-  }
-  std::filesystem::rename(temporary, file);
+/// Why `where` cannot be a migration's target directory: it is a file, or a directory that holds
+/// something but is no data dir (`--to /etc`). Empty when it can: absent, empty, or a data dir (it
+/// holds `lmdb/`, or `identity/` copied there first to keep the source's keys).
+std::string unusable_target(const std::string& where) {
+  namespace fs = std::filesystem;
+  fs::path dir{where};
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return {};
+  if (!fs::is_directory(dir, ec)) return where + " is not a directory";
+  if (fs::is_empty(dir, ec) || fs::exists(dir / "lmdb", ec) || fs::exists(dir / "identity", ec)) return {};
+  return where + " is neither empty nor a data dir (it holds no lmdb/ or identity/): name a new or empty directory";
 }
 
 }  // namespace
 
 int migrate(const config::settings& base, const migrate_options& o) {
   try {
-    if (is_postgresql(o.from) == is_postgresql(o.to) && o.from == o.to)
-      throw std::runtime_error("--from and --to are the same store");
-    if (!is_postgresql(o.from) && !std::filesystem::exists(std::filesystem::path{o.from} / "lmdb"))
-      throw std::runtime_error(o.from + " holds no record store (no lmdb/ in it)");
-    auto state = o.state;
-    if (state.empty()) state = (std::filesystem::path{is_postgresql(o.from) ? o.to : o.from} / "migrate.state").string();
-    auto source = open_record_store(at(base, o.from));
-    auto target = open_record_store(at(base, o.to));
-    auto progress = o.resume ? load(state) : storage::migration_progress{};
+    bool from_pg = is_postgresql(o.from), to_pg = is_postgresql(o.to);
+    if (from_pg == to_pg && o.from == o.to) {
+      std::cerr << "contentlake migrate: --from and --to are the same store\n";
+      return 2;
+    }
+    if (!to_pg) {
+      if (auto why = unusable_target(o.to); !why.empty()) {
+        std::cerr << "contentlake migrate: " << why << "\n";
+        return 2;
+      }
+    }
+    // The source is only read: an LMDB data dir is opened read-only without its lock file (nothing
+    // in it changes, lock.mdb included), while its data-dir lock (if it has one) keeps a service off.
+    std::optional<data_dir_lock> source_held, target_held;
+    if (!from_pg) {
+      if (!std::filesystem::exists(std::filesystem::path{o.from} / "lmdb"))
+        throw std::runtime_error(o.from + " holds no record store (no lmdb/ in it)");
+      source_held.emplace(o.from, false);
+    }
+    auto source = open_record_store_to_read(at(base, o.from));
+    if (!to_pg) target_held.emplace(o.to);
+    auto target_settings = at(base, o.to);
+    auto target = open_record_store(target_settings);
+    auto state = o.state.empty() ? open_migration_state(target_settings) : storage::migration_state_file(o.state);
+    auto progress = o.resume ? state->load() : storage::migration_progress{};
     if (!o.resume && storage::holds_records(*target)) {
       std::cerr << "contentlake migrate: " << described(o.to)
                 << " already holds records: migrate into an empty store, or add --resume to go on with an "
-                << "interrupted migration (" << state << ")\n";
+                << "interrupted migration (its progress is in " << state->where() << ")\n";
       return 2;
     }
-    std::cerr << "migrating " << described(o.from) << " -> " << described(o.to) << " (progress in " << state << ")\n";
+    std::cerr << "migrating " << described(o.from) << " -> " << described(o.to) << " (progress in " << state->where()
+              << ")\n";
     std::string current;
     storage::migrate_records(
-      *source, *target, progress, [&](const storage::migration_progress& p) { save(state, p); },
+      *source, *target, progress, [&](const storage::migration_progress& p) { state->save(p); },
       [&, tty = ::isatty(STDERR_FILENO) != 0](const std::string& kind, std::uint64_t copied) {
         // On a terminal a line per kind that counts up; else (a log) a line per page.
         if (tty && kind != current && !current.empty()) std::cerr << "\n";
@@ -104,7 +96,7 @@ int migrate(const config::settings& base, const migrate_options& o) {
       });
     std::cerr << "\nverifying...\n";
     target.reset();  // read what was committed, through a store opened afresh
-    target = open_record_store(at(base, o.to));
+    target = open_record_store(target_settings);
     auto check = storage::verify_migration(*source, *target);
     std::cout << std::left << std::setw(18) << "kind" << std::right << std::setw(12) << "source" << std::setw(12)
               << "target" << "\n";

@@ -32,6 +32,8 @@ storage::postgresql_settings postgresql_of(const config::settings& s) {
   pg.cache_bytes = s.storage.postgresql_cache_mib << 20;
   pg.wait = std::chrono::milliseconds{s.actors.ask_timeout_ms};
   pg.answer_wait = std::chrono::milliseconds{s.storage.postgresql_answer_wait_ms};
+  pg.follow_interval = std::chrono::milliseconds{s.storage.postgresql_follow_interval_ms};
+  pg.max_lag = std::chrono::milliseconds{s.storage.postgresql_max_lag_ms};
   return pg;
 }
 
@@ -53,9 +55,24 @@ std::shared_ptr<storage::lease_store> open_lease_store(const config::settings& s
   return storage::memory_lease_store();
 }
 
+std::shared_ptr<storage::held_slot_store> open_held_slots(const config::settings& s, const std::string& node) {
+  if (s.storage.backend == "postgresql") return storage::open_postgresql_held_slots(postgresql_of(s), node);
+  return nullptr;
+}
+
 std::shared_ptr<storage::rate_exchange> open_rate_exchange(const config::settings& s, const std::string& node) {
   if (s.storage.backend == "postgresql") return storage::open_postgresql_rate_exchange(postgresql_of(s), node);
   return nullptr;
+}
+
+std::unique_ptr<storage::migration_state> open_migration_state(const config::settings& s) {
+  if (s.storage.backend == "postgresql") return storage::postgresql_migration_state(postgresql_of(s));
+  return storage::migration_state_file((std::filesystem::path{s.data_dir} / "migrate.state").string());
+}
+
+std::shared_ptr<storage::record_store> open_record_store_to_read(const config::settings& s) {
+  if (s.storage.backend == "postgresql") return open_record_store(s);
+  return storage::open_lmdb_store_read_only(s.data_dir);
 }
 
 std::shared_ptr<storage::record_store> open_record_store(const config::settings& s) {

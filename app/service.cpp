@@ -196,8 +196,13 @@ struct service::impl {
     auto size = stats->declare_gauge("contentlake_postgresql_pool_size", "The record store's pool size.");
     auto cached = stats->declare_gauge("contentlake_postgresql_cache_bytes",
                                        "Bytes of Resources the hot-record cache holds (at most storage.postgresql.cache_mib).");
-    stats->on_render([in_use, size, cached, weak = std::weak_ptr<storage::record_store>(store)] {
+    auto lag = stats->declare_gauge("contentlake_change_log_lag_seconds",
+                                    "How long ago this node last read the change log to its head: what other nodes "
+                                    "changed since may be missing from its caches (past storage.postgresql.max_lag_ms "
+                                    "they are passed by).");
+    stats->on_render([in_use, size, cached, lag, weak = std::weak_ptr<storage::record_store>(store)] {
       auto s = weak.lock();
+      if (s) lag.set(static_cast<double>(s->log_lag().count()) / 1000.0);
       auto use = s ? storage::postgresql_use_of(*s) : std::nullopt;
       if (!use) return;
       in_use.set(static_cast<double>(use->connections_in_use));
@@ -330,7 +335,7 @@ struct service::impl {
     api_settings.timeout = std::chrono::milliseconds{settings.actors.ask_timeout_ms};
     api_settings.page_tokens = std::move(page_tokens);
     // The change feed's cursor key (the changes group opens the same file): lists answer `changes_cursor`.
-    api_settings.feed_cursors = storage::feed_codec(secrets_of(settings));
+    api_settings.feed_cursors = storage::feed_codec(secrets_of(settings), store->deployment_id());
     api_settings.idempotency_retention_ms = settings.idempotency.retention_seconds * 1000;
     api_settings.recent_sign_in_seconds = settings.auth.recent_sign_in_seconds;
     // The protected resource metadata (RFC 9728): its route and every 401 of the public listener.

@@ -53,7 +53,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_webhooks(const startup& s) 
   auto cfg = std::make_shared<actors::webhook_dispatcher_config>();
   try {
     policy->secret_key = storage::load_or_create_secret(secrets_of(s.settings), "webhook-secrets.key");
-    cfg->ids = storage::feed_codec(secrets_of(s.settings));
+    cfg->ids = storage::feed_codec(secrets_of(s.settings), s.store ? s.store->deployment_id() : std::string{});
   } catch (const std::exception& e) {
     return startup_failure(std::string{"webhooks: "} + e.what());
   }

@@ -225,6 +225,17 @@ const std::vector<option>& options() {
      "answers 503: a database that stopped answering (hung, its host unreachable) holds no thread longer. Keep it "
      "above the sessions' lock_timeout (10 s).",
      integer<int>([](settings& s) -> int& { return s.storage.postgresql_answer_wait_ms; }, 100, 3600000)},
+    {"storage.postgresql.follow_interval_ms", "100",
+     "How often this node reads the change log for what other nodes wrote (their writes reach its caches, "
+     "long polls, streams and webhooks within about this). Keep it below storage.postgresql.max_lag_ms: at or above "
+     "it, most reads pass the caches by.",
+     integer<int>([](settings& s) -> int& { return s.storage.postgresql_follow_interval_ms; }, 10, 60000)},
+    {"storage.postgresql.max_lag_ms", "250",
+     "The most another node's change may be missing from this node's caches: while this node has not read "
+     "the change log to its head for longer (a stalled follower, a slow database), access roles, resolved rights "
+     "and hot records are read from the database instead of its caches. contentlake_change_log_lag_seconds shows "
+     "the lag.",
+     integer<int>([](settings& s) -> int& { return s.storage.postgresql_max_lag_ms; }, 20, 60000)},
     {"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
      integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.map_size_mib; }, 1, 1ll << 24)},
     {"storage.readers", "2", "Reader actors serving LMDB reads; requests rotate over them.",

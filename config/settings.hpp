@@ -74,6 +74,9 @@ struct storage_settings {
   std::size_t postgresql_cache_mib = 64;  ///< the hot-record cache (0: none)
   std::size_t postgresql_writers = 2;     ///< writer lanes: transactions committing at once
   int postgresql_answer_wait_ms = 15000;  ///< a statement's wait for the server's answer
+  int postgresql_follow_interval_ms = 100;  ///< how often the change log is read for other nodes' writes
+  /// How far behind the change log this node's caches may be before it stops trusting them.
+  int postgresql_max_lag_ms = 250;
   std::size_t map_size_mib = 1024;
   bool group_commit = true;  ///< false: one transaction and fsync per write (benchmark baseline)
   int readers = 2;           ///< reader actors; reads rotate over them

@@ -23,4 +23,7 @@ std::optional<std::string> base64_decode(std::string_view text);
 /// Lower-case hex of `bytes` (digests in ETags, SigV4, checksums).
 std::string hex_encode(std::string_view bytes);
 
+/// The bytes of hex text (either case); nullopt for an odd length or a character that is not hex.
+std::optional<std::string> hex_decode(std::string_view text);
+
 }  // namespace cl::domain

@@ -36,6 +36,7 @@ enum class cursor_problem {
   malformed,  ///< not a cursor this service sealed (or tampered with, or sealed under another secret)
   mismatch,   ///< another tenant's, or issued for another filter
   restored,   ///< issued before the data dir was restored from a backup (another log epoch)
+  foreign,    ///< issued by another deployment (the same secrets, another database)
 };
 
 class feed_cursor_codec {
@@ -44,7 +45,10 @@ public:
   /// change log's epoch, new at every restore from a backup (empty for a data dir never restored):
   /// a cursor of another epoch does not open (`restored`), and event ids differ between epochs, so
   /// a sequence number given out again after a restore never repeats an id.
-  explicit feed_cursor_codec(std::string_view secret, std::string epoch = {});
+  /// `deployment`: the identity of the database the positions count in (`record_store::
+  /// deployment_id`): a cursor sealed for another (a deployment with the same secrets) does not open
+  /// (`foreign`). Empty: cursors name none (tests of the codec alone).
+  explicit feed_cursor_codec(std::string_view secret, std::string epoch = {}, std::string deployment = {});
 
   /// A cursor for `p`: URL-safe, different at every call (a random nonce), opens to `p.after`.
   std::string seal(const feed_position& p) const;
@@ -54,6 +58,12 @@ public:
   std::optional<std::uint64_t> open(std::string_view cursor, std::string_view tenant, std::string_view binding,
                                     cursor_problem* why = nullptr, std::string* within = nullptr) const;
 
+  /// The position any cursor of `tenant` holds, whatever filter it was issued for: a write's
+  /// `Content-Lake-Position`, a list's `changes_cursor` and a feed's `next_cursor` all name a point
+  /// of the log to read at or past.
+  std::optional<std::uint64_t> open_position(std::string_view cursor, std::string_view tenant,
+                                             cursor_problem* why = nullptr) const;
+
   /// The id of the event at `seq` of `tenant`: `evt_` and 24 hex digits of a keyed hash.
   std::string event_id(std::string_view tenant, std::uint64_t seq) const;
 
@@ -61,9 +71,15 @@ public:
   std::string event_id(std::string_view tenant, std::uint64_t seq, std::string_view part) const;
 
 private:
+  /// `open`; any binding when `binding` is null.
+  std::optional<std::uint64_t> open_bound(std::string_view cursor, std::string_view tenant,
+                                          const std::string_view* binding, cursor_problem* why,
+                                          std::string* within) const;
+
   std::string seal_key_;
   std::string id_key_;
   std::string epoch_;
+  std::string deployment_;
 };
 
 }  // namespace cl::domain

@@ -1,4 +1,5 @@
 #include "domain/content_format.hpp"
+#include "domain/text.hpp"
 
 #include <map>
 
@@ -65,14 +66,7 @@ public:
 private:
   /// True when `s` holds a C0 control other than tab, LF and CR, DEL, or a C1 control: NUL reads
   /// back as U+FFFD in CommonMark, the others cannot be written as character references there.
-  static bool has_control(std::string_view s) {
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      auto b = static_cast<unsigned char>(s[i]);
-      if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7F) return true;
-      if (b == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9F) return true;
-    }
-    return false;
-  }
+  static bool has_control(std::string_view s) { return has_control_character(s, "\t\n\r"); }
 
   /// The JSON Pointer of the first string under `v` (at `path`) with a control character.
   static std::optional<std::string> control_at(const json::value& v, const std::string& path) {

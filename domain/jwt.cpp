@@ -3,6 +3,7 @@
 #include "domain/base64url.hpp"
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
+#include "domain/text.hpp"
 
 #include <boost/json.hpp>
 #include <openssl/bn.h>
@@ -194,6 +195,19 @@ std::optional<verify_outcome> check_signature(const compact_jws& jws, const key_
   return std::nullopt;
 }
 
+/// An identity claim (`sub`, `client_id`, `tenant_id`, `jti`, a scope) is a key the stores keep
+/// and compare: a control character (U+0000 above all, which some stores end a string at) or
+/// more than `max_identity_claim_bytes` is refused, never cut or rewritten (docs/api.md "Tokens").
+std::optional<verify_outcome> check_identity_claim(const char* name, const json::string& value) {
+  std::string_view v{value.data(), value.size()};
+  if (v.size() > max_identity_claim_bytes)
+    return fail(error_id::token_invalid, std::string{"The token's "} + name + " claim is longer than "
+                                           + std::to_string(max_identity_claim_bytes) + " bytes.");
+  if (has_control_character(v))
+    return fail(error_id::token_invalid, std::string{"The token's "} + name + " claim holds a control character.");
+  return std::nullopt;
+}
+
 /// Who the token speaks for: iss, sub, client_id, jti and scopes, into `who`.
 std::optional<verify_outcome> read_identity(const json::object& claims, const verify_options& opts, principal& who) {
   auto* iss = string_claim(claims, "iss");
@@ -201,19 +215,23 @@ std::optional<verify_outcome> read_identity(const json::object& claims, const ve
   auto* sub = string_claim(claims, "sub");
   if (!sub || sub->size() < 3 || !(has_prefix(*sub, "u_") || has_prefix(*sub, "a_")))
     return fail(error_id::token_invalid, "The token subject is not a u_ or a_ principal.");
+  if (auto bad = check_identity_claim("sub", *sub)) return bad;
   auto* client_id = string_claim(claims, "client_id");
   if (!client_id || client_id->size() < 3 || !has_prefix(*client_id, "a_"))
     return fail(error_id::token_invalid, "The token has no a_ client_id.");
+  if (auto bad = check_identity_claim("client_id", *client_id)) return bad;
   if (has_prefix(*sub, "a_") && *sub != *client_id)
     return fail(error_id::token_invalid, "An application token must have sub equal to client_id.");
   auto* jti = string_claim(claims, "jti");
   if (!jti || jti->empty()) return fail(error_id::token_invalid, "The token has no jti.");
+  if (auto bad = check_identity_claim("jti", *jti)) return bad;
   auto scopes_it = claims.find("scopes");
   if (scopes_it == claims.end() || !scopes_it->value().is_array())
     return fail(error_id::token_invalid, "The token's scopes claim is not an array.");
   std::vector<std::string> scopes;
   for (const auto& s : scopes_it->value().as_array()) {
     if (!s.is_string()) return fail(error_id::token_invalid, "The token's scopes are not all strings.");
+    if (auto bad = check_identity_claim("scopes", s.as_string())) return bad;
     scopes.emplace_back(s.as_string().data(), s.as_string().size());
   }
   who.subject.assign(sub->data(), sub->size());
@@ -265,6 +283,7 @@ verify_outcome verify_token(std::string_view token, const key_set& keys, const v
   if (auto failed = check_times(*claims, opts, out.who)) return *failed;
   auto* tenant = string_claim(*claims, "tenant_id");
   if (!tenant || tenant->empty()) return fail(error_id::tenant_mismatch, "The token names no tenant.");
+  if (auto bad = check_identity_claim("tenant_id", *tenant)) return *bad;
   out.who.tenant_id.assign(tenant->data(), tenant->size());
   out.ok = true;
   return out;
@@ -356,6 +375,12 @@ std::string issue_token(const private_key& key, const token_request& req) {
   if (app && client_id != req.subject)
     throw std::invalid_argument("for an a_ subject, client_id must equal the subject");
   if (req.tenant_id.empty()) throw std::invalid_argument("tenant must not be empty");
+  const std::pair<const char*, const std::string*> identity[] = {
+    {"subject", &req.subject}, {"client_id", &client_id}, {"tenant", &req.tenant_id}};
+  for (const auto& [name, value] : identity)
+    if (value->size() > max_identity_claim_bytes || has_control_character(*value) || !valid_utf8(*value))
+      throw std::invalid_argument(std::string{name} + " must be UTF-8 of at most "
+                                  + std::to_string(max_identity_claim_bytes) + " bytes without control characters");
   if (req.ttl <= 0 || req.ttl > 3600) throw std::invalid_argument("ttl must be 1..3600 seconds");
 
   json::object header{{"alg", "RS256"}, {"typ", "JWT"}, {"kid", req.kid}};

@@ -38,6 +38,9 @@ private:
   std::map<std::string, std::shared_ptr<evp_pkey_st>, std::less<>> keys_;
 };
 
+/// The longest `sub`, `client_id`, `tenant_id`, `jti` or scope a token may carry (bytes).
+inline constexpr std::size_t max_identity_claim_bytes = 255;
+
 /// The checks that are configuration rather than spec.
 struct verify_options {
   std::string issuer;                  ///< `iss` must equal this
@@ -57,6 +60,7 @@ struct verify_outcome {
 
 /// Verifies a compact JWS per spec 5 and RFC 8725: RS256 only, `kid` known, signature, issuer,
 /// time claims, lifetime, principal shape, scopes; a token without `tenant_id` -> TENANT_MISMATCH.
+/// An identity claim with a control character or over `max_identity_claim_bytes` is TOKEN_INVALID.
 verify_outcome verify_token(std::string_view token, const key_set& keys, const verify_options& opts);
 
 /// An RSA private key, for the development identity and for tests.

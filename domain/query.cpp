@@ -1,5 +1,7 @@
 #include "domain/query.hpp"
+#include "domain/text.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace cl::domain {
@@ -36,6 +38,30 @@ std::optional<std::string> repeated_parameter(std::string_view query) {
     if (!pair.empty()) {
       auto name = decode_query_component(pair.substr(0, pair.find('=')));
       if (!seen.insert(name).second) return name;
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<unusable_parameter> first_unusable_parameter(std::string_view query) {
+  std::size_t start = 0;
+  while (start < query.size()) {
+    auto end = query.find('&', start);
+    auto pair = query.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    auto eq = pair.find('=');
+    auto name = decode_query_component(pair.substr(0, eq));
+    auto value = eq == std::string_view::npos ? std::string{} : decode_query_component(pair.substr(eq + 1));
+    auto name_problem = text_problem(name);
+    auto value_problem = text_problem(value);
+    if (name_problem || value_problem) {
+      std::size_t shown = 0;  // the longest prefix of whole, usable characters, at most 64 bytes
+      for (std::size_t i = 1; i <= std::min<std::size_t>(name.size(), 64); ++i)
+        if (!text_problem(std::string_view{name}.substr(0, i))) shown = i;
+      name.resize(shown);
+      return unusable_parameter{std::move(name), std::string{name_problem ? "its name " : ""}
+                                                   + std::string{name_problem ? *name_problem : *value_problem}};
     }
     if (end == std::string_view::npos) break;
     start = end + 1;

@@ -18,4 +18,12 @@ std::string decode_query_component(std::string_view raw);
 /// an edge cache and the service read different requests.
 std::optional<std::string> repeated_parameter(std::string_view query);
 
+/// A parameter whose decoded name or value is not text the API takes (domain/text.hpp): its name
+/// as it may be shown (at most 64 bytes, cut before anything unusable) and why; nullopt if none.
+struct unusable_parameter {
+  std::string name;
+  std::string why;
+};
+std::optional<unusable_parameter> first_unusable_parameter(std::string_view query);
+
 }  // namespace cl::domain

@@ -9,6 +9,7 @@
 #include "domain/negotiation.hpp"
 #include "domain/page_token.hpp"
 #include "domain/query.hpp"
+#include "domain/text.hpp"
 #include "http/router.hpp"
 
 #include <algorithm>
@@ -113,6 +114,19 @@ private:
       out.refusal = std::move(r);
       return out;
     }
+    // Path and query values the stores would key on or compare: text every backend keeps as it
+    // came (no U+0000, UTF-8), else 400 naming the parameter, before any actor is asked.
+    auto unusable = [&](std::string field, std::string why) {
+      auto r = domain::api_reply::failure(domain::error_id::invalid_argument,
+                                          "The request is not valid: " + field + " " + why + ".", {{field, why}});
+      r.route = std::string{m.found->path_template};
+      out.refusal = std::move(r);
+      return out;
+    };
+    for (const auto& [name, value] : m.params)
+      if (auto why = domain::text_problem(value)) return unusable("{" + name + "}", std::string{*why});
+    if (auto bad = domain::first_unusable_parameter(request.query))
+      return unusable(bad->name.empty() ? "query" : bad->name, bad->why);
     if (!m.found->reads_accept)
       if (auto refusal = domain::refuse_unless_json(request.accept)) {
         auto r = domain::api_reply::from(std::move(*refusal));

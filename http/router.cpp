@@ -76,7 +76,7 @@ bool percent_decode_segment(std::string_view in, std::string& out) {
       int hi = domain::hex_digit(in[i + 1]), lo = domain::hex_digit(in[i + 2]);
       if (hi < 0 || lo < 0) return false;
       char decoded = static_cast<char>(hi * 16 + lo);
-      if (decoded == '/' || decoded == '\0') return false;
+      if (decoded == '/') return false;
       out.push_back(decoded);
       i += 2;
     } else {

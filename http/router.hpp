@@ -59,7 +59,8 @@ struct route_match {
 /// Matches `method` and `path` against `routes`.
 route_match match_route(const std::vector<route>& routes, std::string_view method, std::string_view path);
 
-/// Decodes %XX escapes; returns false on a malformed escape or a decoded '/' or NUL.
+/// Decodes %XX escapes; returns false on a malformed escape or a decoded '/'. What the value may
+/// hold (no U+0000, UTF-8) is the request's check (domain/text.hpp), answered 400 naming it.
 bool percent_decode_segment(std::string_view in, std::string& out);
 
 }  // namespace cl::http

@@ -145,9 +145,9 @@ std::string new_log_epoch(const std::string& data_dir) {
   return load_or_create(data_dir, "log-epoch", [] { return domain::hex_encode(domain::random_bytes(8)); });
 }
 
-std::shared_ptr<const domain::feed_cursor_codec> feed_codec(const secret_place& place) {
+std::shared_ptr<const domain::feed_cursor_codec> feed_codec(const secret_place& place, const std::string& deployment) {
   return std::make_shared<const domain::feed_cursor_codec>(load_or_create_secret(place, "feed-cursor.key"),
-                                                           log_epoch(place.data_dir));
+                                                           log_epoch(place.data_dir), deployment);
 }
 
 s3_credentials load_or_create_s3_credentials(const std::string& data_dir) {

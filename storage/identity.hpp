@@ -88,8 +88,9 @@ std::string log_epoch(const std::string& data_dir);
 /// Replaces the epoch with a new random one and answers it.
 std::string new_log_epoch(const std::string& data_dir);
 
-/// The codec of change-feed cursors and event ids: the `feed-cursor.key` secret of `place` and the
-/// log epoch of its data dir.
-std::shared_ptr<const domain::feed_cursor_codec> feed_codec(const secret_place& place);
+/// The codec of change-feed cursors, positions and event ids: the `feed-cursor.key` secret of
+/// `place`, the log epoch of its data dir, and `deployment` (`record_store::deployment_id`: cursors
+/// and positions of another deployment with the same secrets do not open).
+std::shared_ptr<const domain::feed_cursor_codec> feed_codec(const secret_place& place, const std::string& deployment);
 
 }  // namespace cl::storage

@@ -1,10 +1,13 @@
 #include "storage/migrate.hpp"
 
 #include "domain/access.hpp"
+#include "domain/base64url.hpp"
 #include "domain/contract.hpp"
 #include "storage/every_record.hpp"
 #include "storage/stores.hpp"
 
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 
@@ -420,6 +423,9 @@ bool holds_records(const record_store& store) {
 
 void migrate_records(const record_store& from, record_store& to, migration_progress& progress,
                      const std::function<void(const migration_progress&)>& save, const migration_report& report) {
+  // The target counts the same history: the positions and cursors the source's deployment handed
+  // out go on opening there (domain/change_cursor.hpp).
+  if (auto id = from.deployment_id(); !id.empty()) to.adopt_deployment_id(id);
   for (const auto& kind : migration_kinds()) {
     std::uint64_t copied = 0;
     while (progress[kind] != done) {
@@ -435,7 +441,52 @@ void migrate_records(const record_store& from, record_store& to, migration_progr
 migration_check verify_migration(const record_store& from, const record_store& to) {
   migration_check check;
   for (const auto& kind : migration_kinds()) compare_kind(kind, from, to, check);
+  if (!from.deployment_id().empty() && from.deployment_id() != to.deployment_id())
+    check.differences.push_back("the deployment's identity differs (positions and cursors would not open)");
   return check;
+}
+
+namespace {
+
+class file_state final : public migration_state {
+public:
+  explicit file_state(std::string path) : path_(std::move(path)) {}
+
+  migration_progress load() override {
+    migration_progress p;
+    std::ifstream in{path_};
+    std::string kind, position;
+    while (in >> kind) {
+      std::getline(in, position);
+      if (!position.empty() && position.front() == ' ') position.erase(0, 1);
+      auto raw = domain::hex_decode(position);
+      if (!raw) throw std::runtime_error("the progress file " + path_ + " is damaged (kind " + kind + ")");
+      p[kind] = std::move(*raw);
+    }
+    return p;
+  }
+
+  void save(const migration_progress& p) override {
+    auto temporary = path_ + ".new";
+    {
+      std::ofstream out{temporary, std::ios::trunc};
+      for (const auto& [kind, position] : p) out << kind << ' ' << domain::hex_encode(position) << '\n';
+      out.flush();
+      if (!out) throw std::runtime_error("cannot write the progress file " + temporary);
+    }
+    std::filesystem::rename(temporary, path_);
+  }
+
+  std::string where() const override { return path_; }
+
+private:
+  std::string path_;
+};
+
+}  // namespace
+
+std::unique_ptr<migration_state> migration_state_file(std::string path) {
+  return std::make_unique<file_state>(std::move(path));
 }
 
 }  // namespace cl::storage

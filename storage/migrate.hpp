@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,23 @@ namespace cl::storage {
 /// What a migration has copied: per kind, the position after which it goes on ("done" when the
 /// kind is complete). Kept by the caller between runs (a file) to resume.
 using migration_progress = std::map<std::string, std::string>;
+
+/// Where a migration's progress is kept between runs: with its target, never its source (a
+/// source is only read). A file in a directory target; a table of a PostgreSQL target.
+class migration_state {
+public:
+  virtual ~migration_state() = default;
+  /// What was saved last; empty when nothing was.
+  virtual migration_progress load() = 0;
+  /// Replaces what is saved with `p` (all or nothing).
+  virtual void save(const migration_progress& p) = 0;
+  /// Where it is kept, for messages (never a connection string).
+  virtual std::string where() const = 0;
+};
+
+/// Progress kept in the file at `path` (a line per kind; replaced by a rename, so a crash keeps the
+/// last whole save).
+std::unique_ptr<migration_state> migration_state_file(std::string path);
 
 /// Told after each page: the kind, how many of it were copied so far in this run.
 using migration_report = std::function<void(const std::string& kind, std::uint64_t copied)>;

@@ -7,6 +7,7 @@
 #include "storage/change_log.hpp"
 #include "storage/typed_store.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -137,6 +138,14 @@ struct store_full : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by a store handed a key or value it cannot hold as given (PostgreSQL's `text` ends at
+/// U+0000 and takes only UTF-8): refused, never cut or rewritten. Requests never bring one (the
+/// API refuses such text where it enters, domain/text.hpp); this is each store's own guard, and
+/// the plans answer it 400 INVALID_ARGUMENT. The message never holds the value.
+struct value_unstorable : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 /// One unit of work for the writer. Returns true to keep its changes, false to roll back only its
 /// own changes (e.g. a failed precondition); the rest of the group commits regardless.
 /// A mutation may run more than once (the group is retried the careful way when one mutation
@@ -169,6 +178,30 @@ public:
   /// needs one for `last_change` (PostgreSQL: this node's last commit, or what its follower of the
   /// log last read). What a read tells the client it is at least as recent as.
   virtual std::uint64_t known_change() const { return last_change(); }
+
+  /// The identity of this deployment's records (a random id made when the store was first opened,
+  /// kept in it): positions and cursors are sealed for it, so another deployment's (the same secrets,
+  /// another database) do not open here. It moves with the records (`contentlake migrate`, a
+  /// backup and its restore). Empty for a store opened read-only that has none.
+  virtual std::string deployment_id() const { return {}; }
+
+  /// Makes `id` this store's deployment identity (`contentlake migrate`: the target continues the
+  /// source's history).
+  virtual void adopt_deployment_id(const std::string& id) { (void)id; }
+
+  /// What the store is, for the start log: the backend, its format or schema, and what opening it
+  /// migrated ("lmdb format 8", "postgresql schema core 3, cluster 2; migrated core 2 -> 3").
+  virtual std::string describe() const { return {}; }
+
+  /// How long ago this node last read the change log to its head (PostgreSQL: its follower, every
+  /// `follow_interval`, or a request that brought a position): a change another node committed
+  /// since may be missing from this node's caches. Zero where one node writes everything.
+  virtual std::chrono::milliseconds log_lag() const { return std::chrono::milliseconds{0}; }
+
+  /// False while `log_lag()` is past the bound the node's caches may lag (PostgreSQL:
+  /// `max_lag`): access roles, resolved rights and hot records are then read from the database,
+  /// not from caches that may miss another node's change. Always true on a single node.
+  virtual bool caches_current() const { return true; }
 
   /// Makes this node's reads reflect every change up to `position` when it is committed (PostgreSQL:
   /// its follower reads the log now if it has not reached it, dropping what other nodes changed

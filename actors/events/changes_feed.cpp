@@ -146,35 +146,58 @@ fan_out_step fan_out(const storage::record_store& store, const domain::feed_curs
 
 }  // namespace
 
+domain::api_error held_requests::over_limit(bool principal, std::size_t limit) {
+  return domain::api_error{
+    domain::error_id::too_many_held_requests,
+    std::string{principal ? "This principal" : "This client"} + " already holds " + std::to_string(limit)
+      + " event streams and long polls of the change feed; close one first.",
+    {{principal ? "principal" : "client_id", "at most " + std::to_string(limit) + " held at once"}}};
+}
+
 std::shared_ptr<const void> held_requests::acquire(const std::string& holder, const std::string& client,
                                                    std::optional<domain::api_error>* refusal) {
-  std::lock_guard<std::mutex> guard{mutex_};
-  if (total_ >= limits_.total) {
-    *refusal = domain::api_error{domain::error_id::server_overloaded,
-                                 "Too many event streams and long polls are open; retry shortly.", {}};
-    return nullptr;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    if (total_ >= limits_.total) {
+      *refusal = domain::api_error{domain::error_id::server_overloaded,
+                                   "Too many event streams and long polls are open; retry shortly.", {}};
+      return nullptr;
+    }
+    auto over = [](const std::map<std::string, std::size_t>& counts, const std::string& key, std::size_t limit) {
+      auto it = counts.find(key);
+      return it != counts.end() && it->second >= limit;
+    };
+    // This node's own count refuses at once; the shared one (every node's) is asked next.
+    bool principal = over(by_holder_, holder, limits_.per_principal);
+    if (principal || over(by_client_, client, limits_.per_client)) {
+      *refusal = over_limit(principal, principal ? limits_.per_principal : limits_.per_client);
+      return nullptr;
+    }
+    ++by_holder_[holder];
+    ++by_client_[client];
+    count_.set(static_cast<double>(++total_));
   }
-  auto over = [](const std::map<std::string, std::size_t>& counts, const std::string& key, std::size_t limit) {
-    auto it = counts.find(key);
-    return it != counts.end() && it->second >= limit;
-  };
-  bool principal = over(by_holder_, holder, limits_.per_principal);
-  if (principal || over(by_client_, client, limits_.per_client)) {
-    auto limit = principal ? limits_.per_principal : limits_.per_client;
-    *refusal = domain::api_error{
-      domain::error_id::too_many_held_requests,
-      std::string{principal ? "This principal" : "This client"} + " already holds " + std::to_string(limit)
-        + " event streams and long polls of the change feed; close one first.",
-      {{principal ? "principal" : "client_id", "at most " + std::to_string(limit) + " held at once"}}};
-    return nullptr;
+  std::optional<std::uint64_t> slot;
+  if (shared_) {
+    auto why = storage::held_slot_store::full::none;
+    try {
+      slot = shared_->take(holder, client, limits_.per_principal, limits_.per_client, &why);
+    } catch (...) {
+      release(holder, client);
+      throw;
+    }
+    if (!slot) {
+      release(holder, client);
+      bool principal = why == storage::held_slot_store::full::holder;
+      *refusal = over_limit(principal, principal ? limits_.per_principal : limits_.per_client);
+      return nullptr;
+    }
   }
-  ++by_holder_[holder];
-  ++by_client_[client];
-  count_.set(static_cast<double>(++total_));
   // The slot is a token whose deleter gives it back (it keeps the registry alive meanwhile).
   auto self = shared_from_this();
-  return std::shared_ptr<const void>(static_cast<const void*>(this), [self, holder, client](const void*) {
+  return std::shared_ptr<const void>(static_cast<const void*>(this), [self, holder, client, slot](const void*) {
     self->release(holder, client);
+    if (slot) self->shared_->give_back(*slot);
   });
 }
 
@@ -363,6 +386,19 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
     if (auto strong = weak.lock()) caf::anon_send(caf::actor_cast<changes_actor>(strong), committed_atom_v, seq);
   });
   self->attach_functor([store = cfg->store, listening] { store->unsubscribe(listening); });
+  // Stopped (the service stops, the supervisor's exit): every waiting poll answers now, as when the
+  // service drains, so no stream or long poll waits on an actor that is gone (a stopping service
+  // would wait for them).
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    for (auto& w : self->state.waiting) {
+      changes_page page;
+      page.next_cursor = w.poll.since;
+      page.closing = true;
+      w.answer.deliver(std::move(page));
+    }
+    self->state.waiting.clear();
+    self->quit(em.reason);
+  });
   auto count_waiting = [self, cfg] { cfg->waiting.set(static_cast<double>(self->state.waiting.size())); };
   // A slot for `poll`'s holder, or the refusal as the poll's answer.
   auto hold = [cfg](const changes_poll& poll, changes_page* refused) -> std::shared_ptr<const void> {

@@ -19,6 +19,8 @@
 #include <mutex>
 #include <optional>
 
+#include "storage/held_slots.hpp"
+
 namespace cl::actors {
 
 /// How many event streams and long polls of the feed may be held open at once: per principal (a
@@ -34,19 +36,25 @@ struct held_limits {
 /// taken by the feed actor and given back from whichever thread drops its last copy.
 class held_requests : public std::enable_shared_from_this<held_requests> {
 public:
-  /// `count` shows how many are held (set under the lock at every change).
-  held_requests(held_limits limits, metrics::gauge count) : limits_(limits), count_(count) {}
+  /// `count` shows how many are held (set under the lock at every change). `shared`, when not
+  /// null, counts every node's held requests (several nodes on PostgreSQL): the per-principal and
+  /// per-client limits then hold across nodes, not per node.
+  held_requests(held_limits limits, metrics::gauge count, std::shared_ptr<storage::held_slot_store> shared = nullptr)
+      : limits_(limits), count_(count), shared_(std::move(shared)) {}
   /// A slot for a request of `holder` through `client`, given back when its last copy is dropped;
   /// null when a limit is reached, with the refusal in `*refusal` (429 TOO_MANY_HELD_REQUESTS per
-  /// principal or client, 503 SERVER_OVERLOADED in all).
+  /// principal or client, 503 SERVER_OVERLOADED in all). With a shared count this waits on the
+  /// database (the feed's actor asks); it throws when the database cannot be reached.
   std::shared_ptr<const void> acquire(const std::string& holder, const std::string& client,
                                       std::optional<domain::api_error>* refusal);
 
 private:
   void release(const std::string& holder, const std::string& client);
+  static domain::api_error over_limit(bool principal, std::size_t limit);
 
   held_limits limits_;
   metrics::gauge count_;
+  std::shared_ptr<storage::held_slot_store> shared_;
   std::mutex mutex_;
   std::map<std::string, std::size_t> by_holder_, by_client_;
   std::size_t total_ = 0;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <utility>
 
 namespace cl::actors {
 
@@ -88,17 +89,26 @@ public:
                                            std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count());
     auto self = shared_from_this();
     sys_->spawn([self, give = std::move(give)](caf::event_based_actor* asker) {
+      // The feed answers, fails, or goes away (stopped, or killed and restarted: then the stream
+      // ends at once and its client reconnects, rather than waiting out the request's timeout and
+      // holding a stopping service up that long).
+      auto answered = std::make_shared<bool>(false);
+      auto end = [self, give, asker, answered] {
+        if (std::exchange(*answered, true)) return;
+        self->ended_ = true;
+        give(std::nullopt);
+        asker->quit();
+      };
+      asker->set_down_handler([end](caf::down_msg&) { end(); });
+      asker->monitor(self->feed_);
       asker->request(self->feed_, std::chrono::milliseconds{heartbeat_ms + 10000}, changes_atom_v, self->poll_)
         .then(
-          [self, give, asker](changes_page& page) {
+          [self, give, asker, answered](changes_page& page) {
+            if (std::exchange(*answered, true)) return;
             give(self->frames(page));
             asker->quit();
           },
-          [self, give, asker](caf::error&) {
-            self->ended_ = true;
-            give(std::nullopt);
-            asker->quit();
-          });
+          [end](caf::error&) { end(); });
     });
   }
 

@@ -1,6 +1,7 @@
 #include "actors/mcp/mcp_plans.hpp"
 #include "actors/fault_hooks.hpp"
 
+#include "actors/plan_body.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/plans.hpp"
 #include "actors/representation_cache.hpp"
@@ -205,6 +206,7 @@ void answer(caf::event_based_actor* self, const std::shared_ptr<const request_co
     return done(domain::api_reply::failure(domain::error_id::mcp_protocol_version_unsupported,
                                            "This MCP endpoint speaks 2025-06-18 and 2025-03-26.",
                                            {{"MCP-Protocol-Version", "2025-06-18 or 2025-03-26"}}));
+  if (auto refusal = refuse_unless_json_body(req)) return done(std::move(*refusal));
   auto message = domain::parse_mcp_message(req.body);
   using kind = domain::mcp_message::kind;
   if (message.what == kind::invalid)

@@ -318,7 +318,8 @@ void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_con
       };
       // Kept by the rights resolver for the current rights epoch; a miss asks it.
       auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
-      auto cached = ctx->actors->possible_cache ? ctx->actors->possible_cache->find(
+      auto cached = ctx->actors->possible_cache && ctx->actors->caches_current()
+                      ? ctx->actors->possible_cache->find(
                                                     possible_cache_key(ctx->who.tenant_id, g->use.usage, epoch),
                                                     domain::now_seconds())
                                                 : std::nullopt;

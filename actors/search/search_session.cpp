@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <limits>
 #include <set>
 #include <unordered_set>
 
@@ -138,7 +139,9 @@ search_outcome page_of(const search_session_config& cfg, search_call& call) {
   }
   auto room = cfg.limits.max_returned - out.answered_before;
   int left = call.budget;
-  auto known = cfg.store->known_change();  // before the index is asked
+  // Before the index is asked. A node lagging the log past its bound may not know of a grant
+  // revoked elsewhere: then no revision counts as holding everything, and every grant is read again.
+  auto known = cfg.store->caches_current() ? cfg.store->known_change() : std::numeric_limits<std::uint64_t>::max();
   auto rank = [&](const search_stream_call& asked, bool metadata_only) {
     auto q = index_query(call.owner, out.request, call);
     q.metadata_only = metadata_only;

@@ -75,6 +75,8 @@ public:
   /// Bytes the data takes and bytes it may take at most (LMDB: pages in use, the map size); 0, 0
   /// for an engine without a bound (memory).
   virtual std::pair<std::uint64_t, std::uint64_t> space() const { return {0, 0}; }
+  /// True when the engine takes no writes (`begin` throws): a migration's source.
+  virtual bool read_only() const { return false; }
 };
 
 /// What a typed store's key-value implementation works on: reads (the engine, or the transaction
@@ -99,7 +101,8 @@ bool implement() {
 }
 
 /// The record store on `engine`: typed views, the group-commit write path and the change log.
-std::shared_ptr<record_store> make_record_store(std::unique_ptr<engine> engine);
+/// `description`: what `record_store::describe` answers.
+std::shared_ptr<record_store> make_record_store(std::unique_ptr<engine> engine, std::string description = {});
 
 /// The engine under a record store made by `make_record_store` (tests look at raw tables).
 const engine& engine_of(const record_store& store);

@@ -83,24 +83,33 @@ public:
     return {static_cast<std::uint64_t>(info.me_last_pgno + 1) * stat.ms_psize, static_cast<std::uint64_t>(info.me_mapsize)};
   }
 
-  lmdb_engine(const std::string& data_dir, std::size_t map_size_mib) {
+  /// `read_only`: nothing on disk changes, `lock.mdb` included (MDB_RDONLY | MDB_NOLOCK: the caller
+  /// holds the data dir's lock, so no other process writes); every table must exist already.
+  lmdb_engine(const std::string& data_dir, std::size_t map_size_mib, bool read_only = false) : read_only_(read_only) {
     auto dir = std::filesystem::path{data_dir} / "lmdb";
-    std::filesystem::create_directories(dir);
+    if (!read_only) std::filesystem::create_directories(dir);
     auto names = kv::table_names();
     check(mdb_env_create(&env_), "mdb_env_create");
     check(mdb_env_set_maxdbs(env_, static_cast<MDB_dbi>(std::max<std::size_t>(64, names.size() + 8))), "mdb_env_set_maxdbs");
-    check(mdb_env_set_mapsize(env_, map_size_mib * 1024 * 1024), "mdb_env_set_mapsize");
+    if (!read_only) check(mdb_env_set_mapsize(env_, map_size_mib * 1024 * 1024), "mdb_env_set_mapsize");
     // MDB_NOTLS: read transactions are not tied to threads, since actors move between threads.
-    int rc = mdb_env_open(env_, dir.c_str(), MDB_NOTLS, 0640);
+    int rc = mdb_env_open(env_, dir.c_str(), read_only ? MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS : MDB_NOTLS, 0640);
     if (rc != MDB_SUCCESS) {
       mdb_env_close(env_);
       throw std::runtime_error("cannot open LMDB in " + dir.string() + ": " + mdb_strerror(rc));
     }
     MDB_txn* txn = nullptr;
     try {
-      check(mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
+      check(mdb_txn_begin(env_, nullptr, read_only ? MDB_RDONLY : 0, &txn), "mdb_txn_begin");
       dbis_.resize(names.size());
-      for (std::size_t i = 0; i < names.size(); ++i) check(mdb_dbi_open(txn, names[i].c_str(), MDB_CREATE, &dbis_[i]), "open table");
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        rc = mdb_dbi_open(txn, names[i].c_str(), read_only ? 0 : MDB_CREATE, &dbis_[i]);
+        if (rc == MDB_NOTFOUND)
+          throw std::runtime_error("the record store in " + dir.string() + " has no table " + names[i]
+                                   + ": it was written by an older contentlake; start this build's `serve` on it "
+                                     "once (it brings the data dir to its format), then try again");
+        check(rc, "open table");
+      }
       rc = mdb_txn_commit(txn);  // frees the handle whatever the result
       txn = nullptr;
       check(rc, "commit");
@@ -141,8 +150,10 @@ public:
     return out;
   }
   std::unique_ptr<kv::transaction> begin() override;
+  bool read_only() const override { return read_only_; }
 
 private:
+  bool read_only_ = false;
   MDB_env* env_ = nullptr;
   std::vector<MDB_dbi> dbis_;  ///< by table index
 };
@@ -189,6 +200,7 @@ private:
 };
 
 std::unique_ptr<kv::transaction> lmdb_engine::begin() {
+  if (read_only_) throw std::logic_error("a record store opened read-only takes no writes");
   return std::make_unique<lmdb_txn>(*this, nullptr);
 }
 
@@ -321,8 +333,8 @@ void migrate_to_8(kv::transaction& tx) {
   });
 }
 
-/// Refuses a newer format, migrates an older one, records this build's.
-void check_format(kv::transaction& tx, const std::string& data_dir) {
+/// Refuses a newer format, migrates an older one, records this build's; answers the format found.
+int check_format(kv::transaction& tx, const std::string& data_dir) {
   int found = lmdb_format_version;
   if (auto stored = tx.get(tables::meta, "format_version")) found = std::stoi(*stored);
   if (found > lmdb_format_version)
@@ -334,6 +346,7 @@ void check_format(kv::transaction& tx, const std::string& data_dir) {
   for (int to = 2; to <= lmdb_format_version; ++to)
     if (found < to) steps[to - 2](tx);
   tx.put(tables::meta, "format_version", std::to_string(lmdb_format_version));
+  return found;
 }
 
 }  // namespace
@@ -352,13 +365,30 @@ void copy_lmdb(const std::string& data_dir, const std::string& target_dir) {
                              + mdb_strerror(rc));
 }
 
+std::shared_ptr<record_store> open_lmdb_store_read_only(const std::string& data_dir) {
+  if (!std::filesystem::exists(std::filesystem::path{data_dir} / "lmdb" / "data.mdb"))
+    throw std::runtime_error(data_dir + " holds no record store (no lmdb/data.mdb in it)");
+  auto engine = std::make_unique<lmdb_engine>(data_dir, 0, true);
+  int found = lmdb_format_version;
+  if (auto stored = engine->get(tables::meta, "format_version")) found = std::stoi(*stored);
+  if (found != lmdb_format_version)
+    throw std::runtime_error("data dir " + data_dir + " has format version " + std::to_string(found) + ", not this build's "
+                             + std::to_string(lmdb_format_version)
+                             + (found < lmdb_format_version ? ": start this build's `serve` on it once (it brings the "
+                                                              "data dir to its format), then try again"
+                                                            : ": use the contentlake that wrote it"));
+  return kv::make_record_store(std::move(engine), "lmdb format " + std::to_string(found) + ", read-only");
+}
+
 std::shared_ptr<record_store> open_lmdb_store(const std::string& data_dir, std::size_t map_size_mib) {
   auto engine = std::make_unique<lmdb_engine>(data_dir, map_size_mib);
   auto tx = engine->begin();
-  check_format(*tx, data_dir);
+  auto found = check_format(*tx, data_dir);
   tx->commit();
   tx.reset();
-  return kv::make_record_store(std::move(engine));
+  auto description = "lmdb format " + std::to_string(lmdb_format_version);
+  if (found != lmdb_format_version) description += "; migrated from format " + std::to_string(found);
+  return kv::make_record_store(std::move(engine), std::move(description));
 }
 
 }  // namespace cl::storage

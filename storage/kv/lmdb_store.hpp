@@ -23,6 +23,12 @@ inline constexpr int lmdb_format_version = 8;
 /// message that says what to do when the directory cannot be used (newer format, bad permissions).
 std::shared_ptr<record_store> open_lmdb_store(const std::string& data_dir, std::size_t map_size_mib);
 
+/// Opens `data_dir`'s environment for reading only, changing nothing on disk (no lock file, no
+/// format migration): `contentlake migrate`'s source, whose data-dir lock the caller holds.
+/// Throws std::runtime_error when there is none, or its format is not this build's (the message
+/// says what to do). Its `apply` throws std::logic_error.
+std::shared_ptr<record_store> open_lmdb_store_read_only(const std::string& data_dir);
+
 /// Writes a compacted, consistent copy of `data_dir`'s environment (one read transaction: the
 /// state of one commit) to `target_dir`/data.mdb, while a service may be writing to it (LMDB's own
 /// copy, `mdb_env_copy2` with MDB_CP_COMPACT). `target_dir` must exist and hold no data.mdb.

@@ -146,7 +146,7 @@ std::unique_ptr<kv::transaction> memory_engine::begin() {
 }  // namespace
 
 std::shared_ptr<record_store> open_memory_store() {
-  return kv::make_record_store(std::make_unique<memory_engine>());
+  return kv::make_record_store(std::make_unique<memory_engine>(), "memory (kept in this process only)");
 }
 
 }  // namespace cl::storage

@@ -1,5 +1,7 @@
 #include "storage/kv/kv.hpp"
 
+#include "domain/aead.hpp"
+#include "domain/base64url.hpp"
 #include "domain/clock.hpp"
 #include "storage/commit_listeners.hpp"
 #include "storage/content_stores.hpp"
@@ -34,6 +36,9 @@ std::unique_ptr<typed_store> make_store(std::size_t slot, const context& c) {
 const table changes = declare_table("changes");                    ///< big-endian sequence -> change entry
 /// consumer name -> 8-byte applied sequence, then 8-byte time of acknowledgement (ms; absent in older records)
 const table change_consumers = declare_table("change_consumers");
+/// The data dir's facts (LMDB's format version, storage/kv/lmdb_store.cpp; the deployment's identity).
+const table meta = declare_table("meta");
+constexpr std::string_view deployment_key = "deployment_id";
 
 /// A transaction's writes, counted (`write_txn::writes`).
 class counting_writer final : public writer {
@@ -128,7 +133,13 @@ private:
 /// with one nested transaction per mutation, and the change log's sequence and listeners.
 class kv_record_store final : public record_store {
 public:
-  explicit kv_record_store(std::unique_ptr<engine> e) : engine_(std::move(e)) {
+  kv_record_store(std::unique_ptr<engine> e, std::string description)
+      : engine_(std::move(e)), description_(std::move(description)) {
+    if (auto id = engine_->get(meta, deployment_key)) {
+      deployment_ = *id;
+    } else if (!engine_->read_only()) {
+      adopt_deployment_id(domain::hex_encode(domain::random_bytes(16)));
+    }
     for (std::size_t slot = 0; slot < implementations().size(); ++slot)
       stores_.push_back(implementations().has(slot) ? make_store(slot, context{*engine_, nullptr, *this}) : nullptr);
     auto last = engine_->last_key(changes);
@@ -137,6 +148,17 @@ public:
   }
 
   const engine& raw() const { return *engine_; }
+
+  std::string describe() const override { return description_; }
+
+  std::string deployment_id() const override { return deployment_; }
+
+  void adopt_deployment_id(const std::string& id) override {
+    auto tx = engine_->begin();
+    tx->put(meta, deployment_key, id);
+    tx->commit();
+    deployment_ = id;
+  }
 
   std::vector<bool> apply(const std::vector<mutation>& batch) override {
     std::vector<bool> kept(batch.size(), false);
@@ -215,6 +237,8 @@ protected:
 
 private:
   std::unique_ptr<engine> engine_;
+  std::string description_;
+  std::string deployment_;  ///< `deployment_id`
   std::vector<std::unique_ptr<typed_store>> stores_;  ///< by slot, over committed state
   std::uint64_t next_seq_ = 1;  ///< touched only by `apply` (one writer) and the constructor
   std::atomic<std::uint64_t> committed_{0};  ///< last committed sequence, read by any thread
@@ -240,8 +264,8 @@ std::vector<std::string> table_names() {
 
 table changes_table() { return changes; }
 
-std::shared_ptr<record_store> make_record_store(std::unique_ptr<engine> engine) {
-  return std::make_shared<kv_record_store>(std::move(engine));
+std::shared_ptr<record_store> make_record_store(std::unique_ptr<engine> engine, std::string description) {
+  return std::make_shared<kv_record_store>(std::move(engine), std::move(description));
 }
 
 const engine& engine_of(const record_store& store) {

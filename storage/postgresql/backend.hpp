@@ -93,7 +93,8 @@ const std::string& schema_step(const std::string& part, int version);
 
 /// Applies the migrations `db` has not had, every part's, in one transaction under a lock every
 /// node takes (several nodes starting at once apply each once). Throws std::runtime_error when a
-/// part's schema is newer than this build's.
-void migrate(const connection& db);
+/// part's schema is newer than this build's. Answers each part's version and what it migrated,
+/// for the start log.
+std::string migrate(const connection& db);
 
 }  // namespace cl::storage::pg

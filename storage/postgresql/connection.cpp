@@ -38,6 +38,9 @@ bool starts_with(const char* s, const char* prefix) {
     throw unavailable("the database is unavailable: " + message);
   }
   if (code == "53100") throw store_full("the database has no room left (" + message + ")");
+  // A value the database cannot hold as given (not UTF-8, or a key too long for its index).
+  if (code == "22021" || code == "22P05" || code == "54000")
+    throw value_unstorable("the database cannot hold a value as given (SQLSTATE " + code + ")");
   if (code == "23505" || code == "40001" || code == "40P01") throw conflict(message + " (SQLSTATE " + code + ")");
   throw std::runtime_error("database statement failed: " + message + " (SQLSTATE " + code + ")");
 }
@@ -137,7 +140,15 @@ namespace {
 struct parameters {
   explicit parameters(std::initializer_list<std::string_view> params) {
     owned.reserve(params.size());
-    for (auto v : params) owned.emplace_back(v);
+    int n = 0;
+    for (auto v : params) {
+      ++n;
+      // Sent as a C string, a value would end at its first U+0000: refused instead, before anything
+      // of the statement is sent (the connection stays usable).
+      if (std::memchr(v.data(), '\0', v.size()))
+        throw value_unstorable("parameter $" + std::to_string(n) + " holds U+0000, which PostgreSQL's text cannot hold");
+      owned.emplace_back(v);
+    }
     for (const auto& v : owned) values.push_back(v.c_str());
   }
   int count() const { return static_cast<int>(values.size()); }
@@ -242,9 +253,9 @@ rows connection::run(const statement& s, std::initializer_list<std::string_view>
 }
 
 std::size_t connection::queue(const statement& s, std::initializer_list<std::string_view> params) const {
+  parameters p{params};  // first: a value it refuses leaves nothing sent
   enter_pipeline();
   const auto& name = prepared_name(s);
-  parameters p{params};
   if (!PQsendQueryPrepared(conn_, name.c_str(), p.count(), p.values.data(), nullptr, nullptr, 0))
     raise(conn_, nullptr, broken_);
   return queued_++;
@@ -341,12 +352,10 @@ pool::lease::~lease() {
   if (pool_ && conn_) pool_->give_back(std::move(conn_));
 }
 
-namespace {
 std::int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
     .count();
 }
-}  // namespace
 
 void pool::unreachable() { down_until_ms_ = steady_ms() + hold.count(); }
 

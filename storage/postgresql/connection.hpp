@@ -82,6 +82,9 @@ public:
   virtual void send(const statement& s, std::initializer_list<std::string_view> params) const { run(s, params); }
 };
 
+/// Milliseconds of the steady clock (timeouts and lags, never shown as a time of day).
+std::int64_t steady_ms();
+
 /// A PostgreSQL array literal of `items` (text), for a `$n::text[]` parameter.
 std::string array_literal(const std::vector<std::string>& items);
 /// The items of a text array as PostgreSQL prints it.

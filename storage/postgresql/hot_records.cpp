@@ -52,6 +52,7 @@ std::uint64_t hot_records::reserve(const std::string& key) {
 }
 
 std::optional<hot_records::entry> hot_records::find(std::string_view key) const {
+  if (current_ && !current_()) return std::nullopt;  // lagging the log: read the database
   auto& s = of(key);
   std::lock_guard<std::mutex> guard{s.mutex};
   auto it = s.index.find(key);

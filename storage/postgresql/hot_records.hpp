@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,10 @@ public:
   explicit hot_records(std::size_t budget, std::size_t shards = 16);
 
   static std::string key(std::string_view tenant, std::string_view id);
+
+  /// `find` answers only while `current()` holds (the store's view of the change log is recent
+  /// enough that no other node's change can be missing); set once, before the cache is used.
+  void trust_while(std::function<bool()> current) { current_ = std::move(current); }
 
   /// Before reading the database after a miss: the key's reservation (hand it to `put`).
   std::uint64_t reserve(const std::string& key);
@@ -67,6 +72,7 @@ private:
   void erase(shard& s, std::list<slot>::iterator at);
   void evict(shard& s);
 
+  std::function<bool()> current_;
   std::size_t budget_per_shard_;
   std::unique_ptr<shard[]> shards_;
   std::size_t count_;

@@ -6,9 +6,16 @@
 
 #include "storage/postgresql/backend.hpp"
 
+#include "domain/base64url.hpp"
+
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 namespace cl::storage {
 
@@ -130,7 +137,149 @@ private:
   std::int64_t forgot_ms_ = 0;
 };
 
+/// Every take waits its turn under one lock (takes are rare: a stream or long poll opening), so two
+/// nodes taking at the same moment count each other's slots: a limit holds exactly.
+const statement held_lock{"SELECT pg_advisory_xact_lock(7362846102834652)"};
+const statement held_drop{"DELETE FROM held_requests WHERE id = ANY($1::bigint[])"};
+/// $1 node, $2 holder, $3 client, $4 lifetime (ms), $5 and $6 the limits: the slot's id (null when
+/// refused) and the live slots the holder and the client held before.
+const statement held_take{
+  "WITH n AS (SELECT count(*) FILTER (WHERE holder = $2) AS h, count(*) FILTER (WHERE client = $3) AS c "
+  "FROM held_requests WHERE (holder = $2 OR client = $3) AND expires_at > clock_timestamp()), "
+  "slot AS (INSERT INTO held_requests (node, holder, client, expires_at) "
+  "SELECT $1, $2, $3, clock_timestamp() + $4 * interval '1 millisecond' FROM n WHERE n.h < $5 AND n.c < $6 "
+  "RETURNING id) "
+  "SELECT (SELECT id FROM slot), n.h, n.c FROM n"};
+const statement held_keep{
+  "UPDATE held_requests SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' "
+  "WHERE id = ANY($1::bigint[])"};
+/// Slots whose node stopped keeping them (it died) go, a while after they lapsed.
+const statement held_forget{"DELETE FROM held_requests WHERE expires_at < clock_timestamp() - interval '1 minute'"};
+
+/// The held slots in the database. A thread of its own gives slots back as soon as they are (a
+/// request's end never waits on the database) and moves the expiry of the live ones on every third
+/// of their lifetime: a node that dies loses its slots within `lifetime`.
+class postgresql_held_slots final : public held_slot_store {
+public:
+  postgresql_held_slots(const postgresql_settings& s, std::string node)
+    : pool_(s.url, s.password, 2, s.wait, s.replan_after, s.answer_wait), db_(pool_), node_(std::move(node)) {
+    keeper_ = std::thread{[this] { keep(); }};
+  }
+
+  ~postgresql_held_slots() override {
+    {
+      std::lock_guard lock{mutex_};
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    keeper_.join();
+  }
+
+  std::optional<std::uint64_t> take(const std::string& holder, const std::string& client, std::size_t per_holder,
+                                    std::size_t per_client, full* why) override {
+    std::vector<std::string> returned;
+    {
+      std::lock_guard lock{mutex_};
+      returned.swap(given_back_);
+    }
+    auto c = pool_.acquire();
+    pg::rows r;
+    try {
+      c->send_exec("BEGIN");
+      c->send(held_lock, {});
+      // This node's slots given back since its keeper last ran go first: a client that closed a
+      // stream and opens another at once is not refused for the one it closed.
+      if (!returned.empty()) c->send(held_drop, {pg::array_literal(returned)});
+      r = c->run_and_commit(held_take, {node_, domain::hex_encode(holder), domain::hex_encode(client),
+                                        num(static_cast<std::int64_t>(lifetime.count())),
+                                        num(static_cast<std::int64_t>(per_holder)),
+                                        num(static_cast<std::int64_t>(per_client))});
+    } catch (...) {
+      try {
+        c->discard();
+        if (c->healthy()) c->exec("ROLLBACK");
+      } catch (...) {
+      }
+      std::lock_guard lock{mutex_};  // not given back yet: the keeper tries again
+      given_back_.insert(given_back_.end(), returned.begin(), returned.end());
+      throw;
+    }
+    if (r.is_null(0, 0)) {
+      *why = r.integer(0, 1) >= static_cast<std::int64_t>(per_holder) ? full::holder : full::client;
+      return std::nullopt;
+    }
+    auto id = static_cast<std::uint64_t>(r.integer(0, 0));
+    std::lock_guard lock{mutex_};
+    live_.insert(id);
+    return id;
+  }
+
+  void give_back(std::uint64_t id) override {
+    {
+      std::lock_guard lock{mutex_};
+      live_.erase(id);
+      given_back_.push_back(std::to_string(id));
+    }
+    wake_.notify_all();
+  }
+
+  static constexpr std::chrono::milliseconds lifetime{30000};
+
+private:
+  void keep() {
+    auto next_keep = std::chrono::steady_clock::now();
+    bool failing = false;  // the database is away: try again in a second, not at every give-back
+    std::unique_lock lock{mutex_};
+    for (;;) {
+      wake_.wait_until(lock, next_keep, [&] { return stopping_ || (!failing && !given_back_.empty()); });
+      if (stopping_) break;
+      std::vector<std::string> returned;
+      returned.swap(given_back_);
+      bool keeping = std::chrono::steady_clock::now() >= next_keep;
+      std::vector<std::string> live;
+      if (keeping)
+        for (auto id : live_) live.push_back(std::to_string(id));
+      lock.unlock();
+      bool done = true;
+      try {
+        if (!returned.empty()) db_.run(held_drop, {pg::array_literal(returned)});
+        if (keeping) {
+          if (!live.empty()) db_.run(held_keep, {pg::array_literal(live), num(static_cast<std::int64_t>(lifetime.count()))});
+          db_.run(held_forget);
+        }
+      } catch (const std::exception&) {
+        // What was not given back is tried again; a live slot that lapses meanwhile stops counting
+        // (the limits are looser while the database is away, never stricter).
+        done = false;
+      }
+      lock.lock();
+      auto now = std::chrono::steady_clock::now();
+      if (!done) {
+        given_back_.insert(given_back_.end(), returned.begin(), returned.end());
+        next_keep = now + std::chrono::seconds{1};
+      } else if (keeping) {
+        next_keep = now + lifetime / 3;
+      }
+      failing = !done;
+    }
+  }
+
+  pg::pool pool_;
+  pg::pooled_session db_;
+  std::string node_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::set<std::uint64_t> live_;            ///< slots this node holds
+  std::vector<std::string> given_back_;     ///< ids to delete
+  std::thread keeper_;
+};
+
 }  // namespace
+
+std::shared_ptr<held_slot_store> open_postgresql_held_slots(const postgresql_settings& settings, std::string node) {
+  return std::make_shared<postgresql_held_slots>(settings, std::move(node));
+}
 
 std::shared_ptr<lease_store> open_postgresql_leases(const postgresql_settings& settings) {
   return std::make_shared<postgresql_leases>(settings);

@@ -4,6 +4,7 @@
 /// change log numbered without gaps across every node writing to the same database
 /// (docs/architecture.md, "The PostgreSQL backend").
 
+#include "storage/migrate.hpp"
 #include "storage/record_store.hpp"
 
 #include <chrono>
@@ -24,6 +25,9 @@ struct postgresql_settings {
   /// How often the change log is read for what other nodes changed (the cache's bound on staleness
   /// for their writes; this node's own writes leave the cache before they are answered).
   std::chrono::milliseconds follow_interval{100};
+  /// The most this node's caches may lag the log: past it (`record_store::log_lag`) the hot-record
+  /// cache answers nothing, and the node's other caches are passed by (actors/directory.hpp).
+  std::chrono::milliseconds max_lag{250};
   /// Uses of a prepared statement on one connection before it is prepared and planned again
   /// (connection.hpp says why).
   std::size_t replan_after = 1000;
@@ -52,5 +56,10 @@ std::optional<postgresql_use> postgresql_use_of(const record_store& store);
 /// be migrated (a store opened). Throws std::runtime_error when the database cannot be reached.
 std::string record_secrets_fingerprint(const postgresql_settings& settings, const std::string& fingerprint,
                                        bool from_file);
+
+/// Where `contentlake migrate` keeps its progress into this database: in it (`cluster_facts`, a row
+/// per kind), so a resumed migration finds it wherever it runs from. The schema must be migrated
+/// (a store opened). Throws std::runtime_error when the database cannot be reached.
+std::unique_ptr<migration_state> postgresql_migration_state(const postgresql_settings& settings);
 
 }  // namespace cl::storage

@@ -14,6 +14,8 @@
 #include "domain/clock.hpp"
 #include "storage/commit_listeners.hpp"
 #include "storage/postgresql/backend.hpp"
+#include "domain/aead.hpp"
+#include "domain/base64url.hpp"
 #include "storage/postgresql/hot_records.hpp"
 
 #include <algorithm>
@@ -213,13 +215,22 @@ public:
     : pool_(s.url, s.password, s.pool_size, s.wait, s.replan_after, s.answer_wait),
       reads_(pool_),
       hot_(s.cache_bytes),
-      stores_(reads_, false, *this, s.cache_bytes ? &hot_ : nullptr, nullptr) {
+      stores_(reads_, false, *this, s.cache_bytes ? &hot_ : nullptr, nullptr),
+      max_lag_(s.max_lag) {
     {
       auto c = pool_.acquire();
       connection::waiting long_enough{*c, std::chrono::hours{24}};  // a migration may rewrite big tables
-      migrate(*c);
+      description_ = migrate(*c);
+      // The deployment's identity: made by the first node to open the database, kept in it.
+      static const statement claim{"INSERT INTO cluster_facts (name, value) VALUES ('deployment_id', $1) "
+                                   "ON CONFLICT (name) DO NOTHING"};
+      static const statement read{"SELECT value FROM cluster_facts WHERE name = 'deployment_id'"};
+      c->run(claim, {domain::hex_encode(domain::random_bytes(16))});
+      deployment_ = c->run(read).str(0, 0);
     }
+    caught_up_ms_.store(steady_ms());
     followed_ = last_change();
+    hot_.trust_while([this] { return caches_current(); });
     follower_ = std::thread{[this, every = s.follow_interval] { follow(every); }};
   }
 
@@ -259,6 +270,22 @@ public:
   }
 
   std::uint64_t known_change() const override { return known_.load(std::memory_order_acquire); }
+
+  std::chrono::milliseconds log_lag() const override {
+    return std::chrono::milliseconds{std::max<std::int64_t>(0, steady_ms() - caught_up_ms_.load())};
+  }
+
+  bool caches_current() const override { return log_lag() <= max_lag_; }
+
+  std::string describe() const override { return description_; }
+
+  std::string deployment_id() const override { return deployment_; }
+
+  void adopt_deployment_id(const std::string& id) override {
+    static const statement adopt{"UPDATE cluster_facts SET value = $1 WHERE name = 'deployment_id'"};
+    reads_.run(adopt, {id});
+    deployment_ = id;
+  }
 
   /// A hot-record cache hit; a miss (or an absent Resource, which is not kept) is read by the reader.
   instant_resource resource_at_once(const std::string& tenant, const std::string& id) const override {
@@ -494,7 +521,10 @@ private:
   void follow_once() {
     std::lock_guard<std::mutex> guard{follow_mutex_};
     for (;;) {
+      // Every change committed before this read began is in what it answers (or an earlier read's).
+      auto began = steady_ms();
       auto entries = read_from(followed_, 1000);
+      if (entries.size() < 1000) caught_up_ms_.store(std::max(caught_up_ms_.load(), began));
       if (entries.empty()) break;
       if (entries.front().seq != followed_ + 1) hot_.clear();
       std::vector<change_entry> others;
@@ -548,6 +578,11 @@ private:
   store_set stores_;
   commit_listeners listeners_;
   std::uint64_t followed_ = 0;  ///< the follower's position in the change log
+  /// When (steady clock, ms) the last read of the log that reached its head began.
+  std::atomic<std::int64_t> caught_up_ms_{0};
+  std::chrono::milliseconds max_lag_;
+  std::string description_;  ///< the schema, and what opening migrated
+  std::string deployment_;   ///< `deployment_id`
   std::mutex own_mutex_;
   std::deque<std::pair<std::uint64_t, std::uint64_t>> own_;  ///< ranges this node logged, not yet followed
   std::mutex stop_mutex_;

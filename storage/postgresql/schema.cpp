@@ -3,6 +3,7 @@
 // order on both backends. Records are `text`: the canonical JSON bytes, unchanged (a `jsonb`
 // column would reorder members and change every ETag).
 
+#include "domain/base64url.hpp"
 #include "storage/postgresql/backend.hpp"
 #include "storage/postgresql/connection.hpp"
 #include "storage/postgresql/postgresql_store.hpp"
@@ -88,7 +89,8 @@ CREATE TABLE change_consumers (
   R"sql(ALTER TABLE change_consumers ADD COLUMN acknowledged_ms bigint NOT NULL DEFAULT 0)sql",
 });
 
-/// Facts every node on the database shares (`record_secrets_fingerprint`), the leases and the rate tally.
+/// Facts every node on the database shares (`record_secrets_fingerprint`), the leases, the rate tally
+/// and the held requests.
 const bool cluster = schema_part("cluster", {
   // 1: the facts, by name.
   R"sql(CREATE TABLE cluster_facts (name text COLLATE "C" PRIMARY KEY, value text NOT NULL))sql",
@@ -101,6 +103,15 @@ CREATE TABLE rate_admissions (
   began_at timestamptz NOT NULL, changed_at timestamptz NOT NULL,
   PRIMARY KEY (client_id, node));
 CREATE INDEX rate_admissions_by_change ON rate_admissions (changed_at);
+)sql",
+  // 3: the held requests of every node (storage/postgresql/leases.cpp, `held_slot_store`): a row per
+  // held stream or long poll, alive while its node keeps moving its expiry on.
+  R"sql(
+CREATE TABLE held_requests (
+  id bigserial PRIMARY KEY, node text COLLATE "C" NOT NULL, holder text COLLATE "C" NOT NULL,
+  client text COLLATE "C" NOT NULL, expires_at timestamptz NOT NULL);
+CREATE INDEX held_requests_by_holder ON held_requests (holder);
+CREATE INDEX held_requests_by_client ON held_requests (client);
 )sql",
 });
 
@@ -124,7 +135,8 @@ const std::string& schema_step(const std::string& part, int version) {
   return parts().at(part).at(static_cast<std::size_t>(version - 1));
 }
 
-void migrate(const connection& db) {
+std::string migrate(const connection& db) {
+  std::string versions, migrated;
   db.exec("BEGIN");
   try {
     db.exec(migration_lock);
@@ -146,8 +158,14 @@ void migrate(const connection& db) {
         db.exec(steps[static_cast<std::size_t>(v - 1)]);
         db.run(applied, {name, std::to_string(v)});
       }
+      versions += (versions.empty() ? "" : ", ") + name + " " + std::to_string(known);
+      if (have < known)
+        migrated += (migrated.empty() ? "" : ", ") + name + " " + (have == 0 ? std::string{"created"}
+                                                                              : std::to_string(have) + " -> "
+                                                                                  + std::to_string(known));
     }
     db.exec("COMMIT");
+    return "postgresql schema " + versions + (migrated.empty() ? "" : "; migrated " + migrated);
   } catch (...) {
     try {
       db.exec("ROLLBACK");
@@ -173,6 +191,55 @@ std::string record_secrets_fingerprint(const postgresql_settings& settings, cons
   db.run(claim, {std::string{from_file ? "file:" : "dir:"} + fingerprint});
   auto recorded = db.run(read, {}).str(0, 0);
   return recorded.substr(recorded.find(':') + 1);
+}
+
+namespace {
+
+/// A migration's progress as rows `migrate:<kind>` of `cluster_facts`, the positions in hex (text).
+class database_state final : public migration_state {
+public:
+  explicit database_state(const postgresql_settings& settings)
+      : db_{settings.url, settings.password, settings.replan_after, settings.answer_wait} {}
+
+  migration_progress load() override {
+    static const pg::statement read{"SELECT substr(name, 9), value FROM cluster_facts WHERE name LIKE 'migrate:%'"};
+    migration_progress p;
+    auto rows = db_.run(read, {});
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      auto raw = domain::hex_decode(rows.text(i, 1));
+      if (!raw) throw std::runtime_error("the migration's progress in the target database is damaged");
+      p[rows.str(i, 0)] = std::move(*raw);
+    }
+    return p;
+  }
+
+  void save(const migration_progress& p) override {
+    static const pg::statement clear{"DELETE FROM cluster_facts WHERE name LIKE 'migrate:%'"};
+    static const pg::statement put{"INSERT INTO cluster_facts (name, value) VALUES ('migrate:' || $1, $2)"};
+    db_.exec("BEGIN");
+    try {
+      db_.run(clear, {});
+      for (const auto& [kind, position] : p) db_.run(put, {kind, domain::hex_encode(position)});
+      db_.exec("COMMIT");
+    } catch (...) {
+      try {
+        db_.exec("ROLLBACK");
+      } catch (...) {
+      }
+      throw;
+    }
+  }
+
+  std::string where() const override { return "the target database (cluster_facts)"; }
+
+private:
+  pg::connection db_;
+};
+
+}  // namespace
+
+std::unique_ptr<migration_state> postgresql_migration_state(const postgresql_settings& settings) {
+  return std::make_unique<database_state>(settings);
 }
 
 }  // namespace cl::storage

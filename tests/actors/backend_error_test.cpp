@@ -19,6 +19,15 @@ TEST_CASE("errors from concern actors are classified by kind", "[backend_error]"
 
 TEST_CASE("backend failures are counted by concern and kind", "[backend_error][metrics]") {
   metrics m;
+  // Every series is there from the start, at 0.
+  auto fresh = m.render();
+  for (auto concern : backend_concerns)
+    for (auto kind : backend_error_kinds) {
+      auto series = "contentlake_backend_errors_total{concern=\"" + std::string{concern} + "\",kind=\""
+                    + std::string{backend_error_name(kind)} + "\"} 0";
+      INFO(series);
+      CHECK(fresh.find(series) != std::string::npos);
+    }
   m.count_backend_error("record reader", "storage_failure");
   m.count_backend_error("record reader", "storage_failure");
   m.count_backend_error("access", "gone");

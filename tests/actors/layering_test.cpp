@@ -2,7 +2,12 @@
 // stored JSON text. Actors read and write through the typed stores (storage/*_store.hpp) only, so
 // another backend (PostgreSQL) can stand behind the same actors.
 
+#include "actors/backend_error.hpp"
+#include "tests/support/paths.hpp"
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <regex>
 
 #include <filesystem>
 #include <fstream>
@@ -22,7 +27,7 @@ TEST_CASE("actors/ holds no key layout, no table name and no search in stored JS
     "record_field(",    // reading stored records by hand
   };
   int files = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator{std::string{CL_SOURCE_DIR} + "/actors"}) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator{cl::testing::source_dir() + "/actors"}) {
     if (!entry.is_regular_file()) continue;  // the route groups' folders: their files come next
     std::ifstream in{entry.path()};
     std::stringstream text;
@@ -40,7 +45,7 @@ TEST_CASE("the key-value layer is storage's own: nothing above storage/ includes
           "[layering]") {
   int files = 0;
   for (const char* dir : {"/actors", "/app", "/http", "/domain"}) {
-    for (const auto& entry : std::filesystem::recursive_directory_iterator{std::string{CL_SOURCE_DIR} + dir}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator{cl::testing::source_dir() + dir}) {
       if (!entry.is_regular_file()) continue;
       std::ifstream in{entry.path()};
       std::stringstream text;
@@ -61,7 +66,7 @@ TEST_CASE("the key-value layer is storage's own: nothing above storage/ includes
 TEST_CASE("dependencies point one way: actors/ includes nothing of http/, domain/ nothing above it", "[layering]") {
   auto includes_of = [](const char* dir, const char* layer) {
     std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator{std::string{CL_SOURCE_DIR} + dir}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator{cl::testing::source_dir() + dir}) {
       if (!entry.is_regular_file()) continue;
       std::ifstream in{entry.path()};
       std::string line;
@@ -82,7 +87,7 @@ TEST_CASE("dependencies point one way: actors/ includes nothing of http/, domain
 
 TEST_CASE("the route groups added as actors have folders of their own; the core's concern actors stay at actors/",
           "[layering]") {
-  auto here = [](const std::string& path) { return std::filesystem::exists(std::string{CL_SOURCE_DIR} + "/" + path); };
+  auto here = [](const std::string& path) { return std::filesystem::exists(cl::testing::source_dir() + "/" + path); };
   for (const char* file : {"actors/blobs/blob_broker.hpp", "actors/search/search_session.hpp", "actors/search/indexer.hpp",
                            "actors/events/changes_feed.hpp", "actors/events/webhook_dispatcher.hpp",
                            "actors/events/edge_purger.hpp", "actors/mcp/mcp_plans.hpp"})
@@ -90,4 +95,25 @@ TEST_CASE("the route groups added as actors have folders of their own; the core'
   for (const char* file : {"actors/auth.hpp", "actors/rights.hpp", "actors/access.hpp", "actors/writer.hpp",
                            "actors/reader.hpp", "actors/ledger.hpp", "actors/coordinator.hpp", "actors/supervisor.hpp"})
     CHECK(here(file));
+}
+
+TEST_CASE("every concern a plan asks is one contentlake_backend_errors_total shows from the start", "[layering]") {
+  // `ask(self, ctx, done, actor, "concern", ...)`: the first string literal after `ask(`.
+  std::regex call{R"re(\bask\(\s*self,[^"]*?"([^"]*)")re"};
+  int asks = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator{cl::testing::source_dir() + "/actors"}) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in{entry.path()};
+    std::stringstream text;
+    text << in.rdbuf();
+    auto s = text.str();
+    for (std::sregex_iterator it{s.begin(), s.end(), call}, end; it != end; ++it) {
+      ++asks;
+      auto concern = (*it)[1].str();
+      INFO(entry.path().filename().string() << " asks concern \"" << concern << "\"");
+      CHECK(std::find(std::begin(cl::actors::backend_concerns), std::end(cl::actors::backend_concerns), concern)
+            != std::end(cl::actors::backend_concerns));
+    }
+  }
+  CHECK(asks > 20);
 }

@@ -537,6 +537,10 @@ class Cluster:
                           for i, n in enumerate(self.nodes))
         cfg, replaced = re.subn(r"(    server node\d+ [^\n]*\n)+", servers, cfg)
         assert replaced == 1, "deploy/cluster/haproxy.cfg: its server lines were not found"
+        # The spare slots stay (in maintenance: `server_states` leaves them out) and the runtime API
+        # moves to a socket of the test's own.
+        cfg, replaced = re.subn(r"    stats socket [^\n]*\n", "", cfg)
+        assert replaced == 1, "deploy/cluster/haproxy.cfg: its stats socket line was not found"
         cfg = cfg.replace("global\n", "global\n    stats socket %s level admin\n" % self.stats, 1)
         path = os.path.join(self.dir, "haproxy.cfg")
         with open(path, "w") as f:

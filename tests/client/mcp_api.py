@@ -244,6 +244,11 @@ def protocol_checks(svc):
     assert ok(*post(ping, {"MCP-Protocol-Version": "2025-03-26"})[::2])["result"] == {}
     status, _, body = post(b"{not json")
     assert status == 400 and json.loads(body)["error"]["code"] == -32700 and json.loads(body)["id"] is None
+    # A message sent as another media type is refused as on every route (docs/api.md, the OpenAPI 415).
+    for media_type in ("text/plain", "application/x-www-form-urlencoded"):
+        status, _, body = post(ping, {"Content-Type": media_type})
+        assert status == 415 and json.loads(body)["error"]["reason"] == "UNSUPPORTED_MEDIA_TYPE", (media_type, status, body)
+    assert ok(*post(ping, {"Content-Type": "Application/JSON; charset=utf-8"})[::2])["result"] == {}
     status, _, body = post([ping, ping])
     assert status == 400 and json.loads(body)["error"]["code"] == -32600
     status, _, body = post({"jsonrpc": "1.0", "id": 1, "method": "ping"})
@@ -262,7 +267,7 @@ def protocol_checks(svc):
         status, headers, _ = fetch("http://127.0.0.1:%d/v0/mcp" % svc.port, method, None,
                                    {"Authorization": "Bearer " + token, "Accept": "text/event-stream"})
         assert status == 405 and headers["Allow"] == "POST", (method, status, headers)
-    print("mcp: Origin 403, unknown MCP-Protocol-Version 400, bad JSON -32700, batches and bad messages -32600, "
+    print("mcp: Origin 403, unknown MCP-Protocol-Version 400, text/plain 415, bad JSON -32700, batches and bad messages -32600, "
           "notifications and responses 202, unknown methods -32601, GET/DELETE 405")
 
 

@@ -7,6 +7,7 @@ resumes from its progress file and ends verified.
 
     migrate.py CONTENTLAKE_BINARY SOURCE_DIR
 """
+import hashlib
 import json
 import re
 import os
@@ -100,6 +101,17 @@ def same(before, after, label):
                                                                           b2[at - 80:at + 200])
 
 
+def fingerprint(tree):
+    """Every file under `tree` (names, sizes, SHA-256 of the bytes): what a migration's source must keep."""
+    out = {}
+    for top, dirs, files in os.walk(tree):
+        for name in files:
+            path = os.path.join(top, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, tree)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
 def migrate(binary, source, args, expect=0):
     run = subprocess.run([binary, "migrate"] + args, cwd=source, capture_output=True, text=True, timeout=300)
     assert run.returncode == expect, "migrate %s: exit %d\n%s\n%s" % (args[:1], run.returncode, run.stdout, run.stderr)
@@ -119,14 +131,40 @@ def main():
         before = answers(svc, reads)
         svc.shutdown()
 
+        # The source is only read: every file under its data dir, lmdb/lock.mdb included, stays byte
+        # for byte as it was, and none is added, whether a run succeeds or is refused.
+        untouched = fingerprint(data_dir.name)
+        assert "lmdb/lock.mdb" in untouched and "lock" in untouched, sorted(untouched)
+
+        def source_unchanged(after):
+            now = fingerprint(data_dir.name)
+            assert now == untouched, "after %s the source changed: %s" % (after, sorted(
+                set(now.items()) ^ set(untouched.items())))
+
+        scratch = tempfile.TemporaryDirectory(prefix="contentlake-targets-")
+        a_file = os.path.join(scratch.name, "a-file")
+        open(a_file, "w").write("not a data dir\n")
+        not_a_data_dir = os.path.join(scratch.name, "etc")
+        os.mkdir(not_a_data_dir)
+        open(os.path.join(not_a_data_dir, "passwd"), "w").write("root:x:0:0\n")
+        for target, expect, why in ((a_file, 2, "is not a directory"), (not_a_data_dir, 2, "neither empty nor a data dir"),
+                                    ("postgresql://127.0.0.1:1/nowhere?connect_timeout=2", 1, "cannot connect")):
+            refused = migrate(binary, source, ["--from", data_dir.name, "--to", target], expect=expect)
+            assert why in refused.stderr, refused.stderr
+            source_unchanged("a refused run into %s" % target)
+        assert os.listdir(not_a_data_dir) == ["passwd"], os.listdir(not_a_data_dir)
+
         url = pg.create_database("moved")
         run = migrate(binary, source, ["--from", data_dir.name, "--to", url])
         assert "every record copied and verified" in run.stdout, run.stdout
         assert url not in run.stdout + run.stderr, "the connection string was printed"
+        source_unchanged("a migration")
         print("migrate: LMDB -> PostgreSQL\n" + run.stdout)
         # Into a target that holds records: refused, unless resuming.
         refused = migrate(binary, source, ["--from", data_dir.name, "--to", url], expect=2)
         assert "already holds records" in refused.stderr, refused.stderr
+        source_unchanged("a run refused by its target's records")
+        print("migrate: the source's files unchanged and none added, after a migration and four refused runs")
 
         on_pg = serve(binary, source, {PG_ENV: "postgresql", "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url},
                         data_dir=data_dir)
@@ -147,7 +185,22 @@ def main():
         same(before, answers(on_lmdb, reads), "back on LMDB")
         on_lmdb.shutdown()
 
-        # Interrupted and resumed: killed while copying, then --resume ends verified.
+        # Interrupted and resumed: killed while copying, then --resume ends verified; the progress
+        # is kept with the target (--state names a file instead).
+        url3 = pg.create_database("resumed_in_database")
+        proc = subprocess.Popen([binary, "migrate", "--from", data_dir.name, "--to", url3], cwd=source,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for line in iter(proc.stderr.readline, ""):
+            if "works:" in line:
+                break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        saved = pg.psql("SELECT value FROM cluster_facts WHERE name = 'migrate:works'", dbname="resumed_in_database")
+        assert saved.strip() not in ("", "646f6e65"), "killed too late to test resuming: %r" % saved
+        run = migrate(binary, source, ["--from", data_dir.name, "--to", url3, "--resume"])
+        assert "every record copied and verified" in run.stdout, run.stdout
+        source_unchanged("an interrupted and resumed migration")
+        assert not os.path.exists(os.path.join(data_dir.name, "migrate.state"))
         url2 = pg.create_database("resumed")
         state = os.path.join(tempfile.mkdtemp(), "migrate.state")
         proc = subprocess.Popen([binary, "migrate", "--from", data_dir.name, "--to", url2, "--state", state], cwd=source,

@@ -1,3 +1,4 @@
+#include "tests/support/paths.hpp"
 #include "app/access_group.hpp"
 #include "app/groups.hpp"
 #include "config/settings.hpp"
@@ -108,7 +109,7 @@ TEST_CASE("endpoints parse as HOST:PORT and [v6]:PORT", "[config]") {
 }
 
 TEST_CASE("docs/operations.md documents every key and its environment name", "[config][docs]") {
-  std::ifstream in{std::string{CL_SOURCE_DIR} + "/docs/operations.md"};
+  std::ifstream in{cl::testing::source_dir() + "/docs/operations.md"};
   REQUIRE(in);
   std::string doc{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
   for (const auto& o : documented_options(cl::app::groups().options())) {
@@ -120,7 +121,7 @@ TEST_CASE("docs/operations.md documents every key and its environment name", "[c
 
 TEST_CASE("the shipped example config loads", "[config]") {
   std::string err;
-  auto s = load(std::string{CL_SOURCE_DIR} + "/config/contentlake.example.json", {}, {}, &err);
+  auto s = load(cl::testing::source_dir() + "/config/contentlake.example.json", {}, {}, &err);
   INFO(err);
   REQUIRE(s);
   CHECK(s->auth.jwks_url == "https://id.example.com/.well-known/jwks.json");
@@ -154,7 +155,7 @@ TEST_CASE("a default policy or group directory must be there too, unless the con
                                         {"rights.policy_file", "config/policy.json"},
                                         {"access.directory_file", "config/directory.json"}});
   auto here = std::filesystem::current_path();
-  std::filesystem::current_path(std::string{CL_SOURCE_DIR});  // the checkout has both
+  std::filesystem::current_path(cl::testing::source_dir());  // the checkout has both
   CHECK_FALSE(missing_configured_file(*defaults));
   std::filesystem::current_path(std::filesystem::temp_directory_path());  // elsewhere, neither
   CHECK(missing_configured_file(*defaults)

@@ -1,5 +1,6 @@
 // Layer 2 rules: roles, principal shapes, the group directory file, the effective role.
 
+#include "tests/support/paths.hpp"
 #include "domain/access.hpp"
 
 #include <catch2/catch.hpp>
@@ -102,7 +103,7 @@ TEST_CASE("a stored grant reads back as written", "[access]") {
 
 TEST_CASE("the shipped directory file is valid", "[access]") {
   // config/directory.json is what `serve` reads by default.
-  std::ifstream in{std::string{CL_SOURCE_DIR} + "/config/directory.json"};
+  std::ifstream in{cl::testing::source_dir() + "/config/directory.json"};
   REQUIRE(in);
   std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
   CHECK(std::holds_alternative<group_directory>(parse_directory(text)));

@@ -37,6 +37,18 @@ TEST_CASE("a feed cursor opens to its position for its tenant and filter only", 
   CHECK_FALSE(codec.open("not a cursor", "t_a", "1;"));
 }
 
+TEST_CASE("as a position, a cursor of any filter opens for its tenant only", "[changes]") {
+  feed_cursor_codec codec{secret};
+  auto filtered = codec.seal({"t_a", "1;resource.created", 42});
+  CHECK(codec.open_position(filtered, "t_a") == std::optional<std::uint64_t>{42});
+  CHECK(codec.open_position(codec.seal({"t_a", feed_binding_any(), 7}), "t_a") == std::optional<std::uint64_t>{7});
+  cursor_problem why{};
+  CHECK_FALSE(codec.open_position(filtered, "t_b", &why));
+  CHECK(why == cursor_problem::mismatch);
+  CHECK_FALSE(feed_cursor_codec{std::string(32, 'x')}.open_position(filtered, "t_a", &why));
+  CHECK(why == cursor_problem::malformed);
+}
+
 TEST_CASE("a feed cursor does not show its position: two cursors of one position differ", "[changes]") {
   feed_cursor_codec codec{secret};
   auto a = codec.seal({"t_a", "1;", 7}), b = codec.seal({"t_a", "1;", 7});

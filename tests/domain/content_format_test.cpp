@@ -1,5 +1,6 @@
 // The content format: one test per validation rule (PCF001..PCF011), and the renderings.
 
+#include "tests/support/paths.hpp"
 #include "domain/content_format.hpp"
 
 #include <boost/json.hpp>
@@ -260,7 +261,7 @@ TEST_CASE("a violation becomes its PCF reason with the JSON path in details", "[
 }
 
 TEST_CASE("docs/content-format.md states every rule", "[content][docs]") {
-  std::ifstream in{std::string{CL_SOURCE_DIR} + "/docs/content-format.md"};
+  std::ifstream in{cl::testing::source_dir() + "/docs/content-format.md"};
   REQUIRE(in);
   std::string doc{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
   for (const auto& rule : content_rules()) {

@@ -311,3 +311,30 @@ TEST_CASE("a private key survives PEM round trip with the same thumbprint", "[jw
   CHECK(back->thumbprint() == test_kid());
   CHECK_FALSE(private_key::from_pem("-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n"));
 }
+
+TEST_CASE("identity claims with a control character or too long are refused, never cut", "[jwt]") {
+  auto with = [](const char* name, std::string value) {
+    auto c = valid_claims("u_alice");
+    c[name] = json::string{value};
+    return make_token(c);
+  };
+  // U+0000 (which PostgreSQL's text would end at), another C0, DEL and a C1 control, in each claim
+  // the stores key on or compare.
+  for (std::string control : {std::string{"\0", 1}, std::string{"\x1f"}, std::string{"\x7f"}, std::string{"\xc2\x85"}}) {
+    CHECK(failure_of(with("tenant_id", "t_test" + control + "evil")) == error_id::token_invalid);
+    CHECK(failure_of(with("sub", "u_alice" + control + "mallory")) == error_id::token_invalid);
+    CHECK(failure_of(with("client_id", "a_testapp" + control + "x")) == error_id::token_invalid);
+    CHECK(failure_of(with("jti", "j" + control)) == error_id::token_invalid);
+    auto c = valid_claims("u_alice");
+    c["scopes"] = json::array{"content-lake.read" + control};
+    CHECK(failure_of(make_token(c)) == error_id::token_invalid);
+  }
+  CHECK(failure_of(with("tenant_id", "t_" + std::string(max_identity_claim_bytes - 1, 'x'))) == error_id::token_invalid);
+  auto longest = check(with("tenant_id", "t_" + std::string(max_identity_claim_bytes - 2, 'x')));
+  REQUIRE(longest.ok);
+  CHECK(longest.who.tenant_id.size() == max_identity_claim_bytes);
+  // Other Unicode stays a claim like any other.
+  auto accented = check(with("sub", "u_élodie"));
+  REQUIRE(accented.ok);
+  CHECK(accented.who.subject == "u_élodie");
+}

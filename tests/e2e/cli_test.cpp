@@ -66,6 +66,8 @@ TEST_CASE("serve on defaults plus token: a development token is accepted; SIGTER
   CHECK(r->status == 403);
   CHECK(r->body.find("ACCESS_DENIED") != std::string::npos);
 
+  CHECK(server.err.find("records: lmdb format") != std::string::npos);  // the start log names the backend
+
   ::kill(server.pid, SIGTERM);
   CHECK(server.wait_exit(20000) == 0);
   // The access log went to standard output as JSON, without the token.
@@ -104,10 +106,20 @@ TEST_CASE("token for an application: sub equals client_id and no auth_time; bad 
   CHECK_FALSE(claims.contains("auth_time"));
   CHECK(claims.at("exp").as_int64() - claims.at("iat").as_int64() == 60);
 
-  child too_long{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "a_robot", "--scopes", "x", "--ttl", "3601"}};
-  CHECK(too_long.wait_exit(20000) != 0);
+  // Every usage error exits 2 (docs/operations.md), whichever check finds it.
+  child too_long{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "a_robot", "--scopes", "x", "--ttl", "86400"}};
+  CHECK(too_long.wait_exit(20000) == 2);
+  CHECK(too_long.out.empty());
+  child unknown{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "a_robot", "--scopes", "x", "--frobnicate"}};
+  CHECK(unknown.wait_exit(20000) == 2);
+  child missing{{"token", "--data-dir", dir.path, "--sub", "a_robot", "--scopes", "x"}};
+  CHECK(missing.wait_exit(20000) == 2);
   child bad_sub{{"token", "--data-dir", dir.path, "--tenant", "t1", "--sub", "bob", "--scopes", "x"}};
-  CHECK(bad_sub.wait_exit(20000) != 0);
+  CHECK(bad_sub.wait_exit(20000) == 2);
+  // A tenant with a control character would be refused by the service: never minted.
+  child control{{"token", "--data-dir", dir.path, "--tenant", "t1\x01x", "--sub", "a_robot", "--scopes", "x"}};
+  CHECK(control.wait_exit(20000) == 2);
+  CHECK(control.out.empty());
 }
 
 TEST_CASE("token for a person without --client-id uses the development client its help names", "[cli]") {
@@ -391,4 +403,40 @@ TEST_CASE("on PostgreSQL a node whose secrets are not the other nodes' says so a
   // Another file, or none: told, and the file's record stays.
   CHECK(run("e", file2).find("are not those recorded for the nodes on this database (" + shared + ")") != std::string::npos);
   CHECK(run("a", "").find("are not those recorded for the nodes on this database (" + shared + ")") != std::string::npos);
+}
+
+TEST_CASE("after an event stream, SIGTERM ends the process within 2 s and the data dir serves again at once", "[cli]") {
+  temp_dir dir;
+  std::vector<std::string> args{"serve",        "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+                                "--blobs-listen", "127.0.0.1:0", "--data-dir", dir.path};
+  auto listening = std::regex{"listening public=127\\.0\\.0\\.1:(\\d+)"};
+  std::smatch m;
+  child server{args};
+  REQUIRE(server.wait_for_stderr(listening, m, 20000));
+  auto port = static_cast<unsigned short>(std::stoi(m[1]));
+  child minted{{"token", "--data-dir", dir.path, "--tenant", "t_demo", "--sub", "u_alice", "--scopes",
+                "content-lake.read content-lake.write"}};
+  REQUIRE(minted.wait_exit(20000) == 0);
+  std::string token = minted.out.substr(0, minted.out.find('\n'));
+  {
+    // The README's sequence: a stream is open, a Work is created, the stream gets its event, and
+    // its client goes away.
+    connection stream{port};
+    stream.send("GET /v0/content-lake/changes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token
+                + "\r\nAccept: text/event-stream\r\n\r\n");
+    auto created = post_json(port, "/v0/content-lake/works", token, R"({"title":"Neap"})");
+    REQUIRE(created);
+    REQUIRE(created->status == 201);
+  }
+  auto stopped_at = std::chrono::steady_clock::now();
+  ::kill(server.pid, SIGTERM);
+  CHECK(server.wait_exit(2000) == 0);
+  INFO("exited after " << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - stopped_at).count()
+                       << " ms");
+  // The data dir's lock went with the process: a new service starts on it at once.
+  child again{args};
+  CHECK(again.wait_for_stderr(listening, m, 20000));
+  CHECK(again.err.find("in use by another contentlake process") == std::string::npos);
+  ::kill(again.pid, SIGTERM);
+  CHECK(again.wait_exit(20000) == 0);
 }

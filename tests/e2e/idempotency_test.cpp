@@ -100,6 +100,15 @@ TEST_CASE("a retry with the same key replays the first answer byte for byte, onc
     CHECK(again->header("etag") == first->header("etag"));
     CHECK(again->header("content-type") == first->header("content-type"));
     CHECK(again->header("idempotent-replayed") == "true");
+    // The replay carries a position too (docs/api.md "Read your writes"), and a read that sends it
+    // back sees the write.
+    INFO(again->body);
+    REQUIRE_FALSE(again->header("content-lake-position").empty());
+    auto at = http_request(svc.port(), "GET", first->header("location"),
+                           {{"Authorization", "Bearer " + token},
+                            {"Content-Lake-Position", again->header("content-lake-position")}});
+    REQUIRE(at);
+    CHECK(at->status == 200);
   }
   // The same JSON with members reordered and other whitespace is the same request.
   auto reordered = send(svc.port(), "POST", "/v0/content-lake/resources", token, "create-tides-1",

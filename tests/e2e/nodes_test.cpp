@@ -14,7 +14,10 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <functional>
 #include <regex>
 #include <future>
@@ -242,6 +245,140 @@ TEST_CASE("a grant removed on one node stops reads on the other; a write on one 
   CHECK(took < std::chrono::seconds{20});
 }
 
+TEST_CASE("a node whose follower is stalled past the bound reads grants and contracts from the database",
+          "[postgresql][nodes]") {
+  // B reads the change log once a minute: past storage.postgresql.max_lag_ms (250 ms) it trusts
+  // none of its caches, so a grant revoked or a contract changed on A applies to B's next request.
+  two_nodes nodes{[](cl::config::settings& s) { s.storage.postgresql_follow_interval_ms = 60000; }};
+  auto alice = token_with("content-lake.read content-lake.write contracts.read contracts.write", "t_test", "u_alice");
+  auto bob = token_with("content-lake.read", "t_test", "u_bob");
+  auto work = post_json(nodes.a.port(), "/v0/content-lake/works", alice, R"({"title":"Tides"})");
+  REQUIRE(work);
+  std::string work_id{json::parse(work->body).at("id").as_string()};
+  auto created = post_json(nodes.a.port(), "/v0/content-lake/resources", alice,
+                           R"({"title":"Kelp","type":"CHAPTER","language":"en","work_id":")" + work_id
+                             + R"(","content":{"format":"cl.content/1","blocks":[{"type":"paragraph","key":"p1",)"
+                               R"("children":[{"type":"span","text":"kelp forest"}]}]}})");
+  REQUIRE(created);
+  REQUIRE(created->status == 201);
+  auto path = "/v0/content-lake/resources/" + std::string{json::parse(created->body).at("id").as_string()};
+  auto contract = post_json(nodes.a.port(), "/v0/contracts", alice,
+                            R"({"title":"Rights","status":"ACTIVE","valid_from":"2020-01-01T00:00:00Z","work_ids":[")"
+                              + work_id + R"("],"territorial_rights":[{"worldwide":true,"status":"PERMITTED"}],)"
+                                R"("usage_terms":[{"usage_type":"ACCESS","status":"PERMITTED"}]})");
+  REQUIRE(contract);
+  REQUIRE(contract->status == 201);
+  auto grant = http_request(nodes.a.port(), "PUT", path + "/access/u_bob",
+                            {{"Authorization", "Bearer " + alice}, {"Content-Type", "application/json"}},
+                            R"({"role":"reader"})");
+  REQUIRE(grant);
+  REQUIRE(grant->status / 100 == 2);
+  // B's lag passes the bound and shows on its /metrics.
+  REQUIRE(eventually([&] { return metric(nodes.b.admin_port(), "contentlake_change_log_lag_seconds") > 0.25; }, 5000));
+
+  // Bob and Alice read on B while other readers keep B busy (its caches fill, and are not used).
+  std::atomic<bool> stop{false};
+  std::atomic<int> load_reads{0};
+  auto load = std::async(std::launch::async, [&] {
+    while (!stop) {
+      auto r = get_with_token(nodes.b.port(), path, alice);
+      if (r && r->status == 200) ++load_reads;
+    }
+  });
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(get_with_token(nodes.b.port(), path, bob)->status == 200);
+    REQUIRE(get_with_token(nodes.b.port(), path, alice)->status == 200);
+  }
+  auto revoked = http_request(nodes.a.port(), "DELETE", path + "/access/u_bob", {{"Authorization", "Bearer " + alice}});
+  REQUIRE(revoked);
+  REQUIRE(revoked->status == 204);
+  // The next request on B refuses Bob: no waiting for B's follower.
+  auto after = get_with_token(nodes.b.port(), path, bob);
+  REQUIRE(after);
+  CHECK(after->status == 403);
+  // A contract that now prohibits ACCESS: B's next read refuses the content (layer 3).
+  auto next = post_json(nodes.a.port(), "/v0/contracts/" + std::string{json::parse(contract->body).at("id").as_string()}
+                                          + "/versions",
+                        alice,
+                        R"({"title":"Rights","status":"ACTIVE","valid_from":"2020-01-01T00:00:00Z","work_ids":[")"
+                          + work_id + R"("],"territorial_rights":[{"worldwide":true,"status":"PERMITTED"}],)"
+                            R"("usage_terms":[{"usage_type":"ACCESS","status":"PROHIBITED"}],"update_token":")"
+                          + std::string{json::parse(contract->body).at("update_token").as_string()} + "\"}");
+  REQUIRE(next);
+  REQUIRE(next->status == 201);
+  auto prohibited = get_with_token(nodes.b.port(), path, alice);
+  REQUIRE(prohibited);
+  CHECK(prohibited->status == 403);
+  stop = true;
+  load.get();
+  CHECK(load_reads > 0);
+}
+
+TEST_CASE("held requests are limited across nodes: per principal and per client, even opened at once on both",
+          "[postgresql][nodes][held]") {
+  two_nodes nodes{{}, [](cl::config::settings& s) {
+    set_option(s, "changes.max_held_per_principal", "4");
+    set_option(s, "changes.max_held_per_client", "6");
+  }};
+  auto token_of = [](const std::string& sub) { return token_with("content-lake.read", "t_test", sub); };
+  // A long poll that waits is held; a refused one answers 429 at once.
+  auto open = [&](unsigned short port, const std::string& token) {
+    auto c = std::make_unique<connection>(port, 20000);
+    c->send("GET /v0/content-lake/changes?wait=6 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\n\r\n");
+    return c;
+  };
+  auto answers = [](std::vector<std::unique_ptr<connection>>& held) {
+    std::map<int, int> by_status;
+    for (auto& c : held) {
+      auto r = c->read_response();
+      REQUIRE(r);
+      ++by_status[r->status];
+    }
+    return by_status;
+  };
+  // Ten of alice's at the same moment, five to each node: four are held, six refused.
+  {
+    std::vector<std::unique_ptr<connection>> held;
+    auto alice = token_of("u_alice");
+    for (int i = 0; i < 10; ++i) held.push_back(open(i % 2 ? nodes.b.port() : nodes.a.port(), alice));
+    auto by_status = answers(held);
+    CHECK(by_status[200] == 4);
+    CHECK(by_status[429] == 6);
+  }
+  // The client's limit across principals and nodes: three principals of one client, two each on A
+  // then one each on B: six held (the client's limit), the seventh refused on either node.
+  {
+    std::vector<std::unique_ptr<connection>> held;
+    for (const char* sub : {"u_p1", "u_p2", "u_p3"}) {
+      held.push_back(open(nodes.a.port(), token_of(sub)));
+      held.push_back(open(nodes.b.port(), token_of(sub)));
+    }
+    REQUIRE(eventually([&] {
+      return metric(nodes.a.admin_port(), "contentlake_changes_held_requests")
+               + metric(nodes.b.admin_port(), "contentlake_changes_held_requests") == 6.0;
+    }));
+    for (auto port : {nodes.a.port(), nodes.b.port()}) {
+      auto r = get_with_token(port, "/v0/content-lake/changes?wait=6", token_of("u_p4"));
+      REQUIRE(r);
+      CHECK(r->status == 429);
+      CHECK(reason_of(*r) == "TOO_MANY_HELD_REQUESTS");
+      CHECK(r->body.find("client_id") != std::string::npos);
+    }
+    // One closed on A frees the client's slot for a request on B within moments (A gives it back in
+    // the database without holding up the connection that closed).
+    held.front().reset();
+    held.erase(held.begin());
+    CHECK(eventually(
+      [&] {
+        auto r = get_with_token(nodes.b.port(), "/v0/content-lake/changes?wait=1", token_of("u_p4"));
+        return r && r->status == 200;
+      },
+      5000));
+    auto by_status = answers(held);
+    CHECK(by_status[200] == 5);
+  }
+}
+
 TEST_CASE("a contract changed on one node changes the rights the other answers with", "[postgresql][nodes]") {
   two_nodes nodes;
   auto token = token_with("content-lake.read content-lake.write contracts.read contracts.write");
@@ -314,8 +451,20 @@ TEST_CASE("a write answers with its change-log position; a request that sends it
   REQUIRE(read);
   CHECK(read->status == 200);
   CHECK(at_position(svc.port(), "GET", "/v0/content-lake/resources", token, position)->status == 200);
-  // It is a change-feed cursor too: the feed follows from it.
-  CHECK(get_with_token(svc.port(), "/v0/content-lake/changes?since=" + position, token)->status == 200);
+  // It is a change-feed cursor too: the feed follows from it; and a feed's cursor, filtered or not,
+  // works as a position (docs/api.md "Read your writes").
+  auto feed = get_with_token(svc.port(), "/v0/content-lake/changes?since=" + position, token);
+  REQUIRE(feed);
+  CHECK(feed->status == 200);
+  auto filtered = get_with_token(svc.port(), "/v0/content-lake/changes?types=work.created", token);
+  REQUIRE(filtered);
+  REQUIRE(filtered->status == 200);
+  for (const auto& answer : {*feed, *filtered}) {
+    std::string cursor{json::parse(answer.body).at("next_cursor").as_string()};
+    auto r = at_position(svc.port(), "GET", path, token, cursor);
+    REQUIRE(r);
+    CHECK(r->status == 200);
+  }
   CHECK(at_position(svc.port(), "POST", "/v0/content-lake/search", token, position, R"({"query":"kelp"})")->status == 200);
   // Reads answer no position; a refused write neither.
   CHECK(read->header("content-lake-position").empty());
@@ -339,7 +488,7 @@ TEST_CASE("a write answers with its change-log position; a request that sends it
   }
   // A position past everything committed (sealed with this deployment's secrets, so only after a
   // restore of an older database): 503, retry later or drop it.
-  auto ahead = cl::storage::feed_codec(cl::storage::secret_place{svc.data_dir()})
+  auto ahead = cl::storage::feed_codec(cl::storage::secret_place{svc.data_dir()}, svc.service().store().deployment_id())
                  ->seal({"t_test", cl::domain::feed_binding_any(), 9000000000});
   for (const std::string method : {"GET", "POST"}) {
     auto r = at_position(svc.port(), method, method == "GET" ? path : "/v0/content-lake/search", token, ahead,
@@ -349,6 +498,45 @@ TEST_CASE("a write answers with its change-log position; a request that sends it
     CHECK(reason_of(*r) == "POSITION_NOT_REACHED");
     CHECK(r->header("retry-after") == "1");
   }
+}
+
+TEST_CASE("a position or cursor of another deployment with the same secrets is refused, not read as ours",
+          "[nodes][position]") {
+  // Two deployments (each its own records: its own data dir, or its own database) sharing a
+  // secrets file: what one hands out names its deployment and does not open at the other.
+  temp_dir shared;
+  auto secrets = shared.path + "/cluster.secrets";
+  cl::storage::write_secrets_file(secrets);
+  auto same_secrets = [&](cl::config::settings& s) { s.secrets_file = secrets; };
+  test_service ours{same_secrets}, theirs{same_secrets};
+  REQUIRE(ours.service().store().deployment_id() != theirs.service().store().deployment_id());
+  auto token = token_with("content-lake.read content-lake.write");
+  // Theirs has written more than ours: a position of theirs is past nothing of ours by number.
+  for (int i = 0; i < 3; ++i) REQUIRE(post_json(theirs.port(), "/v0/content-lake/works", token, R"({"title":"T"})")->status == 201);
+  auto mine = post_json(ours.port(), "/v0/content-lake/works", token, R"({"title":"Ours"})");
+  REQUIRE(mine);
+  REQUIRE(mine->status == 201);
+  auto path = "/v0/content-lake/works/" + std::string{json::parse(mine->body).at("id").as_string()};
+  auto foreign = post_json(theirs.port(), "/v0/content-lake/works", token, R"({"title":"Theirs"})");
+  REQUIRE(foreign);
+  auto position = foreign->header("content-lake-position");
+  REQUIRE_FALSE(position.empty());
+  auto r = at_position(ours.port(), "GET", path, token, position);
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(reason_of(*r) == "POSITION_INVALID");
+  // ... and ours at theirs, both ways, and a feed cursor too.
+  auto back = at_position(theirs.port(), "GET", "/v0/content-lake/works", token, mine->header("content-lake-position"));
+  REQUIRE(back);
+  CHECK(back->status == 400);
+  CHECK(reason_of(*back) == "POSITION_INVALID");
+  auto cursor = json::parse(get_with_token(theirs.port(), "/v0/content-lake/changes", token)->body).at("next_cursor");
+  auto feed = get_with_token(ours.port(), "/v0/content-lake/changes?since=" + std::string{cursor.as_string()}, token);
+  REQUIRE(feed);
+  CHECK(feed->status == 400);
+  CHECK(reason_of(*feed) == "CURSOR_INVALID");
+  // Its own position still opens at each.
+  CHECK(at_position(ours.port(), "GET", path, token, mine->header("content-lake-position"))->status == 200);
 }
 
 TEST_CASE("with the position of a write on one node, the other node reads it and finds it by search at once",

@@ -1,5 +1,6 @@
 // The OpenAPI document agrees with the router and the error catalogue.
 
+#include "tests/support/paths.hpp"
 #include "domain/errors.hpp"
 #include "http/openapi.hpp"
 #include "app/groups.hpp"
@@ -33,7 +34,7 @@ const std::set<std::string> http_methods = {"get", "put", "post", "delete", "opt
 }  // namespace
 
 TEST_CASE("the compiled-in document is docs/openapi.json, OpenAPI 3.1", "[openapi]") {
-  std::ifstream in{std::string{CL_SOURCE_DIR} + "/docs/openapi.json", std::ios::binary};
+  std::ifstream in{cl::testing::source_dir() + "/docs/openapi.json", std::ios::binary};
   REQUIRE(in);
   std::string on_disk{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
   CHECK(on_disk == http::openapi_document());
@@ -130,7 +131,7 @@ TEST_CASE("every operation with a request body carries an example", "[openapi]")
 }
 
 TEST_CASE("docs/api.md lists every routed operation", "[openapi][docs]") {
-  std::ifstream in{std::string{CL_SOURCE_DIR} + "/docs/api.md"};
+  std::ifstream in{cl::testing::source_dir() + "/docs/api.md"};
   REQUIRE(in);
   std::string doc{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
   for (const auto& r : app::groups().routes()) {

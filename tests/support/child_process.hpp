@@ -2,6 +2,8 @@
 // A child process running the `contentlake` binary, its standard output and error captured; it is
 // killed (SIGKILL) if still running when the object goes.
 
+#include "tests/support/paths.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -28,6 +30,7 @@ struct child {
   std::string out, err;
 
   child(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    const std::string binary = contentlake_binary(), checkout = source_dir();  // read before the fork
     int out_pipe[2], err_pipe[2];
     REQUIRE(::pipe(out_pipe) == 0);
     REQUIRE(::pipe(err_pipe) == 0);
@@ -40,12 +43,12 @@ struct child {
       ::close(err_pipe[0]);
       for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
       // From the checkout, as a user runs it: the default policy and group directory are there.
-      if (::chdir(CL_SOURCE_DIR) != 0) ::_exit(126);
+      if (::chdir(checkout.c_str()) != 0) ::_exit(126);
       std::vector<char*> argv;
-      argv.push_back(const_cast<char*>(CL_BINARY));
+      argv.push_back(const_cast<char*>(binary.c_str()));
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
-      ::execv(CL_BINARY, argv.data());
+      ::execv(binary.c_str(), argv.data());
       ::_exit(127);
     }
     ::close(out_pipe[1]);
