@@ -140,6 +140,30 @@ def test_read_your_writes(c, history, token):
     check(got["id"] in hits, "node B's search finds it on the first request with the position", (status, hits))
 
 
+def test_held_limit_through_balancer(c):
+    """One principal's held long polls through HAProxy (spread over both nodes) and directly at both
+    nodes at once: the per-principal limit (10) holds over the nodes together."""
+    token = c.token(sub="u_holder", scopes="content-lake.read")
+    answers = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(14)
+
+    def hold(port):
+        barrier.wait()
+        got = c.request("GET", "/v0/content-lake/changes?wait=6", token, port=port)
+        with lock:
+            answers.append(got[0])
+    ports = [c.port] * 8 + [n.port for n in c.nodes] * 3
+    threads = [threading.Thread(target=hold, args=(p,)) for p in ports]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(sorted(answers) == [200] * 10 + [429] * 4,
+          "14 long polls of one principal at once, through HAProxy and at both nodes: 10 held, 4 refused",
+          sorted(answers))
+
+
 def test_same_key_on_both_nodes(c, history, token):
     a, b = c.nodes
     key = "same-moment-key"
@@ -629,6 +653,7 @@ def main():
         since = json.loads(c.request("GET", "/v0/content-lake/changes", token)[2])["next_cursor"]
         history = History()
         test_read_your_writes(c, history, token)
+        test_held_limit_through_balancer(c)
         test_blobs_shared(c, token)
         test_same_key_on_both_nodes(c, history, token)
         test_concurrent_patches(c, history, token)

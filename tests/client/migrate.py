@@ -187,6 +187,7 @@ def main():
 
         # Interrupted and resumed: killed while copying, then --resume ends verified; the progress
         # is kept with the target (--state names a file instead).
+        untouched = fingerprint(data_dir.name)  # a service ran on it since (its search index moved)
         url3 = pg.create_database("resumed_in_database")
         proc = subprocess.Popen([binary, "migrate", "--from", data_dir.name, "--to", url3], cwd=source,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
