@@ -164,6 +164,22 @@ def test_held_limit_through_balancer(c):
           sorted(answers))
 
 
+def test_text_through_balancer(c, token):
+    """U+0000 and bytes that are not UTF-8 in a path, a query and a body reach the nodes through
+    HAProxy and are refused there naming the field, never cut into another id."""
+    seen = []
+    for path, body, field in (("/v0/content-lake/works/wk_x%00y", None, "{id}"),
+                              ("/v0/content-lake/works/wk_x%FF", None, "{id}"),
+                              ("/v0/content-lake/activities?type=ADAPTATION%00", None, "type"),
+                              ("/v0/content-lake/works", {"title": "a\u0000b"}, "/title")):
+        status, _, answer = c.request("POST" if body else "GET", path, token, body)
+        err = json.loads(answer).get("error", {}) if answer else {}
+        seen.append((status, err.get("reason"), (err.get("details") or [{}])[0].get("field")))
+        check(status == 400 and err.get("reason") == "INVALID_ARGUMENT"
+              and (err.get("details") or [{}])[0].get("field") == field,
+              "through HAProxy, %s is 400 INVALID_ARGUMENT naming %s" % (path, field), seen[-1])
+
+
 def test_same_key_on_both_nodes(c, history, token):
     a, b = c.nodes
     key = "same-moment-key"
@@ -654,6 +670,7 @@ def main():
         history = History()
         test_read_your_writes(c, history, token)
         test_held_limit_through_balancer(c)
+        test_text_through_balancer(c, token)
         test_blobs_shared(c, token)
         test_same_key_on_both_nodes(c, history, token)
         test_concurrent_patches(c, history, token)
