@@ -17,6 +17,11 @@
 
 namespace cl::http {
 
+namespace {
+/// The longest path parameter (`{id}`, `{principal}`, ...) a request may carry.
+constexpr std::size_t max_path_parameter_bytes = 255;
+}  // namespace
+
 struct admission {
   domain::principal who;  ///< verified, with the route's scope; the rate limiter said yes
 };
@@ -123,8 +128,14 @@ private:
       out.refusal = std::move(r);
       return out;
     };
-    for (const auto& [name, value] : m.params)
+    for (const auto& [name, value] : m.params) {
       if (auto why = domain::text_problem(value)) return unusable("{" + name + "}", std::string{*why});
+      // An id or principal is a key: longer than any the service makes or a token carries, it
+      // could only be refused by a store (LMDB keeps keys of 511 bytes), so it is here, the same on
+      // every backend.
+      if (value.size() > max_path_parameter_bytes)
+        return unusable("{" + name + "}", "must be at most " + std::to_string(max_path_parameter_bytes) + " bytes");
+    }
     if (auto bad = domain::first_unusable_parameter(request.query))
       return unusable(bad->name.empty() ? "query" : bad->name, bad->why);
     if (!m.found->reads_accept)

@@ -30,13 +30,20 @@ std::string_view view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
+/// True when `key` is longer than LMDB keeps (511 bytes): no such key can be stored, so a read of
+/// one finds nothing and a write of one is refused (value_unstorable), never an error of the store.
+bool too_long(MDB_txn* txn, std::string_view key) {
+  return key.size() > static_cast<std::size_t>(mdb_env_get_maxkeysize(mdb_txn_env(txn)));
+}
+
 /// Up to `limit` entries of `dbi` whose key starts with `prefix` and sorts after `after` (from the
 /// start of the prefix when empty), in key order, as `txn` sees them.
 kv::rows scan_in(MDB_txn* txn, MDB_dbi dbi, std::string_view prefix, std::string_view after, std::size_t limit) {
   kv::rows out;
+  std::string start = after.empty() ? std::string{prefix} : std::string{after};
+  if (after.empty() && too_long(txn, prefix)) return out;  // no key is that long: none starts with it
   MDB_cursor* cursor = nullptr;
   check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open");
-  std::string start = after.empty() ? std::string{prefix} : std::string{after};
   MDB_val k = val(start), v{};
   // LMDB refuses an empty key: start from the first entry then.
   int rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
@@ -51,6 +58,7 @@ kv::rows scan_in(MDB_txn* txn, MDB_dbi dbi, std::string_view prefix, std::string
 }
 
 std::optional<std::string> get_in(MDB_txn* txn, MDB_dbi dbi, std::string_view key) {
+  if (too_long(txn, key)) return std::nullopt;
   MDB_val k = val(key), v{};
   int rc = mdb_get(txn, dbi, &k, &v);
   if (rc == MDB_NOTFOUND) return std::nullopt;
@@ -191,6 +199,7 @@ public:
 
 private:
   void put_with(kv::table t, std::string_view key, std::string_view value, unsigned flags) {
+    if (too_long(txn_, key)) throw value_unstorable("a key longer than LMDB keeps (511 bytes)");
     MDB_val k = val(key), v = val(value);
     check(mdb_put(txn_, e_.dbi(t), &k, &v, flags), "mdb_put");
   }

@@ -142,6 +142,19 @@ TEST_CASE("a path, query or body value with U+0000 is a 400 naming it, on every 
     expect_invalid(get_with_token(port, "/v0/content-lake/works?page_token=x" + bad, token), "page_token");
   }
 
+  // A path parameter longer than any key the service makes: refused the same on every backend.
+  expect_invalid(get_with_token(port, "/v0/content-lake/works/wk_" + std::string(300, 'x'), token), "{id}");
+  expect_invalid(send(port, "PUT", "/v0/content-lake/resources/" + resource + "/access/u_" + std::string(300, 'x'), token,
+                      R"({"role":"reader"})"),
+                 "{principal}");
+  // A Work id in a body longer than LMDB keeps is a Work that cannot exist, not a store failure.
+  auto long_work = post_json(port, "/v0/content-lake/resources", token,
+                             R"({"title":"R","type":"DOCUMENT","language":"en","work_id":"wk_)" + std::string(600, 'x')
+                               + R"(","content":{"format":"cl.content/1","blocks":[]}})");
+  REQUIRE(long_work);
+  CHECK(long_work->status / 100 == 4);
+  CHECK(reason_of(*long_work) != "BACKEND_UNAVAILABLE");
+
   // Body members that become keys or columns: a Work id, a contract's Works, a webhook's URL, a
   // search session id; and a member name.
   expect_invalid(post_json(port, "/v0/content-lake/resources", token,
