@@ -30,6 +30,15 @@ constexpr std::chrono::milliseconds wake_batch{10};
 /// How often waiting polls look whether the service drains or their client left (id 0 of `expire_atom`).
 constexpr std::chrono::milliseconds drain_check{250};
 
+/// Polls taken off the waiting list, with their answers: delivered only after the list and its
+/// gauge say they are gone (a client that has its answer sees neither its slot nor its wait).
+using answers = std::vector<std::pair<caf::typed_response_promise<changes_page>, changes_page>>;
+
+void deliver(answers& ready) {
+  for (auto& [promise, page] : ready) promise.deliver(std::move(page));
+  ready.clear();
+}
+
 /// The event an entry is for `principal_set`, if any: its type, or nothing (a change the feed does
 /// not name, such as another principal's grant).
 std::optional<std::string> type_of(const storage::change_entry& e, const std::vector<std::string>& principals) {
@@ -456,6 +465,7 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
         return;
       }
       self->state.wake_pending = false;
+      answers ready;
       for (auto w = waiting.begin(); w != waiting.end();) {
         changes_page page;
         try {
@@ -466,7 +476,7 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
           continue;  // answered when its time is up
         }
         if (page.error || !page.events.empty()) {
-          w->answer.deliver(std::move(page));
+          ready.emplace_back(std::move(w->answer), std::move(page));
           w = waiting.erase(w);
         } else {
           w->poll.since = page.next_cursor;  // the next read starts after what this one passed
@@ -474,6 +484,7 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
         }
       }
       count_waiting();
+      deliver(ready);
     },
     [self, cfg, count_waiting](expire_atom, std::uint64_t id) {
       auto& waiting = self->state.waiting;
@@ -481,6 +492,7 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
         // The drain check: while the service drains, every waiting poll answers now (a stream's
         // ends); a poll whose client closed its connection ends too, and gives its slot back.
         bool draining = cfg->health && cfg->health->draining.load();
+        answers ready;
         for (auto w = waiting.begin(); w != waiting.end();) {
           bool gone = w->poll.peer_gone && w->poll.peer_gone->load();
           if (!draining && !gone) {
@@ -490,11 +502,12 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
           changes_page page;
           page.next_cursor = w->poll.since;
           page.closing = true;
-          w->answer.deliver(std::move(page));
+          ready.emplace_back(std::move(w->answer), std::move(page));
           w = waiting.erase(w);
         }
         if (!waiting.empty()) self->delayed_send(self, drain_check, expire_atom_v, std::uint64_t{0});
         count_waiting();
+        deliver(ready);
         return;
       }
       auto w = std::find_if(waiting.begin(), waiting.end(), [id](const auto& x) { return x.id == id; });
@@ -505,9 +518,10 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
       } catch (const std::exception&) {
         page.next_cursor = w->poll.since;  // nothing new read: where it was
       }
-      w->answer.deliver(std::move(page));
+      auto answer = std::move(w->answer);
       waiting.erase(w);
       count_waiting();
+      answer.deliver(std::move(page));
     },
   };
 }
