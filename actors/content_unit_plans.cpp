@@ -79,8 +79,8 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
     self, ctx, resource_id, domain::access_role::reader, domain::error_id::resource_not_found,
       [self, ctx, done, resource_id, page_size, binding, start](std::shared_ptr<std::string> stored, std::uint64_t at) {
         with_content_use(
-          self, ctx, storage::fields_of(*stored).work_id,
-          [ctx, done, resource_id, page_size, binding, start, stored, at](const domain::resolved_rights&) {
+          self, ctx, resource_id, storage::fields_of(*stored).work_id,
+          [ctx, done, resource_id, page_size, binding, start, stored, at](const domain::resolved_rights& rights) {
             auto record = json::parse(*stored).as_object();
             const auto& blocks = record.at("content").as_object().at("blocks").as_array();
             std::string body = "{\"content_units\":[";
@@ -96,6 +96,7 @@ void plan_list_content_units(caf::event_based_actor* self, std::shared_ptr<const
             body += "}";
             auto r = json_reply(200, std::move(body));
             private_for_a_second(r);
+            travel_headers(r, rights, resource_id);
             done(std::move(r));
           },
           done);
@@ -114,14 +115,15 @@ void plan_get_content_unit(caf::event_based_actor* self, std::shared_ptr<const r
     self, ctx, resource_id, domain::access_role::reader, domain::error_id::content_unit_not_found,
       [self, ctx, done, resource_id, key](std::shared_ptr<std::string> stored) {
         with_content_use(
-          self, ctx, storage::fields_of(*stored).work_id,
-          [done, resource_id, key, stored](const domain::resolved_rights&) {
+          self, ctx, resource_id, storage::fields_of(*stored).work_id,
+          [done, resource_id, key, stored](const domain::resolved_rights& rights) {
             auto record = json::parse(*stored).as_object();
             const auto& blocks = record.at("content").as_object().at("blocks").as_array();
             for (std::size_t i = 0; i < blocks.size(); ++i)
               if (blocks[i].as_object().at("key").as_string() == key) {
                 auto r = json_reply(200, unit_json(resource_id, record, blocks[i], i));
                 private_for_a_second(r);
+                travel_headers(r, rights, resource_id);
                 return done(std::move(r));
               }
             done(domain::api_reply::failure(domain::error_id::content_unit_not_found,

@@ -4,6 +4,7 @@
 
 #include "actors/access.hpp"
 #include "domain/layer3.hpp"
+#include "domain/odrl.hpp"
 
 namespace cl::actors {
 
@@ -50,14 +51,23 @@ std::variant<domain::content_use, domain::api_reply> request_use(const request_c
   return std::get<domain::content_use>(parsed);
 }
 
+void travel_headers(domain::api_reply& r, const domain::resolved_rights& rights, std::string_view resource_id) {
+  for (auto& h : domain::rights_headers(rights, domain::odrl_policy_path(resource_id))) r.headers.push_back(std::move(h));
+}
+
 void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                      const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
+                      const std::string& resource_id, const std::string& work_id,
+                      std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
   auto parsed = request_use(*ctx);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
   with_rights(
     self, ctx, work_id,
-    [k, done, use = std::get<domain::content_use>(parsed)](const domain::resolved_rights& rights) {
-      if (auto refusal = domain::refuse_content(rights, use, true)) return done(domain::api_reply::from(std::move(*refusal)));
+    [k, done, resource_id, use = std::get<domain::content_use>(parsed)](const domain::resolved_rights& rights) {
+      if (auto refusal = domain::refuse_content(rights, use, true)) {
+        auto r = domain::api_reply::from(std::move(*refusal));
+        travel_headers(r, rights, resource_id);
+        return done(std::move(r));
+      }
       k(rights);
     },
     done);

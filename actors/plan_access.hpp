@@ -31,10 +31,15 @@ void with_rights_of(caf::event_based_actor* self, const std::shared_ptr<const re
                     std::vector<std::string> work_ids, std::function<void(const std::vector<domain::resolved_rights>&)> k,
                     reply_fn done);
 
-/// Layer 3 for a read of content of a Resource of `work_id`: resolves its rights and calls `k`
-/// when the request's use (a plain read, or `X-Usage-Purpose`) is allowed; otherwise answers
-/// 403 USAGE_PROHIBITED (or 400 for a malformed purpose) through `done`.
+/// The headers every content read of Resource `resource_id` (and its refusal by layer 3) carries:
+/// its rights as `Content-Usage`, `tdm-reservation` and `tdm-policy` (domain/odrl.hpp).
+void travel_headers(domain::api_reply& r, const domain::resolved_rights& rights, std::string_view resource_id);
+
+/// Layer 3 for a read of content of Resource `resource_id` of `work_id`: resolves its rights and
+/// calls `k` when the request's use (a plain read, or `X-Usage-Purpose`) is allowed; otherwise
+/// answers 403 USAGE_PROHIBITED with `travel_headers` (or 400 for a malformed purpose) through `done`.
 void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
+                      const std::string& resource_id,
                       const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done);
 
 /// Calls `k` with the caller's role on Resource `resource_id` of its tenant (`none` without a

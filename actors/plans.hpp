@@ -29,6 +29,8 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
 void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
 /// GET /v0/content-lake/resources/{id}/entities
+/// GET /resources/{id}/rights/odrl: the caller's resolved rights as an ODRL 2.2 Agreement (docs/rights.md).
+void plan_get_resource_odrl(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
 
 /// POST /v0/content-lake/works/{id}/resources (promotion of a staged Resource)

@@ -16,6 +16,7 @@
 #include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
 #include "domain/negotiation.hpp"
+#include "domain/odrl.hpp"
 #include "domain/page_token.hpp"
 #include "domain/records.hpp"
 #include "domain/resource.hpp"
@@ -92,9 +93,13 @@ std::variant<read_request, domain::api_reply> parse_read(const request_context& 
 /// (NDJSON, Markdown, JSON with ETag / 304, masked and stitched).
 void answer_read(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const reply_fn& done,
                  const read_request& rq, const std::string& record, const domain::resolved_rights& rights) {
-  if (auto refusal = domain::refuse_content(rights, rq.use, rq.uses_content))
-    return done(domain::api_reply::from(std::move(*refusal)));
+  if (auto refusal = domain::refuse_content(rights, rq.use, rq.uses_content)) {
+    auto refused = domain::api_reply::from(std::move(*refusal));
+    travel_headers(refused, rights, ctx->param("id"));
+    return done(std::move(refused));
+  }
   domain::api_reply r;
+  travel_headers(r, rights, ctx->param("id"));
   // The body depends on the token (tenant, rights), so shared caches must not keep it.
   private_for_a_second(r);
   r.headers.emplace_back("Vary", "Accept");
@@ -148,6 +153,10 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
   // Stitched parts are fetched only when the mask names them.
   auto object = std::make_shared<json::object>(json::parse(full).as_object());
   auto mask = *rq.mask;
+  // The ODRL policy only when named (`*` does not include it): a mask without it does not pay for it.
+  if (mask.names_member("rights", "odrl"))
+    (*object)["rights"].as_object()["odrl"] = json::parse(domain::odrl_policy(
+      rights, {ctx->who.tenant_id, ctx->who.subject, std::string_view{(*object)["uri"].as_string()}}));
   stitch_resource(self, ctx, mask, object,
                   [done, object, mask, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
                     if (failure) return done(std::move(*failure));
@@ -224,17 +233,51 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
     done);
 }
 
+void plan_get_resource_odrl(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+  const auto& id = ctx->param("id");
+  // Found and refused exactly as the Resource is (layer 2); never refused by layer 3: the policy
+  // is how a caller refused the content learns why.
+  with_granted_resource(
+    self, ctx, id, domain::access_role::reader, domain::error_id::resource_not_found,
+    [self, ctx, done, id](std::shared_ptr<std::string> record) {
+      with_rights(
+        self, ctx, storage::fields_of(*record).work_id,
+        [ctx, done, id, record](const domain::resolved_rights& rights) {
+          auto uri = json::parse(*record).as_object().at("uri").as_string();
+          domain::odrl_parties parties{ctx->who.tenant_id, ctx->who.subject, std::string_view{uri}};
+          auto tag = "odrl-" + domain::odrl_tag(rights, parties);
+          domain::api_reply r;
+          private_for_a_second(r);
+          r.headers.emplace_back("ETag", "\"" + tag + "\"");
+          auto keys = std::vector<std::string>{ctx->who.tenant_id, id, storage::fields_of(*record).work_id};
+          keys.insert(keys.end(), rights.basis.begin(), rights.basis.end());
+          edge_keys(r, ctx->who, keys, rights.valid_until);
+          if (domain::if_none_match_hits(ctx->request.if_none_match, tag)) {
+            r.status = 304;
+            r.content_type.clear();
+            return done(std::move(r));
+          }
+          r.content_type = "application/ld+json";
+          r.body = domain::odrl_policy(rights, parties);
+          done(std::move(r));
+        },
+        done);
+    },
+    done);
+}
+
 void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
   const auto& id = ctx->param("id");
   with_granted_resource(
     self, ctx, id, domain::access_role::reader, domain::error_id::resource_not_found,
     [self, ctx, done, id](std::shared_ptr<std::string> record) {
       with_content_use(
-        self, ctx, storage::fields_of(*record).work_id,
+        self, ctx, id, storage::fields_of(*record).work_id,
         [ctx, done, id, record](const domain::resolved_rights& rights) {
           auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
           auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
           private_for_a_second(r);
+          travel_headers(r, rights, id);
           auto keys = std::vector<std::string>{ctx->who.tenant_id, id, storage::fields_of(*record).work_id};
           keys.insert(keys.end(), rights.basis.begin(), rights.basis.end());
           edge_keys(r, ctx->who, keys, rights.valid_until);

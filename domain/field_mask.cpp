@@ -93,7 +93,8 @@ const field_schema& resource_fields() {
                      {"resolved_at", leaf()},
                      {"policy_version", leaf()},
                      {"basis", node({{"contract_id", leaf()}, {"contract_version", leaf()}})},
-                     {"commercial_terms", open_node()}})},
+                     {"commercial_terms", open_node()},
+                     {"odrl", leaf()}})},
     {"source", node({{"id", leaf()}, {"name", leaf()}, {"origin_type", leaf()}, {"system", leaf()}})},
     {"provenance", open_node()},
     {"work", open_node()},
@@ -115,6 +116,12 @@ bool field_mask::names(std::string_view top) const {
 bool field_mask::names_explicitly(std::string_view top) const {
   for (const auto& p : paths)
     if (!p.empty() && p.front() == top) return true;
+  return false;
+}
+
+bool field_mask::names_member(std::string_view top, std::string_view member) const {
+  for (const auto& p : paths)
+    if (p.size() >= 2 && p[0] == top && p[1] == member) return true;
   return false;
 }
 

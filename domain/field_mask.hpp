@@ -33,6 +33,9 @@ struct field_mask {
   /// True when one of the mask's paths names `top` or something inside it (`*` aside): what a
   /// caller asked for by name, which a missing scope must refuse even beside `*`.
   bool names_explicitly(std::string_view top) const;
+  /// True when one of the mask's paths is `top.member` or inside it (`*` aside): for members a
+  /// read shows only when asked by name (`rights.odrl`).
+  bool names_member(std::string_view top, std::string_view member) const;
 };
 
 /// Parses a comma-separated mask against `schema`. Unknown or empty paths: INVALID_ARGUMENT with a

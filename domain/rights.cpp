@@ -1,6 +1,7 @@
 #include "domain/rights.hpp"
 
 #include "domain/json_text.hpp"
+#include "domain/odrl.hpp"
 
 #include <boost/json.hpp>
 
@@ -41,6 +42,8 @@ resolved_rights no_contract_rights(std::string_view resolved_at) {
   resolved_rights r;
   r.digest_input = std::string{"{"} + empty_terms + "}";
   r.json = std::string{"{"} + empty_terms + ",\"resolved_at\":" + json_string(resolved_at) + "}";
+  r.resolved_at = std::string{resolved_at};
+  r.odrl_rules = odrl_rules({});
   return r;
 }
 
@@ -101,6 +104,15 @@ std::int64_t next_edge(const std::vector<contract_view>& contracts, std::int64_t
     if (c.valid_until && *c.valid_until > at) until = std::min(until, *c.valid_until);
   }
   return until;
+}
+
+/// The last window edge at or before `at` of any contract that lists the Work: the resolution holds since then.
+std::int64_t last_edge(const std::vector<contract_view>& contracts, std::int64_t at, std::int64_t since) {
+  for (const auto& c : contracts) {
+    if (c.valid_from <= at) since = std::max(since, c.valid_from);
+    if (c.valid_until && *c.valid_until <= at) since = std::max(since, *c.valid_until);
+  }
+  return since;
 }
 
 /// The contracts in force at `at`, by id.
@@ -206,14 +218,31 @@ void render(const merged_terms& m, const std::vector<const contract_view*>& acti
     us.push_back(std::move(u));
   }
   r["usage_terms"] = std::move(us);
+  for (const auto* c : active) out.basis_versions.emplace_back(c->id, c->version);
   json::array hs;
   for (const auto& [type, status] : m.handling) hs.push_back(json::object{{"handling_type", type}, {"status", status}});
   r["handling_terms"] = std::move(hs);
   r["basis"] = std::move(basis);
   r["policy_version"] = policy.version;
   out.digest_input = json::serialize(r);
-  r["resolved_at"] = format_utc(at);
+  out.resolved_at = format_utc(at);
+  r["resolved_at"] = out.resolved_at;
   out.json = json::serialize(r);
+}
+
+/// The merged terms as the ODRL rules are made from them, in the window [since, until).
+odrl_terms travel_terms(const merged_terms& m, std::int64_t since, std::int64_t until) {
+  odrl_terms t;
+  for (const auto& [key, value] : m.usage) t.usage_terms.push_back({key.first, key.second, value.first, value.second});
+  t.worldwide = m.worldwide;
+  for (const auto& [code, status] : m.codes)
+    (status == "PERMITTED" ? t.permitted_codes : t.prohibited_codes).push_back(code);
+  for (const auto& [type, status] : m.manifestations)
+    (status == "PERMITTED" ? t.permitted_media : t.prohibited_media).push_back(type);
+  for (const auto& [type, status] : m.handling) t.handling.emplace_back(type, status);
+  if (since != std::numeric_limits<std::int64_t>::min()) t.from = since;
+  if (until != std::numeric_limits<std::int64_t>::max()) t.until = until;
+  return t;
 }
 
 }  // namespace
@@ -222,16 +251,22 @@ resolved_rights resolve_rights(const std::vector<contract_view>& contracts, cons
                                std::int64_t at) {
   resolved_rights out;
   out.valid_until = next_edge(contracts, at, out.valid_until);
+  out.in_force_since = last_edge(contracts, at, out.in_force_since);
   auto active = in_force_at(contracts, at);
   if (active.empty()) {
     auto r = no_contract_rights(format_utc(at));
     r.valid_until = out.valid_until;
+    r.in_force_since = out.in_force_since;
+    r.odrl_rules = odrl_rules(travel_terms({}, r.in_force_since, r.valid_until));
     return r;
   }
   auto terms = merge_contracts(active);
   apply_policy(terms, policy);
   out.usable = usable(terms);
   render(terms, active, policy, at, out);
+  out.odrl_rules = odrl_rules(travel_terms(terms, out.in_force_since, out.valid_until));
+  out.train_ai = !check_content_use(out, {"AI_TRAINING", ""});
+  out.search = !check_content_use(out, {"AI_RETRIEVAL", ""});
   return out;
 }
 

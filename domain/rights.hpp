@@ -30,7 +30,18 @@ struct resolved_rights {
   /// Unix seconds at which a contract window opens or closes next: the resolution must not be
   /// served from then on. Max when no window edge lies ahead.
   std::int64_t valid_until = std::numeric_limits<std::int64_t>::max();
+  /// Unix seconds of the last window edge at or before the resolution (min when none): with
+  /// `valid_until`, the window the resolution holds in.
+  std::int64_t in_force_since = std::numeric_limits<std::int64_t>::min();
   bool usable = false;
+  std::string resolved_at;  ///< as in `json`
+  /// What travels (domain/odrl.hpp), made with the resolution: the ODRL rules, the contract
+  /// versions they come from, and what `check_content_use` answers a declared AI_TRAINING /
+  /// AI_RETRIEVAL without a method (the `Content-Usage` and `tdm-reservation` headers).
+  std::string odrl_rules;
+  std::vector<std::pair<std::string, std::int64_t>> basis_versions;
+  bool train_ai = false;
+  bool search = false;
 };
 
 /// The resolution for a Resource with no contract in force (staged, or its Work uncovered).
