@@ -86,3 +86,11 @@ TEST_CASE("a masked Resource read always carries rights; naming parts of rights 
   CHECK(json::serialize(rights.at("contracts")) == R"([{"id":"ctr_1"}])");
   CHECK(apply_resource_mask(resource(), parse("*")) == resource());
 }
+
+TEST_CASE("rights.odrl is named, never inside, and only by name", "[fields][odrl]") {
+  auto m = std::get<field_mask>(parse_field_mask("title,rights.odrl", resource_fields()));
+  CHECK(m.names_member("rights", "odrl"));
+  CHECK_FALSE(std::get<field_mask>(parse_field_mask("*", resource_fields())).names_member("rights", "odrl"));
+  CHECK_FALSE(std::get<field_mask>(parse_field_mask("rights", resource_fields())).names_member("rights", "odrl"));
+  CHECK(std::holds_alternative<api_error>(parse_field_mask("rights.odrl.permission", resource_fields())));
+}

@@ -67,9 +67,11 @@ TEST_CASE("every route is in the document and every documented operation is rout
 }
 
 TEST_CASE("paths are written in full under a server URL without a path", "[openapi]") {
-  // Under /v0/, but for the protected resource metadata, whose path RFC 9728 fixes at the host's root.
+  // Under /v0/, but for the protected resource metadata and TDMRep's tdmrep.json, whose paths
+  // RFC 9728 and the TDMRep report fix at the host's root.
   for (const auto& [path, item] : document().at("paths").as_object())
-    CHECK((std::string{path}.rfind("/v0/", 0) == 0 || path == "/.well-known/oauth-protected-resource"));
+    CHECK((std::string{path}.rfind("/v0/", 0) == 0 || path == "/.well-known/oauth-protected-resource"
+           || path == "/.well-known/tdmrep.json"));
   for (const auto& server : document().at("servers").as_array()) {
     std::string url{server.as_object().at("url").as_string()};
     auto after_scheme = url.find("://");
