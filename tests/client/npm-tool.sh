@@ -16,3 +16,23 @@ npm_tool() {
   fi
   tool_modules="$tools/node_modules"
 }
+
+# `npm_bundle NAME PKG@VERSION...` installs several packages together into build/tools/NAME (one
+# node_modules, so ES modules import one another) once per list, and sets `tool_modules`.
+npm_bundle() {
+  local name=$1
+  shift
+  local tools="$source/build/tools/$name" wanted="$*"
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "SKIPPED: npm is not installed, so $name cannot be; scripts/install-deps --with-test-tools installs it" >&2
+    if [ "${CI:-}" = "true" ]; then echo "FAILED: a skip is a failure under CI=true" >&2; exit 1; fi
+    exit 77
+  fi
+  if [ "$(cat "$tools/.bundle" 2>/dev/null)" != "$wanted" ]; then
+    mkdir -p "$tools"
+    echo '{"private":true}' >"$tools/package.json"
+    npm install --prefix "$tools" --no-audit --no-fund --silent "$@" >/dev/null
+    echo "$wanted" >"$tools/.bundle"
+  fi
+  tool_modules="$tools/node_modules"
+}
