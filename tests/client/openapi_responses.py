@@ -348,6 +348,18 @@ def replay_calls(svc, doc, check, failures, receiver):
     call("PUT", one, path, {"title": "Stale", "type": "CHAPTER", "language": "en",
                             "content": content, "update_token": token_now}, 409)
     call("GET", "/v0/content-lake/resources/{id}/entities", path + "/entities", expect=403)
+    # Rights that travel: the policy (refused the content or not), its 304, a Resource not granted,
+    # the embedded policy under the mask, and the service-wide TDMRep documents.
+    odrl = "/v0/content-lake/resources/{id}/rights/odrl"
+    call("GET", odrl, path + "/rights/odrl", expect=200)
+    status, got, answer = svc.request("GET", path + "/rights/odrl", token)
+    call("GET", odrl, path + "/rights/odrl", expect=304,
+         headers={"If-None-Match": {k.lower(): v for k, v in got.items()}.get("etag")})
+    call("GET", odrl, "/v0/content-lake/resources/res_missing/rights/odrl", expect=403)
+    call("GET", one, path + "?fields=rights.odrl,title", expect=200)
+    call("GET", one, path + "?fields=rights.odrl.permission", expect=400)
+    call("GET", "/.well-known/tdmrep.json", "/.well-known/tdmrep.json", expect=200)
+    call("GET", "/v0/rights/tdm-policy", "/v0/rights/tdm-policy", expect=200)
     staged = call("POST", "/v0/content-lake/resources", "/v0/content-lake/resources",
                   {"title": "Staged", "type": "CHAPTER", "language": "en", "content": content,
                    "source": {"name": "Wire", "origin_type": "FEED", "system": "wire-feed"}}, 201)
