@@ -263,3 +263,106 @@ TEST_CASE("every Resource representation carries rights, masked reads and versio
   CHECK_FALSE(item.contains("content"));
   CHECK_FALSE(item.contains("update_token"));
 }
+
+namespace {
+
+/// The rights headers of `r` (Content-Usage, tdm-reservation, tdm-policy), "" where absent.
+std::vector<std::string> travel_of(const http_response& r) {
+  return {r.header("content-usage"), r.header("tdm-reservation"), r.header("tdm-policy")};
+}
+
+}  // namespace
+
+TEST_CASE("rights travel on every content read and its refusal, never on ACCESS_DENIED or 404", "[layer3][odrl]") {
+  // Retrieval permitted without a method, training prohibited: search=y, train-ai=n, reserved.
+  fixture f(R"([{"usage_type":"AI_RETRIEVAL","status":"PERMITTED"},{"usage_type":"AI_TRAINING","status":"PROHIBITED"}])");
+  auto base = "/v0/content-lake/resources/" + f.resource;
+  std::vector<std::string> expected = {"train-ai=n, search=y", "1", base + "/rights/odrl"};
+  auto head = [&](const std::string& target, const headers& extra = {}) {
+    headers h = {{"Authorization", "Bearer " + f.token}};
+    h.insert(h.end(), extra.begin(), extra.end());
+    return http_request(f.port(), "HEAD", target, h);
+  };
+  auto etag = f.get(base)->header("etag");
+  for (const auto& target : {base, base + "?format=ndjson", base + "?format=markdown", base + "?fields=title",
+                             base + "?version=" + f.version, base + "/entities",
+                             "/v0/content-lake/content-units?resource_id=" + f.resource,
+                             "/v0/content-lake/content-units/" + f.unit()}) {
+    INFO(target);
+    auto got = f.get(target);
+    REQUIRE(got);
+    CHECK(got->status == 200);
+    CHECK(travel_of(*got) == expected);
+    auto h = head(target);
+    REQUIRE(h);
+    CHECK(travel_of(*h) == expected);
+  }
+  auto not_modified = f.get(base, {{"If-None-Match", etag}});
+  REQUIRE(not_modified->status == 304);
+  CHECK(travel_of(*not_modified) == expected);
+  // Declaring what the headers say: retrieval served, training refused, the refusal carrying them too.
+  CHECK(f.get(base, {{"X-Usage-Purpose", "AI_RETRIEVAL"}})->status == 200);
+  auto refused = f.get(base, {{"X-Usage-Purpose", "AI_TRAINING"}});
+  REQUIRE(refused->status == 403);
+  CHECK(reason_of(*refused) == "USAGE_PROHIBITED");
+  CHECK(travel_of(*refused) == expected);
+  auto refused_unit = f.get("/v0/content-lake/content-units/" + f.unit(), {{"X-Usage-Purpose", "AI_TRAINING"}});
+  REQUIRE(refused_unit->status == 403);
+  CHECK(travel_of(*refused_unit) == expected);
+  // Another caller with no grant, an id that names nothing, a token without the scope: nothing travels.
+  auto bob = token_with(scopes, "t_test", "u_bob");
+  auto denied = http_request(f.port(), "GET", base, {{"Authorization", "Bearer " + bob}});
+  REQUIRE(denied->status == 403);
+  CHECK(reason_of(*denied) == "ACCESS_DENIED");
+  CHECK(travel_of(*denied) == std::vector<std::string>{"", "", ""});
+  CHECK(http_request(f.port(), "GET", base + "/rights/odrl", {{"Authorization", "Bearer " + bob}})->status == 403);
+  auto missing = f.get("/v0/content-lake/resources/res_missing");
+  CHECK(travel_of(*missing) == std::vector<std::string>{"", "", ""});
+  auto unscoped = http_request(f.port(), "GET", base, {{"Authorization", "Bearer " + token_with("contracts.read")}});
+  REQUIRE(unscoped->status == 403);
+  CHECK(travel_of(*unscoped) == std::vector<std::string>{"", "", ""});
+}
+
+TEST_CASE("a caller refused the content still gets its policy, which says why, and nothing of the content",
+          "[layer3][odrl]") {
+  fixture f(R"([{"usage_type":"ACCESS","status":"PROHIBITED","exception":"embargo until launch"}])");
+  auto base = "/v0/content-lake/resources/" + f.resource;
+  auto refused = f.get(base);
+  REQUIRE(refused->status == 403);
+  CHECK(travel_of(*refused) == std::vector<std::string>{"train-ai=n, search=n", "1", base + "/rights/odrl"});
+  auto policy = f.get(base + "/rights/odrl");
+  REQUIRE(policy->status == 200);
+  CHECK(policy->header("content-type") == "application/ld+json");
+  CHECK(policy->body.find(sentinel) == std::string::npos);
+  auto doc = json::parse(policy->body).as_object();
+  bool read_prohibited = false;
+  for (const auto& rule : doc.at("prohibition").as_array())
+    if (rule.at("action") == "read") read_prohibited = rule.at("dct:description") == "embargo until launch";
+  CHECK(read_prohibited);
+  for (const auto& rule : doc.at("permission").as_array()) CHECK(rule.at("action") != "read");
+  // The ETag names the policy: 304 while it holds.
+  auto tag = policy->header("etag");
+  CHECK(tag.rfind("\"odrl-", 0) == 0);
+  CHECK(f.get(base + "/rights/odrl", {{"If-None-Match", tag}})->status == 304);
+  // Embedded under the mask: the same policy, no content; a path inside it is refused.
+  auto masked = f.get(base + "?fields=rights.odrl");
+  REQUIRE(masked->status == 200);
+  auto embedded = json::parse(masked->body).as_object().at("rights").as_object().at("odrl").as_object();
+  CHECK(embedded.at("uid") == doc.at("uid"));
+  CHECK(masked->body.find(sentinel) == std::string::npos);
+  CHECK(f.get(base + "?fields=rights.odrl.permission")->status == 400);
+  // `*` and `rights` do not include it.
+  CHECK_FALSE(json::parse(f.get(base + "?fields=rights")->body).as_object().at("rights").as_object().contains("odrl"));
+}
+
+TEST_CASE("tdmrep.json and the TDM offer are served without a token", "[odrl]") {
+  test_service svc;
+  auto tdm = http_request(svc.port(), "GET", "/.well-known/tdmrep.json", {});
+  REQUIRE(tdm->status == 200);
+  auto doc = json::parse(tdm->body).as_array();
+  CHECK(doc.at(0).at("tdm-reservation") == 1);
+  auto offer = http_request(svc.port(), "GET", std::string{doc.at(0).at("tdm-policy").as_string()}, {});
+  REQUIRE(offer->status == 200);
+  CHECK(offer->header("content-type") == "application/ld+json");
+  CHECK(json::parse(offer->body).at("@type") == "Offer");
+}
