@@ -31,16 +31,24 @@ blob_caller caller(const request_context& ctx) {
 /// What stops a caller from reading a blob.
 enum class verdict { allowed, no_grant, prohibited };
 
+/// The Resource whose rights decided a blob read (the one that allowed it, or the last that
+/// refused it): its rights travel with the answer.
+struct decided_by {
+  std::string resource;
+  domain::resolved_rights rights;
+};
+using verdict_fn = std::function<void(verdict, std::shared_ptr<const decided_by>)>;
+
 /// Decides whether the caller may read the blob `f` describes: its uploader may; anyone else needs
 /// a Resource referencing it that they may read (layer 2) and whose rights allow `use` (layer 3).
 /// References are tried in id order until one allows.
 void authorize(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-               std::shared_ptr<const blob_found> f, domain::content_use use, std::function<void(verdict)> k,
-               reply_fn done) {
-  if (!f->uploader.empty() && f->uploader == ctx->who.subject) return k(verdict::allowed);
+               std::shared_ptr<const blob_found> f, domain::content_use use, verdict_fn k, reply_fn done) {
+  if (!f->uploader.empty() && f->uploader == ctx->who.subject) return k(verdict::allowed, nullptr);
   struct walk {
     std::size_t next = 0;
     bool some_grant = false;
+    std::shared_ptr<const decided_by> refused;
     std::function<void()> step;
   };
   auto w = std::make_shared<walk>();
@@ -48,17 +56,20 @@ void authorize(caf::event_based_actor* self, const std::shared_ptr<const request
   w->step = [self, ctx, f, use, k, done, weak = std::weak_ptr<walk>{w}] {
     auto w = weak.lock();
     if (!w) return;
-    if (w->next == f->referenced_by.size()) return k(w->some_grant ? verdict::prohibited : verdict::no_grant);
+    if (w->next == f->referenced_by.size())
+      return k(w->some_grant ? verdict::prohibited : verdict::no_grant, w->refused);
     const auto& [resource, work] = f->referenced_by[w->next++];
     with_role(
       self, ctx, resource,
-      [self, ctx, work = work, use, k, done, w](domain::access_role held) {
+      [self, ctx, resource = resource, work = work, use, k, done, w](domain::access_role held) {
         if (held < domain::access_role::reader) return w->step();
         w->some_grant = true;
         with_rights(
           self, ctx, work,
-          [use, k, w](const domain::resolved_rights& rights) {
-            if (!domain::refuse_content(rights, use, true)) return k(verdict::allowed);
+          [resource, use, k, w](const domain::resolved_rights& rights) {
+            auto decided = std::make_shared<const decided_by>(decided_by{resource, rights});
+            if (!domain::refuse_content(rights, use, true)) return k(verdict::allowed, decided);
+            w->refused = std::move(decided);
             w->step();
           },
           done);
@@ -316,7 +327,7 @@ void with_readable_blobs(caf::event_based_actor* self, const std::shared_ptr<con
         }
         authorize(
           self, ctx, f, plain_read,
-          [j, i, finish](verdict v) {
+          [j, i, finish](verdict v, const std::shared_ptr<const decided_by>&) {
             j->allowed[i] = v == verdict::allowed;
             if (--j->pending == 0 && !j->answered) finish();
           },
@@ -340,17 +351,21 @@ void plan_get_blob(caf::event_based_actor* self, std::shared_ptr<const request_c
       auto f = std::make_shared<const blob_found>(std::move(found.front()));
       authorize(
         self, ctx, f, use,
-        [ctx, done, f](verdict v) {
+        [ctx, done, f](verdict v, const std::shared_ptr<const decided_by>& by) {
           if (v == verdict::no_grant)
             return done(domain::api_reply::failure(
               error_id::access_denied,
               "The caller did not upload this blob and may read no Resource that references it (or it does not exist)."));
-          if (v == verdict::prohibited)
-            return done(domain::api_reply::failure(
+          if (v == verdict::prohibited) {
+            auto refused = domain::api_reply::failure(
               error_id::usage_prohibited,
-              "The rights of every Resource the caller may read that references this blob refuse this use of its content."));
+              "The rights of every Resource the caller may read that references this blob refuse this use of its content.");
+            if (by) travel_headers(refused, by->rights, by->resource);
+            return done(std::move(refused));
+          }
           if (!f->exists) return done(domain::api_reply::failure(error_id::blob_not_found));
           domain::api_reply r;
+          if (by) travel_headers(r, by->rights, by->resource);
           r.status = 302;
           r.content_type.clear();
           r.headers.emplace_back("Location", f->url);
@@ -426,7 +441,7 @@ void plan_blob_locations(caf::event_based_actor* self, std::shared_ptr<const req
         }
         authorize(
           self, ctx, j->found[i], use,
-          [j, i, finish](verdict v) {
+          [j, i, finish](verdict v, const std::shared_ptr<const decided_by>&) {
             j->allowed[i] = v == verdict::allowed;
             if (--j->pending == 0 && !j->answered) finish();
           },

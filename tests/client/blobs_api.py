@@ -356,12 +356,17 @@ def who_may_read(svc, owner, blob):
     check(grant[0] in (200, 201), "grant reader", grant)
     got = reader.call("GET", "/blobs/" + blob["id"])
     check(got[0] == 302, "a reader of a referencing Resource gets the 302", got)
+    # The redirect carries the rights of the Resource that allowed it (docs/api.md, Rights that travel).
+    check(got[1].get("Content-Usage") == "train-ai=n, search=n" and got[1].get("tdm-reservation") == "1"
+          and got[1].get("tdm-policy") == "/v0/content-lake/resources/%s/rights/odrl" % rid,
+          "the 302 carries the referencing Resource's rights headers", got[1])
     loc = body_of(reader.call("POST", "/blobs/locations", {"blobs": [{"id": "blb_unknown"}, {"id": blob["id"], "version": 1}, {"id": blob["id"]}]}))
     check([(l["id"], l["version"]) for l in loc["locations"]] == [(blob["id"], 1), (blob["id"], 2)],
           "locations: unknown absent, order kept", loc)
     first = loc["locations"][0] if loc["locations"] else {}
     check(set(first) == {"id", "version", "url", "size", "content_type", "checksum", "expires_at"}, "a location's members", first)
-    check(stranger.call("GET", "/blobs/" + blob["id"])[0] == 403, "the grant is u_reader's only")
+    got_denied = stranger.call("GET", "/blobs/" + blob["id"])
+    check(got_denied[0] == 403, "the grant is u_reader's only")
     check(other_tenant.call("GET", "/blobs/" + blob["id"])[0] == 403, "another tenant still 403")
 
     # A Resource of a Work whose contract prohibits reading content: its readers may not fetch the blob.
@@ -379,6 +384,9 @@ def who_may_read(svc, owner, blob):
     owner.call("PUT", "/resources/%s/access/u_reader" % cid, {"role": "reader"})
     refused = reader.call("GET", "/blobs/" + secret["id"])
     check(refused[0] == 403 and reason(refused) == "USAGE_PROHIBITED", "layer 3: the contract refuses the blob", refused)
+    check(refused[1].get("tdm-policy") == "/v0/content-lake/resources/%s/rights/odrl" % cid,
+          "the refusal names the policy that says why", refused[1])
+    check("Content-Usage" not in got_denied[1], "no rights travel with ACCESS_DENIED", got_denied[1])
     loc = body_of(reader.call("POST", "/blobs/locations", {"blobs": [{"id": secret["id"]}]}))
     check(loc["locations"] == [], "layer 3: absent from locations", loc)
     check(owner.call("GET", "/blobs/" + secret["id"])[0] == 302, "its uploader still may")
