@@ -18,10 +18,12 @@ struct list_window {
 };
 
 std::variant<list_window, domain::api_reply> window_of(const request_context& ctx, const std::string& collection,
-                                                       const std::vector<std::pair<std::string, std::string>>& filters) {
+                                                       const std::vector<std::pair<std::string, std::string>>& filters,
+                                                       bool masks_items) {
   list_window w;
-  // Field masks shape one item's read; a list answers whole items (or their summaries).
-  if (!query_param(ctx.request.query, "fields").empty())
+  // A list whose items are Resources masks each (its route parsed `fields`); the others answer
+  // whole items (or their summaries).
+  if (!masks_items && !query_param(ctx.request.query, "fields").empty())
     return domain::api_reply::failure(domain::error_id::invalid_argument,
                                       "fields is not supported on lists: read one item with fields for a masked answer.",
                                       {{"fields", "not supported on list routes"}});
@@ -77,8 +79,8 @@ void answer_page(const std::shared_ptr<const request_context>& ctx, const list_w
 
 void answer_query(const std::shared_ptr<const request_context>& ctx, const std::string& collection,
                   const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch, reply_fn done,
-                  item_presenter present) {
-  auto window = window_of(*ctx, collection, filters);
+                  item_presenter present, bool masks_items) {
+  auto window = window_of(*ctx, collection, filters, masks_items);
   if (auto* refusal = std::get_if<domain::api_reply>(&window)) return done(std::move(*refusal));
   auto w = std::get<list_window>(std::move(window));
   // Tokens issued before lists were index-driven held a table key (tenant NUL id): the id goes on.

@@ -30,7 +30,7 @@ using page_fetch =
 /// may hold fewer items than asked when filtering examined its budget.
 void answer_query(const std::shared_ptr<const request_context>& ctx, const std::string& collection,
                   const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch, reply_fn done,
-                  item_presenter present = nullptr);
+                  item_presenter present = nullptr, bool masks_items = false);
 
 /// Pages of typed query `q` (its `after` and `limit` set per page) asked of `actor` (the reader,
 /// or the contracts actor); a failure answers 503 naming `concern`.

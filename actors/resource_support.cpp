@@ -15,6 +15,7 @@
 #include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
 #include "domain/negotiation.hpp"
+#include "domain/odrl.hpp"
 #include "domain/page_token.hpp"
 #include "domain/records.hpp"
 #include "domain/resource.hpp"
@@ -72,9 +73,25 @@ void fetch_resource(caf::event_based_actor* self, const std::shared_ptr<const re
       id);
 }
 
+namespace {
+
+/// `item` (a Resource as a list shows it) as a read with `mask` shows it.
+std::string masked_item(const request_context& ctx, const std::string& item, const domain::resolved_rights& rights,
+                        const domain::field_mask& mask) {
+  auto o = json::parse(item).as_object();
+  if (mask.names_member("rights", "odrl")) {
+    auto uri = o.at("uri").as_string();
+    o["rights"].as_object()["odrl"] =
+      json::parse(domain::odrl_policy(rights, {ctx.who.tenant_id, ctx.who.subject, std::string_view{uri}}));
+  }
+  return json::serialize(domain::apply_resource_mask(o, mask));
+}
+
+}  // namespace
+
 item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                              domain::content_use use, bool summary) {
-  return [self, ctx, use, summary](std::vector<std::string> records,
+                              domain::content_use use, bool summary, std::shared_ptr<const domain::field_mask> mask) {
+  return [self, ctx, use, summary, mask](std::vector<std::string> records,
                                    std::function<void(std::optional<std::vector<std::string>>)> k) {
     if (records.empty()) return k(std::move(records));
     if (!ctx->actors->get<rights_actor>()) return k(std::nullopt);
@@ -83,7 +100,7 @@ item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<cons
     auto shared = std::make_shared<std::vector<std::string>>(std::move(records));
     self->request(ctx->actors->get<rights_actor>(), ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
       .then(
-        [shared, k, use, summary](std::vector<domain::resolved_rights>& rights) {
+        [ctx, shared, k, use, summary, mask](std::vector<domain::resolved_rights>& rights) {
           std::vector<std::string> items;
           for (std::size_t i = 0; i < shared->size(); ++i) {
             const auto& record = (*shared)[i];
@@ -96,6 +113,7 @@ item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<cons
               o.erase("update_token");
               item = json::serialize(o);
             }
+            if (mask) item = masked_item(*ctx, item, rights[i], *mask);
             items.push_back(std::move(item));
           }
           k(std::move(items));

@@ -6,6 +6,10 @@
 #include "actors/plan_support.hpp"
 #include "domain/access.hpp"
 
+namespace cl::domain {
+struct field_mask;
+}
+
 namespace cl::actors {
 
 /// Layer 2 first (403 ACCESS_DENIED without `needed`), then the Resource's current record, which
@@ -28,8 +32,10 @@ void with_granted_resource_at(caf::event_based_actor* self, const std::shared_pt
 
 /// Presents stored Resource records as list items: each with its `rights` (resolved now, all in
 /// one ask) and `hash`, and as `use` may see it (layer 3: without content the rights do not
-/// allow). `summary` items (a version list) never carry content or an update_token.
+/// allow). `summary` items (a version list) never carry content or an update_token. With `mask`,
+/// each item as a masked read shows it (`rights.odrl` included when named).
 item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                              domain::content_use use, bool summary);
+                              domain::content_use use, bool summary,
+                              std::shared_ptr<const domain::field_mask> mask = nullptr);
 
 }  // namespace cl::actors

@@ -72,7 +72,32 @@ void select(const json::value& src, const std::vector<std::string>& path, std::s
   }
 }
 
+
+field_schema rights_node() {
+  return node({{"usable", leaf()},
+               {"contracts", node({{"id", leaf()}, {"status", leaf()}, {"version", leaf()}})},
+               {"territorial_rights", node({{"worldwide", leaf()}, {"territory_codes", leaf()}, {"status", leaf()}})},
+               {"manifestation_rights", node({{"manifestation_type", leaf()}, {"status", leaf()}})},
+               {"usage_terms", node({{"usage_type", leaf()}, {"status", leaf()}, {"method", leaf()}, {"exception", leaf()}})},
+               {"handling_terms", node({{"handling_type", leaf()}, {"status", leaf()}})},
+               {"resolved_at", leaf()},
+               {"policy_version", leaf()},
+               {"basis", node({{"contract_id", leaf()}, {"contract_version", leaf()}})},
+               {"commercial_terms", open_node()},
+               {"odrl", leaf()}});
+}
+
 }  // namespace
+
+const field_schema& search_hit_fields() {
+  static const field_schema schema = [] {
+    auto rights = rights_node();
+    rights.children.erase("commercial_terms");  // stitched into single Resource reads only
+    return node({{"id", leaf()}, {"title", leaf()}, {"type", leaf()}, {"language", leaf()}, {"work_id", leaf()},
+                 {"score", leaf()}, {"snippet", leaf()}, {"rights", rights}});
+  }();
+  return schema;
+}
 
 const field_schema& resource_fields() {
   static const field_schema schema = node({
@@ -84,17 +109,7 @@ const field_schema& resource_fields() {
     {"type", leaf()},
     {"language", leaf()},
     {"content", open_node()},
-    {"rights", node({{"usable", leaf()},
-                     {"contracts", node({{"id", leaf()}, {"status", leaf()}, {"version", leaf()}})},
-                     {"territorial_rights", node({{"worldwide", leaf()}, {"territory_codes", leaf()}, {"status", leaf()}})},
-                     {"manifestation_rights", node({{"manifestation_type", leaf()}, {"status", leaf()}})},
-                     {"usage_terms", node({{"usage_type", leaf()}, {"status", leaf()}, {"method", leaf()}, {"exception", leaf()}})},
-                     {"handling_terms", node({{"handling_type", leaf()}, {"status", leaf()}})},
-                     {"resolved_at", leaf()},
-                     {"policy_version", leaf()},
-                     {"basis", node({{"contract_id", leaf()}, {"contract_version", leaf()}})},
-                     {"commercial_terms", open_node()},
-                     {"odrl", leaf()}})},
+    {"rights", rights_node()},
     {"source", node({{"id", leaf()}, {"name", leaf()}, {"origin_type", leaf()}, {"system", leaf()}})},
     {"provenance", open_node()},
     {"work", open_node()},

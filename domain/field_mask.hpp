@@ -22,6 +22,8 @@ struct field_schema {
 
 /// The fields of a Resource read (spec 2.2, 2.3, 2.4).
 const field_schema& resource_fields();
+/// The fields of a search hit (`fields` of a search request): its members and its `rights`.
+const field_schema& search_hit_fields();
 
 /// A parsed, validated mask.
 struct field_mask {

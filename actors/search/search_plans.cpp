@@ -9,7 +9,9 @@
 #include "actors/search/search_messages.hpp"
 #include "domain/clock.hpp"
 #include "domain/json_text.hpp"
+#include "domain/field_mask.hpp"
 #include "domain/layer3.hpp"
+#include "domain/odrl.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -100,11 +102,14 @@ struct gathered {
   int rounds = 0;
   int budget = max_index_runs;  ///< index rankings left to this answer
   std::uint64_t opened_at = 0;   ///< a new search: the position of the index that ranked its first round
+  std::optional<domain::field_mask> mask;  ///< `fields` of the request: each hit as a masked read shows it
+  std::string tenant, principal;           ///< the caller, for a policy under `rights.odrl`
 };
 
 /// A hit as the caller sees it: rights resolved now; without its snippet when those rights refuse
 /// the request's use (it was then found and scored by its metadata alone).
-json::object hit_json(const storage::search_hit& h, const domain::resolved_rights& rights, bool content_allowed) {
+json::object hit_json(const gathered& g, const storage::search_hit& h, const domain::resolved_rights& rights,
+                      bool content_allowed) {
   json::object o{{"id", h.id},
                  {"title", h.title},
                  {"type", h.type},
@@ -115,7 +120,15 @@ json::object hit_json(const storage::search_hit& h, const domain::resolved_right
                  {"rights", json::parse(rights.json)}};
   if (!content_allowed)
     for (auto member : domain::content_derived_members()) o.erase(member);
-  return o;
+  if (!g.mask) return o;
+  if (g.mask->names_member("rights", "odrl")) {
+    // A hit is a Resource, not one of its versions: the policy's target is its uri without one.
+    auto target = "cl://" + g.tenant + "/" + h.type + "/" + h.id;
+    o["rights"].as_object()["odrl"] = json::parse(domain::odrl_policy(rights, {g.tenant, g.principal, target}));
+  }
+  auto masked = domain::apply_resource_mask(o, *g.mask);
+  masked["id"] = h.id;  // always: a page names its hits
+  return masked;
 }
 
 void answer(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
@@ -131,10 +144,13 @@ void answer(caf::event_based_actor* self, const std::shared_ptr<const request_co
       for (auto& h : g->hits) {
         auto& o = h.as_object();
         if (!mine.count(std::string{o.at("id").as_string()})) continue;
-        auto score = o.at("score").to_number<double>();
-        o.erase("score");
         auto text = json::serialize(o);
-        text.insert(text.size() - 1, ",\"score\":" + domain::json_decimal(score));
+        if (auto* s = o.if_contains("score")) {
+          auto score = s->to_number<double>();
+          o.erase("score");
+          text = json::serialize(o);
+          text.insert(text.size() - 1, ",\"score\":" + domain::json_decimal(score));
+        }
         if (answered++) hits += ',';
         hits += text;
       }
@@ -250,7 +266,7 @@ void round(caf::event_based_actor* self, const std::shared_ptr<const request_con
             const auto& p = take_full ? from_full[a] : from_metadata[b];
             if (!last && p.hit->score < (take_full ? metadata_bound : full_bound)) break;
             g->ids.push_back(p.hit->id);
-            g->hits.push_back(hit_json(*p.hit, rights[p.rights], p.content_allowed));
+            g->hits.push_back(hit_json(*g, *p.hit, rights[p.rights], p.content_allowed));
             g->call.full.exclude.push_back(p.hit->id);
             g->call.metadata.exclude.push_back(p.hit->id);
             ++(take_full ? a : b);
@@ -282,8 +298,18 @@ void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_con
   auto parsed = json_body(ctx->request);
   if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
   const auto& body = std::get<json::object>(parsed);
-  if (auto refusal = unknown_members(body, {"query", "filter", "page_size", "search_id"})) return done(std::move(*refusal));
+  if (auto refusal = unknown_members(body, {"query", "filter", "page_size", "search_id", "fields"}))
+    return done(std::move(*refusal));
   auto g = std::make_shared<gathered>();
+  g->tenant = ctx->who.tenant_id;
+  g->principal = ctx->who.subject;
+  if (auto* v = body.if_contains("fields")) {
+    // Like the query parameter of a read: comma-separated paths; per page, not kept by the session.
+    if (!v->is_string()) return done(invalid_field("/fields", "must be a string of comma-separated field paths"));
+    auto parsed = domain::parse_field_mask(v->as_string(), domain::search_hit_fields());
+    if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+    g->mask = std::get<domain::field_mask>(std::move(parsed));
+  }
   g->use = std::get<domain::content_use>(use);
   g->call.owner = domain::session_owner{ctx->who.tenant_id, ctx->who.subject, ctx->who.client_id};
   g->call.at_least = ctx->at_least;

@@ -6,6 +6,7 @@
 #include "domain/base64url.hpp"
 #include "app/groups.hpp"
 #include "http/router.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/json_response.hpp"
 #include "tests/support/service_fixture.hpp"
@@ -365,4 +366,44 @@ TEST_CASE("tdmrep.json and the TDM offer are served without a token", "[odrl]") 
   REQUIRE(offer->status == 200);
   CHECK(offer->header("content-type") == "application/ld+json");
   CHECK(json::parse(offer->body).at("@type") == "Offer");
+}
+
+TEST_CASE("a page of Resources or of search hits carries each policy under rights.odrl when asked", "[layer3][odrl]") {
+  fixture f(R"([{"usage_type":"ACCESS","status":"PROHIBITED"},{"usage_type":"AI_RETRIEVAL","status":"PERMITTED"}])");
+  auto policy = json::parse(f.get("/v0/content-lake/resources/" + f.resource + "/rights/odrl")->body).as_object();
+  auto list = f.get("/v0/content-lake/resources?fields=id,rights.odrl");
+  REQUIRE(list->status == 200);
+  auto item = json::parse(list->body).at("resources").as_array().at(0).as_object();
+  CHECK(item.at("id").as_string() == f.resource);
+  CHECK(item.at("rights").at("odrl").at("uid") == policy.at("uid"));
+  CHECK(list->body.find(sentinel) == std::string::npos);  // refused the content: the list withholds it first
+  // Without the name, no policy: a page does not pay for what it did not ask.
+  auto plain = f.get("/v0/content-lake/resources?fields=id,rights");
+  CHECK_FALSE(json::parse(plain->body).at("resources").as_array().at(0).at("rights").as_object().contains("odrl"));
+  for (const char* stitched : {"lineage", "entities", "source", "rights.commercial_terms"}) {
+    INFO(stitched);
+    auto r = f.get(std::string{"/v0/content-lake/resources?fields=id,"} + stitched);
+    CHECK(r->status == 400);
+    CHECK(reason_of(*r) == "INVALID_ARGUMENT");
+  }
+  // Search: the body's `fields`; each hit keeps its id; a hit's target is the Resource without a version.
+  auto search = [&](const std::string& body) {
+    return http_request(f.port(), "POST", "/v0/content-lake/search",
+                        {{"Authorization", "Bearer " + f.token}, {"Content-Type", "application/json"}}, body);
+  };
+  std::optional<http_response> hits;
+  REQUIRE(eventually([&] {
+    hits = search(R"({"query":"Spring","fields":"title,rights.odrl"})");
+    return hits && hits->status == 200 && !json::parse(hits->body).at("hits").as_array().empty();
+  }));
+  auto hit = json::parse(hits->body).at("hits").as_array().at(0).as_object();
+  CHECK(hit.at("id").as_string() == f.resource);
+  CHECK_FALSE(hit.contains("score"));
+  auto odrl = hit.at("rights").at("odrl").as_object();
+  CHECK(odrl.at("target").as_string() == "cl://t_test/CHAPTER/" + f.resource);
+  CHECK(odrl.at("permission").as_array().size() == policy.at("permission").as_array().size());
+  CHECK(search(R"({"query":"Spring","fields":"rights.odrl.permission"})")->status == 400);
+  CHECK(search(R"({"query":"Spring","fields":["title"]})")->status == 400);
+  auto whole = search(R"({"query":"Spring"})");
+  CHECK_FALSE(json::parse(whole->body).at("hits").as_array().at(0).at("rights").as_object().contains("odrl"));
 }
