@@ -156,7 +156,10 @@ json::array build_tools() {
                                 {"search_id", json::object{{"type", "string"}, {"description", "Continue this search."}}},
                                 {"page_size", json::object{{"type", "integer"}, {"minimum", 1}, {"maximum", 100}}},
                                 {"filter", json::object{{"type", "object"},
-                                                        {"description", "As POST /v0/content-lake/search's filter."}}}}},
+                                                        {"description", "As POST /v0/content-lake/search's filter."}}},
+                                {"fields", json::object{{"type", "string"},
+                                                        {"description", "A field mask over each hit, as the search's "
+                                                                        "fields: rights.odrl adds each hit's ODRL policy."}}}}},
                   {"additionalProperties", false}}},
     {"outputSchema",
      json::object{{"type", "object"},
@@ -168,7 +171,8 @@ json::array build_tools() {
     {"title", "Read a Resource"},
     {"description",
      "One Resource with its resolved rights, if they permit AI_RETRIEVAL by MCP: its content as blocks (format "
-     "json) or Markdown (format markdown), and the attribution to show with it when its rights require one."},
+     "json) or Markdown (format markdown), the attribution to show with it when its rights require one, and "
+     "odrl_policy: where the caller's ODRL policy for it is (fields=rights.odrl embeds it)."},
     {"inputSchema",
      json::object{{"type", "object"},
                   {"properties", json::object{{"id", json::object{{"type", "string"}, {"description", "A res_ id."}}},
@@ -180,6 +184,7 @@ json::array build_tools() {
     {"outputSchema",
      json::object{{"type", "object"},
                   {"properties", json::object{{"resource", json::object{{"type", "object"}}},
+                                              {"odrl_policy", string},
                                               {"markdown", string},
                                               {"attribution", string},
                                               {"error", error_schema()}}}}}});

@@ -9,6 +9,7 @@
 #include "domain/content_format.hpp"
 #include "domain/errors.hpp"
 #include "domain/mcp.hpp"
+#include "domain/odrl.hpp"
 #include "domain/sigv4.hpp"
 
 #include <boost/json.hpp>
@@ -62,9 +63,21 @@ struct kept_result {
   std::string key;
 };
 
+/// The rights headers of a REST answer about one Resource, which the tool's HTTP answer carries too.
+std::vector<std::pair<std::string, std::string>> travelling(const domain::api_reply& r) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& h : r.headers)
+    if (h.first == "Content-Usage" || h.first == "tdm-reservation" || h.first == "tdm-policy") out.push_back(h);
+  return out;
+}
+
 reply_fn tool_answer(const reply_fn& done, const json::value& id, shape_fn shape, kept_result kept = {}) {
-  return [done, id, shape = std::move(shape), kept = std::move(kept)](domain::api_reply r) {
-    auto answer = [&](const json::object& result) { done(jsonrpc_reply(200, domain::jsonrpc_result(id, result))); };
+  return [done = [done](domain::api_reply reply, const domain::api_reply& from) {
+            for (auto& h : travelling(from)) reply.headers.push_back(std::move(h));
+            done(std::move(reply));
+          },
+          id, shape = std::move(shape), kept = std::move(kept)](domain::api_reply r) {
+    auto answer = [&](const json::object& result) { done(jsonrpc_reply(200, domain::jsonrpc_result(id, result)), r); };
     if (r.error) {
       const auto& e = domain::entry(r.error->id);
       return answer(domain::mcp_tool_error(e.reason, e.domain, e.code, e.http_status, r.error->message));
@@ -74,7 +87,8 @@ reply_fn tool_answer(const reply_fn& done, const json::value& id, shape_fn shape
                                            "The read answered in a form the tool does not carry."));
     representation_cache::inputs from{r.body, {}, {}};
     if (kept.cache) {
-      if (auto made = kept.cache->find(kept.key, from)) return done(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)));
+      if (auto made = kept.cache->find(kept.key, from))
+        return done(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)), r);
     }
     json::object result;
     try {
@@ -85,7 +99,7 @@ reply_fn tool_answer(const reply_fn& done, const json::value& id, shape_fn shape
     auto made = std::make_shared<representation_cache::rendering>();
     made->body = json::serialize(result);
     if (kept.cache) kept.cache->insert(kept.key, from, made);
-    done(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)));
+    done(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)), r);
   };
 }
 
@@ -136,8 +150,9 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
     kept_result kept;
     if (auto* cache = ctx->actors->representations.get())
       kept = {cache, representation_cache::key(ctx->who.tenant_id, rid, "mcp-" + format + '?' + fields)};
-    return plan_get_resource(self, sub, tool_answer(done, id, [markdown](json::object resource) {
+    return plan_get_resource(self, sub, tool_answer(done, id, [markdown, rid](json::object resource) {
       json::object out;
+      out["odrl_policy"] = domain::odrl_policy_path(rid);
       std::optional<std::string> text;
       if (markdown && resource.contains("content")) {
         auto md = domain::render_markdown(resource.at("content"));
@@ -158,7 +173,7 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
     }, std::move(kept)));
   }
   if (name == "search") {
-    if (auto unknown = only({"query", "search_id", "page_size", "filter"}))
+    if (auto unknown = only({"query", "search_id", "page_size", "filter", "fields"}))
       return invalid("search has no argument " + unknown->substr(0, 64));
     json::object body;
     std::string query, search_id;
@@ -173,6 +188,10 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
     if (auto* filter = args.if_contains("filter")) {
       if (!filter->is_object()) return invalid("filter must be an object");
       body["filter"] = *filter;
+    }
+    if (auto* fields = args.if_contains("fields")) {
+      if (!fields->is_string()) return invalid("fields must be a string (a field mask over each hit)");
+      body["fields"] = *fields;
     }
     auto sub = tool_request(*ctx, "POST", "/v0/content-lake/search", "", json::serialize(body));
     return plan_search(self, sub, tool_answer(done, id, [](json::object answer) { return domain::mcp_tool_result(std::move(answer)); }));

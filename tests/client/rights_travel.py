@@ -19,6 +19,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 
 from harness import Service
 
@@ -279,10 +280,46 @@ def main():
             for name in ("Content-Usage", "tdm-reservation", "tdm-policy"):
                 assert name in h, (name, h)
             assert h["tdm-policy"] == base + "/rights/odrl", h
+            # MCP: read_resource declares AI_RETRIEVAL by MCP; its HTTP answer carries the same headers.
+            s, mh, mb = call("POST", "/v0/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                                "params": {"name": "read_resource", "arguments": {"id": resource}}},
+                             {"Accept": "application/json, text/event-stream"})
+            assert s == 200, mb
+            result = json.loads(mb)["result"]
+            if result["isError"]:
+                assert result["structuredContent"]["error"]["reason"] == "USAGE_PROHIBITED", result
+            else:
+                assert result["structuredContent"]["odrl_policy"] == base + "/rights/odrl", result
+            assert mh.get("Content-Usage") == h["Content-Usage"] and mh.get("tdm-policy") == h["tdm-policy"], mh
+            verdicts[("MCP read_resource", None)] = not result["isError"]
             policies.append({"id": resource, "doc": policy})
             headers.append({"id": resource, "value": h["Content-Usage"]})
             cases.append({"resource": resource, "plain": plain, "verdicts": verdicts, "rights": rights,
                           "contracts": contracts, "headers": h, "policy": policy})
+
+        # The search filter: the word is in the content alone, so a Resource is a hit exactly when
+        # the declared use of its content is allowed (a refused one is searched by its title).
+        def hits(purpose):
+            extra = {"X-Usage-Purpose": purpose} if purpose else {}
+            found, body = set(), {"query": "Tide", "page_size": 100}
+            while True:
+                status, _, answer = call("POST", "/v0/content-lake/search", body, extra)
+                assert status == 200, answer
+                page = json.loads(answer)
+                found |= {hit["id"] for hit in page["hits"]}
+                if page["exhausted"] or not page["hits"]:
+                    return found
+                body = {"search_id": page["search_id"], "page_size": 100}
+        readable = {c["resource"] for c in cases if c["plain"]}
+        deadline = time.monotonic() + 30
+        while hits(None) != readable and time.monotonic() < deadline:
+            time.sleep(0.05)  # the index follows the writes
+        for c in cases:
+            c["searched"] = {}
+        for purpose in (None, "AI_RETRIEVAL", "AI_TRAINING", "AI_RETRIEVAL; method=MCP"):
+            found = hits(purpose)
+            for c in cases:
+                c["searched"][purpose] = c["resource"] in found
 
         sample = policies[0]["doc"]
         broken = broken_documents(sample)
@@ -324,8 +361,18 @@ def main():
                 permits(expanded, {"action": ODRL + "display", "channel": None, "at": at}, included_in)
             checks = [("plain read", odrl_plain, case["plain"])]
             for (usage, method), served in case["verdicts"].items():
-                request = {"action": ACTION[usage], "channel": CHANNEL.get(method), "at": at}
+                if usage == "MCP read_resource":
+                    request = {"action": ACTION["AI_RETRIEVAL"], "channel": CHANNEL["MCP"], "at": at}
+                else:
+                    request = {"action": ACTION[usage], "channel": CHANNEL.get(method), "at": at}
                 checks.append(("%s/%s" % (usage, method), permits(expanded, request, included_in), served))
+            for purpose, found in case["searched"].items():
+                if purpose is None:
+                    checks.append(("search", odrl_plain, found))
+                    continue
+                usage, _, method = purpose.partition("; method=")
+                request = {"action": ACTION[usage], "channel": CHANNEL.get(method or None), "at": at}
+                checks.append(("search as " + purpose, permits(expanded, request, included_in), found))
             for what, odrl_says, service_did in checks:
                 if odrl_says != service_did:
                     failures.append("%s %s: the policy says %s, the service %s; rights %s" % (
