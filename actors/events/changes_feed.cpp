@@ -4,6 +4,7 @@
 #include "actors/backend_error.hpp"
 #include "actors/rights.hpp"
 #include "domain/clock.hpp"
+#include "domain/odrl.hpp"
 #include "domain/json_text.hpp"
 #include "domain/layer3.hpp"
 #include "domain/records.hpp"
@@ -339,6 +340,9 @@ std::string change_event_json(const change_event& e) {
          + ",\"transaction\":" + text_or_null(e.transaction)
          + (e.contract_id.empty() ? std::string{} : ",\"contract_id\":" + domain::json_string(e.contract_id))
          + (e.policy_version.empty() ? std::string{} : ",\"policy_version\":" + domain::json_string(e.policy_version))
+         // Where the reader's new ODRL policy is (a link: the policy is the reader's own, read now).
+         + (e.type == "resource.rights_changed" ? ",\"odrl_policy\":" + domain::json_string(domain::odrl_policy_path(e.subject_id))
+                                                : std::string{})
          + "}";
 }
 

@@ -343,6 +343,7 @@ def rights_changes(svc, token, rx):
     assert {b["resource_id"] for b in bodies} == mine, len(bodies)
     assert len({e["id"] for e in got}) == len(got) == 122, "a rights change came twice"
     assert all(b["type"] == "resource.rights_changed" and b["contract_id"] == contract for b in bodies)
+    assert all(b["odrl_policy"] == "/v0/content-lake/resources/%s/rights/odrl" % b["resource_id"] for b in bodies)
     assert all(e["verified"][hook["secret"]] for e in got)
     marker_hook = create_hook(svc, token, rx, "/ok/", "rights-marker", event_types=["work.created"])
     marker = create_work(svc, token, "after the contract")

@@ -401,6 +401,8 @@ TEST_CASE("a contract change fans out to resource.rights_changed for each readab
       const auto& e = v.as_object();
       CHECK(e.at("type").as_string() == "resource.rights_changed");
       CHECK(e.at("contract_id").as_string() == contract);
+      // Where the reader's new policy is (docs/api.md, Rights that travel).
+      CHECK(e.at("odrl_policy").as_string() == "/v0/content-lake/resources/" + std::string{e.at("resource_id").as_string()} + "/rights/odrl");
       got.insert(std::string{e.at("resource_id").as_string()});
       ids.insert(std::string{e.at("id").as_string()});
     }
