@@ -49,7 +49,7 @@ sub vcl_recv {
   }
   # The routes whose answers may be kept; everything else (lists, the change feed and its stream,
   # search, blobs, the OpenAPI document) passes.
-  if (req.url ~ "^/v0/content-lake/(resources/[^/?]+(/entities)?|works/[^/?]+|sources/[^/?]+)(\?.*)?$") {
+  if (req.url ~ "^/v0/content-lake/(resources/[^/?]+(/entities|/rights/odrl)?|works/[^/?]+|sources/[^/?]+)(\?.*)?$") {
     return (hash);
   }
   return (pass);

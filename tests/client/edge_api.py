@@ -196,6 +196,47 @@ def fresh_after_contract(svc, edge, alice, res):
     return took
 
 
+def rights_headers_per_caller(svc, edge, alice, res):
+    """The rights headers and the ODRL policy through the edge: each caller's own, fresh after a
+    contract version, never another caller's (the policy names its caller)."""
+    path = "/v0/content-lake/resources/" + res["id"]
+    terms = {"title": "AI", "status": "ACTIVE", "valid_from": "2026-01-01T00:00:00Z", "work_ids": [res["work_id"]],
+             "territorial_rights": [{"worldwide": True, "status": "PERMITTED"}],
+             "usage_terms": [{"usage_type": "AI_RETRIEVAL", "status": "PERMITTED"},
+                             {"usage_type": "AI_TRAINING", "status": "PERMITTED"}]}
+    contract = ok(*svc.request("POST", "/v0/contracts", alice, terms)[::2], want=201)
+    bob = svc.token(sub="u_bob", tenant="t_edge", scopes=SCOPES)
+    ok(*svc.request("PUT", path + "/access/u_bob", alice, {"role": "reader"})[::2], want=201)
+
+    def usage(token):
+        return edge.get(path, token)[1].get("Content-Usage")
+    wait_until("the contract's headers through the edge", lambda: usage(alice) == "train-ai=y, search=y")
+    cached(edge, path, alice)
+    first = edge.get(path, bob)
+    assert first[1]["X-Cache"] == "MISS" and first[1]["Content-Usage"] == "train-ai=y, search=y", first[1]
+    assert first[1]["tdm-reservation"] == "0" and first[1]["tdm-policy"] == path + "/rights/odrl", first[1]
+    # The policy names its caller: alice's cached one is never bob's.
+    policy = path + "/rights/odrl"
+    cached(edge, policy, alice)
+    mine, his = json.loads(edge.get(policy, alice)[2]), json.loads(edge.get(policy, bob)[2])
+    assert mine["assignee"] == "cl://t_edge/principal/u_alice" and his["assignee"] == "cl://t_edge/principal/u_bob", (mine, his)
+    # A new version prohibiting training: every caller's next reads say so.
+    terms["usage_terms"][1]["status"] = "PROHIBITED"
+    terms["update_token"] = contract["update_token"]
+    ok(*svc.request("POST", "/v0/contracts/%s/versions" % contract["id"], alice, terms)[::2], want=201)
+    written = time.monotonic()
+    wait_until("bob's headers after the version", lambda: usage(bob) == "train-ai=n, search=y")
+    wait_until("alice's headers after the version", lambda: usage(alice) == "train-ai=n, search=y")
+    took = time.monotonic() - written
+    assert took < WITHIN, "the new rights headers showed through the edge after %.3f s" % took
+    assert edge.get(path, bob)[1]["tdm-reservation"] == "1"
+    # A caller with no grant: refused, no rights travel, whatever the entries hold.
+    carol = svc.token(sub="u_carol", tenant="t_edge", scopes=SCOPES)
+    status, headers, _ = edge.get(path, carol)
+    assert status == 403 and "Content-Usage" not in headers and "tdm-policy" not in headers, (status, headers)
+    print("edge: rights headers and ODRL policies are each caller's own and fresh within %.3f s of a contract version" % took)
+
+
 def revoked_after_grant(svc, edge, alice, res):
     path = "/v0/content-lake/resources/" + res["id"]
     carol = svc.token(sub="u_carol", tenant="t_edge", scopes=SCOPES)
@@ -336,6 +377,8 @@ def main():
         other_work = ok(*svc.request("POST", "/v0/content-lake/works", alice, {"title": "Licensed"})[::2], want=201)["id"]
         fresh_after_contract(svc, edge, alice, resource(svc, alice, "Licensed", other_work))
         revoked_after_grant(svc, edge, alice, resource(svc, alice, "Shared", work))
+        ai_work = ok(*svc.request("POST", "/v0/content-lake/works", alice, {"title": "AI"})[::2], want=201)["id"]
+        rights_headers_per_caller(svc, edge, alice, resource(svc, alice, "Trained", ai_work))
         purges_guarded(svc, edge, alice, resource(svc, alice, "Guarded", work))
         fresh_after_policy(svc, edge, alice, resource(svc, alice, "Policed", other_work), policy_file)
         feed_unbuffered(svc, edge, alice)
