@@ -153,14 +153,17 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
   // Stitched parts are fetched only when the mask names them.
   auto object = std::make_shared<json::object>(json::parse(full).as_object());
   auto mask = *rq.mask;
-  // The ODRL policy only when named (`*` does not include it): a mask without it does not pay for it.
-  if (mask.names_member("rights", "odrl"))
-    (*object)["rights"].as_object()["odrl"] = json::parse(domain::odrl_policy(
-      rights, {ctx->who.tenant_id, ctx->who.subject, std::string_view{(*object)["uri"].as_string()}}));
+  // The ODRL policy only when named (`*` does not include it): a mask without it does not pay for
+  // it; one that names it gets the text spliced in, never parsed into the DOM.
+  auto policy = std::make_shared<std::string>();
+  if (mask.names_member("rights", "odrl")) {
+    *policy = domain::odrl_policy(rights, {ctx->who.tenant_id, ctx->who.subject, std::string_view{(*object)["uri"].as_string()}});
+    (*object)["rights"].as_object()["odrl"] = nullptr;
+  }
   stitch_resource(self, ctx, mask, object,
-                  [done, object, mask, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
+                  [done, object, mask, policy, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
                     if (failure) return done(std::move(*failure));
-                    r.body = json::serialize(domain::apply_resource_mask(*object, mask));
+                    r.body = domain::serialize_with_policy(domain::apply_resource_mask(*object, mask), *policy);
                     done(std::move(r));
                   });
 }

@@ -79,12 +79,12 @@ namespace {
 std::string masked_item(const request_context& ctx, const std::string& item, const domain::resolved_rights& rights,
                         const domain::field_mask& mask) {
   auto o = json::parse(item).as_object();
+  std::string policy;
   if (mask.names_member("rights", "odrl")) {
-    auto uri = o.at("uri").as_string();
-    o["rights"].as_object()["odrl"] =
-      json::parse(domain::odrl_policy(rights, {ctx.who.tenant_id, ctx.who.subject, std::string_view{uri}}));
+    policy = domain::odrl_policy(rights, {ctx.who.tenant_id, ctx.who.subject, std::string_view{o.at("uri").as_string()}});
+    o["rights"].as_object()["odrl"] = nullptr;
   }
-  return json::serialize(domain::apply_resource_mask(o, mask));
+  return domain::serialize_with_policy(domain::apply_resource_mask(o, mask), policy);
 }
 
 }  // namespace

@@ -182,4 +182,25 @@ json::object apply_resource_mask(const json::object& full, const field_mask& mas
   return out;
 }
 
+std::string serialize_with_policy(json::object masked, std::string_view policy) {
+  auto* rights = masked.if_contains("rights");
+  if (!rights || !rights->is_object() || !rights->as_object().contains("odrl")) return json::serialize(masked);
+  auto shown = std::move(rights->as_object());
+  masked.erase("rights");
+  shown.erase("odrl");
+  // `{<masked members>,"rights":{<rights members>,"odrl":<policy>}}`, written once.
+  auto head = json::serialize(masked), inner = json::serialize(shown);
+  std::string out;
+  out.reserve(head.size() + inner.size() + policy.size() + 24);
+  out.append(head, 0, head.size() - 1);
+  if (head.size() > 2) out += ',';
+  out += "\"rights\":";
+  out.append(inner, 0, inner.size() - 1);
+  if (inner.size() > 2) out += ',';
+  out += "\"odrl\":";
+  out += policy;
+  out += "}}";
+  return out;
+}
+
 }  // namespace cl::domain

@@ -52,4 +52,9 @@ boost::json::object apply_field_mask(const boost::json::object& full, const fiel
 /// to those parts plus `usable`.
 boost::json::object apply_resource_mask(const boost::json::object& full, const field_mask& mask);
 
+/// A masked answer whose mask names `rights.odrl` keeps the policy out of the DOM: the read puts a
+/// null `rights.odrl` in its place, masks, and this writes `masked` as JSON text with `policy`
+/// (JSON text) spliced in where that null stayed (nowhere when the mask dropped it).
+std::string serialize_with_policy(boost::json::object masked, std::string_view policy);
+
 }  // namespace cl::domain

@@ -168,7 +168,9 @@ std::string odrl_tag(const resolved_rights& rights, const odrl_parties& p) {
 
 std::string odrl_policy(const resolved_rights& rights, const odrl_parties& p) {
   auto holder = "cl://" + iri_escape(p.tenant);
-  std::string out = R"({"@context":["http://www.w3.org/ns/odrl.jsonld",{"clx":")";
+  std::string out;
+  out.reserve(rights.odrl_rules.size() + 640 + 48 * rights.basis_versions.size() + 2 * p.target.size());
+  out = R"({"@context":["http://www.w3.org/ns/odrl.jsonld",{"clx":")";
   out += odrl_profile_iri;
   out += R"(#"}],"@type":"Agreement","uid":)";
   append_json_string(out, holder + "/odrl/" + odrl_tag(rights, p));

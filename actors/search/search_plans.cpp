@@ -17,6 +17,7 @@
 #include <caf/all.hpp>
 
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace cl::actors {
@@ -104,11 +105,12 @@ struct gathered {
   std::uint64_t opened_at = 0;   ///< a new search: the position of the index that ranked its first round
   std::optional<domain::field_mask> mask;  ///< `fields` of the request: each hit as a masked read shows it
   std::string tenant, principal;           ///< the caller, for a policy under `rights.odrl`
+  std::unordered_map<std::string, std::string> policies;  ///< hit id -> its policy, spliced in when written
 };
 
 /// A hit as the caller sees it: rights resolved now; without its snippet when those rights refuse
 /// the request's use (it was then found and scored by its metadata alone).
-json::object hit_json(const gathered& g, const storage::search_hit& h, const domain::resolved_rights& rights,
+json::object hit_json(gathered& g, const storage::search_hit& h, const domain::resolved_rights& rights,
                       bool content_allowed) {
   json::object o{{"id", h.id},
                  {"title", h.title},
@@ -124,8 +126,10 @@ json::object hit_json(const gathered& g, const storage::search_hit& h, const dom
   if (g.mask->names_member("rights", "odrl")) {
     // A hit is a Resource, not one of its versions: the policy's target is its uri without one.
     auto target = "cl://" + g.tenant + "/" + h.type + "/" + h.id;
-    o["rights"].as_object()["odrl"] = json::parse(domain::odrl_policy(rights, {g.tenant, g.principal, target}));
+    g.policies[h.id] = domain::odrl_policy(rights, {g.tenant, g.principal, target});
+    o["rights"].as_object()["odrl"] = nullptr;  // where the policy goes when the hit is written
   }
+  if (g.mask->all) return o;  // `*` (and rights.odrl): the whole hit
   auto masked = domain::apply_resource_mask(o, *g.mask);
   masked["id"] = h.id;  // always: a page names its hits
   return masked;
@@ -138,29 +142,38 @@ void answer(caf::event_based_actor* self, const std::shared_ptr<const request_co
     [g, done](std::vector<std::string>& fresh) {
       // A concurrent page of the same session may have answered some of these: never twice.
       std::unordered_set<std::string> mine(fresh.begin(), fresh.end());
-      // Written by hand so that `score` is a plain decimal (Boost.JSON writes 8.08E1).
-      std::string hits;
+      // Written by hand so that `score` is a plain decimal (Boost.JSON writes 8.08E1), into the
+      // body at once (a page with policies runs to tens of kilobytes: not copied again).
+      std::size_t policy_bytes = 0;
+      for (const auto& [id, text] : g->policies) policy_bytes += text.size();
+      std::string body = "{\"search_id\":" + domain::json_string(g->call.search_id) + ",\"hits\":[";
+      body.reserve(body.size() + g->hits.size() * 768 + policy_bytes + 64);
       std::size_t answered = 0;
       for (auto& h : g->hits) {
         auto& o = h.as_object();
         if (!mine.count(std::string{o.at("id").as_string()})) continue;
-        auto text = json::serialize(o);
+        std::optional<double> score;
         if (auto* s = o.if_contains("score")) {
-          auto score = s->to_number<double>();
+          score = s->to_number<double>();
           o.erase("score");
-          text = json::serialize(o);
-          text.insert(text.size() - 1, ",\"score\":" + domain::json_decimal(score));
         }
-        if (answered++) hits += ',';
-        hits += text;
+        auto policy = g->policies.find(std::string{o.at("id").as_string()});
+        auto text = domain::serialize_with_policy(std::move(o), policy == g->policies.end() ? "" : policy->second);
+        if (answered++) body += ',';
+        if (!score) {
+          body += text;
+          continue;
+        }
+        body.append(text, 0, text.size() - 1);
+        body += ",\"score\":";
+        body += domain::json_decimal(*score);
+        body += '}';
       }
       // Counted only from hits answered: the index's estimate, or the candidates an answer ranked
       // further, would count (or depend on) Resources matched through content the caller may not
       // use (layer 3). A lower bound until exhausted, then exact.
       auto total = g->answered_before + answered;
-      auto body = "{\"search_id\":" + domain::json_string(g->call.search_id) + ",\"hits\":[" + hits
-                  + "],\"total_estimate\":" + std::to_string(total)
-                  + ",\"exhausted\":" + (g->exhausted ? "true" : "false") + "}";
+      body += "],\"total_estimate\":" + std::to_string(total) + ",\"exhausted\":" + (g->exhausted ? "true" : "false") + "}";
       auto r = json_reply(200, std::move(body));
       r.headers.emplace_back("Cache-Control", "no-store");
       done(std::move(r));
