@@ -40,7 +40,7 @@ json::object profile_value(std::string_view value) {
 }
 
 json::object territory_value(std::string_view code) {
-  return {{"@id", "https://www.iso.org/obp/ui/#iso:code:3166:" + std::string{code}}};
+  return {{"@id", "iso3166:" + std::string{code}}};  // the context's prefix: https://www.iso.org/obp/ui/#iso:code:3166:
 }
 
 json::object constraint(std::string_view left, std::string_view op, json::value right) {
@@ -149,21 +149,41 @@ std::string iri_escape(std::string_view s) {
   return out;
 }
 
-std::string odrl_tag(const resolved_rights& rights, const odrl_parties& p) {
-  std::string input = rights.digest_input;
-  for (auto part : {std::to_string(rights.in_force_since), std::to_string(rights.valid_until), std::string{p.tenant},
-                    std::string{p.principal}, std::string{p.target}}) {
-    input += '\n';
-    input += part;
-  }
-  auto digest = sha256(input);
+namespace {
+
+std::string hex_of(const sha256_digest& digest, std::size_t bytes) {
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
-  for (std::size_t i = 0; i < 16; ++i) {
+  out.reserve(2 * bytes);
+  for (std::size_t i = 0; i < bytes; ++i) {
     out += hex[digest[i] >> 4];
     out += hex[digest[i] & 15];
   }
   return out;
+}
+
+/// `s` (text that needs no JSON escaping: an IRI `iri_escape` made, a timestamp) as a JSON string.
+void append_quoted(std::string& out, std::string_view s) {
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+}  // namespace
+
+std::string odrl_resolution_key(const resolved_rights& rights) {
+  auto input = rights.digest_input;
+  input += '\n' + std::to_string(rights.in_force_since) + '\n' + std::to_string(rights.valid_until);
+  return hex_of(sha256(input), 32);
+}
+
+std::string odrl_tag(const resolved_rights& rights, const odrl_parties& p) {
+  std::string input = rights.odrl_key.empty() ? odrl_resolution_key(rights) : rights.odrl_key;
+  for (auto part : {p.tenant, p.principal, p.target}) {
+    input += '\n';
+    input += part;
+  }
+  return hex_of(sha256(input), 16);
 }
 
 std::string odrl_policy(const resolved_rights& rights, const odrl_parties& p) {
@@ -172,26 +192,27 @@ std::string odrl_policy(const resolved_rights& rights, const odrl_parties& p) {
   out.reserve(rights.odrl_rules.size() + 640 + 48 * rights.basis_versions.size() + 2 * p.target.size());
   out = R"({"@context":["http://www.w3.org/ns/odrl.jsonld",{"clx":")";
   out += odrl_profile_iri;
-  out += R"(#"}],"@type":"Agreement","uid":)";
-  append_json_string(out, holder + "/odrl/" + odrl_tag(rights, p));
+  out += R"(#","iso3166":"https://www.iso.org/obp/ui/#iso:code:3166:"}],"@type":"Agreement","uid":)";
+  // Every value below is an escaped IRI or a timestamp: nothing JSON would escape.
+  append_quoted(out, holder + "/odrl/" + odrl_tag(rights, p));
   out += R"(,"profile":)";
-  append_json_string(out, odrl_profile_iri);
+  append_quoted(out, odrl_profile_iri);
   out += R"(,"conflict":"prohibit","assigner":)";
-  append_json_string(out, holder);
+  append_quoted(out, holder);
   out += R"(,"assignee":)";
-  append_json_string(out, holder + "/principal/" + iri_escape(p.principal));
+  append_quoted(out, holder + "/principal/" + iri_escape(p.principal));
   out += R"(,"target":)";
-  append_json_string(out, iri_escape(p.target));
+  append_quoted(out, iri_escape(p.target));
   // Provenance: when it was resolved (resolved_at) and from which contract versions (basis).
   out += R"(,"dct:issued":{"@value":)";
-  append_json_string(out, rights.resolved_at);
+  append_quoted(out, rights.resolved_at);
   out += R"(,"@type":"xsd:dateTime"},"dct:source":[)";
   bool first = true;
   for (const auto& [id, version] : rights.basis_versions) {
     if (!first) out += ',';
     first = false;
     out += R"({"@id":)";
-    append_json_string(out, holder + "/contract/" + iri_escape(id) + "/" + std::to_string(version));
+    append_quoted(out, holder + "/contract/" + iri_escape(id) + "/" + std::to_string(version));
     out += '}';
   }
   out += "],";

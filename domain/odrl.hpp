@@ -42,6 +42,10 @@ struct odrl_parties {
   std::string_view target;     ///< the Resource's `uri`
 };
 
+/// What identifies a resolution's policy whoever asks (hex SHA-256 of its terms and its window),
+/// made once with the resolution (`resolved_rights::odrl_key`).
+std::string odrl_resolution_key(const resolved_rights& rights);
+
 /// The policy's identity for one resolution, caller and target: the `uid`'s last segment and the
 /// document's ETag (32 hex digits). The same resolution (every term, window and contract version)
 /// for the same caller and Resource always gives the same tag.

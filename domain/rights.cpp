@@ -44,6 +44,7 @@ resolved_rights no_contract_rights(std::string_view resolved_at) {
   r.json = std::string{"{"} + empty_terms + ",\"resolved_at\":" + json_string(resolved_at) + "}";
   r.resolved_at = std::string{resolved_at};
   r.odrl_rules = odrl_rules({});
+  r.odrl_key = odrl_resolution_key(r);
   return r;
 }
 
@@ -258,6 +259,7 @@ resolved_rights resolve_rights(const std::vector<contract_view>& contracts, cons
     r.valid_until = out.valid_until;
     r.in_force_since = out.in_force_since;
     r.odrl_rules = odrl_rules(travel_terms({}, r.in_force_since, r.valid_until));
+    r.odrl_key = odrl_resolution_key(r);
     return r;
   }
   auto terms = merge_contracts(active);
@@ -267,6 +269,7 @@ resolved_rights resolve_rights(const std::vector<contract_view>& contracts, cons
   out.odrl_rules = odrl_rules(travel_terms(terms, out.in_force_since, out.valid_until));
   out.train_ai = !check_content_use(out, {"AI_TRAINING", ""});
   out.search = !check_content_use(out, {"AI_RETRIEVAL", ""});
+  out.odrl_key = odrl_resolution_key(out);
   return out;
 }
 

@@ -39,6 +39,7 @@ struct resolved_rights {
   /// versions they come from, and what `check_content_use` answers a declared AI_TRAINING /
   /// AI_RETRIEVAL without a method (the `Content-Usage` and `tdm-reservation` headers).
   std::string odrl_rules;
+  std::string odrl_key;  ///< hex SHA-256 of the terms and the window: a policy's tag is made from it
   std::vector<std::pair<std::string, std::int64_t>> basis_versions;
   bool train_ai = false;
   bool search = false;
