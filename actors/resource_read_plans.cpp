@@ -210,24 +210,10 @@ void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const req
   auto purpose = request_use(*ctx);
   if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
   auto use = std::get<domain::content_use>(purpose);
-  // `fields` masks each item as a read of it would (rights.odrl included when named); stitched
-  // members, which cost each item a fetch of its own, are for single reads.
-  std::shared_ptr<const domain::field_mask> mask;
-  if (auto fields = query_param(ctx->request.query, "fields"); !fields.empty()) {
-    auto parsed = domain::parse_field_mask(fields, domain::resource_fields());
-    if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
-    auto m = std::get<domain::field_mask>(std::move(parsed));
-    for (const char* stitched : {"source", "work", "provenance", "lineage", "entities"})
-      if (m.names_explicitly(stitched))
-        return done(domain::api_reply::failure(domain::error_id::invalid_argument,
-                                               std::string{stitched} + " is stitched into single reads only.",
-                                               {{"fields", std::string{stitched} + " is not shown by a list: read the Resource"}}));
-    if (m.names_member("rights", "commercial_terms"))
-      return done(domain::api_reply::failure(domain::error_id::invalid_argument,
-                                             "rights.commercial_terms is stitched into single reads only.",
-                                             {{"fields", "rights.commercial_terms is not shown by a list: read the Resource"}}));
-    mask = std::make_shared<const domain::field_mask>(std::move(m));
-  }
+  // `fields` masks each item as a read of it would (rights.odrl included when named).
+  auto masked = list_mask(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&masked)) return done(std::move(*refusal));
+  auto mask = std::get<std::shared_ptr<const domain::field_mask>>(std::move(masked));
   std::vector<std::pair<std::string, std::string>> filters;
   if (!work.empty()) filters.emplace_back("work_id", work);
   if (!type.empty()) filters.emplace_back("type", type);

@@ -2,6 +2,7 @@
 
 #include "actors/access.hpp"
 #include "actors/plan_access.hpp"
+#include "actors/plan_body.hpp"
 #include "actors/plan_paging.hpp"
 #include "actors/plan_support.hpp"
 #include "actors/resource_stitch.hpp"
@@ -88,6 +89,22 @@ std::string masked_item(const request_context& ctx, const std::string& item, con
 }
 
 }  // namespace
+
+std::variant<std::shared_ptr<const domain::field_mask>, domain::api_reply> list_mask(const request_context& ctx) {
+  auto fields = query_param(ctx.request.query, "fields");
+  if (fields.empty()) return std::shared_ptr<const domain::field_mask>{};
+  auto parsed = domain::parse_field_mask(fields, domain::resource_fields());
+  if (auto* e = std::get_if<domain::api_error>(&parsed)) return domain::api_reply::from(std::move(*e));
+  auto mask = std::get<domain::field_mask>(std::move(parsed));
+  auto refuse = [](const std::string& name) {
+    return domain::api_reply::failure(domain::error_id::invalid_argument, name + " is stitched into single reads only.",
+                                      {{"fields", name + " is not shown by a list: read the Resource"}});
+  };
+  for (const char* stitched : {"source", "work", "provenance", "lineage", "entities"})
+    if (mask.names_explicitly(stitched)) return refuse(stitched);
+  if (mask.names_member("rights", "commercial_terms")) return refuse("rights.commercial_terms");
+  return std::make_shared<const domain::field_mask>(std::move(mask));
+}
 
 item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
                               domain::content_use use, bool summary, std::shared_ptr<const domain::field_mask> mask) {

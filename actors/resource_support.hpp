@@ -6,6 +6,8 @@
 #include "actors/plan_support.hpp"
 #include "domain/access.hpp"
 
+#include <variant>
+
 namespace cl::domain {
 struct field_mask;
 }
@@ -34,6 +36,11 @@ void with_granted_resource_at(caf::event_based_actor* self, const std::shared_pt
 /// one ask) and `hash`, and as `use` may see it (layer 3: without content the rights do not
 /// allow). `summary` items (a version list) never carry content or an update_token. With `mask`,
 /// each item as a masked read shows it (`rights.odrl` included when named).
+/// `fields` of a list of Resources (`GET /resources`, a version list): each item masked as a
+/// read of it; null without `fields`. Stitched members (which would cost each item a fetch of its
+/// own) are for single reads: 400 INVALID_ARGUMENT naming them.
+std::variant<std::shared_ptr<const domain::field_mask>, domain::api_reply> list_mask(const request_context& ctx);
+
 item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
                               domain::content_use use, bool summary,
                               std::shared_ptr<const domain::field_mask> mask = nullptr);

@@ -67,17 +67,21 @@ void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const requ
   auto purpose = request_use(*ctx);
   if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
   auto use = std::get<domain::content_use>(purpose);
+  auto masked = list_mask(*ctx);
+  if (auto* refusal = std::get_if<domain::api_reply>(&masked)) return done(std::move(*refusal));
+  auto mask = std::get<std::shared_ptr<const domain::field_mask>>(std::move(masked));
   with_access(
     self, ctx, id, domain::access_role::reader,
-      [self, ctx, done, id, use](domain::access_role) {
+      [self, ctx, done, id, use, mask](domain::access_role) {
         // Summaries: each snapshot without its content (read one with ?version= for that), with
-        // its rights as a `?version=` read resolves them.
-        auto summarize = resource_items(self, ctx, use, true);
+        // its rights as a `?version=` read resolves them; masked as reads with `fields`.
+        auto summarize = resource_items(self, ctx, use, true, mask);
         storage::version_query q;
         q.tenant = ctx->who.tenant_id;
         q.resource_id = id;
         answer_query(ctx, "versions", {{"resource_id", id}},
-                     query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done, std::move(summarize));
+                     query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done, std::move(summarize),
+                     /*masks_items=*/true);
       },
       done);
 }

@@ -261,6 +261,8 @@ def replay_calls(svc, doc, check, failures, receiver):
     call("POST", "/v0/content-lake/resources/{id}", path, expect=405)
     call("POST", "/v0/content-lake/resources/{id}/versions", path + "/versions", expect=200)
     call("GET", "/v0/content-lake/resources/{id}/versions", path + "/versions", expect=200)
+    call("GET", "/v0/content-lake/resources/{id}/versions", path + "/versions?fields=version,rights.odrl", expect=200)
+    call("GET", "/v0/content-lake/resources/{id}/versions", path + "/versions?fields=entities", expect=400)
     call("GET", "/v0/content-lake/resources", "/v0/content-lake/resources", expect=200)
     search = "/v0/content-lake/search"
     deadline = time.monotonic() + 15  # the index lag: poll until the Resource is searchable

@@ -352,8 +352,15 @@ TEST_CASE("a caller refused the content still gets its policy, which says why, a
   CHECK(embedded.at("uid") == doc.at("uid"));
   CHECK(masked->body.find(sentinel) == std::string::npos);
   CHECK(f.get(base + "?fields=rights.odrl.permission")->status == 400);
-  // `*` and `rights` do not include it.
+  // `*` and `rights` do not include it; beside other parts of `rights`, it narrows with them.
   CHECK_FALSE(json::parse(f.get(base + "?fields=rights")->body).as_object().at("rights").as_object().contains("odrl"));
+  auto narrowed = json::parse(f.get(base + "?fields=title,rights.usage_terms,rights.odrl")->body).as_object();
+  auto rights = narrowed.at("rights").as_object();
+  CHECK(rights.size() == 3);  // usage_terms, odrl and usable
+  CHECK(rights.at("odrl").at("uid") == doc.at("uid"));
+  CHECK(rights.contains("usage_terms"));
+  CHECK(narrowed.at("title") == "Spring tides");
+  CHECK(f.get(base + "?fields=*,rights.odrl")->status == 403);  // `*` shows the content, refused here
 }
 
 TEST_CASE("tdmrep.json and the TDM offer are served without a token", "[odrl]") {
