@@ -103,9 +103,7 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
   // The body depends on the token (tenant, rights), so shared caches must not keep it.
   private_for_a_second(r);
   r.headers.emplace_back("Vary", "Accept");
-  auto keys = std::vector<std::string>{ctx->who.tenant_id, ctx->param("id"), storage::fields_of(record).work_id};
-  keys.insert(keys.end(), rights.basis.begin(), rights.basis.end());
-  edge_keys(r, ctx->who, keys, rights.valid_until);
+  resource_edge_keys(r, *ctx, ctx->param("id"), record, rights);
   if (rq.rendering == domain::rendering::ndjson) {
     auto streamed = ndjson_reply(record);
     streamed.headers = std::move(r.headers);
@@ -256,9 +254,7 @@ void plan_get_resource_odrl(caf::event_based_actor* self, std::shared_ptr<const 
           domain::api_reply r;
           private_for_a_second(r);
           r.headers.emplace_back("ETag", "\"" + tag + "\"");
-          auto keys = std::vector<std::string>{ctx->who.tenant_id, id, storage::fields_of(*record).work_id};
-          keys.insert(keys.end(), rights.basis.begin(), rights.basis.end());
-          edge_keys(r, ctx->who, keys, rights.valid_until);
+          resource_edge_keys(r, *ctx, id, *record, rights);
           if (domain::if_none_match_hits(ctx->request.if_none_match, tag)) {
             r.status = 304;
             r.content_type.clear();
@@ -285,9 +281,7 @@ void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const reque
           auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
           private_for_a_second(r);
           travel_headers(r, rights, id);
-          auto keys = std::vector<std::string>{ctx->who.tenant_id, id, storage::fields_of(*record).work_id};
-          keys.insert(keys.end(), rights.basis.begin(), rights.basis.end());
-          edge_keys(r, ctx->who, keys, rights.valid_until);
+          resource_edge_keys(r, *ctx, id, *record, rights);
           done(std::move(r));
         },
         done);

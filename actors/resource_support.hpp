@@ -10,6 +10,7 @@
 
 namespace cl::domain {
 struct field_mask;
+struct resolved_rights;
 }
 
 namespace cl::actors {
@@ -36,6 +37,11 @@ void with_granted_resource_at(caf::event_based_actor* self, const std::shared_pt
 /// one ask) and `hash`, and as `use` may see it (layer 3: without content the rights do not
 /// allow). `summary` items (a version list) never carry content or an update_token. With `mask`,
 /// each item as a masked read shows it (`rights.odrl` included when named).
+/// The edge cache's keys of an answer about Resource `id` (a read of it, its policy, its entities):
+/// the tenant, the Resource, its Work and the contracts its rights rest on (`edge_keys`).
+void resource_edge_keys(domain::api_reply& r, const request_context& ctx, const std::string& id,
+                        const std::string& record, const domain::resolved_rights& rights);
+
 /// `fields` of a list of Resources (`GET /resources`, a version list): each item masked as a
 /// read of it; null without `fields`. Stitched members (which would cost each item a fetch of its
 /// own) are for single reads: 400 INVALID_ARGUMENT naming them.

@@ -189,7 +189,7 @@ std::string odrl_tag(const resolved_rights& rights, const odrl_parties& p) {
 std::string odrl_policy(const resolved_rights& rights, const odrl_parties& p) {
   auto holder = "cl://" + iri_escape(p.tenant);
   std::string out;
-  out.reserve(rights.odrl_rules.size() + 640 + 48 * rights.basis_versions.size() + 2 * p.target.size());
+  out.reserve(rights.odrl_rules.size() + 640 + 48 * rights.basis.size() + 2 * p.target.size());
   out = R"({"@context":["http://www.w3.org/ns/odrl.jsonld",{"clx":")";
   out += odrl_profile_iri;
   out += R"(#","iso3166":"https://www.iso.org/obp/ui/#iso:code:3166:"}],"@type":"Agreement","uid":)";
@@ -208,7 +208,7 @@ std::string odrl_policy(const resolved_rights& rights, const odrl_parties& p) {
   append_quoted(out, rights.resolved_at);
   out += R"(,"@type":"xsd:dateTime"},"dct:source":[)";
   bool first = true;
-  for (const auto& [id, version] : rights.basis_versions) {
+  for (const auto& [id, version] : rights.basis) {
     if (!first) out += ',';
     first = false;
     out += R"({"@id":)";
@@ -221,14 +221,24 @@ std::string odrl_policy(const resolved_rights& rights, const odrl_parties& p) {
   return out;
 }
 
+namespace {
+
+constexpr std::string_view content_usage = "Content-Usage", reservation = "tdm-reservation", policy = "tdm-policy";
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> rights_headers(const resolved_rights& rights,
                                                                 std::string_view policy_path) {
   auto yn = [](bool b) { return b ? "y" : "n"; };
   return {
-    {"Content-Usage", std::string{"train-ai="} + yn(rights.train_ai) + ", search=" + yn(rights.search)},
-    {"tdm-reservation", rights.train_ai && rights.search ? "0" : "1"},
-    {"tdm-policy", std::string{policy_path}},
+    {std::string{content_usage}, std::string{"train-ai="} + yn(rights.train_ai) + ", search=" + yn(rights.search)},
+    {std::string{reservation}, rights.train_ai && rights.search ? "0" : "1"},
+    {std::string{policy}, std::string{policy_path}},
   };
+}
+
+bool is_rights_header(std::string_view name) {
+  return name == content_usage || name == reservation || name == policy;
 }
 
 std::string odrl_policy_path(std::string_view resource_id) {

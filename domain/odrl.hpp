@@ -63,6 +63,9 @@ std::string iri_escape(std::string_view s);
 std::vector<std::pair<std::string, std::string>> rights_headers(const resolved_rights& rights,
                                                                 std::string_view policy_path);
 
+/// True for the names `rights_headers` answers: what a reply built from a content read's carries on.
+bool is_rights_header(std::string_view name);
+
 /// The path of Resource `id`'s ODRL document.
 std::string odrl_policy_path(std::string_view resource_id);
 

@@ -202,7 +202,7 @@ void render(const merged_terms& m, const std::vector<const contract_view*>& acti
   for (const auto* c : active) {
     cs.push_back(json::object{{"id", c->id}, {"status", c->status}, {"version", c->version}});
     basis.push_back(json::object{{"contract_id", c->id}, {"contract_version", c->version}});
-    out.basis.push_back(c->id);
+    out.basis.emplace_back(c->id, c->version);
   }
   r["contracts"] = std::move(cs);
   r["territorial_rights"] = territories_json(m);
@@ -219,7 +219,6 @@ void render(const merged_terms& m, const std::vector<const contract_view*>& acti
     us.push_back(std::move(u));
   }
   r["usage_terms"] = std::move(us);
-  for (const auto* c : active) out.basis_versions.emplace_back(c->id, c->version);
   json::array hs;
   for (const auto& [type, status] : m.handling) hs.push_back(json::object{{"handling_type", type}, {"status", status}});
   r["handling_terms"] = std::move(hs);

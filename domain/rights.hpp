@@ -26,7 +26,8 @@ struct resolved_rights {
   std::string json;
   std::string digest_input;
   std::vector<usage> usage_terms;
-  std::vector<std::string> basis;  ///< the ids of the contracts in force (`basis`): what the rights depend on
+  /// The contracts in force (`basis`), with their versions: what the rights depend on.
+  std::vector<std::pair<std::string, std::int64_t>> basis;
   /// Unix seconds at which a contract window opens or closes next: the resolution must not be
   /// served from then on. Max when no window edge lies ahead.
   std::int64_t valid_until = std::numeric_limits<std::int64_t>::max();
@@ -35,12 +36,10 @@ struct resolved_rights {
   std::int64_t in_force_since = std::numeric_limits<std::int64_t>::min();
   bool usable = false;
   std::string resolved_at;  ///< as in `json`
-  /// What travels (domain/odrl.hpp), made with the resolution: the ODRL rules, the contract
-  /// versions they come from, and what `check_content_use` answers a declared AI_TRAINING /
+  /// What travels (domain/odrl.hpp), made with the resolution: the ODRL rules and what `check_content_use` answers a declared AI_TRAINING /
   /// AI_RETRIEVAL without a method (the `Content-Usage` and `tdm-reservation` headers).
   std::string odrl_rules;
   std::string odrl_key;  ///< hex SHA-256 of the terms and the window: a policy's tag is made from it
-  std::vector<std::pair<std::string, std::int64_t>> basis_versions;
   bool train_ai = false;
   bool search = false;
 };

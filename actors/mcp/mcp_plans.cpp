@@ -67,7 +67,7 @@ struct kept_result {
 std::vector<std::pair<std::string, std::string>> travelling(const domain::api_reply& r) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& h : r.headers)
-    if (h.first == "Content-Usage" || h.first == "tdm-reservation" || h.first == "tdm-policy") out.push_back(h);
+    if (domain::is_rights_header(h.first)) out.push_back(h);
   return out;
 }
 
