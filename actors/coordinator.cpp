@@ -1,3 +1,28 @@
+// The caches a hot read uses (docs/architecture.md, "Request path"): what keys each, what keeps it right after a change, its bound.
+//
+//   - *Rate table* (`actors/rate_limiter.hpp`, `rate_table`): a token bucket per `client_id`, 16
+//     shards under a mutex each, decided in place by coordinators and by the rate limiter actor (a
+//     header before its body). Not a cache: the limiter's state, kept outside the actor so a restart
+//     keeps every quota. Full buckets are forgotten every 4,096 admissions of a shard; on several
+//     nodes it is charged what the others admitted (`rate_sharing`).
+//   - *Records read in place* (`record_store::resource_at_once`, `fetch_resource` in
+//     `actors/resource_support.hpp`): LMDB and the memory store answer with a read transaction on
+//     the coordinator's thread (what the reader actor did, without the message); PostgreSQL answers
+//     only from its hot-record cache (below), a miss asks a reader, whose read fills it. No cache of
+//     its own on LMDB, so nothing to invalidate.
+//   - *Renderings* (`actors/representation_cache.hpp`): the JSON read (record, rights and hash
+//     composed) and the Markdown read, keyed by (tenant, Resource, rendering, `?version`). An entry
+//     keeps the record bytes and the rights (`digest_input` and JSON) it was made from and is found
+//     only when the request's are byte for byte the same, so nothing invalidates it: a write, on this
+//     node or another, or a contract change just misses, and the new rendering replaces the old one.
+//     A hit costs a compare of the record instead of a SHA-256 over it and the composing. A field
+//     mask applies to the kept JSON. Bounded in bytes (`http.representation_cache_mib`, 64), least
+//     recently read out first, 16 shards; `contentlake_representation_cache_bytes`. The MCP tool
+//     `read_resource` keeps its result (serialized, without the JSON-RPC id) in the same cache under
+//     (tenant, Resource, `mcp-` format, field mask), found only when the REST answer it is shaped
+//     from is byte for byte the same: that answer carries the record, the rights and the hash, so
+//     the same rule holds.
+
 #include "actors/coordinator.hpp"
 #include "domain/clock.hpp"
 

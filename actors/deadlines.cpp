@@ -1,3 +1,13 @@
+// Why one deadline per request (docs/architecture.md, "Request path"): a finite CAF `request` timeout registers
+//
+//   with CAF's clock thread and wakes it; with three or four asks per read that cost a quarter of a
+//   request's CPU, and CAF keeps a timeout registered until it fires, answered or not. Coordinators
+//   ask with `caf::infinite` and register the request once with `deadline_watch`
+//   (`actors/deadlines.hpp`: a heap under a mutex, checked by one thread every tick, dropping
+//   finished requests' entries whenever it has doubled). A passed deadline answers 503
+//   `BACKEND_UNAVAILABLE` with `Retry-After: 1` and stops the coordinator; a dead callee is noticed
+//   at once (`request_receiver_down`).
+
 #include "actors/deadlines.hpp"
 
 #include <algorithm>

@@ -1,3 +1,10 @@
+// Fault injection (docs/architecture.md, "Supervision tree"):
+//
+// Fault injection (`admin.fault_injection`) goes through the supervisor: a kill is `send_exit(kill)`;
+// a delay makes the actor's default handler (`actors/fault_hooks.hpp`) push a behavior that skips
+// everything but its resume timer, so a delayed actor holds its messages, in order, without holding
+// a scheduler thread.
+
 #include "actors/fault_hooks.hpp"
 
 #include <caf/all.hpp>

@@ -1,3 +1,24 @@
+// Admission and connection slots (docs/architecture.md, "Request path"):
+//
+// - **Admission before the body.** A request with a body is admitted on its header (route, token,
+//   scope, rate limit); only a yes reads the body, in pieces with a
+//   deadline that grows with what arrived (`http.min_body_bytes_per_second`). The verified caller
+//   travels with the request (an `admission` ticket), so auth and the limiter are not asked twice.
+//   When the token is in the token cache the header is decided on the I/O thread (token cache, scope,
+//   rate table: no actor would be asked); otherwise by a coordinator of its own, which asks auth.
+//   Either way the request itself then gets its coordinator. A body of known length that came whole
+//   in the header's read (a small JSON body from a keep-alive client) is taken at once instead, and
+//   the request checked as a whole: nothing more is read from the socket for it, and the admission
+//   step, its post back to the connection and an async read that would find the bytes buffered are
+//   saved.
+// - **Connections at the cap.** A new connection at `http.max_connections` takes the slot of the one
+//   that has waited longest for a request header or in sending a body; only when every connection is
+//   serving does it get 503 (at most 64 at once). A keep-alive connection waits from the moment the
+//   last write of its answer begins (its client may read the answer before that write's completion
+//   runs on a busy I/O thread); chosen then, it closes once the answer is out. While a request is in flight the session waits for
+//   its socket to be readable: a client that closes gives its slot back at once, and a held request
+//   (an event stream, a long poll) learns of it through `api_request::peer_gone` and ends.
+
 #include "http/resource_metadata.hpp"
 #include "http/listener.hpp"
 

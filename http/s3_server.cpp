@@ -1,3 +1,18 @@
+// Sizes and framing on the embedded S3 listener (docs/architecture.md, "Blobs"):
+//
+// - **Declared sizes** are enforced by the embedded store as bodies arrive (`X-Cl-Length`, signed);
+//   with `blobs.backend = s3` at completion (400 `SIZE_MISMATCH`). `aws-chunked` bodies are refused
+//   with 501 rather than stored with their framing.
+//
+// The embedded S3 listener's path (docs/architecture.md, "Blobs"):
+//
+//    header -> s3::classify -> sigv4::verify -> bucket check; bodies in 1 MiB chunks (one buffer a
+//    connection, held while its body is read: an idle connection holds none), each written
+//    (and MD5'd) on one disk thread while one hashing thread adds it to the SHA-256 (an I/O thread
+//    never waits on a disk write or a digest), reads on two threads of their own; a download's body
+//    goes out of two 1 MiB buffers per connection, the next `pread` under way while the last is
+//    written
+
 #include "http/s3_server.hpp"
 
 #include "domain/base64url.hpp"

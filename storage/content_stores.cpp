@@ -1,3 +1,17 @@
+// Each typed store and what it owns on each backend (docs/architecture.md, "Storage"):
+//
+// | store | interface | what it owns on LMDB (`storage/kv/`) | on PostgreSQL (`storage/postgresql/`) |
+// |---|---|---|---|
+// | resources | `resource_reads/_writes` (`storage/content_stores.hpp`) | `resources` tenant\0id -> typed header + JSON, `versions`, `resources_by_work`, `blob_refs` | `resources` (header columns + `record`), `resource_versions`, `resource_blobs`; by Work: partial index |
+// | activities | `activity_reads/_writes` | `activities` (header + JSON), `activities_by_resource`, `activities_by_reader` tenant\0principal\0id (`*`: about no Resource) | `activities` + index by Resource, `activity_readers` |
+// | catalogue | `catalog_reads/_writes` (Works, Sources, Agents) | `works`, `sources`, `agents` tenant\0id | `catalog(kind, tenant, id, record)` |
+// | grants | `grant_reads/_writes` (`storage/grant_store.hpp`) | `grants` tenant\0res\0principal, `grants_by_principal` | `grants` + index (tenant, principal, resource_id) |
+// | contracts | `contract_reads/_writes` (`storage/contract_store.hpp`) | `contracts` (latest), `contract_versions`, `contract_works` (+ usage pairs) | `contracts`, `contract_versions`, `contract_works`, `contract_usages` |
+// | idempotency ledger | `ledger_reads/_writes` (`storage/ledger_store.hpp`) | `ledger` tenant\0client\0key, `ledger_expiry` | `idempotency` keyed (tenant, client_id, key) + index on created_ms |
+// | blobs (group) | `blob_reads/_writes` (`storage/blob_store.hpp`) | `blob_uploads`, `blob_upload_expiry`, `blob_versions` (newest first) | schema part `blobs`: `blob_uploads` + partial index on expiry, `blob_versions` |
+// | webhooks (group) | `webhook_reads/_writes` (`storage/webhook_store.hpp`) | endpoints, enabled ones, retries by due time, delivery logs | schema part `webhooks`: one table each |
+// | change log | `record_store::read_from`, `write_txn::log_change`, consumers | `changes` <8-byte seq> -> entry, `change_consumers` | `change_log`, `change_head`, `change_consumers` |
+
 #include "storage/content_stores.hpp"
 
 #include "domain/content_format.hpp"

@@ -1,3 +1,15 @@
+// How long polls and event streams are held (docs/architecture.md, "Events: the change feed"):
+//
+// - **Long polls and streams are held, and limited.** They wait in the feed actor, woken by the
+//   record store's commit listener (coalesced: at most once per 10 ms). Each holds a slot of
+//   `held_requests` (per principal, per client, and in all at most half the connection cap; on
+//   PostgreSQL the first two are counted in the database, so they hold across nodes); the slot
+//   goes back when the answer is written or the client leaves (the session watches the socket; the
+//   feed drops a waiting poll whose client left within a quarter of a second). An event stream is a
+//   chain of long polls written as they come (`api_reply::next_chunk_async`) and ends after
+//   `changes.stream_seconds`, at its token's `exp` (with `event: token_expired`), or when the
+//   service drains.
+
 #include "actors/events/changes_feed.hpp"
 #include "actors/fault_hooks.hpp"
 

@@ -1,3 +1,25 @@
+// How deliveries are scheduled and sent (docs/architecture.md, "Events: webhooks"):
+//
+// - **Slots shared fairly.** Deliveries wait in a per-tenant queue; a freed slot goes to the next
+//   tenant in turn, a tenant holds at most half of `webhooks.concurrency` and an endpoint an eighth,
+//   and a tenant with that many started or queued starts no more batches or retries (the due retries
+//   are paged past it). So one tenant's endpoints that never answer hold half the slots, not every one.
+// - **SSRF is decided where the socket is made**: the client resolves the name, keeps the addresses
+//   the policy allows (one parser reads a host as the resolver does, at creation and at delivery) and
+//   connects by address.
+// - **Kept connections** (`http::webhook_client`): one pool per service, by origin (scheme, host,
+//   port), at most twice `webhooks.concurrency` waiting; a connection goes back only after a whole
+//   keep-alive answer, is reused for `webhooks.keep_alive_seconds` after its name's check and 4 s
+//   unused, and an unused one that became readable (the receiver closed it) is dropped. Reuse does not
+//   widen SSRF: the address was checked when the connection was made, and the check is repeated within
+//   the age bound. One TLS context for all (the CA store is read once).
+// - **Workers and jobs**: a connection per message and a thread per message were what bounded a busy
+//   endpoint (0.34 of the write rate). Workers are kept between jobs; a batch is one job, so the
+//   dispatcher makes one actor round trip per batch, not per message, and signs nothing itself (the
+//   worker signs each message as it sends it, so `webhook-timestamp` is the attempt's). A job's
+//   messages are taken in order; with `max_in_flight` 1 one worker sends them one after the other.
+//   Figures: docs/benchmarks.md (bench/webhooks).
+
 #include "actors/events/webhook_dispatcher.hpp"
 #include "actors/fault_hooks.hpp"
 

@@ -1,3 +1,28 @@
+// The search index on several nodes (docs/architecture.md, "The search index on several nodes"):
+//
+// - **Position.** The index commits the last log sequence it applied in its own metadata, in the
+//   same commit as the documents (`applied`): a restarted node resumes exactly there; a new node (an
+//   empty data dir) rebuilds from the record store in the background (searches answer 503
+//   `SEARCH_INDEX_REBUILDING` meanwhile) and then follows the log.
+// - **Retention.** Each node's index is a change-log consumer of its own, `search-index@<node>`,
+//   acknowledged every `acknowledge_every` (a quarter of the log's retention, at most a minute)
+//   whether it moved or not. Retention never trims what a registered consumer has not applied. A node
+//   that stops acknowledging for the log's retention (at least an hour) is let go by the others (its
+//   consumer forgotten, a warning in their logs): a dead node does not hold the log forever. When it
+//   comes back and the log no longer holds the changes after its index's position, it rebuilds at
+//   start; a running index that finds such a gap says so once and waits for the restart.
+// - **Sessions.** A search session is one row in PostgreSQL: its request, the position of the index
+//   that opened it, and the hits it answered as an array, to which a page adds its own under the
+//   row's lock (concurrent pages on two nodes never answer one hit twice). Its only index is the key,
+//   so a page's update is a HOT one. The bounds (in all, per principal and client, held hits) are
+//   applied by a sweep one node at a time runs at most 5 s apart (`search.session_ttl_seconds` / 2
+//   when shorter), not by each open: a principal may hold more than its bound until the next sweep.
+//   Each node's sweeper (`search_session_sweeper`, detached: the sweep reads every session) runs
+//   it on a timer, never on a page's path. The opening INSERT commits without waiting for the WAL
+//   flush (`synchronous_commit` off for its transaction alone): losing it in a database crash costs
+//   the client a 404 on the next page, never a repeated hit, and every later write of the session
+//   waits for its flush (and so flushes the open before it).
+
 #include "actors/search/indexer.hpp"
 #include "actors/fault_hooks.hpp"
 

@@ -8,6 +8,92 @@
 // the numbers that follow and commit. The lock is held from that update to the commit, so
 // transactions that log commit in the order of their numbers: a reader that sees entry n has seen
 // every entry before it, on any node (docs/architecture.md, "The change log on PostgreSQL").
+//
+// How the PostgreSQL backend works inside (docs/architecture.md, "The PostgreSQL backend", says what and why):
+//
+// - **Write path.** A group commit is one transaction, and a mutation that fails or refuses loses only
+//   its own changes (LMDB: a nested transaction per mutation). A batch runs first without savepoints:
+//   a refusal that wrote nothing needs none. When a mutation threw, lost a race or refused after
+//   writing, the transaction rolls back and the batch runs again with a savepoint per mutation (so do
+//   the next 16 batches): a savepoint costs two statements, a round trip and a subtransaction. A
+//   mutation that loses to another transaction (SQLSTATE 23505/40001/40P01, or a Resource's
+//   `UPDATE ... WHERE version = $seen` finding no row) runs again and sees what won: the ledger's key
+//   (tenant, client, key) gives two nodes racing one `Idempotency-Key` one effect. Writes whose rows
+//   nobody reads (`session::send`) go out in libpq's pipeline mode with the next statement waited
+//   for; an error of one surfaces there, and the savepoint run finds whose it was. BEGIN travels
+//   with the first statement waited for, and the change-log append with the COMMIT: a batch whose
+//   mutations read nothing (a create, keyed or not) is one round trip. A batch whose connection broke
+//   before its COMMIT was sent (a restarted server, found wherever the batch first waits) committed
+//   nothing and runs once more on a new connection; after the COMMIT was sent the outcome is unknown
+//   (503; a retry with the same `Idempotency-Key` replays).
+// - **No look-ups a create does not need.** A keyed write whose only effect is its guarded write
+//   (the route says so: `http::write_only`; Resources, Works, grants, contracts; not uploads, webhooks
+//   or search) is not looked up before it runs on PostgreSQL: the ledger holds its key "unchecked",
+//   and in a batch without savepoints the ledger store answers the key as absent without reading it.
+//   When a record is there after all (a retry, another node's, one past retention not pruned yet) the
+//   record's INSERT fails the batch, which runs again with savepoints, reads it and answers from it.
+//   A request that ran unchecked and was answered by anything but its guarded write (a refusal
+//   before it, a failure) asks the ledger (`check`) before its answer leaves, so a refusal never
+//   hides a stored answer. Each ledger shard remembers up to 16,384 keys it saw stored, replayed or
+//   mismatched, and looks those up first: a client retrying one key in a loop reaches the writer once
+//   per node, not per retry (tests/e2e/idempotency_test.cpp: 21 retries after a restart, at most one
+//   more mutation). The trade: a retry of a key the node does not remember costs a batch rerun with
+//   savepoints (and savepoints for the next 16 batches) instead of a look-up; a look-up costs every
+//   keyed create a round trip. On LMDB a look-up is a page read, and every key is looked up. The caller's agent is written
+//   with `catalog put_if_absent` (`INSERT ... ON CONFLICT DO NOTHING`, sent without waiting), and not
+//   at all for a key the writer saw committed: nothing removes a catalog record, so the writer keeps
+//   the keys it committed (`lasting_keys`, bounded; learnt only at a commit).
+// - **Writer lanes.** LMDB has one writer; PostgreSQL commits several transactions at once, so on it
+//   the writer is `storage.postgresql.writers` (2) lanes behind one handle (`writer_lanes`), each its
+//   own group commit on its own connection. A write goes to its sender's lane: an actor's writes
+//   (a request's, the indexer's, the ledger's) keep the order it sent them in; writes of different
+//   requests never had one. Lanes meet only where they must: at a row both write (the later waits,
+//   then loses its compare-and-set or its unique key and runs again), at a row a write reads in order
+//   to change it (a webhook endpoint, a contract's latest version, an upload, a grant and the
+//   Resource's other owners: read `FOR UPDATE` in a write, so the later waits and reads what the
+//   earlier committed, and no check passes on what another node is changing; an owner's webhooks
+//   are counted under an advisory lock of that owner's), and at the change log's head lock from the
+//   log append to the COMMIT. Cache drops, `known_change` and the commit listeners take positions in
+//   any order (the listeners only wake).
+// - **The hot-record cache** (`storage/postgresql/hot_records.hpp`). Resources read lately, record and
+//   typed header, keyed by (tenant, id); `storage.postgresql.cache_mib` (64) bounds it, least
+//   recently read out first (`contentlake_postgresql_cache_bytes`). What a batch wrote leaves it after the COMMIT and before the writer
+//   answers; a follower thread reads the change log every 100 ms and drops what other nodes changed
+//   (the bound on staleness for their writes), and moves `known_change` on: the position a read
+//   reports without asking the database. A miss reserves its key and fills it only if the key was not
+//   dropped since (a read that raced a commit is not kept).
+// - **The change log, gap-free across nodes.** Entries wait in memory until the batch ends; then one
+//   statement moves the head (`UPDATE change_head SET seq = seq + n RETURNING seq`, taking its row
+//   lock) and inserts the entries with the n numbers up to it (a data-modifying CTE over `unnest`),
+//   sent with the COMMIT. The lock is held from that update to the commit only, so logging
+//   transactions commit in number order: a reader at n has seen every entry below n, on every node.
+//   Numbers are the same dense sequence as on LMDB (cursors keep their form).
+// - **Schema.** Numbered migrations per schema part, applied at start in one transaction under an
+//   advisory lock (newer than the binary: refused). Keys `text COLLATE "C"` (byte order, as LMDB);
+//   records `text`, the canonical bytes unchanged. Statements prepared per connection, a small pool.
+// - **Plans that hold as tables grow.** PostgreSQL keeps a prepared statement's plan until a table's
+//   statistics change, and autovacuum analyzes at most once a minute; a plan made while a new
+//   database was tiny can walk a whole tenant (an index on the tenant alone, filtering) once the
+//   tables have grown, and a tenant the statistics have not seen yet (estimated at a row or two) can
+//   be walked by a join or an `id = ANY($2)` look-up. Three defences: a page by a secondary key
+//   states its position as a row on that index's columns (`(resource_id, principal) > ($2, $3)`),
+//   which no other index can bound; joins and many-key look-ups probe each row by its whole key (a
+//   `LATERAL` subquery with `OFFSET 0` the planner cannot merge; keys `unnest`ed; the blob references
+//   a Resource's write drops are deleted by their whole key, taken from the row as it was, since the
+//   blob index leads with the blob); and a connection
+//   prepares a statement again after 1,000 uses (`postgresql_settings::replan_after`).
+// - **What differs.** A read of committed state that misses the cache is a statement on a pooled
+//   connection (LMDB: a read transaction, no round trip); the change feed reads a page's grants and
+//   Works in one statement each, the search indexer a chunk of 100 Resources' records and their
+//   grantees in one statement each (`records_of`, `principals_on`; LMDB: a read each), not through
+//   the hot-record cache; `storage_*` capacity gauges are LMDB's only; a statement waits at most
+//   `storage.postgresql.answer_wait_ms` for its answer (libpq's calls, made with a `poll` deadline
+//   of our own: libpq has none for a server that keeps the socket open and says nothing), and after
+//   a connection could not be made or an answer did not come the pool refuses at once for up to 5 s
+//   (the health probe, every second, ends that when the database answers): cold reads run on the
+//   scheduler's threads, and a silent database must not hold them, or no request is answered, not
+//   even at its deadline; a database that cannot
+//   be reached answers 503 and fails `/readyz`. Its figures against LMDB: docs/benchmarks.md.
 
 #include "storage/postgresql/postgresql_store.hpp"
 

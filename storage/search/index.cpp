@@ -1,3 +1,37 @@
+// How the search index works inside (docs/architecture.md, "Search", says what and why):
+//
+// - **A page costs about a page, at any depth and index size**: stemming per document language;
+//   BM25 folded into the wdf at indexing time (no document length read); snippets made by our own
+//   scan around the first matched word (a page makes each language's stemmer once and stems a word
+//   once, `snippet_maker`); each shard's documents (words in order, hit records, pair
+//   sketches) kept beside it in LMDB; phrases checked by a match decider only for candidates that
+//   would be answered; pairs of common words indexed for two-word phrases; impact tiers so a common
+//   word is ranked from its highest-weight documents first; a query whose matches are alike (every
+//   word once, short documents: the same weight for all) ranked from the oldest documents of each
+//   shard when the window's last hit holds every word at the index's highest wdf for it (no document
+//   can weigh more, and ties go to the lower id; else the whole list), tried only where the index's
+//   statistics allow it (each word's mean wdf at least 1 + a quarter of its highest above 1), so
+//   other queries do not pay for the attempt; dense filters as shared bit
+//   sets; the session's answered hits passed over as a posting source, not as terms.
+// - **What a search asks of PostgreSQL**: a new search one statement (its session inserted with
+//   the first page's hits, its commit not waited for on disk), a continued page two (its session
+//   read, its hits added, waited for); the page's grants only while the index is behind what the node
+//   knows of the log; the sweep on a sweeper actor. Figures: docs/benchmarks.md (bench/search).
+// - **Commits of up to 2,000 changes** (`search.batch_max_changes`, and `_bytes`): a commit rewrites
+//   the last chunk of the posting list of every word its batch holds, so smaller commits made
+//   indexing fall with the index's size; larger ones were no faster.
+// - **One budget of index rankings per answer** (8): the plan's rounds, the re-rankings past grants
+//   revoked while the index lags and the index's own re-runs share it; out of budget, a page answers
+//   what it has and is not exhausted.
+// - **Readers open between batches** (a lock the batch's commits hold), so a reader sees a batch in
+//   every shard or in none.
+// - **Rebuilds run in the indexer, not before listening**: a missing, damaged or foreign index is
+//   replaced by an empty one and rebuilt a page per commit (resumable); meanwhile searches answer 503
+//   `SEARCH_INDEX_REBUILDING` rather than pages that silently miss Resources.
+// - Files: `storage/search_index` (API, shards, query runner), `search_terms` (ranking, parsing, the
+//   format list; Xapian 1.4 pinned), `search_filters`, `search_shards`, `search_phrases`,
+//   `search_snippets`, `shard_documents`, `search_feed` (the change-log feed and the rebuild).
+
 #include "storage/search/index.hpp"
 
 #include "storage/search/filters.hpp"
