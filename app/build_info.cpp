@@ -1,13 +1,13 @@
 #include "app/build_info.hpp"
 
-#include "storage/kv/lmdb_store.hpp"
+#include "storage/backend.hpp"
 #include "storage/search/index.hpp"
 
 namespace cl::app {
 
 std::string_view build_version() { return CONTENTLAKE_VERSION; }
 
-int record_store_format() { return storage::lmdb_format_version; }
+int record_store_format() { return storage::backends().front().traits.format; }
 
 std::string_view search_index_format() { return storage::search_index::format(); }
 

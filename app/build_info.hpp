@@ -12,7 +12,7 @@ std::string_view build_version();
 /// The commit built from (`git rev-parse --short=12`, `-modified` with uncommitted changes;
 /// "unknown" outside a git checkout). Generated at every build.
 std::string_view build_commit();
-/// The data formats: the record store's (LMDB) and the search index's.
+/// The data formats: the default backend's record store (LMDB's) and the search index's.
 int record_store_format();
 std::string_view search_index_format();
 

@@ -6,7 +6,7 @@
 #include "actors/events/changes_plans.hpp"
 #include "actors/metrics.hpp"
 #include "app/groups.hpp"
-#include "app/record_stores.hpp"
+#include "storage/backend.hpp"
 #include "storage/identity.hpp"
 
 #include <caf/actor_system.hpp>
@@ -57,11 +57,11 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
                                   "Event streams and long polls of the change feed held open.");
   // Held requests keep at most half the connections, so ordinary requests always find room.
   auto room = static_cast<std::size_t>(std::max(1, s.settings.http.max_connections / 2));
-  // On PostgreSQL the per-principal and per-client limits are counted in the database: they hold
-  // across nodes (the total stays per node: it guards this node's connections).
+  // On a backend several nodes share, the per-principal and per-client limits are counted in it:
+  // they hold across nodes (the total stays per node: it guards this node's connections).
   std::shared_ptr<storage::held_slot_store> counted_by_all;
   try {
-    counted_by_all = open_held_slots(s.settings, s.node);
+    counted_by_all = s.backend->open_held_slots(s.node);
   } catch (const std::exception& e) {
     return startup_failure(std::string{"change feed: "} + e.what());
   }

@@ -12,7 +12,7 @@
 #include "actors/writer.hpp"
 #include "app/cluster_group.hpp"
 #include "app/groups.hpp"
-#include "app/record_stores.hpp"
+#include "storage/backend.hpp"
 #include "http/https_fetch.hpp"
 #include "http/openapi.hpp"
 #include "storage/identity.hpp"
@@ -77,7 +77,7 @@ children spawn_rate_limiter(const startup& s) {
   cfg->stats = s.stats;
   if (auto err = actors::validate(*cfg)) return startup_failure(*err);
   // Several nodes on one database: each charges its buckets what the others admitted.
-  if (auto exchange = open_rate_exchange(s.settings, s.node))
+  if (auto exchange = s.backend->open_rate_exchange(s.node))
     cfg->sharing = std::make_shared<actors::rate_sharing>(
       std::move(exchange), std::chrono::milliseconds{s.settings.groups.get<cluster_settings>().rate_limit_share_ms});
   // The buckets outlive the actor (its restart keeps every quota); coordinators decide in place.
@@ -122,10 +122,6 @@ children spawn_rights(const startup& s) {
     "rights", [fixed](caf::actor_system& sys) { return sys.spawn(actors::rights, fixed); })};
 }
 
-/// How many writes PostgreSQL commits at once (`storage.postgresql.writers`); LMDB has one writer.
-std::size_t write_lanes(const config::settings& c) {
-  return c.storage.backend == "postgresql" ? c.storage.postgresql_writers : 1;
-}
 
 /// `n` detached copies of `behavior` (n > 1) behind one `front` that routes to them and is linked
 /// to them: the first with `cfg`, the others with it but `prunes` off (housekeeping runs once).
@@ -147,13 +143,14 @@ children spawn_ledger(const startup& s) {
   actors::ledger_config settings{s.store, s.directory, s.stats, c.idempotency.retention_seconds * 1000,
                                  std::chrono::milliseconds{2 * c.actors.ask_timeout_ms},
                                  std::chrono::milliseconds{c.idempotency.prune_interval_seconds * 1000}};
-  // On PostgreSQL a key's look-up is a round trip: a write whose only effect is its guarded write
-  // lets the record it inserts be the check (actors/ledger.hpp). On LMDB it is a read of a page.
-  settings.trusts_writes = c.storage.backend == "postgresql";
+  // Where a key's look-up is a round trip and the store checks uniqueness itself, a write whose only
+  // effect is its guarded write lets the record it inserts be the check (actors/ledger.hpp). On
+  // LMDB a look-up is a read of a page.
+  settings.trusts_writes = s.backend->traits().trusts_inserts;
   settings.leases = s.leases;
-  // On PostgreSQL a record lookup is a round trip: as many shards as writer lanes, detached (a
+  // Several writer lanes (a record lookup is a round trip): as many shards as lanes, detached (a
   // lookup blocks its thread), so lookups of different keys run at once.
-  if (auto shards = write_lanes(c); shards > 1)
+  if (auto shards = s.backend->writer_lanes(); shards > 1)
     return std::vector<actors::child_spec>{
       spread<actors::ledger_actor>("ledger", shards, actors::ledger, actors::ledger_shards, settings)};
   auto cfg = std::make_shared<const actors::ledger_config>(std::move(settings));
@@ -171,13 +168,8 @@ children spawn_writer(const startup& s) {
   settings.change_log_prune_interval =
     std::clamp<std::chrono::milliseconds>(settings.change_log_retention / 2, std::chrono::milliseconds{100},
                                           std::chrono::seconds{60});
-  auto lanes = write_lanes(s.settings);
-  if (lanes > 1 && lanes >= s.settings.storage.postgresql_pool_size)
-    return startup_failure("storage.postgresql.writers (" + std::to_string(lanes)
-                           + ") must be below storage.postgresql.pool_size ("
-                           + std::to_string(s.settings.storage.postgresql_pool_size)
-                           + "): each writer holds a connection while it commits, and reads need one too");
-  // PostgreSQL commits several transactions at once: a group commit per lane, the first prunes.
+  auto lanes = s.backend->writer_lanes();
+  // A backend that commits several transactions at once: a group commit per lane, the first prunes.
   if (lanes > 1)
     return std::vector<actors::child_spec>{
       spread<actors::writer_actor>("writer", lanes, actors::writer, actors::writer_lanes, settings)};
@@ -201,16 +193,24 @@ children spawn_readers(const startup& s) {
     });
   }
   // Several readers: each is its own child (restarted alone) and serves its own directory view.
+  // Where a read waits on a server, each reader is detached: its round trip holds a thread of its
+  // own, never one of the scheduler's.
   std::vector<actors::child_spec> out;
+  bool detached = s.backend->traits().reads_block;
   for (std::size_t i = 0; i < s.directory->readers(); ++i)
     out.push_back(actors::supervised<actors::reader_actor>(
-      "reader", [store = s.store](caf::actor_system& sys) { return sys.spawn(actors::reader, store); }, i));
+      "reader",
+      [store = s.store, detached](caf::actor_system& sys) {
+        return detached ? sys.spawn<caf::detached>(actors::reader, store) : sys.spawn(actors::reader, store);
+      },
+      i));
   return out;
 }
 
 }  // namespace
 
 void register_core(registry& r) {
+  r.add_options(storage::backend_options());
   r.add_routes({{"GET", "/v0/openapi.json", "", nullptr, &serve_openapi}});
   r.add_actors("auth", &spawn_auth);
   r.add_actors("rate_limiter", &spawn_rate_limiter);

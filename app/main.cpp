@@ -8,11 +8,9 @@
 #include "app/blobs_group.hpp"
 #include "app/groups.hpp"
 #include "app/service.hpp"
-#include "storage/kv/backup.hpp"
+#include "storage/backend.hpp"
 #include "storage/identity.hpp"
 #include "app/migrate_command.hpp"
-#include "app/record_stores.hpp"
-#include "storage/kv/lmdb_store.hpp"
 #include "storage/search/feed.hpp"
 
 #include <CLI/CLI.hpp>
@@ -194,7 +192,7 @@ int reindex(const cl::config::settings& s) {
   try {
     std::filesystem::create_directories(s.data_dir);
     cl::app::data_dir_lock held{s.data_dir};  // not while a service runs on it
-    auto store = cl::app::open_record_store(s);
+    auto store = cl::storage::open_backend(s)->open_records();
     auto done = cl::storage::rebuild_index(std::filesystem::path{s.data_dir} / "search", *store);
     std::cout << "search index rebuilt: " << done.documents << " Resources, from change " << done.applied << "\n";
     return 0;
@@ -218,30 +216,23 @@ std::optional<cl::config::settings> settings_as_served(const std::string& config
   return settings;
 }
 
-/// `contentlake backup --to DIR`: a consistent copy of the data dir while the service runs.
-/// The key-value backends' backup and restore copy the data dir; PostgreSQL's records are the
-/// database's (pg_dump, docs/operations.md).
-bool refused_on_postgresql(const cl::config::settings& s, const char* command) {
-  if (s.storage.backend != "postgresql") return false;
-  std::cerr << "contentlake " << command << ": the records are in PostgreSQL (storage.backend=postgresql): back them up "
-            << "with pg_dump and restore them with pg_restore, then run `contentlake reindex` "
-            << "(docs/operations.md, \"Backup and restore on PostgreSQL\")\n";
-  return true;
-}
-
+/// `contentlake backup --to DIR`: a consistent copy of the data dir while the service runs, where
+/// the backend keeps its records there; elsewhere the backend says which tools copy them (exit 2).
 int backup(const cl::config::settings& s, const std::string& config_file, const std::string& to) {
-  if (refused_on_postgresql(s, "backup")) return 2;
   try {
     std::vector<std::string> configuration;
     for (const auto& f : {config_file, s.rights.policy_file, s.groups.get<cl::app::access_settings>().directory_file,
                           s.auth.jwks_file})
       if (!f.empty()) configuration.push_back(f);
-    auto done = cl::storage::backup_data_dir(s.data_dir, to, configuration);
+    auto done = cl::storage::open_backend(s)->backup(to, configuration);
     std::cout << "backup of " << s.data_dir << " in " << to << ": records up to change " << done.last_change << " ("
               << done.record_bytes << " bytes), " << done.objects << " objects (" << done.object_bytes
               << " bytes), " << done.identity_files.size() << " identity files; the search index is rebuilt at "
               << "restore. " << to << "/backup.json names the configuration files.\n";
     return 0;
+  } catch (const cl::storage::backup_refused& e) {
+    std::cerr << "contentlake backup: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "contentlake backup: " << e.what() << "\n";
     return 1;
@@ -250,9 +241,8 @@ int backup(const cl::config::settings& s, const std::string& config_file, const 
 
 /// `contentlake restore --from DIR --data-dir NEW`: a backup brought back into a new data dir.
 int restore(const cl::config::settings& s, const std::string& from) {
-  if (refused_on_postgresql(s, "restore")) return 2;
   try {
-    auto done = cl::storage::restore_data_dir(from, s.data_dir, s.storage.map_size_mib);
+    auto done = cl::storage::open_backend(s)->restore(from);
     std::cout << "restored " << from << " into " << s.data_dir << ": records up to change " << done.last_change
               << ", " << done.objects << " objects, search index rebuilt (" << done.documents
               << " Resources); change-log epoch " << done.epoch
@@ -262,6 +252,9 @@ int restore(const cl::config::settings& s, const std::string& from) {
       for (const auto& f : done.configuration) std::cout << "  " << f << "\n";
     }
     return 0;
+  } catch (const cl::storage::backup_refused& e) {
+    std::cerr << "contentlake restore: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "contentlake restore: " << e.what() << "\n";
     return 1;

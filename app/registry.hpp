@@ -20,6 +20,7 @@
 #include <vector>
 
 namespace cl::storage {
+class backend;
 class record_store;
 class lease_keeper;
 }
@@ -64,6 +65,9 @@ struct startup {
   /// This node's leases of work done once among the nodes (storage/leases.hpp): a group's actor
   /// does such work only while `holds` its lease.
   std::shared_ptr<storage::lease_keeper> leases{};
+  /// Where the records live (storage/backend.hpp): a group asks its traits and opens what it
+  /// keeps there (search sessions, held slots, the rate tally), never its name.
+  std::shared_ptr<storage::backend> backend{};
 };
 
 /// A group's spawning function: checks its configuration and answers how the supervisor

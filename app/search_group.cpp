@@ -8,7 +8,7 @@
 #include "actors/search/search_session.hpp"
 #include "actors/work_lane.hpp"
 #include "app/groups.hpp"
-#include "app/record_stores.hpp"
+#include "storage/backend.hpp"
 #include "storage/search/feed.hpp"
 
 #include <caf/actor_system.hpp>
@@ -162,10 +162,10 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   sessions->limits.max_per_principal = static_cast<std::size_t>(section.max_sessions_per_principal);
   sessions->limits.max_returned = static_cast<std::size_t>(section.max_session_hits);
   sessions->limits.max_held_hits = static_cast<std::size_t>(section.max_held_hits);
-  bool blocking = s.settings.storage.backend == "postgresql";
+  bool blocking = s.backend->traits().reads_block;
   try {
     // A connection per session actor that may wait on it, and one for the sweeper.
-    sessions->sessions = open_session_store(s.settings, sessions->limits,
+    sessions->sessions = s.backend->open_session_store(sessions->limits,
                                             s.directory->readers() * (blocking ? blocking_session_workers : 1) + 1);
   } catch (const std::exception& e) {
     return startup_failure(std::string{"search sessions: "} + e.what());

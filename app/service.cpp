@@ -9,14 +9,13 @@
 #include "app/groups.hpp"
 #include "app/cluster_group.hpp"
 #include "app/mcp_group.hpp"
-#include "app/record_stores.hpp"
 #include "domain/page_token.hpp"
 #include "http/api.hpp"
 #include "http/listener.hpp"
 #include "http/resource_metadata.hpp"
 #include "domain/change_cursor.hpp"
+#include "storage/backend.hpp"
 #include "storage/identity.hpp"
-#include "storage/postgresql/postgresql_store.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -54,6 +53,7 @@ struct service::impl {
   std::shared_ptr<actors::service_health> health = std::make_shared<actors::service_health>();
   std::shared_ptr<actors::actor_directory> directory =
     std::make_shared<actors::actor_directory>(static_cast<std::size_t>(settings.storage.readers));
+  std::shared_ptr<storage::backend> backend;  ///< where the records live (storage.backend)
   std::shared_ptr<storage::record_store> store;
   std::thread probe_thread;  ///< the readiness probe of a record store across the network
   std::mutex probe_mutex;
@@ -110,7 +110,8 @@ struct service::impl {
                      return std::nullopt;
                    },
                    owns_process,
-                   leases};
+                   leases,
+                   backend};
   }
 
   /// Starts the actor system and, under one supervisor, every route group's actors; throws with
@@ -190,25 +191,26 @@ struct service::impl {
   void watch_record_store() {
     auto reachable = health->declare_check("record_store", true);
     reachable->store(store->probe());
-    if (settings.storage.backend != "postgresql") return;
-    auto in_use = stats->declare_gauge("contentlake_postgresql_connections_in_use",
-                                       "Connections of the record store's pool leased now (at most its size).");
-    auto size = stats->declare_gauge("contentlake_postgresql_pool_size", "The record store's pool size.");
-    auto cached = stats->declare_gauge("contentlake_postgresql_cache_bytes",
-                                       "Bytes of Resources the hot-record cache holds (at most storage.postgresql.cache_mib).");
-    auto lag = stats->declare_gauge("contentlake_change_log_lag_seconds",
-                                    "How long ago this node last read the change log to its head: what other nodes "
-                                    "changed since may be missing from its caches (past storage.postgresql.max_lag_ms "
-                                    "they are passed by).");
-    stats->on_render([in_use, size, cached, lag, weak = std::weak_ptr<storage::record_store>(store)] {
+    // What the backend keeps (its pool, its caches), and on a shared one how far behind the change
+    // log this node's caches are.
+    std::vector<actors::metrics::gauge> gauges;
+    for (const auto& g : backend->status(*store)) gauges.push_back(stats->declare_gauge(g.name, g.help));
+    std::optional<actors::metrics::gauge> lag;
+    if (backend->traits().shared)
+      lag = stats->declare_gauge("contentlake_change_log_lag_seconds",
+                                 "How long ago this node last read the change log to its head: what other nodes "
+                                 "changed since may be missing from its caches (past storage.postgresql.max_lag_ms "
+                                 "they are passed by).");
+    stats->on_render([gauges, lag, owner = std::weak_ptr<storage::backend>(backend),
+                      weak = std::weak_ptr<storage::record_store>(store)] {
       auto s = weak.lock();
-      if (s) lag.set(static_cast<double>(s->log_lag().count()) / 1000.0);
-      auto use = s ? storage::postgresql_use_of(*s) : std::nullopt;
-      if (!use) return;
-      in_use.set(static_cast<double>(use->connections_in_use));
-      size.set(static_cast<double>(use->pool_size));
-      cached.set(static_cast<double>(use->cache_bytes));
+      auto b = owner.lock();
+      if (!s || !b) return;
+      if (lag) lag->set(static_cast<double>(s->log_lag().count()) / 1000.0);
+      auto now = b->status(*s);
+      for (std::size_t i = 0; i < now.size() && i < gauges.size(); ++i) gauges[i].set(now[i].value);
     });
+    if (!backend->traits().reads_block) return;
     probe_thread = std::thread{[this, reachable] {
       std::unique_lock<std::mutex> lock{probe_mutex};
       while (!probe_cv.wait_for(lock, std::chrono::seconds{1}, [this] { return !probing; })) {
@@ -277,7 +279,7 @@ struct service::impl {
   /// On PostgreSQL: says whether this node seals with the secrets the other nodes on the database use.
   void check_shared_secrets() {
     auto mine = storage::secrets_fingerprint(secrets_of(settings));
-    auto recorded = recorded_secrets_fingerprint(settings, mine);
+    auto recorded = backend->recorded_secrets_fingerprint(mine, !settings.secrets_file.empty());
     if (!recorded) return;
     if (*recorded == mine) {
       spdlog::info("secrets: fingerprint {}, the one recorded for the nodes on this database", mine);
@@ -293,7 +295,7 @@ struct service::impl {
   /// Keeps this node's leases; `contentlake_lease_held{lease}` says which it holds.
   void keep_leases() {
     const auto& section = settings.groups.get<cluster_settings>();
-    leases = std::make_shared<storage::lease_keeper>(open_lease_store(settings), node, storage::lease::all(),
+    leases = std::make_shared<storage::lease_keeper>(backend->open_leases(), node, storage::lease::all(),
                                                      std::chrono::milliseconds{section.lease_ttl_ms});
     std::vector<std::pair<std::string, actors::metrics::gauge>> held;
     for (const auto& name : storage::lease::all())
@@ -313,7 +315,8 @@ struct service::impl {
     dir_lock.emplace(settings.data_dir);
     node = node_name_of(settings);
     spdlog::info("node: {}", node);
-    store = open_record_store(settings);
+    backend = storage::open_backend(settings);
+    store = backend->open_records();
     check_shared_secrets();
     keep_leases();
     watch_record_store();

@@ -10,6 +10,7 @@
 #include "app/groups.hpp"
 #include "domain/webhook.hpp"
 #include "http/webhook_client.hpp"
+#include "storage/backend.hpp"
 #include "storage/identity.hpp"
 
 #include <caf/actor_system.hpp>
@@ -87,7 +88,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_webhooks(const startup& s) 
   cfg->log_size = static_cast<std::uint64_t>(section.delivery_log_size);
   cfg->leases = s.leases;
   // Several nodes: an endpoint created, changed or replayed through another node is seen within a second.
-  if (s.settings.storage.backend == "postgresql") cfg->reload_every = std::chrono::seconds{1};
+  if (s.backend->traits().shared) cfg->reload_every = std::chrono::seconds{1};
   if (s.stats) {
     cfg->attempts = s.stats->declare_counter("contentlake_webhook_attempts_total", "Webhook delivery attempts.");
     cfg->failures = s.stats->declare_counter("contentlake_webhook_failures_total",

@@ -195,49 +195,6 @@ const std::vector<option>& options() {
           })},
     {"log.access", "true", "One JSON access-log line per request on standard output.",
      boolean([](settings& s) -> bool& { return s.log.access; })},
-    {"storage.backend", "lmdb",
-     "Where records live: lmdb (in the data dir, one node) or postgresql (storage.postgresql.url; several nodes may "
-     "share it).",
-     text([](settings& s) -> std::string& { return s.storage.backend; },
-          [](const std::string& v) -> std::optional<std::string> {
-            if (v == "lmdb" || v == "postgresql") return std::nullopt;
-            return std::string{"expected lmdb or postgresql"};
-          })},
-    {"storage.postgresql.url", "",
-     "With storage.backend=postgresql: a libpq connection string or URI (host, port, dbname, user); a password in it "
-     "is never logged, but prefer storage.postgresql.password_file or PGPASSWORD.",
-     text([](settings& s) -> std::string& { return s.storage.postgresql_url; })},
-    {"storage.postgresql.password_file", "",
-     "A file holding the PostgreSQL password (its first line), read at start.",
-     text([](settings& s) -> std::string& { return s.storage.postgresql_password_file; })},
-    {"storage.postgresql.pool_size", "8", "Connections to PostgreSQL this node opens at most.",
-     integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_pool_size; }, 1, 1000)},
-    {"storage.postgresql.cache_mib", "64",
-     "Memory for hot Resources read without a round trip to PostgreSQL; dropped when written here, or within 100 ms "
-     "when the change log shows another node wrote them. 0: every read goes to the database.",
-     integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_cache_mib; }, 0, 65536)},
-    {"storage.postgresql.writers", "2",
-     "Writes committing at once on PostgreSQL, each its own group commit (LMDB has one writer). One actor's writes "
-     "stay in order. Also the idempotency ledger's lookups at once. Must be below storage.postgresql.pool_size.",
-     integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.postgresql_writers; }, 1, 64)},
-    {"storage.postgresql.answer_wait_ms", "15000",
-     "How long a statement waits for PostgreSQL's answer before its connection is given up and the request "
-     "answers 503: a database that stopped answering (hung, its host unreachable) holds no thread longer. Keep it "
-     "above the sessions' lock_timeout (10 s).",
-     integer<int>([](settings& s) -> int& { return s.storage.postgresql_answer_wait_ms; }, 100, 3600000)},
-    {"storage.postgresql.follow_interval_ms", "100",
-     "How often this node reads the change log for what other nodes wrote (their writes reach its caches, "
-     "long polls, streams and webhooks within about this). Keep it below storage.postgresql.max_lag_ms: at or above "
-     "it, most reads pass the caches by.",
-     integer<int>([](settings& s) -> int& { return s.storage.postgresql_follow_interval_ms; }, 10, 60000)},
-    {"storage.postgresql.max_lag_ms", "250",
-     "The most another node's change may be missing from this node's caches: while this node has not read "
-     "the change log to its head for longer (a stalled follower, a slow database), access roles, resolved rights "
-     "and hot records are read from the database instead of its caches. contentlake_change_log_lag_seconds shows "
-     "the lag.",
-     integer<int>([](settings& s) -> int& { return s.storage.postgresql_max_lag_ms; }, 20, 60000)},
-    {"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
-     integer<std::size_t>([](settings& s) -> std::size_t& { return s.storage.map_size_mib; }, 1, 1ll << 24)},
     {"storage.readers", "2", "Reader actors serving LMDB reads; requests rotate over them.",
      integer<int>([](settings& s) -> int& { return s.storage.readers; }, 1, 64)},
     {"storage.group_commit", "true", "Commit every write queued during a commit together (one fsync); false commits each alone.",

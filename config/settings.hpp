@@ -67,17 +67,8 @@ struct log_settings {
 };
 
 struct storage_settings {
-  std::string backend = "lmdb";  ///< lmdb (in the data dir) or postgresql
-  std::string postgresql_url;    ///< a libpq connection string (may hold a password: never logged)
-  std::string postgresql_password_file;  ///< the password, read from this file (else the URL's or PGPASSWORD)
-  std::size_t postgresql_pool_size = 8;
-  std::size_t postgresql_cache_mib = 64;  ///< the hot-record cache (0: none)
-  std::size_t postgresql_writers = 2;     ///< writer lanes: transactions committing at once
-  int postgresql_answer_wait_ms = 15000;  ///< a statement's wait for the server's answer
-  int postgresql_follow_interval_ms = 100;  ///< how often the change log is read for other nodes' writes
-  /// How far behind the change log this node's caches may be before it stops trusting them.
-  int postgresql_max_lag_ms = 250;
-  std::size_t map_size_mib = 1024;
+  /// The backend records live in (storage/backend.hpp): its name, its own section in `groups`.
+  std::string backend = "lmdb";
   bool group_commit = true;  ///< false: one transaction and fsync per write (benchmark baseline)
   int readers = 2;           ///< reader actors; reads rotate over them
   /// Change-log entries are kept at least this long, and until every registered consumer applied them.

@@ -9,32 +9,19 @@
 /// copied: restore rebuilds it from the copied records. `backup.json` describes the copy and names
 /// the configuration files the service reads (copied under `config/` when they exist).
 
+#include "storage/backend.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace cl::storage {
 
-struct backup_summary {
-  std::uint64_t last_change = 0;  ///< the change-log sequence of the copied commit
-  std::uint64_t record_bytes = 0;
-  std::uint64_t objects = 0, object_bytes = 0;
-  std::vector<std::string> identity_files;
-};
-
 /// Copies `data_dir` into `to`, which must not exist or be empty (created mode 0700: it holds
 /// keys). `configuration`: the configuration files the service reads, named in the manifest and
 /// copied when they exist. Throws std::runtime_error saying what failed.
 backup_summary backup_data_dir(const std::string& data_dir, const std::string& to,
                                const std::vector<std::string>& configuration);
-
-struct restore_summary {
-  std::uint64_t last_change = 0;
-  std::uint64_t objects = 0;
-  std::uint64_t documents = 0;  ///< Resources in the rebuilt search index
-  std::string epoch;            ///< the change log's new epoch
-  std::vector<std::string> configuration;  ///< the files the backup named, to put back by hand
-};
 
 /// Restores the backup at `from` into `data_dir`, which must hold no record store (a new or empty
 /// directory; never the live one): records, objects, identity, then a new change-log epoch (feed

@@ -16,6 +16,20 @@
 
 namespace cl::storage {
 
+/// The backend's configuration section (`storage.postgresql.*`, in `settings::groups`; the
+/// options in storage/postgresql/postgresql_backend.cpp).
+struct postgresql_section {
+  std::string url;            ///< a libpq connection string (may hold a password: never logged)
+  std::string password_file;  ///< the password, read from this file (else the URL's or PGPASSWORD)
+  std::size_t pool_size = 8;
+  std::size_t cache_mib = 64;  ///< the hot-record cache (0: none)
+  std::size_t writers = 2;     ///< writer lanes: transactions committing at once
+  int answer_wait_ms = 15000;  ///< a statement's wait for the server's answer
+  int follow_interval_ms = 100;  ///< how often the change log is read for other nodes' writes
+  /// How far behind the change log this node's caches may be before it stops trusting them.
+  int max_lag_ms = 250;
+};
+
 struct postgresql_settings {
   std::string url;             ///< a libpq connection string or URI (may hold a password: never logged)
   std::string password;        ///< overrides the URL's when not empty

@@ -142,7 +142,7 @@ TEST_CASE("each node's index holds the change log for itself; a node gone past r
   auto start_b = [&] {
     return std::make_unique<test_service>([&](cl::config::settings& s) {
       node(s);
-      s.storage.postgresql_url = a.postgresql_url();
+      s.groups.get<cl::storage::postgresql_section>().url = a.postgresql_url();
       s.data_dir = b_dir.path;
     });
   };
@@ -249,7 +249,7 @@ TEST_CASE("a node whose follower is stalled past the bound reads grants and cont
           "[postgresql][nodes]") {
   // B reads the change log once a minute: past storage.postgresql.max_lag_ms (250 ms) it trusts
   // none of its caches, so a grant revoked or a contract changed on A applies to B's next request.
-  two_nodes nodes{[](cl::config::settings& s) { s.storage.postgresql_follow_interval_ms = 60000; }};
+  two_nodes nodes{[](cl::config::settings& s) { s.groups.get<cl::storage::postgresql_section>().follow_interval_ms = 60000; }};
   auto alice = token_with("content-lake.read content-lake.write contracts.read contracts.write", "t_test", "u_alice");
   auto bob = token_with("content-lake.read", "t_test", "u_bob");
   auto work = post_json(nodes.a.port(), "/v0/content-lake/works", alice, R"({"title":"Tides"})");

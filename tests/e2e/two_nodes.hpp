@@ -3,6 +3,7 @@
 // one node hands out, the other continues.
 
 #include "storage/identity.hpp"
+#include "storage/postgresql/postgresql_store.hpp"
 #include "tests/support/service_fixture.hpp"
 
 #include <functional>
@@ -21,7 +22,7 @@ struct two_nodes {
   test_service a{[this](cl::config::settings& s) { node(s); }};
   test_service b{[this](cl::config::settings& s) {
     node(s);
-    s.storage.postgresql_url = a.postgresql_url();
+    s.groups.get<cl::storage::postgresql_section>().url = a.postgresql_url();
     if (b_also) b_also(s);
   }};
 

@@ -38,10 +38,10 @@ test_service::test_service(const std::function<void(config::settings&)>& tweak) 
   s.auth.jwks_file = jwks_path_;
   s.http.shutdown_grace_seconds = 5;
   if (tweak) tweak(s);
-  if (postgresql_backend() && !s.storage.postgresql_url.empty()) {
+  if (postgresql_backend() && !s.groups.get<cl::storage::postgresql_section>().url.empty()) {
     // A node of several on another's database (`tweak` named it).
     s.storage.backend = "postgresql";
-    postgresql_url_ = s.storage.postgresql_url;
+    postgresql_url_ = s.groups.get<cl::storage::postgresql_section>().url;
   } else if (postgresql_backend()) {
     // The PostgreSQL run (e2e_pg): a schema of its own per data dir, so a service started again on
     // the same data dir finds its records, as on LMDB.
@@ -51,7 +51,7 @@ test_service::test_service(const std::function<void(config::settings&)>& tweak) 
     auto& url = schema_of_dir[s.data_dir];
     if (url.empty()) url = fresh_postgresql_url();
     s.storage.backend = "postgresql";
-    s.storage.postgresql_url = url;
+    s.groups.get<cl::storage::postgresql_section>().url = url;
     postgresql_url_ = url;
   }
   data_dir_ = s.data_dir;

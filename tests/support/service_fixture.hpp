@@ -24,7 +24,7 @@ struct temp_dir {
 class test_service {
 public:
   /// Starts the service; `tweak` may change settings first (limits, quotas, timeouts). In the
-  /// PostgreSQL run a `tweak` that sets `storage.postgresql_url` (another service's) makes this one
+  /// PostgreSQL run a `tweak` that sets `storage.postgresql.url` (another service's) makes this one
   /// a second node on the same database.
   explicit test_service(const std::function<void(config::settings&)>& tweak = {});
   ~test_service();
