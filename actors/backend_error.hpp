@@ -33,9 +33,10 @@ inline constexpr backend_error backend_error_kinds[] = {
 /// Every concern a plan asks through `ask` (its `concern`): `contentlake_backend_errors_total`
 /// shows each with each kind from the start, at 0. tests/actors/layering_test.cpp checks that
 /// every `ask` names one of these.
-inline constexpr std::string_view backend_concerns[] = {"access",          "blob broker",     "change feed", "contracts",
-                                                        "mcp",             "record reader",   "rights resolver",
-                                                        "search sessions", "webhooks",        "writer"};
+inline constexpr std::string_view backend_concerns[] = {"access",          "blob broker",     "change feed", "change log",
+                                                        "contracts",       "mcp",             "record reader",
+                                                        "rights resolver", "search sessions", "webhooks",
+                                                        "writer"};
 
 /// Stable label of a kind (`storage_failure`, `timeout`, `gone`, `refused`, `other`).
 std::string_view backend_error_name(backend_error e);

@@ -111,32 +111,41 @@ struct join_state {
   std::optional<rate_decision> rate;
 };
 
+void run_plan_at(caf::event_based_actor* self, const std::shared_ptr<request_job>& job,
+                 const std::shared_ptr<request_context>& ctx, reply_fn done);
+
 /// Runs the route's plan; for a POST, PUT or PATCH with an Idempotency-Key, first asks the ledger
 /// whether to replay, refuse (422, 409) or execute holding the key, released once answered.
 void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& job,
               const std::shared_ptr<request_context>& ctx, reply_fn done) {
+  if (ctx->request.position.empty()) return run_plan_at(self, job, ctx, std::move(done));
   // Read your writes: a request that sends a position runs only once this node's reads reflect it.
-  if (!ctx->request.position.empty()) {
-    // Sealed like a change-feed cursor (the log's sequence is global: a readable one would tell a
-    // tenant how much the others write); another tenant's, or another deployment's, does not open.
-    auto at = ctx->feed_cursors ? ctx->feed_cursors->open_position(ctx->request.position, ctx->who.tenant_id)
-                                : std::nullopt;
-    if (!at)
-      return done(domain::api_reply::failure(domain::error_id::position_invalid,
-                                             "The Content-Lake-Position header is not a position this API answered with.",
-                                             {{"Content-Lake-Position", "not a position"}}));
-    try {
-      if (ctx->actors->records && !ctx->actors->records->reflects(*at)) {
-        auto r = domain::api_reply::failure(domain::error_id::position_not_reached,
-                                            "No change at that position has been committed here.");
-        r.retry_after_seconds = 1;
-        return done(std::move(r));
-      }
-    } catch (const std::exception&) {
-      return done(backend_unavailable("record store"));
-    }
-    ctx->at_least = *at;
-  }
+  // Sealed like a change-feed cursor (the log's sequence is global: a readable one would tell a
+  // tenant how much the others write); another tenant's, or another deployment's, does not open.
+  auto at = ctx->feed_cursors ? ctx->feed_cursors->open_position(ctx->request.position, ctx->who.tenant_id)
+                              : std::nullopt;
+  if (!at)
+    return done(domain::api_reply::failure(domain::error_id::position_invalid,
+                                           "The Content-Lake-Position header is not a position this API answered with.",
+                                           {{"Content-Lake-Position", "not a position"}}));
+  ctx->at_least = *at;
+  if (!ctx->actors->records || ctx->actors->records->reflects_now(*at)) return run_plan_at(self, job, ctx, std::move(done));
+  // Not yet: the log gate catches up (a read of the log on PostgreSQL) on its own thread.
+  ask(
+    self, *ctx, done, ctx->actors->get<log_gate_actor>(), "change log",
+    [self, job, ctx, done](bool reached) {
+      if (reached) return run_plan_at(self, job, ctx, done);
+      auto r = domain::api_reply::failure(domain::error_id::position_not_reached,
+                                          "No change at that position has been committed here.");
+      r.retry_after_seconds = 1;
+      done(std::move(r));
+    },
+    reach_atom_v, *at);
+}
+
+/// `run_plan` once the request's position (if any) is reflected.
+void run_plan_at(caf::event_based_actor* self, const std::shared_ptr<request_job>& job,
+                 const std::shared_ptr<request_context>& ctx, reply_fn done) {
   const auto& method = ctx->request.method;
   bool write = method == "POST" || method == "PUT" || method == "PATCH";
   if (!write || !ctx->request.has_idempotency_key) return job->plan(self, ctx, std::move(done));

@@ -50,6 +50,13 @@ using reader_actor = caf::typed_actor<
   // A page of Works (or Sources, Agents).
   caf::replies_to<list_atom, storage::catalog_query>::with<scan_result>>;
 
+/// Log gate: read your writes. Makes this node's reads reflect the change log up to a position
+/// (`record_store::reflects`: on PostgreSQL a read of the log, dropping what other nodes changed
+/// from the caches), off the coordinators' threads; detached where the backend's reads block.
+using log_gate_actor = caf::typed_actor<
+  // position -> true once this node's reads reflect it; false for a position past the log's head.
+  caf::replies_to<reach_atom, std::uint64_t>::with<bool>>;
+
 /// Rights resolver: contract terms x platform policy x validity window (spec 2.3).
 using rights_actor = caf::typed_actor<
   // (tenant, work id or empty for a staged Resource) -> the resolved rights.

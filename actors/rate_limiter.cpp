@@ -16,8 +16,11 @@ double monotonic_seconds() {
 
 }  // namespace
 
-rate_sharing::rate_sharing(std::shared_ptr<storage::rate_exchange> exchange, std::chrono::milliseconds every)
-  : exchange_(std::move(exchange)), every_(every), thread_([this] { run(); }) {}
+rate_sharing::rate_sharing(std::shared_ptr<storage::rate_exchange> exchange, std::chrono::milliseconds every,
+                           bool own_thread)
+  : exchange_(std::move(exchange)), every_(every) {
+  if (own_thread) thread_ = std::thread([this] { run(); });
+}
 
 rate_sharing::~rate_sharing() {
   {
@@ -25,7 +28,7 @@ rate_sharing::~rate_sharing() {
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void rate_sharing::took(const std::string& client) {
@@ -43,25 +46,33 @@ storage::admissions rate_sharing::charges() {
 void rate_sharing::run() {
   std::unique_lock lock{mutex_};
   while (!wake_.wait_for(lock, every_, [this] { return stopping_; })) {
-    storage::admissions mine(taken_.begin(), taken_.end());
-    taken_.clear();
     lock.unlock();
-    storage::admissions others;
-    try {
-      others = exchange_->exchange(mine);
-      if (failing_) spdlog::info("rate limit: sharing with the other nodes again");
-      failing_ = false;
-    } catch (const std::exception& e) {
-      // The interval's admissions are not shared: each node limits on its own meanwhile.
-      if (!failing_) spdlog::warn("rate limit: cannot share with the other nodes ({}); each limits alone", e.what());
-      failing_ = true;
-    }
+    share();
     lock.lock();
-    if (!others.empty()) {
-      charges_.insert(charges_.end(), others.begin(), others.end());
-      charged_.store(true, std::memory_order_release);
-    }
   }
+}
+
+void rate_sharing::share() {
+  storage::admissions mine;
+  {
+    std::lock_guard lock{mutex_};
+    mine.assign(taken_.begin(), taken_.end());
+    taken_.clear();
+  }
+  storage::admissions others;
+  try {
+    others = exchange_->exchange(mine);
+    if (failing_) spdlog::info("rate limit: sharing with the other nodes again");
+    failing_ = false;
+  } catch (const std::exception& e) {
+    // The interval's admissions are not shared: each node limits on its own meanwhile.
+    if (!failing_) spdlog::warn("rate limit: cannot share with the other nodes ({}); each limits alone", e.what());
+    failing_ = true;
+  }
+  if (others.empty()) return;
+  std::lock_guard lock{mutex_};
+  charges_.insert(charges_.end(), others.begin(), others.end());
+  charged_.store(true, std::memory_order_release);
 }
 
 std::optional<std::string> validate(const rate_limiter_config& cfg) {

@@ -30,7 +30,10 @@ namespace cl::actors {
 /// interval before this node was charged (docs/operations.md states the bound).
 class rate_sharing {
 public:
-  rate_sharing(std::shared_ptr<storage::rate_exchange> exchange, std::chrono::milliseconds every);
+  /// `own_thread`: exchanges every `every` on a thread of its own (tests); false: someone calls
+  /// `share` that often (the service's supervised `rate-sharing`, actors/ticker.hpp).
+  rate_sharing(std::shared_ptr<storage::rate_exchange> exchange, std::chrono::milliseconds every,
+               bool own_thread = true);
   ~rate_sharing();
   rate_sharing(const rate_sharing&) = delete;
   rate_sharing& operator=(const rate_sharing&) = delete;
@@ -39,6 +42,9 @@ public:
   void took(const std::string& client);
   /// What the other nodes admitted since the last call, per client (empty at once when nothing came).
   storage::admissions charges();
+  /// One exchange: this node's admissions since the last one out, the others' in (a round trip).
+  void share();
+  std::chrono::milliseconds every() const { return every_; }
 
 private:
   void run();

@@ -6,6 +6,7 @@
 #include "actors/events/changes_plans.hpp"
 #include "actors/metrics.hpp"
 #include "app/groups.hpp"
+#include "actors/ticker.hpp"
 #include "storage/backend.hpp"
 #include "storage/identity.hpp"
 
@@ -65,14 +66,22 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
   } catch (const std::exception& e) {
     return startup_failure(std::string{"change feed: "} + e.what());
   }
+  // Their upkeep (slots given back leave every node's count, live ones kept alive) is a supervised
+  // ticker: while it is away, given-back slots still count on the other nodes until their lifetime
+  // (30 s) runs out: the limits are stricter for that while, never looser.
+  std::optional<actors::child_spec> upkeep;
+  if (counted_by_all && s.backend->traits().shared)
+    upkeep = actors::supervised_ticker("held-slots", [slots = counted_by_all] { return slots->keep(); });
   cfg->holds = std::make_shared<actors::held_requests>(
     actors::held_limits{static_cast<std::size_t>(section.max_held_per_principal),
                         static_cast<std::size_t>(section.max_held_per_client),
                         std::min(static_cast<std::size_t>(section.max_held), room)},
     held, std::move(counted_by_all));
   std::shared_ptr<const actors::changes_feed_config> shared = cfg;
-  return std::vector<actors::child_spec>{actors::supervised<actors::changes_actor>(
+  std::vector<actors::child_spec> out{actors::supervised<actors::changes_actor>(
     "changes-feed", [shared](caf::actor_system& sys) { return sys.spawn(actors::changes_feed, shared); })};
+  if (upkeep) out.push_back(std::move(*upkeep));
+  return out;
 }
 
 }  // namespace

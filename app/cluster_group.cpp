@@ -34,9 +34,31 @@
 #include "app/cluster_group.hpp"
 #include "app/groups.hpp"
 
+#include "actors/ticker.hpp"
+#include "storage/leases.hpp"
+
 namespace cl::app {
 
+namespace {
+
+/// The leases' renewal, every third of their time to live: a supervised ticker. While it is away
+/// (killed, restarting) this node's leases lapse after their time to live and another node takes
+/// the work; restarted, it claims them again (a new term: the work starts afresh from the store).
+caf::expected<std::vector<actors::child_spec>> spawn_lease_keeper(const startup& s) {
+  if (!s.leases) return std::vector<actors::child_spec>{};
+  return std::vector<actors::child_spec>{actors::supervised_ticker(
+    "lease-keeper",
+    [keeper = s.leases] {
+      keeper->renew();
+      return keeper->renew_every();
+    },
+    s.leases->renew_every())};
+}
+
+}  // namespace
+
 void register_cluster(registry& r) {
+  r.add_actors("lease_keeper", &spawn_lease_keeper);
   r.add_options({
     {"cluster.lease_ttl_ms", "10000",
      "How long a node holds the lease of work done once among the nodes on one database (webhook delivery, edge "

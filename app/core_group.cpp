@@ -4,6 +4,8 @@
 
 #include "actors/auth.hpp"
 #include "actors/ledger.hpp"
+#include "actors/log_gate.hpp"
+#include "actors/ticker.hpp"
 #include "actors/metrics.hpp"
 #include "actors/rate_limiter.hpp"
 #include "actors/reader.hpp"
@@ -77,15 +79,26 @@ children spawn_rate_limiter(const startup& s) {
   cfg->stats = s.stats;
   if (auto err = actors::validate(*cfg)) return startup_failure(*err);
   // Several nodes on one database: each charges its buckets what the others admitted.
+  // The exchange is a supervised ticker (`rate-sharing`), not a thread.
   if (auto exchange = s.backend->open_rate_exchange(s.node))
     cfg->sharing = std::make_shared<actors::rate_sharing>(
-      std::move(exchange), std::chrono::milliseconds{s.settings.groups.get<cluster_settings>().rate_limit_share_ms});
+      std::move(exchange), std::chrono::milliseconds{s.settings.groups.get<cluster_settings>().rate_limit_share_ms},
+      false);
   // The buckets outlive the actor (its restart keeps every quota); coordinators decide in place.
   cfg->table = std::make_shared<actors::rate_table>(cfg->requests_per_second, cfg->burst, cfg->stats, cfg->sharing);
   s.directory->update([&](actors::concern_handles& h) { h.rates = cfg->table; });
   std::shared_ptr<const actors::rate_limiter_config> fixed = cfg;
-  return std::vector<actors::child_spec>{actors::supervised<actors::rate_limiter_actor>(
+  std::vector<actors::child_spec> out{actors::supervised<actors::rate_limiter_actor>(
     "rate_limiter", [fixed](caf::actor_system& sys) { return sys.spawn(actors::rate_limiter, fixed); })};
+  if (cfg->sharing)
+    out.push_back(actors::supervised_ticker(
+      "rate-sharing",
+      [sharing = cfg->sharing] {
+        sharing->share();
+        return sharing->every();
+      },
+      cfg->sharing->every()));
+  return out;
 }
 
 children spawn_rights(const startup& s) {
@@ -180,6 +193,43 @@ children spawn_writer(const startup& s) {
   })};
 }
 
+/// Where other nodes write too, this node reads the change log every `follow_every` (what they
+/// changed leaves its caches): a supervised ticker, restarted like every actor. While it is away
+/// the lag grows past `storage.postgresql.max_lag_ms` and reads pass the caches by.
+children spawn_log_follower(const startup& s) {
+  auto every = s.store->follow_every();
+  if (every.count() == 0) return std::vector<actors::child_spec>{};
+  return std::vector<actors::child_spec>{actors::supervised_ticker(
+    "log-follower",
+    [store = s.store, every] {
+      store->follow();
+      return every;
+    },
+    every)};
+}
+
+/// /readyz's `record_store` check, probed once a second where a read waits on a server (a probe
+/// may wait up to 2 s): a supervised ticker.
+children spawn_store_probe(const startup& s) {
+  if (!s.backend->traits().reads_block || !s.health) return std::vector<actors::child_spec>{};
+  auto reachable = s.health->declare_check("record_store", true);
+  return std::vector<actors::child_spec>{actors::supervised_ticker("store-probe", [store = s.store, reachable] {
+    bool now = store->probe();
+    if (now != reachable->exchange(now))
+      now ? spdlog::info("record store: reachable again") : spdlog::error("record store: unreachable; /readyz answers 503");
+    return std::chrono::milliseconds{1000};
+  })};
+}
+
+children spawn_log_gate(const startup& s) {
+  // Where the catch-up waits on a server, the gate is detached: the wait holds its own thread.
+  bool detached = s.backend->traits().reads_block;
+  return std::vector<actors::child_spec>{actors::supervised<actors::log_gate_actor>(
+    "log-gate", [store = s.store, detached](caf::actor_system& sys) {
+      return detached ? sys.spawn<caf::detached>(actors::log_gate, store) : sys.spawn(actors::log_gate, store);
+    })};
+}
+
 children spawn_readers(const startup& s) {
   // Renderings of Resources the coordinators make and reuse, beside the records the readers read.
   auto representations =
@@ -218,6 +268,9 @@ void register_core(registry& r) {
   r.add_actors("ledger", &spawn_ledger);
   r.add_actors("writer", &spawn_writer);
   r.add_actors("readers", &spawn_readers);
+  r.add_actors("log_gate", &spawn_log_gate);
+  r.add_actors("log_follower", &spawn_log_follower);
+  r.add_actors("store_probe", &spawn_store_probe);
 }
 
 }  // namespace cl::app

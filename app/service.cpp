@@ -55,10 +55,6 @@ struct service::impl {
     std::make_shared<actors::actor_directory>(static_cast<std::size_t>(settings.storage.readers));
   std::shared_ptr<storage::backend> backend;  ///< where the records live (storage.backend)
   std::shared_ptr<storage::record_store> store;
-  std::thread probe_thread;  ///< the readiness probe of a record store across the network
-  std::mutex probe_mutex;
-  std::condition_variable probe_cv;
-  bool probing = true;
   /// Verified tokens (filled by auth, read by every coordinator); one for the service's life.
   std::shared_ptr<actors::token_cache> tokens =
     std::make_shared<actors::token_cache>(static_cast<std::size_t>(settings.auth.token_cache_entries));
@@ -185,9 +181,8 @@ struct service::impl {
     return ctx;
   }
 
-  /// The file system of the data dir (records, objects, index): free and total bytes at each scrape.
   /// /readyz's `record_store` check: false while the store cannot be reached (PostgreSQL stopped or
-  /// unreachable), probed once a second on a thread of its own (a probe may wait on the network).
+  /// unreachable; probed again by the core group's supervised `store-probe`), and the backend's gauges.
   void watch_record_store() {
     auto reachable = health->declare_check("record_store", true);
     reachable->store(store->probe());
@@ -210,26 +205,6 @@ struct service::impl {
       auto now = b->status(*s);
       for (std::size_t i = 0; i < now.size() && i < gauges.size(); ++i) gauges[i].set(now[i].value);
     });
-    if (!backend->traits().reads_block) return;
-    probe_thread = std::thread{[this, reachable] {
-      std::unique_lock<std::mutex> lock{probe_mutex};
-      while (!probe_cv.wait_for(lock, std::chrono::seconds{1}, [this] { return !probing; })) {
-        lock.unlock();
-        bool now = store->probe();
-        if (now != reachable->exchange(now))
-          now ? spdlog::info("record store: reachable again") : spdlog::error("record store: unreachable; /readyz answers 503");
-        lock.lock();
-      }
-    }};
-  }
-
-  void stop_probing() {
-    {
-      std::lock_guard<std::mutex> guard{probe_mutex};
-      probing = false;
-    }
-    probe_cv.notify_all();
-    if (probe_thread.joinable()) probe_thread.join();
   }
 
   void watch_disk() {
@@ -295,8 +270,9 @@ struct service::impl {
   /// Keeps this node's leases; `contentlake_lease_held{lease}` says which it holds.
   void keep_leases() {
     const auto& section = settings.groups.get<cluster_settings>();
+    // Renewed by the cluster group's supervised `lease-keeper` (actors/ticker.hpp), not a thread.
     leases = std::make_shared<storage::lease_keeper>(backend->open_leases(), node, storage::lease::all(),
-                                                     std::chrono::milliseconds{section.lease_ttl_ms});
+                                                     std::chrono::milliseconds{section.lease_ttl_ms}, false);
     std::vector<std::pair<std::string, actors::metrics::gauge>> held;
     for (const auto& name : storage::lease::all())
       held.emplace_back(name, stats->declare_gauge("contentlake_lease_held",
@@ -428,7 +404,6 @@ struct service::impl {
   }
 
   ~impl() {
-    stop_probing();
     shutdown_actors();
     // Handlers and listeners may hold callbacks into the actor system: drop them first.
     public_listener.reset();

@@ -1,6 +1,8 @@
 #include "storage/blob_store.hpp"
 
+#include "storage/every_record.hpp"
 #include "storage/json_record.hpp"
+#include "storage/record_store.hpp"
 #include "storage/record_codecs.hpp"
 
 #include <boost/json.hpp>
@@ -77,6 +79,63 @@ blob_version decode_blob_version(std::string_view stored) {
   v.uploader = text(o, "uploader");
   v.object_key = text(o, "object_key");
   return v;
+}
+
+namespace {
+
+std::string upload_text(const upload_record& u) { return position_text({u.tenant, u.id}); }
+
+std::string version_text(const blob_version& v) {
+  return copy_position::join({v.tenant, v.blob_id, std::to_string(v.version)});
+}
+
+blob_version version_from_text(const std::string& text) {
+  blob_version v;
+  if (text.empty()) return v;
+  v.tenant = copy_position::part(text, 0);
+  v.blob_id = copy_position::part(text, 1);
+  v.version = std::stoll(copy_position::part(text, 2));
+  return v;
+}
+
+}  // namespace
+
+std::vector<record_kind> blob_reads::record_kinds() const {
+  return {{"blob_uploads", 70,
+           [](const read_view& from, const std::string& after) {
+             copied_page page;
+             auto us = every_record(from).uploads(position_from_text(after), copy_page_size);
+             for (const auto& u : us) page.writes.push_back([u](write_txn& tx) { blobs(tx).put_upload(u); });
+             return finished(std::move(page), us, upload_text);
+           },
+           [](const read_view& s, const std::string& after) {
+             return keys_of(every_record(s).uploads(position_from_text(after), copy_page_size), upload_text);
+           },
+           [](const read_view& s, const std::string& key) -> std::optional<std::string> {
+             auto p = position_from_text(key);
+             auto u = blobs(s).upload(p.tenant, p.id);
+             if (!u) return std::nullopt;
+             return u->blob_id + "|" + u->state + "|" + std::to_string(u->expires_at) + "|" + std::to_string(u->version);
+           }},
+          {"blob_versions", 70,
+           [](const read_view& from, const std::string& after) {
+             copied_page page;
+             auto vs = every_record(from).blob_versions(version_from_text(after), copy_page_size);
+             for (const auto& v : vs)
+               page.writes.push_back([v](write_txn& tx) {
+                 if (!blobs(tx).version(v.tenant, v.blob_id, v.version)) blobs(tx).add_version(v);
+               });
+             return finished(std::move(page), vs, version_text);
+           },
+           [](const read_view& s, const std::string& after) {
+             return keys_of(every_record(s).blob_versions(version_from_text(after), copy_page_size), version_text);
+           },
+           [](const read_view& s, const std::string& key) -> std::optional<std::string> {
+             auto p = version_from_text(key);
+             auto v = blobs(s).version(p.tenant, p.blob_id, p.version);
+             if (!v) return std::nullopt;
+             return v->sha256 + "|" + std::to_string(v->size) + "|" + v->object_key;
+           }}};
 }
 
 }  // namespace cl::storage

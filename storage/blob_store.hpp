@@ -12,7 +12,7 @@
 /// expires_at < $now ORDER BY expires_at LIMIT $n`.
 
 #include "storage/record_store.hpp"
-#include "storage/typed_store.hpp"
+#include "storage/copyable.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -58,8 +58,10 @@ struct blob_version {
 
 class blob_writes;
 
-class blob_reads : public typed_store {
+class blob_reads : public copyable_store {
 public:
+  /// Its kinds of record, copied and compared by `contentlake migrate` (storage/copyable.hpp).
+  std::vector<record_kind> record_kinds() const override;
   using writes = blob_writes;
   virtual std::optional<upload_record> upload(std::string_view tenant, std::string_view id) const = 0;
   /// Version `version` of a blob, or its latest when `version` is 0.

@@ -15,6 +15,8 @@
 #include "storage/content_stores.hpp"
 
 #include "domain/content_format.hpp"
+#include "storage/every_record.hpp"
+#include "storage/record_store.hpp"
 
 #include <boost/json.hpp>
 
@@ -90,6 +92,104 @@ activity_header activity_header_from_json(std::string_view json) {
       && string_member(target->as_object(), "kind") == "resource")
     h.about_resource = string_member(target->as_object(), "id");
   return h;
+}
+
+std::string position_text(const resource_position& p) { return copy_position::join({p.tenant, p.id}); }
+
+resource_position position_from_text(const std::string& text) {
+  return {copy_position::part(text, 0), copy_position::part(text, 1)};
+}
+
+namespace {
+
+/// Every version of a Resource, oldest first.
+std::vector<std::pair<std::string, std::string>> resource_versions(const read_view& v, const resource_position& r) {
+  std::vector<std::pair<std::string, std::string>> out;
+  version_query q{r.tenant, r.id, {}, copy_page_size};
+  for (;;) {
+    auto page = v.resources().versions(q);
+    for (auto& e : page.entries) out.push_back(std::move(e));
+    if (page.exhausted || page.entries.empty()) return out;
+    q.after = page.resume_after;
+  }
+}
+
+template <catalog_kind K>
+record_kind catalog_records(const char* name) {
+  return {name, 10,
+          [](const read_view& from, const std::string& after) {
+            copied_page page;
+            auto ps = every_record(from).catalog(K, position_from_text(after), copy_page_size);
+            for (const auto& p : ps)
+              if (auto record = from.catalog().get(K, p.tenant, p.id))
+                page.writes.push_back([p, record = *record](write_txn& tx) { tx.catalog().put(K, p.tenant, p.id, record); });
+            return finished(std::move(page), ps, position_text);
+          },
+          [](const read_view& s, const std::string& after) {
+            return keys_of(every_record(s).catalog(K, position_from_text(after), copy_page_size), position_text);
+          },
+          [](const read_view& s, const std::string& key) {
+            auto p = position_from_text(key);
+            return s.catalog().get(K, p.tenant, p.id);
+          }};
+}
+
+}  // namespace
+
+std::vector<record_kind> catalog_reads::record_kinds() const {
+  return {catalog_records<catalog_kind::work>("works"), catalog_records<catalog_kind::source>("sources"),
+          catalog_records<catalog_kind::agent>("agents")};
+}
+
+std::vector<record_kind> resource_reads::record_kinds() const {
+  // A Resource is copied with its header and every version.
+  return {{"resources", 30,
+           [](const read_view& from, const std::string& after) {
+             copied_page page;
+             auto ps = from.resources().every(position_from_text(after), copy_page_size);
+             for (const auto& p : ps) {
+               auto record = from.resources().get(p.tenant, p.id);
+               auto header = from.resources().header(p.tenant, p.id);
+               if (!record || !header) continue;  // removed since the page was read
+               page.writes.push_back([p, record = *record, header = *header,
+                                      versions = resource_versions(from, p)](write_txn& tx) {
+                 tx.resources().put(p.tenant, p.id, header, record);
+                 for (const auto& [version, snapshot] : versions) tx.resources().put_version(p.tenant, p.id, version, snapshot);
+               });
+             }
+             return finished(std::move(page), ps, position_text);
+           },
+           [](const read_view& s, const std::string& after) {
+             return keys_of(s.resources().every(position_from_text(after), copy_page_size), position_text);
+           },
+           [](const read_view& s, const std::string& key) -> std::optional<std::string> {
+             auto p = position_from_text(key);
+             auto record = s.resources().get(p.tenant, p.id);
+             if (!record) return std::nullopt;
+             for (const auto& [v, snapshot] : resource_versions(s, p)) *record += "\n" + v + ":" + snapshot;
+             return record;
+           }}};
+}
+
+std::vector<record_kind> activity_reads::record_kinds() const {
+  return {{"activities", 40,
+           [](const read_view& from, const std::string& after) {
+             copied_page page;
+             auto ps = every_record(from).activities(position_from_text(after), copy_page_size);
+             for (const auto& p : ps)
+               if (auto record = from.activities().get(p.tenant, p.id))
+                 page.writes.push_back([p, record = *record](write_txn& tx) {
+                   tx.activities().put(p.tenant, p.id, activity_header_from_json(record), record);
+                 });
+             return finished(std::move(page), ps, position_text);
+           },
+           [](const read_view& s, const std::string& after) {
+             return keys_of(every_record(s).activities(position_from_text(after), copy_page_size), position_text);
+           },
+           [](const read_view& s, const std::string& key) {
+             auto p = position_from_text(key);
+             return s.activities().get(p.tenant, p.id);
+           }}};
 }
 
 }  // namespace cl::storage

@@ -12,7 +12,7 @@
 ///   (tenant, about_resource, id); `list` by resource walks that index.
 /// - `catalog(kind, tenant, id, record)` keyed (kind, tenant, id), or one table per kind.
 
-#include "storage/typed_store.hpp"
+#include "storage/copyable.hpp"
 
 #include <cstdint>
 #include <map>
@@ -88,11 +88,17 @@ struct resource_position {
   std::string id;
 };
 
+/// A position as a migration keeps it (storage/copyable.hpp), and back (empty: from the start).
+std::string position_text(const resource_position& p);
+resource_position position_from_text(const std::string& text);
+
 class resource_writes;
 
 /// Resources and their snapshots.
-class resource_reads : public typed_store {
+class resource_reads : public copyable_store {
 public:
+  /// Its kinds of record, copied and compared by `contentlake migrate` (storage/copyable.hpp).
+  std::vector<record_kind> record_kinds() const override;
   using writes = resource_writes;
   virtual std::optional<std::string> get(std::string_view tenant, std::string_view id) const = 0;
   /// The typed header of `id`'s current record, without reading its JSON.
@@ -132,8 +138,10 @@ public:
 class activity_writes;
 
 /// Activities, with an index by the Resource each is about.
-class activity_reads : public typed_store {
+class activity_reads : public copyable_store {
 public:
+  /// Its kinds of record, copied and compared by `contentlake migrate` (storage/copyable.hpp).
+  std::vector<record_kind> record_kinds() const override;
   using writes = activity_writes;
   virtual std::optional<std::string> get(std::string_view tenant, std::string_view id) const = 0;
   /// A page of Activities; with `resource_id` set, the by-Resource index drives it.
@@ -167,8 +175,10 @@ struct catalog_query {
 
 class catalog_writes;
 
-class catalog_reads : public typed_store {
+class catalog_reads : public copyable_store {
 public:
+  /// Its kinds of record, copied and compared by `contentlake migrate` (storage/copyable.hpp).
+  std::vector<record_kind> record_kinds() const override;
   using writes = catalog_writes;
   virtual std::optional<std::string> get(catalog_kind kind, std::string_view tenant, std::string_view id) const = 0;
   virtual record_page list(const catalog_query& q) const = 0;

@@ -12,7 +12,7 @@
 /// of the Works added and removed, and `INSERT ... ON CONFLICT DO NOTHING` into
 /// `contract_usages(tenant, usage_type, status)` for each usage term it names (`usages_named`).
 
-#include "storage/typed_store.hpp"
+#include "storage/copyable.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -47,8 +47,10 @@ struct contract_versions_query {
 class contract_writes;
 
 /// Reads of contracts, as a snapshot or a write transaction sees them.
-class contract_reads : public typed_store {
+class contract_reads : public copyable_store {
 public:
+  /// Its kinds of record, copied and compared by `contentlake migrate` (storage/copyable.hpp).
+  std::vector<record_kind> record_kinds() const override;
   using writes = contract_writes;
   /// The latest version's record of contract `id`, or nullopt.
   virtual std::optional<std::string> latest(std::string_view tenant, std::string_view id) const = 0;

@@ -11,7 +11,7 @@
 
 #include "domain/access.hpp"
 
-#include "storage/typed_store.hpp"
+#include "storage/copyable.hpp"
 
 #include <map>
 #include <memory>
@@ -43,8 +43,10 @@ struct grant_ref {
 class grant_writes;
 
 /// Reads of grants, as a snapshot or a write transaction sees them.
-class grant_reads : public typed_store {
+class grant_reads : public copyable_store {
 public:
+  /// Its kinds of record, copied and compared by `contentlake migrate` (storage/copyable.hpp).
+  std::vector<record_kind> record_kinds() const override;
   using writes = grant_writes;
   /// The role `principal` holds on `resource` by its own grant (groups are the caller's concern).
   virtual std::optional<domain::access_role> role(std::string_view tenant, std::string_view principal,

@@ -5,6 +5,7 @@
 /// limits, given back when the request ends. On one node there is nothing to share (the feed's own
 /// count, actors/events/changes_feed.hpp, is the whole truth).
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -28,6 +29,12 @@ public:
   /// Gives slot `id` back, without waiting (callable from any thread; the slot is freed for every
   /// node within moments, and at once for this node's next `take`).
   virtual void give_back(std::uint64_t id) = 0;
+
+  /// One round of upkeep where no thread of the store's does it (the service's supervised
+  /// `held-slots` ticker): slots given back leave the count of every node, the live ones are kept
+  /// alive. Answers how long until the next round; zero: none is needed. Throws when the store
+  /// cannot be reached.
+  virtual std::chrono::milliseconds keep() { return std::chrono::milliseconds{0}; }
 };
 
 }  // namespace cl::storage

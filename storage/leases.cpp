@@ -48,11 +48,11 @@ std::shared_ptr<lease_store> memory_lease_store() { return std::make_shared<memo
 std::vector<std::string> lease::all() { return {webhooks, edge_purge, pruning, upload_expiry}; }
 
 lease_keeper::lease_keeper(std::shared_ptr<lease_store> store, std::string node, std::vector<std::string> names,
-                           std::chrono::milliseconds ttl)
+                           std::chrono::milliseconds ttl, bool own_thread)
   : store_(std::move(store)), node_(std::move(node)), ttl_(ttl) {
   for (auto& n : names) held_.emplace(std::move(n), std::make_unique<held>());
-  claim_all();
-  thread_ = std::thread([this] { run(); });
+  renew();
+  if (own_thread) thread_ = std::thread([this] { run(); });
 }
 
 lease_keeper::~lease_keeper() {
@@ -80,6 +80,7 @@ void lease_keeper::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+  std::lock_guard renewing{renewing_};  // a renewal under way (the service's keeper) ends first
   for (auto& [name, h] : held_) {
     if (h->term.exchange(0) == 0) continue;
     try {
@@ -90,7 +91,12 @@ void lease_keeper::stop() {
   }
 }
 
-void lease_keeper::claim_all() {
+void lease_keeper::renew() {
+  std::lock_guard renewing{renewing_};
+  {
+    std::lock_guard lock{mutex_};
+    if (stopping_) return;  // given up: a renewal now would take them again
+  }
   // A claim counts from when it was sent: the store's time to live started no earlier.
   auto margin = std::max<std::int64_t>(ttl_.count() / 6, 1);
   for (auto& [name, h] : held_) {
@@ -126,11 +132,10 @@ void lease_keeper::claim_all() {
 }
 
 void lease_keeper::run() {
-  auto every = std::max(ttl_ / 3, std::chrono::milliseconds{1});
   std::unique_lock lock{mutex_};
-  while (!wake_.wait_for(lock, every, [this] { return stopping_; })) {
+  while (!wake_.wait_for(lock, renew_every(), [this] { return stopping_; })) {
     lock.unlock();
-    claim_all();
+    renew();
     lock.lock();
   }
 }

@@ -8,6 +8,7 @@
 /// On one node (LMDB) the store is in memory and the node holds every lease; on PostgreSQL the
 /// leases are rows (storage/postgresql/leases.cpp).
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -63,13 +64,21 @@ std::vector<std::string> all();
 /// time to live plus a third of it.
 class lease_keeper {
 public:
-  /// Starts keeping `names` for `node` (the first claims are made before it returns).
+  /// Starts keeping `names` for `node` (the first claims are made before it returns). `own_thread`:
+  /// renews them on a thread of its own (tools, tests); false: someone calls `renew` every
+  /// `renew_every()` (the service's supervised lease keeper, actors/ticker.hpp). A keeper nobody
+  /// renews loses its leases when their time to live runs out.
   lease_keeper(std::shared_ptr<lease_store> store, std::string node, std::vector<std::string> names,
-               std::chrono::milliseconds ttl);
+               std::chrono::milliseconds ttl, bool own_thread = true);
   /// Stops and gives up the leases held (`stop`).
   ~lease_keeper();
   lease_keeper(const lease_keeper&) = delete;
   lease_keeper& operator=(const lease_keeper&) = delete;
+
+  /// One round: claims or renews every lease (a round trip each), tells `on_gain` of those taken.
+  void renew();
+  /// How often `renew` runs: a third of the time to live.
+  std::chrono::milliseconds renew_every() const { return std::max(ttl_ / 3, std::chrono::milliseconds{1}); }
 
   /// Whether this node holds `name` now.
   bool holds(std::string_view name) const { return term(name) != 0; }
@@ -92,7 +101,6 @@ private:
     std::atomic<std::uint64_t> term{0};
     std::atomic<std::int64_t> until_ms{0};  ///< steady clock: held until then at most
   };
-  void claim_all();
   void run();
 
   std::shared_ptr<lease_store> store_;
@@ -101,6 +109,7 @@ private:
   std::map<std::string, std::unique_ptr<held>, std::less<>> held_;
   std::atomic<std::uint64_t> terms_{0};
   mutable std::mutex mutex_;
+  std::mutex renewing_;  ///< held through a renewal: `stop` releases only after the one under way
   std::condition_variable wake_;
   bool stopping_ = false;
   mutable std::vector<std::function<void(const std::string&)>> gained_;

@@ -8,7 +8,7 @@
 /// $cutoff ORDER BY created_ms LIMIT $n` (in a loop), `prune_due` = `SELECT min(created_ms)`.
 
 #include "domain/idempotency.hpp"
-#include "storage/typed_store.hpp"
+#include "storage/copyable.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -21,8 +21,10 @@ namespace cl::storage {
 class ledger_writes;
 
 /// Reads of the ledger.
-class ledger_reads : public typed_store {
+class ledger_reads : public copyable_store {
 public:
+  /// Its kinds of record, copied and compared by `contentlake migrate` (storage/copyable.hpp).
+  std::vector<record_kind> record_kinds() const override;
   using writes = ledger_writes;
   /// The stored record (domain/idempotency.hpp) under `key`, if any.
   virtual std::optional<std::string> record(const domain::ledger_key& key) const = 0;

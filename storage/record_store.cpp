@@ -1,12 +1,30 @@
 #include "storage/stores.hpp"
 
+#include "domain/text.hpp"
+
 #include <atomic>
 
 namespace cl::storage {
 
-store_kind next_store_kind() {
-  static std::atomic<std::size_t> next{0};
-  return store_kind{next++};
+namespace {
+std::atomic<std::size_t> next_kind{0};
+}
+
+void require_storable(std::initializer_list<std::string_view> texts) {
+  for (auto t : texts)
+    if (auto problem = domain::text_problem(t)) throw value_unstorable("a key or value " + std::string{*problem});
+}
+
+store_kind next_store_kind() { return store_kind{next_kind++}; }
+
+std::size_t store_kinds_count() { return next_kind.load(); }
+
+const typed_store* read_view::store_at(std::size_t slot) const {
+  try {
+    return &find_store(store_kind{slot});
+  } catch (const std::exception&) {
+    return nullptr;  // no implementation of that store on this backend
+  }
 }
 
 const contract_reads& read_view::contracts() const { return store<contract_reads>(); }

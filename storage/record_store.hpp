@@ -85,6 +85,9 @@ public:
   const resource_reads& resources() const;
   const activity_reads& activities() const;
   const catalog_reads& catalog() const;
+  /// The store in `slot` (below `store_kinds_count()`), or none when this backend implements none
+  /// there: what iterates every store (storage/copyable.hpp).
+  const typed_store* store_at(std::size_t slot) const;
 
 protected:
   virtual const typed_store& find_store(store_kind kind) const = 0;
@@ -145,6 +148,12 @@ struct store_full : std::runtime_error {
 struct value_unstorable : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
+
+/// Throws `value_unstorable` when a text no backend can hold as given is among `texts`: one with
+/// U+0000, or that is not UTF-8. Every backend's stores check the keys and values they are handed
+/// with it (PostgreSQL's connection checks every parameter), so each refuses the same, on reads as
+/// on writes (tests/storage/differential_test.cpp).
+void require_storable(std::initializer_list<std::string_view> texts);
 
 /// One unit of work for the writer. Returns true to keep its changes, false to roll back only its
 /// own changes (e.g. a failed precondition); the rest of the group commits regardless.
@@ -207,6 +216,18 @@ public:
   /// its follower reads the log now if it has not reached it, dropping what other nodes changed
   /// from the caches); answers whether they do. False only for a position past the log's head.
   virtual bool reflects(std::uint64_t position) { return position <= last_change(); }
+
+  /// How often something must call `follow` (the service's supervised log follower); zero where
+  /// one node writes everything, or the store follows on a thread of its own.
+  virtual std::chrono::milliseconds follow_every() const { return std::chrono::milliseconds{0}; }
+
+  /// Reads the change log to its head: what other nodes changed leaves this node's caches, the
+  /// commit listeners and `watch_others` are told. Throws when the database cannot be reached.
+  virtual void follow() {}
+
+  /// Whether this node's reads reflect every change up to `position` already, asking nothing
+  /// (no round trip, no wait): where false, `reflects` may wait on the database.
+  virtual bool reflects_now(std::uint64_t position) const { return position <= last_change(); }
 
   /// A Resource's current record when it can be read without waiting on anything: LMDB and the
   /// memory store always (a read transaction), PostgreSQL from its hot-record cache only.

@@ -27,6 +27,9 @@ struct store_kind {
 /// The next free place (storage/record_store.cpp); use `kind_of`.
 store_kind next_store_kind();
 
+/// Places given so far: every store a linked backend implements has one below this.
+std::size_t store_kinds_count();
+
 /// The place of the store whose writes class is `Writes`, the same for every backend.
 template <class Writes>
 store_kind kind_of() {

@@ -1,11 +1,14 @@
 #include "storage/webhook_store.hpp"
 
+#include "storage/every_record.hpp"
 #include "storage/json_record.hpp"
+#include "storage/record_store.hpp"
 #include "storage/record_codecs.hpp"
 
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <limits>
 
 namespace cl::storage {
 
@@ -119,6 +122,79 @@ webhook_delivery decode_delivery(std::string_view stored) {
   d.error = text(o, "error");
   d.next_attempt_ms = number<std::int64_t>(o, "next_attempt_ms");
   return d;
+}
+
+namespace {
+
+constexpr std::size_t page_size = copy_page_size;
+
+std::string endpoint_text(const webhook_record& w) { return position_text({w.tenant, w.id}); }
+
+/// An endpoint's whole delivery log, oldest first.
+std::vector<webhook_delivery> delivery_log(const read_view& v, const webhook_record& w) {
+  std::vector<webhook_delivery> out;
+  std::uint64_t before = 0;
+  for (;;) {
+    auto page = webhooks(v).deliveries(w.tenant, w.id, before, page_size);
+    if (page.empty()) break;
+    before = page.back().number;
+    out.insert(out.end(), page.begin(), page.end());
+    if (page.size() < page_size) break;
+  }
+  return {out.rbegin(), out.rend()};
+}
+
+std::string retry_text(const webhook_retry& r) {
+  return copy_position::join({std::to_string(r.due_ms), r.tenant, r.webhook_id, r.message_id});
+}
+
+/// The messages waiting after the one `after` names (empty: from the soonest), a page of them.
+std::vector<webhook_retry> retries_after(const read_view& v, const std::string& after) {
+  webhook_retry last;
+  if (!after.empty()) {
+    last.due_ms = std::stoll(copy_position::part(after, 0));
+    last.tenant = copy_position::part(after, 1);
+    last.webhook_id = copy_position::part(after, 2);
+    last.message_id = copy_position::part(after, 3);
+  }
+  return webhooks(v).due(std::numeric_limits<std::int64_t>::max(), page_size, after.empty() ? nullptr : &last);
+}
+
+}  // namespace
+
+std::vector<record_kind> webhook_reads::record_kinds() const {
+  // An endpoint is copied with its delivery log; the messages waiting for a retry after them. The
+  // waiting messages are compared by their keys (due time, endpoint, message) on both sides.
+  return {{"webhooks", 80,
+           [](const read_view& from, const std::string& after) {
+             copied_page page;
+             auto ws = every_record(from).webhooks(position_from_text(after), page_size);
+             for (const auto& w : ws)
+               page.writes.push_back([w, log = delivery_log(from, w)](write_txn& tx) {
+                 webhooks(tx).put(w);
+                 for (const auto& d : log) webhooks(tx).log_delivery(d, 0);
+               });
+             return finished(std::move(page), ws, endpoint_text);
+           },
+           [](const read_view& s, const std::string& after) {
+             return keys_of(every_record(s).webhooks(position_from_text(after), page_size), endpoint_text);
+           },
+           [](const read_view& s, const std::string& key) -> std::optional<std::string> {
+             auto p = position_from_text(key);
+             auto w = webhooks(s).get(p.tenant, p.id);
+             if (!w) return std::nullopt;
+             return w->url + "|" + w->secret_sealed + "|" + std::to_string(w->cursor) + "|"
+                    + std::to_string(delivery_log(s, *w).size());
+           }},
+          {"webhook_retries", 80,
+           [](const read_view& from, const std::string& after) {
+             copied_page page;
+             auto rs = retries_after(from, after);
+             for (const auto& r : rs) page.writes.push_back([r](write_txn& tx) { webhooks(tx).schedule(r); });
+             return finished(std::move(page), rs, retry_text);
+           },
+           [](const read_view& s, const std::string& after) { return keys_of(retries_after(s, after), retry_text); },
+           nullptr}};
 }
 
 }  // namespace cl::storage

@@ -10,7 +10,7 @@
 /// four; `webhook_deliveries(tenant, webhook_id, number, ...)` keyed by the three, newest first.
 
 #include "storage/record_store.hpp"
-#include "storage/typed_store.hpp"
+#include "storage/copyable.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -78,8 +78,10 @@ struct webhook_delivery {
 
 class webhook_writes;
 
-class webhook_reads : public typed_store {
+class webhook_reads : public copyable_store {
 public:
+  /// Its kinds of record, copied and compared by `contentlake migrate` (storage/copyable.hpp).
+  std::vector<record_kind> record_kinds() const override;
   using writes = webhook_writes;
   virtual std::optional<webhook_record> get(std::string_view tenant, std::string_view id) const = 0;
   /// The endpoints `owner` created in `tenant`, in id order after `after`, at most `limit`.

@@ -36,6 +36,7 @@ public:
   explicit kv_blob_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<upload_record> upload(std::string_view tenant, std::string_view id) const override {
+    require_storable({tenant, id});
     auto stored = r_.get(tables::blob_uploads, tenant_key(tenant, id));
     if (!stored) return std::nullopt;
     return decode_upload(*stored);
@@ -43,6 +44,7 @@ public:
 
   std::optional<blob_version> version(std::string_view tenant, std::string_view blob_id,
                                       std::int64_t version) const override {
+    require_storable({tenant, blob_id});
     if (version > 0) {
       auto stored = r_.get(tables::blob_versions, version_key(tenant, blob_id, version));
       if (!stored) return std::nullopt;
@@ -65,6 +67,7 @@ public:
   }
 
   void put_upload(const upload_record& u) override {
+    require_storable({u.tenant, u.id, u.blob_id, u.uploader, u.client_id, u.object_key, u.content_type});
     if (auto before = upload(u.tenant, u.id); before && before->state == "IN_PROGRESS")
       w_->erase(tables::blob_upload_expiry, expiry_key(before->expires_at, u.tenant, u.id));
     w_->put(tables::blob_uploads, tenant_key(u.tenant, u.id), encode_upload(u));
@@ -72,6 +75,7 @@ public:
   }
 
   void add_version(const blob_version& v) override {
+    require_storable({v.tenant, v.blob_id, v.content_type, v.object_key, v.uploader});
     w_->put(tables::blob_versions, version_key(v.tenant, v.blob_id, v.version), encode_blob_version(v));
   }
 

@@ -66,11 +66,13 @@ using id_stream = walks::id_stream<std::string>;
 using walks::merged_walk;
 using walks::walk;
 
-/// The ids under one key prefix of a table (and their values), in order, after `after`.
+/// The ids under one key prefix of a table (and their values), in order, after `after`. After the
+/// empty id even from the start, as PostgreSQL's lists (`id > $after`): an empty id is never
+/// listed on any backend (tests/storage/differential_test.cpp).
 id_stream scan_ids(const kv::reader& r, kv::table t, std::string prefix, const std::string& after) {
   return id_stream{[&r, t, prefix = std::move(prefix)](const std::string& from, std::size_t n) {
                      id_stream::chunk out;
-                     for (auto& [key, value] : r.scan(t, prefix, from.empty() ? std::string{} : prefix + from, n))
+                     for (auto& [key, value] : r.scan(t, prefix, prefix + from, n))
                        out.emplace_back(key.substr(prefix.size()), std::move(value));
                      return out;
                    },
@@ -87,10 +89,12 @@ public:
   explicit kv_resource_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
+    require_storable({tenant, id});
     return json_of_resource(r_.get(tables::resources, tenant_key(tenant, id)));
   }
 
   std::optional<resource_header> header(std::string_view tenant, std::string_view id) const override {
+    require_storable({tenant, id});
     auto value = r_.get(tables::resources, tenant_key(tenant, id));
     if (!value) return std::nullopt;
     if (auto d = decode_resource(*value)) return std::move(d->first);
@@ -98,6 +102,7 @@ public:
   }
 
   std::optional<std::string> version(std::string_view tenant, std::string_view id, std::string_view version) const override {
+    require_storable({tenant, id, version});
     return r_.get(tables::versions, version_key(tenant, id, version));
   }
 
@@ -161,6 +166,7 @@ public:
 
   void put(std::string_view tenant, std::string_view id, const resource_header& header,
            std::string_view record) override {
+    require_storable({tenant, id, header.work_id, header.type, header.language, header.version, record});
     // The blob index follows the current content: references it dropped go, new ones come.
     std::vector<std::string> before;
     std::string work_before;
@@ -191,6 +197,7 @@ public:
 
   void put_version(std::string_view tenant, std::string_view id, std::string_view version,
                    std::string_view record) override {
+    require_storable({tenant, id, version, record});
     w_->put(tables::versions, version_key(tenant, id, version), record);
   }
 
@@ -209,6 +216,7 @@ public:
   explicit kv_activity_store(const kv::context& c) : r_(c.r), w_(c.w), view_(c.view) {}
 
   std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
+    require_storable({tenant, id});
     return json_of_activity(r_.get(tables::activities, tenant_key(tenant, id)));
   }
 
@@ -255,6 +263,7 @@ public:
 
   void put(std::string_view tenant, std::string_view id, const activity_header& header,
            std::string_view record) override {
+    require_storable({tenant, id, header.about_resource, header.type, record});
     w_->put(tables::activities, tenant_key(tenant, id), encode_activity(header, record));
     if (header.about_resource.empty()) {
       w_->put(tables::activities_by_reader, reader_key(tenant, kv::everyone, id), "");
@@ -294,6 +303,7 @@ public:
   explicit kv_catalog_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<std::string> get(catalog_kind kind, std::string_view tenant, std::string_view id) const override {
+    require_storable({tenant, id});
     return r_.get(table_of(kind), tenant_key(tenant, id));
   }
 
@@ -303,6 +313,7 @@ public:
   }
 
   void put(catalog_kind kind, std::string_view tenant, std::string_view id, std::string_view record) override {
+    require_storable({tenant, id, record});
     w_->put(table_of(kind), tenant_key(tenant, id), record);
   }
 

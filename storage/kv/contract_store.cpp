@@ -85,14 +85,17 @@ public:
   explicit kv_contract_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<std::string> latest(std::string_view tenant, std::string_view id) const override {
+    require_storable({tenant, id});
     return record_of(r_.get(tables::contracts, tenant_key(tenant, id)));
   }
 
   std::optional<std::string> version(std::string_view tenant, std::string_view id, std::int64_t version) const override {
+    require_storable({tenant, id});
     return record_of(r_.get(tables::contract_versions, tenant_key(tenant, std::string{id} + '\0' + version_suffix(version))));
   }
 
   std::vector<std::string> for_work(std::string_view tenant, std::string_view work_id) const override {
+    require_storable({tenant, work_id});
     std::vector<std::string> out;
     auto prefix = tenant_key(tenant, std::string{work_id} + '\0');
     for (const auto& [key, value] : r_.scan(tables::contract_works, prefix, {}, 1000))
@@ -112,7 +115,7 @@ public:
     // Through the Work index when filtering by Work: only the contracts that list it are walked.
     bool by_work = !q.work_id.empty();
     auto prefix = by_work ? tenant_key(q.tenant, q.work_id + '\0') : tenant_key(q.tenant, "");
-    auto after = q.after.empty() ? std::string{} : prefix + q.after;
+    auto after = prefix + q.after;  // after the empty id even from the start, as on PostgreSQL
     for (;;) {
       auto chunk = r_.scan(by_work ? tables::contract_works : tables::contracts, prefix, after, 256);
       for (const auto& [key, value] : chunk) {
@@ -129,6 +132,7 @@ public:
   }
 
   record_page versions(const contract_versions_query& q) const override {
+    require_storable({q.tenant, q.id});
     record_page page;
     auto prefix = tenant_key(q.tenant, q.id + '\0');
     std::string after;
@@ -160,6 +164,7 @@ public:
 
   void put_version(std::string_view tenant, std::string_view id, std::int64_t version, std::string_view status,
                    const std::vector<std::string>& works, std::string_view record) override {
+    require_storable({tenant, id, status, record});
     for (const auto& key : usage_named_keys(tenant, record)) w_->put(tables::contract_works, key, "");
     // The index follows the latest version: Works it no longer lists leave, new ones join.
     std::vector<std::string> before;

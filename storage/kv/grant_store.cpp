@@ -33,6 +33,7 @@ public:
 
   std::optional<domain::access_role> role(std::string_view tenant, std::string_view principal,
                                           std::string_view resource) const override {
+    require_storable({tenant, principal, resource});
     auto name = r_.get(tables::grants_by_principal, by_principal(tenant, principal, resource));
     if (!name) return std::nullopt;
     return domain::parse_role(*name);
@@ -40,13 +41,15 @@ public:
 
   std::optional<std::string> grant(std::string_view tenant, std::string_view resource,
                                    std::string_view principal) const override {
+    require_storable({tenant, resource, principal});
     return r_.get(tables::grants, by_resource(tenant, resource, principal));
   }
 
   record_page on_resource(const grant_query& q) const override {
     record_page page;
     auto prefix = by_resource(q.tenant, q.resource_id, "");
-    auto entries = r_.scan(tables::grants, prefix, q.after.empty() ? std::string{} : prefix + q.after, q.limit);
+    // After the empty principal even from the start, as on PostgreSQL.
+    auto entries = r_.scan(tables::grants, prefix, prefix + q.after, q.limit);
     for (auto& [key, value] : entries) {
       page.resume_after = key.substr(prefix.size());
       page.entries.emplace_back(page.resume_after, std::move(value));
@@ -56,6 +59,7 @@ public:
   }
 
   bool another_owner(std::string_view tenant, std::string_view resource, std::string_view principal) const override {
+    require_storable({tenant, resource, principal});
     auto prefix = by_resource(tenant, resource, "");
     std::string after;
     for (;;) {
@@ -70,6 +74,7 @@ public:
   }
 
   void put(std::string_view tenant, const domain::access_grant& g) override {
+    require_storable({tenant, g.resource_id, g.principal, g.granted_by, g.granted_at});
     bool had = r_.get(tables::grants_by_principal, by_principal(tenant, g.principal, g.resource_id)).has_value();
     w_->put(tables::grants, by_resource(tenant, g.resource_id, g.principal), domain::grant_json(g));
     w_->put(tables::grants_by_principal, by_principal(tenant, g.principal, g.resource_id),
@@ -79,6 +84,7 @@ public:
   }
 
   void erase(std::string_view tenant, std::string_view resource, std::string_view principal) override {
+    require_storable({tenant, resource, principal});
     bool had = r_.get(tables::grants_by_principal, by_principal(tenant, principal, resource)).has_value();
     w_->erase(tables::grants, by_resource(tenant, resource, principal));
     w_->erase(tables::grants_by_principal, by_principal(tenant, principal, resource));

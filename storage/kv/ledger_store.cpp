@@ -36,6 +36,7 @@ public:
   explicit kv_ledger_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<std::string> record(const domain::ledger_key& key) const override {
+    require_storable({key.tenant, key.client_id, key.key});
     return r_.get(tables::ledger, record_key(key));
   }
 
@@ -47,11 +48,13 @@ public:
   }
 
   void put(const domain::ledger_key& key, std::int64_t created_ms, std::string_view record) override {
+    require_storable({key.tenant, key.client_id, key.key, record});
     w_->put(tables::ledger, record_key(key), record);
     w_->put(tables::ledger_expiry, expiry_key(created_ms, key), "");
   }
 
   void drop_expired(const domain::ledger_key& key, std::int64_t created_ms) override {
+    require_storable({key.tenant, key.client_id, key.key});
     w_->erase(tables::ledger_expiry, expiry_key(created_ms, key));
   }
 

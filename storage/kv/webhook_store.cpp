@@ -38,6 +38,7 @@ public:
   explicit kv_webhook_store(const kv::context& c) : r_(c.r), w_(c.w) {}
 
   std::optional<webhook_record> get(std::string_view tenant, std::string_view id) const override {
+    require_storable({tenant, id});
     auto stored = r_.get(tables::webhooks, tenant_key(tenant, id));
     if (!stored) return std::nullopt;
     return decode_webhook(*stored);
@@ -88,6 +89,7 @@ public:
   }
 
   void put(const webhook_record& w) override {
+    require_storable({w.tenant, w.id, w.owner, w.client_id, w.url, w.description});
     auto key = tenant_key(w.tenant, w.id);
     if (auto before = get(w.tenant, w.id); before && before->owner != w.owner)
       w_->erase(tables::webhook_owners, tenant_key(w.tenant, before->owner + '\0' + w.id));
@@ -100,6 +102,7 @@ public:
   }
 
   void erase(std::string_view tenant, std::string_view id) override {
+    require_storable({tenant, id});
     auto before = get(tenant, id);
     if (!before) return;
     auto key = tenant_key(tenant, id);

@@ -1,5 +1,7 @@
 #include "storage/postgresql/connection.hpp"
 
+#include "domain/text.hpp"
+
 #include <libpq-fe.h>
 
 #include <poll.h>
@@ -147,6 +149,9 @@ struct parameters {
       // of the statement is sent (the connection stays usable).
       if (std::memchr(v.data(), '\0', v.size()))
         throw value_unstorable("parameter $" + std::to_string(n) + " holds U+0000, which PostgreSQL's text cannot hold");
+      // Nor bytes that are not UTF-8 (the server would refuse them, after the statement was sent).
+      if (!domain::valid_utf8(v))
+        throw value_unstorable("parameter $" + std::to_string(n) + " is not UTF-8, which PostgreSQL's text cannot hold");
       owned.emplace_back(v);
     }
     for (const auto& v : owned) values.push_back(v.c_str());

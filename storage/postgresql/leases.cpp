@@ -162,8 +162,9 @@ const statement held_forget{"DELETE FROM held_requests WHERE expires_at < clock_
 class postgresql_held_slots final : public held_slot_store {
 public:
   postgresql_held_slots(const postgresql_settings& s, std::string node)
-    : pool_(s.url, s.password, 2, s.wait, s.replan_after, s.answer_wait), db_(pool_), node_(std::move(node)) {
-    keeper_ = std::thread{[this] { keep(); }};
+    : pool_(s.url, s.password, 2, s.wait, s.replan_after, s.answer_wait), db_(pool_), node_(std::move(node)),
+      own_thread_(s.own_threads) {
+    if (own_thread_) keeper_ = std::thread{[this] { keep_on_thread(); }};
   }
 
   ~postgresql_held_slots() override {
@@ -172,7 +173,7 @@ public:
       stopping_ = true;
     }
     wake_.notify_all();
-    keeper_.join();
+    if (keeper_.joinable()) keeper_.join();
   }
 
   std::optional<std::uint64_t> take(const std::string& holder, const std::string& client, std::size_t per_holder,
@@ -225,8 +226,39 @@ public:
 
   static constexpr std::chrono::milliseconds lifetime{30000};
 
+  /// The service's ticker: given-back slots leave within a tick (this node's own next `take`
+  /// drops them first anyway), the live ones are kept every third of their lifetime.
+  std::chrono::milliseconds keep() override {
+    if (own_thread_) return std::chrono::milliseconds{0};
+    std::vector<std::string> returned, live;
+    bool keeping = false;
+    {
+      std::lock_guard lock{mutex_};
+      returned.swap(given_back_);
+      keeping = std::chrono::steady_clock::now() >= next_keep_;
+      if (keeping)
+        for (auto id : live_) live.push_back(std::to_string(id));
+    }
+    try {
+      if (!returned.empty()) db_.run(held_drop, {pg::array_literal(returned)});
+      if (keeping) {
+        if (!live.empty()) db_.run(held_keep, {pg::array_literal(live), num(static_cast<std::int64_t>(lifetime.count()))});
+        db_.run(held_forget);
+      }
+    } catch (...) {
+      std::lock_guard lock{mutex_};  // not given back yet: the next round tries again
+      given_back_.insert(given_back_.end(), returned.begin(), returned.end());
+      throw;
+    }
+    if (keeping) {
+      std::lock_guard lock{mutex_};
+      next_keep_ = std::chrono::steady_clock::now() + lifetime / 3;
+    }
+    return std::chrono::milliseconds{100};
+  }
+
 private:
-  void keep() {
+  void keep_on_thread() {
     auto next_keep = std::chrono::steady_clock::now();
     bool failing = false;  // the database is away: try again in a second, not at every give-back
     std::unique_lock lock{mutex_};
@@ -272,6 +304,8 @@ private:
   bool stopping_ = false;
   std::set<std::uint64_t> live_;            ///< slots this node holds
   std::vector<std::string> given_back_;     ///< ids to delete
+  bool own_thread_;
+  std::chrono::steady_clock::time_point next_keep_{};  ///< `keep`'s next keep-alive
   std::thread keeper_;
 };
 

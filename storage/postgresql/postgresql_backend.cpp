@@ -46,6 +46,8 @@ public:
     pg_.answer_wait = std::chrono::milliseconds{section_.answer_wait_ms};
     pg_.follow_interval = std::chrono::milliseconds{section_.follow_interval_ms};
     pg_.max_lag = std::chrono::milliseconds{section_.max_lag_ms};
+    // The service's supervised tickers do the upkeep (actors/ticker.hpp), not threads of the store's.
+    pg_.own_threads = false;
   }
 
   std::shared_ptr<record_store> open_records() override { return open_postgresql_store(pg_); }

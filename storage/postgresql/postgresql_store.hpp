@@ -39,6 +39,10 @@ struct postgresql_settings {
   /// How often the change log is read for what other nodes changed (the cache's bound on staleness
   /// for their writes; this node's own writes leave the cache before they are answered).
   std::chrono::milliseconds follow_interval{100};
+  /// True: the upkeep (following the log, keeping held slots alive) runs on threads of the store's
+  /// own (tools, tests). False: the service's supervised tickers call it (`record_store::follow`
+  /// every `follow_interval`, `held_slot_store::keep`; actors/ticker.hpp).
+  bool own_threads = true;
   /// The most this node's caches may lag the log: past it (`record_store::log_lag`) the hot-record
   /// cache answers nothing, and the node's other caches are passed by (actors/directory.hpp).
   std::chrono::milliseconds max_lag{250};

@@ -317,7 +317,8 @@ public:
     caught_up_ms_.store(steady_ms());
     followed_ = last_change();
     hot_.trust_while([this] { return caches_current(); });
-    follower_ = std::thread{[this, every = s.follow_interval] { follow(every); }};
+    if (s.own_threads) follower_ = std::thread{[this, every = s.follow_interval] { follow_on_thread(every); }};
+    else follow_every_ = s.follow_interval;
   }
 
   ~pg_record_store() override {
@@ -383,6 +384,12 @@ public:
     }
     return out;
   }
+
+  bool reflects_now(std::uint64_t position) const override { return followed() >= position; }
+
+  std::chrono::milliseconds follow_every() const override { return follow_every_; }
+
+  void follow() override { follow_once(); }
 
   bool reflects(std::uint64_t position) override {
     if (followed() >= position) return true;
@@ -589,7 +596,7 @@ private:
   /// Reads the change log every `every` until the store closes: drops from the hot-record cache what
   /// changed, written by this node or any other, and moves `known_change` on. A log pruned past what
   /// was followed (this node was away from the database longer than the retention) drops everything.
-  void follow(std::chrono::milliseconds every) {
+  void follow_on_thread(std::chrono::milliseconds every) {
     std::unique_lock<std::mutex> guard{stop_mutex_};
     while (!stop_.wait_for(guard, every, [&] { return stopping_; })) {
       guard.unlock();
@@ -675,6 +682,7 @@ private:
   std::condition_variable stop_;
   bool stopping_ = false;
   std::thread follower_;
+  std::chrono::milliseconds follow_every_{0};  ///< the service's follower's period (no thread of ours)
   std::atomic<int> careful_{0};  ///< batches left to run with savepoints
 };
 

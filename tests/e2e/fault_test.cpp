@@ -457,3 +457,37 @@ TEST_CASE("the indexer comes back after a kill on the same work lane; writes aro
   REQUIRE(m);
   CHECK(m->body.find(R"(contentlake_actor_restarts_total{actor="indexer"} 1)") != std::string::npos);
 }
+
+TEST_CASE("the backend's upkeep runs as supervised actors: each killed comes back, and its work goes on",
+          "[fault][backend]") {
+  test_service svc{[](cl::config::settings& s) {
+    s.rate_limit.burst = 100000;
+    s.admin_fault_injection = true;
+    s.supervisor.max_restarts = 20;  // six kills in a few seconds are not a crash loop
+  }};
+  auto token = read_token();
+  auto path = "/v0/content-lake/resources/" + created_resource(svc.port());
+  // Every node keeps leases and gates positions; where other nodes share the records, it also
+  // follows the log, probes the database, shares its rate tally and keeps its held slots alive.
+  std::vector<std::string> upkeep{"lease-keeper", "log-gate"};
+  if (!svc.postgresql_url().empty())
+    upkeep.insert(upkeep.end(), {"log-follower", "store-probe", "rate-sharing", "held-slots"});
+  for (const auto& name : upkeep) {
+    INFO(name);
+    auto killed = http_request(svc.admin_port(), "POST", "/faults/kill?actor=" + name);
+    REQUIRE(killed);
+    CHECK(killed->status == 202);
+    CHECK(eventually(
+      [&] { return metric(svc.admin_port(), "contentlake_actor_restarts_total{actor=\"" + name + "\"}") == 1; }));
+  }
+  // The work goes on: leases held again, the log followed again (its lag back under a second), reads served.
+  CHECK(eventually([&] { return metric(svc.admin_port(), "contentlake_lease_held{lease=\"webhooks\"}") == 1; }));
+  if (!svc.postgresql_url().empty())
+    CHECK(eventually([&] { return metric(svc.admin_port(), "contentlake_change_log_lag_seconds") < 1; }));
+  auto r = get_with_token(svc.port(), path, token);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  auto ready = http_request(svc.admin_port(), "GET", "/readyz");
+  REQUIRE(ready);
+  CHECK(ready->status == 200);
+}
