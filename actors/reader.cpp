@@ -49,4 +49,41 @@ reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state> 
   };
 }
 
+reader_actor::behavior_type reader_front(reader_actor::pointer self, std::vector<reader_actor> workers) {
+  for (const auto& w : workers) self->link_to(w);
+  auto next = [workers, turn = std::make_shared<std::size_t>(0)] { return workers[(*turn)++ % workers.size()]; };
+  return {
+    [self, next](fetch_atom, std::string& tenant, std::string& id) -> caf::result<fetch_outcome> {
+      return self->delegate(next(), fetch_atom_v, std::move(tenant), std::move(id));
+    },
+    [self, next](fetch_atom, storage::version_ref& v) -> caf::result<fetch_outcome> {
+      return self->delegate(next(), fetch_atom_v, std::move(v));
+    },
+    [self, next](fetch_atom, storage::record_ref& r) -> caf::result<fetch_outcome> {
+      return self->delegate(next(), fetch_atom_v, std::move(r));
+    },
+    [self, next](fetch_atom, storage::activity_ref& a) -> caf::result<fetch_outcome> {
+      return self->delegate(next(), fetch_atom_v, std::move(a));
+    },
+    [self, next](fetch_atom, storage::grant_ref& g) -> caf::result<fetch_outcome> {
+      return self->delegate(next(), fetch_atom_v, std::move(g));
+    },
+    [self, next](list_atom, storage::grant_query& q) -> caf::result<scan_result> {
+      return self->delegate(next(), list_atom_v, std::move(q));
+    },
+    [self, next](list_atom, storage::resource_query& q) -> caf::result<scan_result> {
+      return self->delegate(next(), list_atom_v, std::move(q));
+    },
+    [self, next](list_atom, storage::activity_query& q) -> caf::result<scan_result> {
+      return self->delegate(next(), list_atom_v, std::move(q));
+    },
+    [self, next](list_atom, storage::version_query& q) -> caf::result<scan_result> {
+      return self->delegate(next(), list_atom_v, std::move(q));
+    },
+    [self, next](list_atom, storage::catalog_query& q) -> caf::result<scan_result> {
+      return self->delegate(next(), list_atom_v, std::move(q));
+    },
+  };
+}
+
 }  // namespace cl::actors

@@ -8,6 +8,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include <memory>
+#include <vector>
 
 namespace cl::actors {
 
@@ -18,5 +19,10 @@ struct reader_state {
 /// The reader's behavior over `store`.
 reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state> self,
                                    std::shared_ptr<storage::record_store> store);
+
+/// A front for `workers` (detached readers, where a read is a round trip that blocks its thread):
+/// hands each read to the next in turn, so reads wait on the database side by side; linked to
+/// them (they fail and restart together).
+reader_actor::behavior_type reader_front(reader_actor::pointer self, std::vector<reader_actor> workers);
 
 }  // namespace cl::actors

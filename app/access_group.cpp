@@ -6,6 +6,7 @@
 #include "actors/access.hpp"
 #include "actors/plans.hpp"
 #include "app/groups.hpp"
+#include "storage/backend.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -37,7 +38,9 @@ caf::expected<std::vector<actors::child_spec>> spawn_access(const startup& s) {
   });
   std::shared_ptr<const actors::access_config> fixed = cfg;
   return std::vector<actors::child_spec>{actors::supervised<actors::access_actor>(
-    "access", [fixed](caf::actor_system& sys) { return sys.spawn(actors::access, fixed); })};
+    "access", [fixed, blocking = s.backend->traits().reads_block](caf::actor_system& sys) {
+      return spawn_reading(sys, blocking, actors::access, fixed);
+    })};
 }
 
 }  // namespace

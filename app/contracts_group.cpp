@@ -4,6 +4,7 @@
 #include "actors/contracts.hpp"
 #include "actors/plans.hpp"
 #include "app/groups.hpp"
+#include "storage/backend.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -15,7 +16,9 @@ namespace {
 caf::expected<std::vector<actors::child_spec>> spawn_contracts(const startup& s) {
   if (!s.store) return startup_failure("the contracts actor needs the record store");
   return std::vector<actors::child_spec>{actors::supervised<actors::contracts_actor>(
-    "contracts", [store = s.store](caf::actor_system& sys) { return sys.spawn(actors::contracts, store); })};
+    "contracts", [store = s.store, blocking = s.backend->traits().reads_block](caf::actor_system& sys) {
+      return spawn_reading(sys, blocking, actors::contracts, store);
+    })};
 }
 
 }  // namespace

@@ -132,7 +132,9 @@ children spawn_rights(const startup& s) {
   });
   std::shared_ptr<const actors::rights_config> fixed = cfg;
   return std::vector<actors::child_spec>{actors::supervised<actors::rights_actor>(
-    "rights", [fixed](caf::actor_system& sys) { return sys.spawn(actors::rights, fixed); })};
+    "rights", [fixed, blocking = s.backend->traits().reads_block](caf::actor_system& sys) {
+      return spawn_reading(sys, blocking, actors::rights, fixed);
+    })};
 }
 
 
@@ -221,12 +223,15 @@ children spawn_store_probe(const startup& s) {
   })};
 }
 
+/// Detached readers behind each view's reader where a read blocks (a PostgreSQL round trip).
+constexpr std::size_t blocking_reader_workers = 4;
+
 children spawn_log_gate(const startup& s) {
   // Where the catch-up waits on a server, the gate is detached: the wait holds its own thread.
   bool detached = s.backend->traits().reads_block;
   return std::vector<actors::child_spec>{actors::supervised<actors::log_gate_actor>(
     "log-gate", [store = s.store, detached](caf::actor_system& sys) {
-      return detached ? sys.spawn<caf::detached>(actors::log_gate, store) : sys.spawn(actors::log_gate, store);
+      return spawn_reading(sys, detached, actors::log_gate, store);
     })};
 }
 
@@ -243,15 +248,20 @@ children spawn_readers(const startup& s) {
     });
   }
   // Several readers: each is its own child (restarted alone) and serves its own directory view.
-  // Where a read waits on a server, each reader is detached: its round trip holds a thread of its
-  // own, never one of the scheduler's.
+  // Where a read waits on a server, each view's reader is a front for `blocking_reader_workers`
+  // detached readers: a round trip holds a thread of its own, never one of the scheduler's, and
+  // reads wait on the database side by side.
   std::vector<actors::child_spec> out;
-  bool detached = s.backend->traits().reads_block;
+  bool blocking = s.backend->traits().reads_block;
   for (std::size_t i = 0; i < s.directory->readers(); ++i)
     out.push_back(actors::supervised<actors::reader_actor>(
       "reader",
-      [store = s.store, detached](caf::actor_system& sys) {
-        return detached ? sys.spawn<caf::detached>(actors::reader, store) : sys.spawn(actors::reader, store);
+      [store = s.store, blocking](caf::actor_system& sys) {
+        if (!blocking) return sys.spawn(actors::reader, store);
+        std::vector<actors::reader_actor> workers;
+        for (std::size_t w = 0; w < blocking_reader_workers; ++w)
+          workers.push_back(sys.spawn<caf::detached>(actors::reader, store));
+        return sys.spawn(actors::reader_front, std::move(workers));
       },
       i));
   return out;

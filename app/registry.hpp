@@ -70,6 +70,15 @@ struct startup {
   std::shared_ptr<storage::backend> backend{};
 };
 
+/// Spawns a concern actor that reads the record store: detached where the backend's reads block
+/// (`storage::backend_traits::reads_block`: a round trip then holds a thread of its own, never one
+/// of the scheduler's that serve every other request), on the scheduler elsewhere.
+template <class Behavior, class... Ts>
+auto spawn_reading(caf::actor_system& sys, bool reads_block, Behavior behavior, Ts... xs) {
+  if (reads_block) return sys.spawn<caf::detached>(behavior, xs...);
+  return sys.spawn(behavior, xs...);
+}
+
 /// A group's spawning function: checks its configuration and answers how the supervisor
 /// (re)starts its actors (`actors::supervised`), or an error naming what is wrong; the service
 /// then does not start.

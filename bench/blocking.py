@@ -5,10 +5,13 @@ on a fresh database with a small hot-record cache (1 MiB: most of N Resources ar
 once for SECONDS: wrk at 8 connections reading one Resource again and again (warm: from the cache),
 wrk at 16 connections reading random ones of the N (cold: a round trip each), and wrk at 8
 connections creating Resources. Prints each round's warm p99 and the cold and write rates, and the
-median round of each binary.
+median round of each binary. With DELAY_MS, the services reach the database through a proxy that
+holds every packet that long each way (a database across a network: the case where a round trip
+held on a scheduler thread hurts most; the proxy's own CPU is the same for both binaries).
 
-    bench/blocking [SECONDS] [ROUNDS] [N] [BEFORE_BINARY]   (the wrapper starts a PostgreSQL of its own)
+    bench/blocking [SECONDS] [ROUNDS] [N] [BEFORE_BINARY] [DELAY_MS]   (the wrapper starts a PostgreSQL)
 """
+import asyncio
 import http.client
 import json
 import os
@@ -25,6 +28,53 @@ from harness import Service  # noqa: E402
 BODY = {"title": "Tide table", "type": "ARTICLE", "language": "en", "content": {
     "format": "cl.content/1", "blocks": [{"type": "paragraph", "key": "p1", "children": [
         {"type": "span", "text": "High water at Brest, the range seven metres. " * 20}]}]}}
+
+
+def delaying_proxy(target_host, target_port, delay_ms):
+    """A TCP proxy on a free loopback port to (target_host, target_port) that forwards every chunk
+    `delay_ms` after it arrived, in order, each way. Answers the port; runs on a daemon thread."""
+    ready = threading.Event()
+    port = [0]
+    delay = delay_ms / 1000.0
+
+    async def pipe(reader, writer):
+        loop = asyncio.get_running_loop()
+        queue = asyncio.Queue()
+
+        async def forward():
+            while True:
+                due, data = await queue.get()
+                wait = due - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if not data:
+                    writer.close()
+                    return
+                writer.write(data)
+                await writer.drain()
+        task = asyncio.ensure_future(forward())
+        while True:
+            data = await reader.read(65536)
+            await queue.put((loop.time() + delay, data))
+            if not data:
+                break
+        await task
+
+    async def handle(client_reader, client_writer):
+        server_reader, server_writer = await asyncio.open_connection(target_host, target_port)
+        await asyncio.gather(pipe(client_reader, server_writer), pipe(server_reader, client_writer),
+                             return_exceptions=True)
+
+    def run():
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        server = loop.run_until_complete(asyncio.start_server(handle, "127.0.0.1", 0))
+        port[0] = server.sockets[0].getsockname()[1]
+        ready.set()
+        loop.run_forever()
+    threading.Thread(target=run, daemon=True).start()
+    ready.wait()
+    return port[0]
 
 
 def wrk_run(args, script=None):
@@ -68,10 +118,13 @@ def create(port, token, n, clients=8):
     return ids
 
 
-def one_round(binary, source, base_url, seconds, n, work):
+def one_round(binary, source, base_url, seconds, n, work, proxy_port):
     db = "blocking_" + uuid.uuid4().hex[:8]
     subprocess.run(["psql", base_url, "-qAtc", "CREATE DATABASE " + db], check=True)
     url = base_url.replace("dbname=postgres", "dbname=" + db)
+    if proxy_port:
+        url = re.sub(r"host=\S+", "host=127.0.0.1", url)
+        url = re.sub(r"port=\d+", "port=%d" % proxy_port, url)
     svc = Service(binary, source, {"CONTENTLAKE_STORAGE_BACKEND": "postgresql", "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url,
                                    "CONTENTLAKE_STORAGE_POSTGRESQL_CACHE_MIB": "1", "CONTENTLAKE_LOG_ACCESS": "false",
                                    "CONTENTLAKE_ACTORS_ASK_TIMEOUT_MS": "30000"})
@@ -111,11 +164,17 @@ def main():
     binary, source, base_url = sys.argv[1], sys.argv[2], sys.argv[3]
     seconds, rounds, n = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
     binaries = [("now", binary)] + ([("before", sys.argv[7])] if len(sys.argv) > 7 and sys.argv[7] else [])
+    delay_ms = float(sys.argv[8]) if len(sys.argv) > 8 and sys.argv[8] else 0
+    proxy_port = None
+    if delay_ms > 0:
+        pg_port = int(re.search(r"port=(\d+)", base_url).group(1))
+        proxy_port = delaying_proxy("127.0.0.1", pg_port, delay_ms)
+        print("the services reach the database through a proxy holding each packet %.1f ms each way" % delay_ms)
     results = {label: [] for label, _ in binaries}
     with tempfile.TemporaryDirectory() as work:
         for r in range(rounds):
             for label, b in (binaries if r % 2 == 0 else list(reversed(binaries))):
-                got = one_round(b, source, base_url, seconds, n, work)
+                got = one_round(b, source, base_url, seconds, n, work, proxy_port)
                 results[label].append(got)
                 print("round %d %-6s warm p99 %7.2f ms (%6.0f req/s)  cold %6.0f req/s (p99 %6.2f ms)  writes %5.0f/s  "
                       "non-2xx %d" % (r + 1, label, got["warm_p99_ms"], got["warm_rate"], got["cold_rate"],
