@@ -148,6 +148,12 @@ struct backend_entry {
   config::settings (*at)(config::settings base, const std::string& where) = nullptr;
 };
 
+/// `backend_entry::make` for a backend class `Impl` constructed as `backend` is.
+template <class Impl>
+std::unique_ptr<backend> make_backend(const backend_entry& self, const config::settings& s) {
+  return std::make_unique<Impl>(self.name, self.traits, s);
+}
+
 /// Every backend, in the registration list's order; the first is the default.
 const std::vector<backend_entry>& backends();
 
@@ -155,9 +161,6 @@ const std::vector<backend_entry>& backends();
 /// std::runtime_error naming the known backends when none has that name, or when its section is
 /// not acceptable.
 std::unique_ptr<backend> open_backend(const config::settings& s);
-
-/// The traits of the backend `s` names.
-const backend_traits& traits_of(const config::settings& s);
 
 /// `storage.backend` and every backend's section, for the configuration.
 std::vector<config::option> backend_options();

@@ -36,8 +36,6 @@ std::unique_ptr<backend> open_backend(const config::settings& s) {
   return e.make(e, s);
 }
 
-const backend_traits& traits_of(const config::settings& s) { return entry_of(s).traits; }
-
 std::vector<config::option> backend_options() {
   std::string described;
   for (const auto& b : backends()) described += (described.empty() ? "" : ", ") + b.name + " (" + b.summary + ")";

@@ -109,14 +109,6 @@ void compare_log(const record_store& a, const record_store& b, migration_check& 
 
 }  // namespace
 
-std::vector<std::string> migration_kinds(const record_store& store) {
-  std::vector<std::string> out;
-  for (const auto& k : record_kinds_of(store)) out.push_back(k.name);
-  out.push_back("changes");
-  out.push_back("consumers");
-  return out;
-}
-
 bool holds_records(const record_store& store) {
   if (store.last_change() > 0) return true;
   for (const auto& kind : record_kinds_of(store))

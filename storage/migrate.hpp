@@ -39,10 +39,6 @@ std::unique_ptr<migration_state> migration_state_file(std::string path);
 /// Told after each page: the kind, how many of it were copied so far in this run.
 using migration_report = std::function<void(const std::string& kind, std::uint64_t copied)>;
 
-/// The kinds in the order they are copied: every kind of record the stores of `store` hold
-/// (storage/copyable.hpp), then the change log and the consumers' positions.
-std::vector<std::string> migration_kinds(const record_store& store);
-
 /// True when `store` holds any record or change (a target must be empty unless resuming).
 bool holds_records(const record_store& store);
 

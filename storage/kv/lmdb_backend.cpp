@@ -65,9 +65,7 @@ backend_entry lmdb_backend() {
   e.traits.format = lmdb_format_version;
   e.options = {{"storage.map_size_mib", "1024", "LMDB map size (upper bound of the database size).",
                 config::integer_member(&lmdb_section::map_size_mib, 1, 1LL << 24)}};
-  e.make = [](const backend_entry& self, const config::settings& s) -> std::unique_ptr<backend> {
-    return std::make_unique<lmdb_backend_impl>(self.name, self.traits, s);
-  };
+  e.make = &make_backend<lmdb_backend_impl>;
   e.at = [](config::settings base, const std::string& where) {
     base.storage.backend = "lmdb";
     base.data_dir = where;

@@ -29,9 +29,7 @@ backend_entry memory_backend() {
   e.name = "memory";
   e.summary = "in this process's memory, gone when it stops; one node";
   e.traits.in_data_dir = false;
-  e.make = [](const backend_entry& self, const config::settings& s) -> std::unique_ptr<backend> {
-    return std::make_unique<memory_backend_impl>(self.name, self.traits, s);
-  };
+  e.make = &make_backend<memory_backend_impl>;
   e.at = [](config::settings base, const std::string&) {
     base.storage.backend = "memory";
     return base;

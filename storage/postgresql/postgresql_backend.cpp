@@ -147,9 +147,7 @@ backend_entry postgresql_backend() {
      "and hot records are read from the database instead of its caches. contentlake_change_log_lag_seconds shows "
      "the lag.",
      config::integer_member(&section::max_lag_ms, 20, 60000)}};
-  e.make = [](const backend_entry& self, const config::settings& s) -> std::unique_ptr<backend> {
-    return std::make_unique<postgresql_backend_impl>(self.name, self.traits, s);
-  };
+  e.make = &make_backend<postgresql_backend_impl>;
   e.claims = &names_a_database;
   e.at = [](config::settings base, const std::string& where) {
     base.storage.backend = "postgresql";
