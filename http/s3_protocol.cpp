@@ -1,9 +1,12 @@
 #include "http/s3_protocol.hpp"
 
+#include "domain/base64url.hpp"
 #include "domain/contract.hpp"
+#include "domain/ids.hpp"
 #include "domain/sigv4.hpp"
 #include "storage/objects/object_files.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <ctime>
 
@@ -264,6 +267,64 @@ std::optional<byte_range> parse_range(std::string_view header, std::uint64_t siz
   if (*first >= size) return byte_range{0, 0, true};
   if (last && *last < *first) return std::nullopt;  // invalid: ignored, as RFC 9110 says
   return byte_range{*first, std::min(last.value_or(size - 1), size - 1), false};
+}
+
+std::optional<split_target_t> split_target(std::string_view target) {
+  auto q = target.find('?');
+  auto path = domain::sigv4::uri_decode(target.substr(0, q));
+  if (!path) return std::nullopt;
+  split_target_t out{std::move(*path), {}};
+  if (q == std::string_view::npos) return out;
+  auto rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    auto amp = rest.find('&');
+    auto item = rest.substr(0, amp);
+    auto eq = item.find('=');
+    auto name = domain::sigv4::uri_decode(item.substr(0, eq));
+    auto value = domain::sigv4::uri_decode(eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1));
+    if (!name || !value) return std::nullopt;
+    if (!name->empty()) out.query.emplace_back(std::move(*name), std::move(*value));
+    if (amp == std::string_view::npos) break;
+    rest = rest.substr(amp + 1);
+  }
+  return out;
+}
+
+error auth_error(domain::sigv4::failure why, std::string_view detail, bool in_query) {
+  using domain::sigv4::failure;
+  std::string said{detail};
+  switch (why) {
+    case failure::missing: return {403, "AccessDenied", "Access Denied"};
+    case failure::malformed:
+      return {400, in_query ? "AuthorizationQueryParametersError" : "AuthorizationHeaderMalformed", said};
+    case failure::unknown_key:
+      return {403, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."};
+    case failure::wrong_region: return {400, "AuthorizationHeaderMalformed", said};
+    case failure::expired: return {403, "AccessDenied", "Request has expired"};
+    case failure::not_yet_valid:
+      return in_query ? error{403, "AccessDenied", "Request is not valid yet"}
+                      : error{403, "RequestTimeTooSkewed", "The difference between the request time and the current time is too large."};
+    case failure::signature_mismatch: return {403, "SignatureDoesNotMatch", said};
+    case failure::none: break;
+  }
+  return {500, "InternalError", "We encountered an internal error. Please try again."};
+}
+
+std::string hex_of_base64(std::string_view b64) {
+  std::string url{b64};
+  for (auto& c : url) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  while (!url.empty() && url.back() == '=') url.pop_back();
+  auto raw = domain::base64url_decode(url);
+  return raw ? domain::hex_encode(*raw) : std::string{};
+}
+
+bool aws_chunked(std::string_view payload_hash, std::string_view content_encoding) {
+  if (payload_hash.rfind("STREAMING-", 0) == 0) return true;
+  constexpr std::string_view chunked = "aws-chunked";
+  if (content_encoding.size() < chunked.size()) return false;
+  for (std::size_t i = 0; i < chunked.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(content_encoding[i])) != chunked[i]) return false;
+  return true;
 }
 
 }  // namespace cl::http::s3

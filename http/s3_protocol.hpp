@@ -12,6 +12,10 @@
 #include <utility>
 #include <vector>
 
+namespace cl::domain::sigv4 {
+enum class failure;
+}
+
 namespace cl::http::s3 {
 
 enum class operation {
@@ -105,5 +109,26 @@ struct byte_range {
   bool unsatisfiable = false;
 };
 std::optional<byte_range> parse_range(std::string_view header, std::uint64_t size);
+
+/// A request target (`/path?query`) split and percent-decoded: the path and the query's
+/// (name, value) pairs in order, empty names dropped; nullopt when an escape is malformed.
+struct split_target_t {
+  std::string path;
+  std::vector<std::pair<std::string, std::string>> query;
+};
+std::optional<split_target_t> split_target(std::string_view target);
+
+/// The S3 error answering a signature check that failed with `why` and `detail`; `in_query`: a
+/// presigned URL's.
+error auth_error(domain::sigv4::failure why, std::string_view detail, bool in_query);
+
+/// The hex of a base64 (standard alphabet) digest a client declared (`Content-MD5`,
+/// `x-amz-checksum-sha256`); empty when malformed.
+std::string hex_of_base64(std::string_view b64);
+
+/// Whether `payload_hash` (the signed `x-amz-content-sha256`) or `content_encoding` announce an
+/// aws-chunked body (chunk signatures, trailing checksums), which this store refuses (501) rather
+/// than store with its framing.
+bool aws_chunked(std::string_view payload_hash, std::string_view content_encoding);
 
 }  // namespace cl::http::s3

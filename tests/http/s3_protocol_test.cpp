@@ -3,6 +3,8 @@
 
 #include "http/s3_protocol.hpp"
 
+#include "domain/sigv4.hpp"
+
 #include <catch2/catch.hpp>
 
 using namespace cl::http::s3;
@@ -103,4 +105,43 @@ TEST_CASE("Range headers against an object's size", "[s3]") {
   CHECK_FALSE(parse_range("items=0-1", 100));
   CHECK_FALSE(parse_range("bytes=0-1,5-6", 100));
   CHECK(http_date(0) == "Thu, 01 Jan 1970 00:00:00 GMT");
+}
+
+TEST_CASE("Request targets split into a decoded path and query, malformed escapes refused", "[s3]") {
+  auto t = split_target("/bucket/a%20b/c?partNumber=2&uploadId=u%2F1&=skipped&flag");
+  REQUIRE(t);
+  CHECK(t->path == "/bucket/a b/c");
+  REQUIRE(t->query.size() == 3);
+  CHECK(t->query[0] == std::pair<std::string, std::string>{"partNumber", "2"});
+  CHECK(t->query[1] == std::pair<std::string, std::string>{"uploadId", "u/1"});
+  CHECK(t->query[2] == std::pair<std::string, std::string>{"flag", ""});
+  CHECK_FALSE(split_target("/bucket/%zz"));
+  CHECK_FALSE(split_target("/bucket/k?x=%4"));
+  CHECK(split_target("/bucket/k")->query.empty());
+}
+
+TEST_CASE("A refused signature answers the S3 error clients expect", "[s3]") {
+  using cl::domain::sigv4::failure;
+  CHECK(auth_error(failure::missing, "", false).code == "AccessDenied");
+  CHECK(auth_error(failure::malformed, "bad", false).code == "AuthorizationHeaderMalformed");
+  CHECK(auth_error(failure::malformed, "bad", true).code == "AuthorizationQueryParametersError");
+  CHECK(auth_error(failure::malformed, "bad", true).message == "bad");
+  CHECK(auth_error(failure::unknown_key, "", false).code == "InvalidAccessKeyId");
+  CHECK(auth_error(failure::expired, "", true).message == "Request has expired");
+  CHECK(auth_error(failure::not_yet_valid, "", false).code == "RequestTimeTooSkewed");
+  CHECK(auth_error(failure::not_yet_valid, "", true).code == "AccessDenied");
+  CHECK(auth_error(failure::signature_mismatch, "", false).status == 403);
+  CHECK(auth_error(failure::signature_mismatch, "", false).code == "SignatureDoesNotMatch");
+}
+
+TEST_CASE("Declared digests are read from standard base64; aws-chunked bodies are recognised", "[s3]") {
+  // MD5("") in base64 and hex.
+  CHECK(hex_of_base64("1B2M2Y8AsgTpgAmY7PhCfg==") == "d41d8cd98f00b204e9800998ecf8427e");
+  CHECK(hex_of_base64("not base64!").empty());
+  CHECK(aws_chunked("STREAMING-UNSIGNED-PAYLOAD-TRAILER", ""));
+  CHECK(aws_chunked("STREAMING-AWS4-HMAC-SHA256-PAYLOAD", ""));
+  CHECK(aws_chunked("UNSIGNED-PAYLOAD", "AWS-Chunked"));
+  CHECK(aws_chunked("UNSIGNED-PAYLOAD", "aws-chunked,gzip"));
+  CHECK_FALSE(aws_chunked("UNSIGNED-PAYLOAD", "gzip"));
+  CHECK_FALSE(aws_chunked("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", ""));
 }
