@@ -2,6 +2,7 @@
 
 #include "domain/aead.hpp"
 #include "domain/base64url.hpp"
+#include "domain/records.hpp"
 
 #include <arpa/inet.h>
 
@@ -264,6 +265,36 @@ std::optional<std::vector<std::int64_t>> parse_retry_schedule(std::string_view l
 
 std::int64_t with_jitter(std::int64_t delay_ms, double unit) {
   return delay_ms + static_cast<std::int64_t>(std::llround(static_cast<double>(delay_ms) * 0.1 * (2 * unit - 1)));
+}
+
+attempt_verdict judge_attempt(const attempt_facts& a, const std::vector<std::int64_t>& schedule_ms,
+                              std::int64_t disable_after_ms, std::int64_t failing_since_ms, bool enabled,
+                              std::int64_t now_ms, double jitter_unit) {
+  attempt_verdict v;
+  if (a.delivered) {
+    v.outcome = "delivered";
+    return v;
+  }
+  v.failing_since_ms = failing_since_ms == 0 ? a.at_ms : failing_since_ms;
+  if (a.status == 410) {
+    // The receiver says the endpoint is gone: no more attempts, the endpoint is disabled.
+    v.outcome = "abandoned";
+    v.disable = true;
+    v.disabled_reason = "The endpoint answered 410 Gone.";
+    return v;
+  }
+  auto index = static_cast<std::size_t>(std::max<std::int32_t>(a.attempt, 1) - 1);
+  if (index >= schedule_ms.size()) {
+    v.outcome = "abandoned";
+  } else {
+    v.outcome = "failed";
+    v.next_attempt_ms = now_ms + std::max(with_jitter(schedule_ms[index], jitter_unit), a.retry_after_ms);
+  }
+  if (enabled && now_ms - v.failing_since_ms > disable_after_ms) {
+    v.disable = true;
+    v.disabled_reason = "Every delivery failed since " + iso8601_at_ms(v.failing_since_ms) + ".";
+  }
+  return v;
 }
 
 std::optional<std::int64_t> retry_after_ms(std::string_view value, std::int64_t now_s) {

@@ -102,6 +102,30 @@ std::optional<std::vector<std::int64_t>> parse_retry_schedule(std::string_view l
 /// `delay_ms` moved by up to a tenth either way, `unit` in [0, 1) choosing where.
 std::int64_t with_jitter(std::int64_t delay_ms, double unit);
 
+/// What one delivery attempt means for its message and its endpoint (the retry schedule).
+struct attempt_facts {
+  std::int32_t attempt = 1;         ///< 1 for the first
+  bool delivered = false;           ///< a 2xx answer
+  int status = 0;                   ///< the answer's status (0: none)
+  std::int64_t at_ms = 0;           ///< when the attempt started
+  std::int64_t retry_after_ms = 0;  ///< what the answer's `Retry-After` asked for (0: nothing)
+};
+struct attempt_verdict {
+  std::string outcome;  ///< `delivered`, `failed` (a retry is due) or `abandoned`
+  std::int64_t next_attempt_ms = 0;  ///< `failed`: when the next attempt is due
+  std::int64_t failing_since_ms = 0;  ///< the endpoint's, after this attempt (0: not failing)
+  bool disable = false;  ///< the endpoint is disabled, for `disabled_reason`
+  std::string disabled_reason;
+};
+/// The verdict on attempt `a` of an endpoint failing since `failing_since_ms` (0: not failing):
+/// delivered clears the failing state; 410 Gone abandons the message and disables the endpoint;
+/// another failure schedules the next attempt `schedule_ms[attempt - 1]` later (moved by
+/// `with_jitter(.., jitter_unit)`, never sooner than `Retry-After`) or abandons the message past the
+/// schedule, and disables an `enabled` endpoint failing for longer than `disable_after_ms`.
+attempt_verdict judge_attempt(const attempt_facts& a, const std::vector<std::int64_t>& schedule_ms,
+                              std::int64_t disable_after_ms, std::int64_t failing_since_ms, bool enabled,
+                              std::int64_t now_ms, double jitter_unit);
+
 /// The delay a `Retry-After` value asks for (delta seconds, or an HTTP date against `now_s`), in
 /// milliseconds, or nullopt when it is neither.
 std::optional<std::int64_t> retry_after_ms(std::string_view value, std::int64_t now_s);

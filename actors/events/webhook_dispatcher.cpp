@@ -1,9 +1,11 @@
 // How deliveries are scheduled and sent (docs/architecture.md, "Events: webhooks"):
 //
-// - **Slots shared fairly.** Deliveries wait in a per-tenant queue; a freed slot goes to the next
-//   tenant in turn, a tenant holds at most half of `webhooks.concurrency` and an endpoint an eighth,
-//   and a tenant with that many started or queued starts no more batches or retries (the due retries
-//   are paged past it). So one tenant's endpoints that never answer hold half the slots, not every one.
+// - **Slots shared fairly** (domain/fair_share.hpp). Deliveries wait in a per-tenant queue; a freed
+//   slot goes to the next tenant in turn, a tenant holds at most half of `webhooks.concurrency` and
+//   an endpoint an eighth, and a tenant with that many started or queued starts no more batches or
+//   retries (the due retries are paged past it). So one tenant's endpoints that never answer hold
+//   half the slots, not every one. The retry schedule is `domain::judge_attempt`; a delivery's
+//   parts (messages, jobs, workers, the outcome transactions) are actors/events/webhook_delivery.*.
 // - **SSRF is decided where the socket is made**: the client resolves the name, keeps the addresses
 //   the policy allows (one parser reads a host as the resolver does, at creation and at delivery) and
 //   connects by address.
@@ -25,6 +27,7 @@
 
 #include "actors/backend_error.hpp"
 #include "actors/events/changes_feed.hpp"
+#include "actors/events/webhook_delivery.hpp"
 #include "actors/interfaces.hpp"
 #include "domain/clock.hpp"
 #include "domain/json_text.hpp"
@@ -40,7 +43,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <random>
 
 namespace cl::actors {
 
@@ -66,81 +68,8 @@ std::string endpoint_key(const std::string& tenant, const std::string& id) {
   return tenant + '\0' + id;
 }
 
-/// One message to send: what the delivery log and a retry need besides the body.
-struct message {
-  std::string id, type, resource_id, body;
-  std::uint64_t seq = 0;
-  std::int32_t attempt = 1;
-};
-
-/// A message's attempt and what it came to.
-struct attempt_result {
-  message msg;
-  std::int64_t at_ms = 0;
-  webhook_response response;
-};
-
-double jitter_unit() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>{0.0, 1.0}(rng);
-}
-
-/// The delivery-log entry of `r` for endpoint `w`, and what happens next: a retry (returned with
-/// `*retry` set) or nothing more. Updates the endpoint's failing state.
-storage::webhook_delivery account(const webhook_dispatcher_config& cfg, storage::webhook_record& w,
-                                  const attempt_result& r, std::optional<storage::webhook_retry>* retry) {
-  storage::webhook_delivery d;
-  d.tenant = w.tenant;
-  d.webhook_id = w.id;
-  d.number = w.log_next++;
-  d.message_id = r.msg.id;
-  d.event_type = r.msg.type;
-  d.seq = r.msg.seq;
-  d.attempt = r.msg.attempt;
-  d.at_ms = r.at_ms;
-  d.status = r.response.status;
-  d.latency_ms = r.response.latency_ms;
-  d.error = r.response.error;
-  auto now = domain::now_ms();
-  if (r.response.error.empty()) {
-    d.outcome = "delivered";
-    w.failing_since_ms = 0;
-    return d;
-  }
-  if (w.failing_since_ms == 0) w.failing_since_ms = r.at_ms;
-  if (r.response.status == 410) {
-    // The receiver says the endpoint is gone: no more attempts, the endpoint is disabled.
-    d.outcome = "abandoned";
-    w.enabled = false;
-    w.disabled_reason = "The endpoint answered 410 Gone.";
-    return d;
-  }
-  auto index = static_cast<std::size_t>(r.msg.attempt - 1);
-  if (index >= cfg.schedule_ms.size()) {
-    d.outcome = "abandoned";
-  } else {
-    auto delay = domain::with_jitter(cfg.schedule_ms[index], jitter_unit());
-    delay = std::max(delay, r.response.retry_after_ms);
-    storage::webhook_retry next;
-    next.tenant = w.tenant;
-    next.webhook_id = w.id;
-    next.message_id = r.msg.id;
-    next.event_type = r.msg.type;
-    next.resource_id = r.msg.resource_id;
-    next.body = r.msg.body;
-    next.seq = r.msg.seq;
-    next.attempts = r.msg.attempt;
-    next.due_ms = now + delay;
-    d.outcome = "failed";
-    d.next_attempt_ms = next.due_ms;
-    *retry = std::move(next);
-  }
-  if (w.enabled && now - w.failing_since_ms > cfg.disable_after_ms) {
-    w.enabled = false;
-    w.disabled_reason = "Every delivery failed since " + domain::iso8601_at_ms(w.failing_since_ms) + ".";
-  }
-  return d;
-}
+using webhook_delivery::attempt_result;
+using webhook_delivery::message;
 
 class dispatcher {
 public:
@@ -190,59 +119,7 @@ private:
 
   /// Whether `tenant` has as many deliveries started or queued for a slot as there are slots: its
   /// further batches and retries wait (another tenant's do not).
-  bool full(const std::string& tenant) const {
-    const auto& st = self_->state;
-    auto queued = st.queued.find(tenant);
-    return count_in(st.tenant_in_flight, tenant) + (queued == st.queued.end() ? 0 : queued->second.size())
-           >= cfg_->concurrency;
-  }
-
-  /// The enabled endpoints, by tenant, read again from the store (at start, and when a plan says
-  /// one changed); an endpoint new to the dispatcher is lagging: it reads from its stored cursor.
-  void load_endpoints() {
-    auto& st = self_->state;
-    std::map<std::string, std::set<std::string>> by_tenant;
-    std::string after;
-    for (;;) {
-      auto endpoints = storage::webhooks(*cfg_->store).enabled(after, 256);
-      for (const auto& w : endpoints) {
-        auto key = endpoint_key(w.tenant, w.id);
-        if (!st.by_tenant.count(w.tenant) || !st.by_tenant[w.tenant].count(w.id) || w.replay_next != 0)
-          st.lagging.insert(key);
-        by_tenant[w.tenant].insert(w.id);
-      }
-      if (endpoints.size() < 256) break;
-      after = storage::webhook_reads::resume_key(endpoints.back());
-    }
-    st.by_tenant = std::move(by_tenant);
-    // What the dispatcher kept about endpoints no longer enabled goes with them.
-    auto enabled = [&st](const std::string& key) {
-      auto cut = key.find('\0');
-      auto it = st.by_tenant.find(key.substr(0, cut));
-      return it != st.by_tenant.end() && it->second.count(key.substr(cut + 1)) > 0;
-    };
-    auto prune = [&](auto& by_key) {
-      for (auto it = by_key.begin(); it != by_key.end();) it = enabled(it->first) ? std::next(it) : by_key.erase(it);
-    };
-    prune(st.read_to);
-    prune(st.stored_at);
-  }
-
-  /// An endpoint found disabled or deleted (through another node, before this one read the
-  /// endpoints again) is no longer known: enabled again, it is new and reads from its stored cursor,
-  /// so the changes made while it was disabled still reach it (they did not move it on).
-  void forget(const std::string& key) {
-    auto& st = self_->state;
-    auto cut = key.find('\0');
-    if (auto it = st.by_tenant.find(key.substr(0, cut)); it != st.by_tenant.end()) {
-      it->second.erase(key.substr(cut + 1));
-      if (it->second.empty()) st.by_tenant.erase(it);
-    }
-    st.lagging.erase(key);
-    st.read_to.erase(key);
-    st.stored_at.erase(key);
-    st.replay_turn.erase(key);
-  }
+  bool full(const std::string& tenant) const { return self_->state.slots->full(tenant); }
 
   /// A round's endpoints: those of the tenants that wrote since the last round, and those still
   /// lagging. An endpoint of a tenant that did not write moves on without being read (its
@@ -254,7 +131,7 @@ private:
     if (!st.loaded) {
       // At start: every endpoint is lagging and reads from its own cursor; new entries are classified from here.
       if (st.seen == 0) st.seen = last;
-      load_endpoints();
+      st.load_endpoints(*cfg_->store);
       st.loaded = true;
       st.loaded_at = std::chrono::steady_clock::now();
     }
@@ -289,7 +166,7 @@ private:
       if (full(key.substr(0, cut))) continue;
       auto w = storage::webhooks(*cfg_->store).get(key.substr(0, cut), key.substr(cut + 1));
       if (!w || !w->enabled) {
-        forget(key);
+        st.forget(key);
         continue;
       }
       auto read = std::max(w->cursor, st.read_to[key]);
@@ -316,17 +193,7 @@ private:
       }
     auto wr = writer();
     if (idle.empty() || !wr) return;
-    storage::mutation m = [idle, seen = st.seen](storage::write_txn& tx) {
-      for (const auto& [tenant, id] : idle) {
-        auto w = storage::webhooks(tx).get(tenant, id);
-        if (!w || !w->enabled || w->cursor >= seen) continue;
-        w->cursor = seen;
-        w->cursor_within.clear();
-        storage::webhooks(tx).put(*w);
-        hold_change_log(tx, *w);
-      }
-      return true;
-    };
+    auto m = webhook_delivery::idle_cursors(std::move(idle), st.seen);
     self_->request(wr, std::chrono::seconds{30}, write_atom_v, std::move(m)).then([](bool) {}, [](caf::error&) {});
   }
 
@@ -355,15 +222,7 @@ private:
     if (!cfg_->leases) return true;
     auto& st = self_->state;
     auto term = cfg_->leases->term(storage::lease::webhooks);
-    if (term != 0 && term != st.term) {
-      st.loaded = false;
-      st.seen = 0;
-      st.by_tenant.clear();
-      st.lagging.clear();
-      st.read_to.clear();
-      st.stored_at.clear();
-      st.replay_turn.clear();
-    }
+    if (term != 0 && term != st.term) st.start_over();
     st.term = term;
     return term != 0;
   }
@@ -425,16 +284,7 @@ private:
                             scan.events.end());
           scan.position = std::min(scan.position, w.replay_last);
         }
-        std::vector<message> msgs;
-        for (auto& e : scan.events) {
-          message m;
-          m.id = e.id;
-          m.type = e.type;
-          if (e.subject == "resource_id") m.resource_id = e.subject_id;
-          m.body = change_event_json(e);
-          m.seq = e.seq;
-          msgs.push_back(std::move(m));
-        }
+        auto msgs = webhook_delivery::messages_of(scan);
         auto endpoint = w;
         deliver(endpoint, std::move(msgs), [this, w = std::move(w), scan, replay, key](std::vector<attempt_result> results) {
           finish_batch(w, scan, replay, key, results);
@@ -459,47 +309,7 @@ private:
       return;
     }
     st.stored_at[key] = now_steady;
-    storage::mutation m = [cfg = cfg_, tenant = w.tenant, id = w.id, scan, replay, expired, last,
-                           results](storage::write_txn& tx) {
-      auto& store = storage::webhooks(tx);
-      auto rec = store.get(tenant, id);
-      if (!rec) return true;  // deleted meanwhile
-      for (const auto& r : results) {
-        std::optional<storage::webhook_retry> retry;
-        store.log_delivery(account(*cfg, *rec, r, &retry), cfg->log_size);
-        if (retry) store.schedule(*retry);
-      }
-      if (expired && replay) {
-        rec->replay_next = rec->replay_last = 0;  // what the replay asked for is gone
-        rec->replay_within.clear();
-      } else if (expired) {
-        // The log no longer holds what followed the cursor (the endpoint was disabled past
-        // retention): it goes on from now, and its log says so.
-        storage::webhook_delivery skipped;
-        skipped.tenant = tenant;
-        skipped.webhook_id = id;
-        skipped.number = rec->log_next++;
-        skipped.at_ms = domain::now_ms();
-        skipped.outcome = "skipped";
-        skipped.error = "retention";
-        store.log_delivery(skipped, cfg->log_size);
-        rec->cursor = last;
-        rec->cursor_within.clear();
-      } else if (replay) {
-        rec->replay_next = scan.position + 1;
-        rec->replay_within = scan.within;
-        if (scan.position >= rec->replay_last && scan.within.empty()) {
-          rec->replay_next = rec->replay_last = 0;
-          rec->replay_within.clear();
-        }
-      } else if (scan.position > rec->cursor || (scan.position == rec->cursor && !scan.within.empty())) {
-        rec->cursor = scan.position;
-        rec->cursor_within = scan.within;
-      }
-      store.put(*rec);
-      hold_change_log(tx, *rec);
-      return true;
-    };
+    auto m = webhook_delivery::batch_outcome(cfg_, w, scan, replay, last, results);
     auto wr = writer();
     auto again = !scan.caught_up || !results.empty() || replay || expired;
     if (!wr) {
@@ -560,19 +370,7 @@ private:
   }
 
   void commit_retry(const storage::webhook_retry& r, std::optional<attempt_result> result, const std::string& key) {
-    storage::mutation m = [cfg = cfg_, r, result](storage::write_txn& tx) {
-      auto& store = storage::webhooks(tx);
-      store.unschedule(r);
-      if (!result) return true;
-      auto rec = store.get(r.tenant, r.webhook_id);
-      if (!rec) return true;
-      std::optional<storage::webhook_retry> retry;
-      store.log_delivery(account(*cfg, *rec, *result, &retry), cfg->log_size);
-      if (retry) store.schedule(*retry);
-      store.put(*rec);
-      hold_change_log(tx, *rec);
-      return true;
-    };
+    auto m = webhook_delivery::retry_outcome(cfg_, r, std::move(result));
     auto wr = writer();
     if (!wr) {
       self_->state.retrying.erase(key);
@@ -604,20 +402,9 @@ private:
                std::function<void(std::vector<attempt_result>)> done) {
     if (msgs.empty()) return done({});
     auto run = std::make_shared<job_run>();
-    run->job = std::make_shared<webhook_job>(msgs.size());
-    auto& job = *run->job;
-    job.url = w.url;
-    job.timeout_ms = cfg_->timeout_ms;
     auto now_ms = domain::now_ms();
-    for (const auto* sealed : {&w.secret_sealed, &w.previous_secret_sealed}) {
-      if (sealed->empty() || (sealed == &w.previous_secret_sealed && w.previous_until_ms <= now_ms)) continue;
-      auto secret = domain::open_webhook_secret(cfg_->secret_key, *sealed);
-      if (auto key = secret ? domain::webhook_secret_key(*secret) : std::nullopt) job.keys.push_back(std::move(*key));
-    }
-    for (std::size_t i = 0; i < msgs.size(); ++i) {
-      job.items[i].id = msgs[i].id;
-      job.items[i].body = msgs[i].body;
-    }
+    run->job = webhook_delivery::make_job(*cfg_, w, msgs, now_ms);
+    auto& job = *run->job;
     run->msgs = std::move(msgs);
     run->done = std::move(done);
     if (job.keys.empty()) {
@@ -627,64 +414,23 @@ private:
     }
     run->workers = std::min<std::size_t>(run->msgs.size(), static_cast<std::size_t>(std::max(1, w.max_in_flight)));
     auto endpoint = endpoint_key(w.tenant, w.id);
+    auto cap = self_->state.slots->endpoint_cap(w.max_in_flight);
     for (std::size_t k = 0; k < run->workers; ++k)
-      self_->state.queued[w.tenant].push_back(
-        {endpoint, endpoint_cap(w), [this, tenant = w.tenant, endpoint, run] { send(tenant, endpoint, run); }});
+      self_->state.slots->enqueue(w.tenant, endpoint, cap, [this, tenant = w.tenant, endpoint, run] { send(tenant, endpoint, run); });
     pump();
   }
 
-  /// Deliveries in flight under `key` (a tenant or an endpoint); none is no entry.
-  static std::size_t count_in(const std::map<std::string, std::size_t>& counts, const std::string& key) {
-    auto it = counts.find(key);
-    return it == counts.end() ? 0 : it->second;
-  }
-
-  /// At most half the slots per tenant, and per endpoint an eighth or its `max_in_flight` and one
-  /// (a retry beside its batch), whichever is more, within its tenant's half (at least one each).
-  std::size_t tenant_cap() const { return std::max<std::size_t>(1, cfg_->concurrency / 2); }
-  std::size_t endpoint_cap(const storage::webhook_record& w) const {
-    auto wanted = std::max<std::size_t>(cfg_->concurrency / 8, static_cast<std::size_t>(std::max(1, w.max_in_flight)) + 1);
-    return std::max<std::size_t>(1, std::min(wanted, tenant_cap()));
-  }
-
-  /// Starts queued deliveries while slots are free: the tenants in turn after the one served last,
-  /// each its oldest delivery whose endpoint has room.
+  /// Starts queued deliveries while slots are free (domain/fair_share.hpp says who goes next).
   void pump() {
-    auto& st = self_->state;
-    while (st.in_flight < cfg_->concurrency && !st.queued.empty()) {
-      auto it = st.queued.upper_bound(st.served_last);
-      std::function<void()> start;
-      for (std::size_t n = 0; n < st.queued.size(); ++n, ++it) {
-        if (it == st.queued.end()) it = st.queued.begin();
-        auto& [tenant, list] = *it;
-        if (count_in(st.tenant_in_flight, tenant) >= tenant_cap()) continue;
-        auto next = std::find_if(list.begin(), list.end(), [&](const auto& q) {
-          return count_in(st.endpoint_in_flight, q.endpoint) < q.cap;
-        });
-        if (next == list.end()) continue;
-        start = std::move(next->start);
-        list.erase(next);
-        st.served_last = tenant;
-        if (list.empty()) st.queued.erase(it);  // `it` and `tenant` are gone: leave the loop now
-        break;
-      }
-      if (!start) return;  // every tenant with queued deliveries is at its cap
-      start();
-    }
+    while (auto next = self_->state.slots->next()) next->item();
   }
 
   /// One worker on `run`'s job (it takes a slot until it answers).
   void send(const std::string& tenant, const std::string& endpoint, const std::shared_ptr<job_run>& run) {
-    auto& st = self_->state;
-    ++st.in_flight;
-    ++st.tenant_in_flight[tenant];
-    ++st.endpoint_in_flight[endpoint];
     auto worker = take_worker();
     auto finish = [this, tenant, endpoint, run, worker](bool worker_free) {
       auto& st = self_->state;
-      --st.in_flight;
-      if (--st.tenant_in_flight[tenant] == 0) st.tenant_in_flight.erase(tenant);
-      if (--st.endpoint_in_flight[endpoint] == 0) st.endpoint_in_flight.erase(endpoint);
+      st.slots->finished(tenant, endpoint);
       // A worker stuck past its timeout is let go: with no handle left, it ends once its call returns.
       if (worker_free) st.idle_workers.push_back(worker);
       if (--run->workers == 0) job_done(*run);
@@ -698,25 +444,7 @@ private:
 
   /// Every worker of the job answered (or timed out): each message's attempt, in order; a message
   /// whose attempt did not end in time counts as a timeout.
-  void job_done(job_run& run) {
-    auto& job = *run.job;
-    job.cancelled.store(true);
-    std::vector<attempt_result> results;
-    results.reserve(run.msgs.size());
-    for (std::size_t i = 0; i < run.msgs.size(); ++i) {
-      auto& item = job.items[i];
-      attempt_result r{std::move(run.msgs[i]), domain::now_ms(), {}};
-      if (item.done.load(std::memory_order_acquire)) {
-        r.at_ms = item.at_ms;
-        r.response = item.response;
-      } else {
-        r.response.error = "timeout";
-      }
-      if (!r.response.error.empty()) cfg_->failures.increment();
-      results.push_back(std::move(r));
-    }
-    run.done(std::move(results));
-  }
+  void job_done(job_run& run) { run.done(webhook_delivery::results_of(*run.job, std::move(run.msgs), cfg_->failures)); }
 
   /// A worker thread for one delivery: an idle one, or a new one (at most `concurrency` wait, as
   /// many as were in flight at once). Only the dispatcher holds them: they end with it.
@@ -727,30 +455,7 @@ private:
       idle.pop_back();
       return w;
     }
-    return self_->spawn<caf::detached>(
-      [send = cfg_->send, attempts = cfg_->attempts](webhook_worker_actor::pointer) -> webhook_worker_actor::behavior_type {
-        return {[send, attempts](webhook_send_atom, const webhook_job_ptr& job) {
-          for (;;) {
-            auto i = job->next.fetch_add(1);
-            if (i >= job->items.size() || job->cancelled.load()) return true;
-            auto& item = job->items[i];
-            item.at_ms = domain::now_ms();
-            webhook_request r;
-            r.url = job->url;
-            r.body = item.body;
-            r.message_id = item.id;
-            r.timestamp = item.at_ms / 1000;
-            r.timeout_ms = job->timeout_ms;
-            for (const auto& key : job->keys) {
-              if (!r.signature.empty()) r.signature += ' ';
-              r.signature += domain::webhook_signature(key, item.id, r.timestamp, item.body);
-            }
-            attempts.increment();
-            item.response = send(r);
-            item.done.store(true, std::memory_order_release);
-          }
-        }};
-      });
+    return self_->spawn<caf::detached>(webhook_delivery::worker, cfg_->send, cfg_->attempts);
   }
 
   self_ptr self_;
@@ -758,6 +463,54 @@ private:
 };
 
 }  // namespace
+
+void webhook_dispatcher_state::load_endpoints(const storage::record_store& store) {
+  std::map<std::string, std::set<std::string>> now_enabled;
+  std::string after;
+  for (;;) {
+    auto endpoints = storage::webhooks(store).enabled(after, 256);
+    for (const auto& w : endpoints) {
+      auto key = endpoint_key(w.tenant, w.id);
+      if (!by_tenant.count(w.tenant) || !by_tenant[w.tenant].count(w.id) || w.replay_next != 0) lagging.insert(key);
+      now_enabled[w.tenant].insert(w.id);
+    }
+    if (endpoints.size() < 256) break;
+    after = storage::webhook_reads::resume_key(endpoints.back());
+  }
+  by_tenant = std::move(now_enabled);
+  auto enabled = [this](const std::string& key) {
+    auto cut = key.find('\0');
+    auto it = by_tenant.find(key.substr(0, cut));
+    return it != by_tenant.end() && it->second.count(key.substr(cut + 1)) > 0;
+  };
+  auto prune = [&](auto& by_key) {
+    for (auto it = by_key.begin(); it != by_key.end();) it = enabled(it->first) ? std::next(it) : by_key.erase(it);
+  };
+  prune(read_to);
+  prune(stored_at);
+}
+
+void webhook_dispatcher_state::forget(const std::string& key) {
+  auto cut = key.find('\0');
+  if (auto it = by_tenant.find(key.substr(0, cut)); it != by_tenant.end()) {
+    it->second.erase(key.substr(cut + 1));
+    if (it->second.empty()) by_tenant.erase(it);
+  }
+  lagging.erase(key);
+  read_to.erase(key);
+  stored_at.erase(key);
+  replay_turn.erase(key);
+}
+
+void webhook_dispatcher_state::start_over() {
+  loaded = false;
+  seen = 0;
+  by_tenant.clear();
+  lagging.clear();
+  read_to.clear();
+  stored_at.clear();
+  replay_turn.clear();
+}
 
 std::string webhook_consumer(const std::string& tenant, const std::string& id) {
   return "webhook:" + tenant + "/" + id;
@@ -772,6 +525,7 @@ void hold_change_log(storage::write_txn& tx, const storage::webhook_record& w, b
 
 webhook_dispatcher_actor::behavior_type webhook_dispatcher(self_ptr self, config_ptr cfg) {
   accept_fault_delays(self);
+  self->state.slots.emplace(cfg->concurrency);
   auto d = std::make_shared<dispatcher>(self, cfg);
   // Every durable commit that logged changes wakes the dispatcher (from the writer's thread: a
   // message only, and not to an actor that is gone).

@@ -18,6 +18,7 @@
 #include "actors/metrics.hpp"
 #include "actors/events/webhook_messages.hpp"
 #include "domain/change_cursor.hpp"
+#include "domain/fair_share.hpp"
 #include "storage/stores.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -26,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,23 +82,25 @@ struct webhook_dispatcher_state {
   bool loaded = false;     ///< `by_tenant` read since the last change to an endpoint
   std::chrono::steady_clock::time_point refreshed_at{};  ///< when idle endpoints' cursors were last stored
   std::map<std::string, std::chrono::steady_clock::time_point> stored_at;  ///< when its cursor was last written
-  std::size_t in_flight = 0;
-  /// Delivery slots are shared fairly: a delivery waits here (by tenant) while its tenant holds
-  /// half the slots, its endpoint a few, or all are taken; a freed slot goes to the next tenant in
-  /// turn (round robin), so one tenant's slow endpoints never hold another's deliveries.
-  struct queued_delivery {
-    std::string endpoint;  ///< tenant\0id
-    std::size_t cap = 1;   ///< deliveries its endpoint may have in flight
-    std::function<void()> start;
-  };
-  std::map<std::string, std::deque<queued_delivery>> queued;
-  std::map<std::string, std::size_t> tenant_in_flight, endpoint_in_flight;
-  std::string served_last;  ///< the tenant the last slot went to
+  /// Delivery slots shared fairly between tenants (domain/fair_share.hpp); an item starts its
+  /// delivery once it has a slot. Set when the dispatcher starts.
+  std::optional<domain::fair_share<std::function<void()>>> slots;
   std::vector<webhook_worker_actor> idle_workers;  ///< delivery threads waiting for their next delivery
   bool round_pending = false;
   std::int64_t timer_due_ms = 0;  ///< the timed wake already asked for (0: none)
   std::uint64_t term = 0;  ///< the lease's hold the state was read under (0: not held)
   std::chrono::steady_clock::time_point loaded_at{};  ///< when the endpoints were last read
+
+  /// The enabled endpoints, by tenant, read again from `store` (at start, and when a plan says one
+  /// changed); an endpoint new to the dispatcher is lagging: it reads from its stored cursor.
+  /// What was kept about endpoints no longer enabled goes with them.
+  void load_endpoints(const storage::record_store& store);
+  /// An endpoint found disabled or deleted (through another node, before this one read the
+  /// endpoints again) is no longer known: enabled again, it is new and reads from its stored
+  /// cursor, so the changes made while it was disabled still reach it (they did not move it on).
+  void forget(const std::string& key);
+  /// Another node held the lease meanwhile: every endpoint reads from its stored cursor again.
+  void start_over();
 };
 
 /// The change-log consumer name of an endpoint (retention keeps what it has not handled).

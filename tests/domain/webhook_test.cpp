@@ -154,3 +154,48 @@ TEST_CASE("a host in any numeric form a resolver reads is the address it spells"
   CHECK(refused("https://0x/"));
   CHECK(target("https://2130706433/in").host == "2130706433");  // the URL parses; the address policy refuses it
 }
+
+TEST_CASE("an attempt's verdict: delivered clears, 410 disables, a failure retries on the schedule or is abandoned", "[webhooks]") {
+  const std::vector<std::int64_t> schedule{5000, 300000};
+  const std::int64_t day = 86400 * 1000LL;
+  const std::int64_t now = 1'700'000'000'000;
+  SECTION("delivered: the endpoint is no longer failing") {
+    auto v = judge_attempt({1, true, 200, now, 0}, schedule, 5 * day, now - 1000, true, now, 0.5);
+    CHECK(v.outcome == "delivered");
+    CHECK(v.failing_since_ms == 0);
+    CHECK_FALSE(v.disable);
+  }
+  SECTION("a first failure: failing from its start, retried after the first delay (jitter a tenth either way)") {
+    auto v = judge_attempt({1, false, 500, now - 20, 0}, schedule, 5 * day, 0, true, now, 0.5);
+    CHECK(v.outcome == "failed");
+    CHECK(v.failing_since_ms == now - 20);
+    CHECK(v.next_attempt_ms == now + 5000);
+    CHECK(judge_attempt({1, false, 500, now, 0}, schedule, 5 * day, 0, true, now, 0.0).next_attempt_ms == now + 4500);
+    CHECK(judge_attempt({1, false, 500, now, 0}, schedule, 5 * day, 0, true, now, 0.999999).next_attempt_ms == now + 5500);
+  }
+  SECTION("Retry-After asks for later: never sooner than it") {
+    auto v = judge_attempt({2, false, 429, now, 900000}, schedule, 5 * day, now - 10, true, now, 0.5);
+    CHECK(v.next_attempt_ms == now + 900000);
+    CHECK(v.failing_since_ms == now - 10);  // kept from before
+  }
+  SECTION("past the schedule: abandoned") {
+    auto v = judge_attempt({3, false, 500, now, 0}, schedule, 5 * day, now - 10, true, now, 0.5);
+    CHECK(v.outcome == "abandoned");
+    CHECK(v.next_attempt_ms == 0);
+  }
+  SECTION("410 Gone: abandoned at once and the endpoint disabled") {
+    auto v = judge_attempt({1, false, 410, now, 0}, schedule, 5 * day, 0, true, now, 0.5);
+    CHECK(v.outcome == "abandoned");
+    CHECK(v.disable);
+    CHECK(v.disabled_reason == "The endpoint answered 410 Gone.");
+  }
+  SECTION("failing longer than the bound: an enabled endpoint is disabled, saying since when") {
+    auto since = now - 5 * day - 1;
+    auto v = judge_attempt({1, false, 503, now, 0}, schedule, 5 * day, since, true, now, 0.5);
+    CHECK(v.outcome == "failed");
+    CHECK(v.disable);
+    CHECK(v.disabled_reason.find("Every delivery failed since 2023-11-") == 0);
+    CHECK_FALSE(judge_attempt({1, false, 503, now, 0}, schedule, 5 * day, since, false, now, 0.5).disable);
+    CHECK_FALSE(judge_attempt({1, false, 503, now, 0}, schedule, 5 * day, now - 5 * day, true, now, 0.5).disable);
+  }
+}
