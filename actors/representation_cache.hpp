@@ -9,14 +9,13 @@
 /// it (a changed record or resolution just misses, and its new rendering replaces the old one).
 /// Bounded in bytes (keys, records, rights, renderings), least recently read out first.
 
+#include "domain/sharded_lru.hpp"
+
 #include <cstddef>
 #include <cstdint>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 namespace cl::actors {
 
@@ -48,21 +47,14 @@ public:
 
 private:
   struct slot {
-    std::string key, record, rights_digest, rights_json;
+    std::string record, rights_digest, rights_json;
     std::shared_ptr<const rendering> made;
-    std::size_t cost() const;
   };
-  struct shard {
-    mutable std::mutex mutex;
-    mutable std::list<slot> order;  ///< most recently read first
-    std::unordered_map<std::string_view, std::list<slot>::iterator> index;
-    std::size_t bytes = 0;
+  struct cost {
+    std::size_t operator()(std::string_view key, const slot& s) const;
   };
-  static constexpr std::size_t shard_count = 16;
-  shard& of(std::string_view key) const;
 
-  std::size_t budget_per_shard_;
-  std::unique_ptr<shard[]> shards_;
+  domain::sharded_lru<slot, cost> slots_;
 };
 
 }  // namespace cl::actors

@@ -263,74 +263,128 @@ int restore(const cl::config::settings& s, const std::string& from) {
 
 }  // namespace
 
+namespace {
+
+/// A subcommand and what running it does (its options are held by the closure).
+struct command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+command serve_command(CLI::App& app, const char* argv0) {
+  auto* cmd = app.add_subcommand("serve", "Run the service (embedded defaults: 127.0.0.1:8080, ./var)");
+  struct options {
+    std::string config_file, listen, data_dir, admin_listen, blobs_listen;
+  };
+  auto o = std::make_shared<options>();
+  cmd->add_option("--config", o->config_file, "JSON config file (also CONTENTLAKE_CONFIG)");
+  cmd->add_option("--listen", o->listen, "Public listener HOST:PORT (key: listen)");
+  cmd->add_option("--data-dir", o->data_dir, "Data directory (key: data_dir)");
+  cmd->add_option("--admin-listen", o->admin_listen, "Operations listener HOST:PORT (key: admin.listen)");
+  cmd->add_option("--blobs-listen", o->blobs_listen, "Embedded S3-compatible object store HOST:PORT (key: blobs.embedded.listen)");
+  return {cmd, [o, argv0] {
+            std::vector<std::pair<std::string, std::string>> overrides;
+            if (!o->listen.empty()) overrides.emplace_back("listen", o->listen);
+            if (!o->data_dir.empty()) overrides.emplace_back("data_dir", o->data_dir);
+            if (!o->admin_listen.empty()) overrides.emplace_back("admin.listen", o->admin_listen);
+            if (!o->blobs_listen.empty()) overrides.emplace_back("blobs.embedded.listen", o->blobs_listen);
+            return serve(o->config_file, overrides, argv0);
+          }};
+}
+
+command token_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("token", "Print a token signed by the development identity");
+  struct options {
+    std::string tenant, sub, scopes, client_id, dir, secrets;
+    int ttl = 3600;
+  };
+  auto o = std::make_shared<options>();
+  cmd->add_option("--tenant", o->tenant, "tenant_id claim")->required();
+  cmd->add_option("--sub", o->sub, "Principal: u_... (person) or a_... (application)")->required();
+  cmd->add_option("--scopes", o->scopes, "Space-separated scopes, e.g. \"content-lake.read content-lake.write\"")->required();
+  cmd->add_option("--client-id", o->client_id,
+                  std::string{"a_... application (default: the --sub itself for a_ subjects, "} + development_client_id
+                    + " for u_ subjects)");
+  cmd->add_option("--ttl", o->ttl, "Lifetime in seconds, at most 3600")->check(CLI::Range(1, 3600));
+  cmd->add_option("--data-dir", o->dir, "Data directory holding the development key (default ./var)");
+  cmd->add_option("--secrets-file", o->secrets,
+                  "The nodes' secrets file holding the development key (key: secrets.file; also "
+                  "CONTENTLAKE_SECRETS_FILE); instead of the data directory's");
+  return {cmd, [o] {
+            if (o->dir.empty()) {
+              const char* env_dir = std::getenv("CONTENTLAKE_DATA_DIR");
+              o->dir = env_dir ? env_dir : "./var";
+            }
+            if (o->secrets.empty()) {
+              const char* env_file = std::getenv("CONTENTLAKE_SECRETS_FILE");
+              o->secrets = env_file ? env_file : "";
+            }
+            return token(cl::storage::secret_place{o->dir, o->secrets}, o->tenant, o->sub, o->scopes, o->client_id, o->ttl);
+          }};
+}
+
+command secrets_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("secrets", "Secrets several nodes share");
+  cmd->require_subcommand(1);
+  auto* init = cmd->add_subcommand("init", "Write a new secrets file (mode 0600) for every node to read (secrets.file)");
+  auto to = std::make_shared<std::string>();
+  init->add_option("--to", *to, "The new file (never overwritten)")->required();
+  return {cmd, [to] { return secrets_init(*to); }};
+}
+
+/// A command run on the service's settings (its config file and data dir), stopped or not.
+command settings_command(CLI::App& app, const char* name, const char* what, bool with_data_dir,
+                         std::function<int(const cl::config::settings&, const std::string& config)> run,
+                         std::function<void(CLI::App*)> more = {}) {
+  auto* cmd = app.add_subcommand(name, what);
+  auto config = std::make_shared<std::string>(), dir = std::make_shared<std::string>();
+  if (more) more(cmd);
+  cmd->add_option("--config", *config, "The service's JSON config file (also CONTENTLAKE_CONFIG)");
+  if (with_data_dir) cmd->add_option("--data-dir", *dir, "Data directory (key: data_dir; default as `serve`)");
+  return {cmd, [config, dir, name, run] {
+            auto s = settings_as_served(*config, *dir, name);
+            return s ? run(*s, *config) : 2;
+          }};
+}
+
+command migrate_command(CLI::App& app) {
+  auto m = std::make_shared<cl::app::migrate_options>();
+  return settings_command(
+    app, "migrate", "Copy every record from one record store into another, then verify (services stopped)", false,
+    [m](const cl::config::settings& s, const std::string&) { return cl::app::migrate(s, *m); },
+    [m](CLI::App* cmd) {
+      cmd->add_option("--from", m->from, "An LMDB data dir, or a PostgreSQL URL")->required();
+      cmd->add_option("--to", m->to, "An LMDB data dir, or a PostgreSQL URL (empty unless --resume)")->required();
+      cmd->add_option("--state", m->state,
+                      "A progress file (default: kept with the target: migrate.state in its data dir, or its "
+                      "database)");
+      cmd->add_flag("--resume", m->resume, "Go on with an interrupted migration");
+    });
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"contentlake: the Content Lake public API service"};
   app.require_subcommand(1);
   app.set_version_flag("--version", cl::app::version_text());
-
-  auto* serve_cmd = app.add_subcommand("serve", "Run the service (embedded defaults: 127.0.0.1:8080, ./var)");
-  std::string config_file, listen, data_dir, admin_listen, blobs_listen;
-  serve_cmd->add_option("--config", config_file, "JSON config file (also CONTENTLAKE_CONFIG)");
-  serve_cmd->add_option("--listen", listen, "Public listener HOST:PORT (key: listen)");
-  serve_cmd->add_option("--data-dir", data_dir, "Data directory (key: data_dir)");
-  serve_cmd->add_option("--admin-listen", admin_listen, "Operations listener HOST:PORT (key: admin.listen)");
-  serve_cmd->add_option("--blobs-listen", blobs_listen,
-                        "Embedded S3-compatible object store HOST:PORT (key: blobs.embedded.listen)");
-
-  auto* token_cmd = app.add_subcommand("token", "Print a token signed by the development identity");
-  std::string tenant, sub, scopes, client_id, token_dir;
-  int ttl = 3600;
-  token_cmd->add_option("--tenant", tenant, "tenant_id claim")->required();
-  token_cmd->add_option("--sub", sub, "Principal: u_... (person) or a_... (application)")->required();
-  token_cmd->add_option("--scopes", scopes, "Space-separated scopes, e.g. \"content-lake.read content-lake.write\"")
-    ->required();
-  token_cmd->add_option("--client-id", client_id,
-                        std::string{"a_... application (default: the --sub itself for a_ subjects, "}
-                          + development_client_id + " for u_ subjects)");
-  token_cmd->add_option("--ttl", ttl, "Lifetime in seconds, at most 3600")->check(CLI::Range(1, 3600));
-  token_cmd->add_option("--data-dir", token_dir, "Data directory holding the development key (default ./var)");
-  std::string token_secrets;
-  token_cmd->add_option("--secrets-file", token_secrets,
-                        "The nodes' secrets file holding the development key (key: secrets.file; also "
-                        "CONTENTLAKE_SECRETS_FILE); instead of the data directory's");
-
-  auto* secrets_cmd = app.add_subcommand("secrets", "Secrets several nodes share");
-  secrets_cmd->require_subcommand(1);
-  auto* secrets_init_cmd =
-    secrets_cmd->add_subcommand("init", "Write a new secrets file (mode 0600) for every node to read (secrets.file)");
-  std::string secrets_to;
-  secrets_init_cmd->add_option("--to", secrets_to, "The new file (never overwritten)")->required();
-
-  auto* reindex_cmd = app.add_subcommand("reindex", "Rebuild the search index from the record store (service stopped)");
-  std::string reindex_dir, reindex_config;
-  reindex_cmd->add_option("--config", reindex_config, "The service's JSON config file (also CONTENTLAKE_CONFIG)");
-  reindex_cmd->add_option("--data-dir", reindex_dir, "Data directory (key: data_dir; default as `serve`)");
-
-  auto* migrate_cmd = app.add_subcommand(
-    "migrate", "Copy every record from one record store into another, then verify (services stopped)");
-  cl::app::migrate_options migration;
-  std::string migrate_config;
-  migrate_cmd->add_option("--from", migration.from, "An LMDB data dir, or a PostgreSQL URL")->required();
-  migrate_cmd->add_option("--to", migration.to, "An LMDB data dir, or a PostgreSQL URL (empty unless --resume)")
-    ->required();
-  migrate_cmd->add_option("--state", migration.state,
-                          "A progress file (default: kept with the target: migrate.state in its data dir, or its "
-                          "database)");
-  migrate_cmd->add_flag("--resume", migration.resume, "Go on with an interrupted migration");
-  migrate_cmd->add_option("--config", migrate_config, "The service's JSON config file (password file, pool size)");
-
-  auto* backup_cmd = app.add_subcommand("backup", "Copy the data dir consistently while the service runs");
-  std::string backup_to, backup_config, backup_dir;
-  backup_cmd->add_option("--to", backup_to, "A new directory for the backup")->required();
-  backup_cmd->add_option("--config", backup_config, "The service's JSON config file (also CONTENTLAKE_CONFIG)");
-  backup_cmd->add_option("--data-dir", backup_dir, "Data directory (key: data_dir; default as `serve`)");
-
-  auto* restore_cmd = app.add_subcommand("restore", "Bring a backup back into a new data dir (service stopped)");
-  std::string restore_from, restore_config, restore_dir;
-  restore_cmd->add_option("--from", restore_from, "The backup directory")->required();
-  restore_cmd->add_option("--config", restore_config, "The service's JSON config file (also CONTENTLAKE_CONFIG)");
-  restore_cmd->add_option("--data-dir", restore_dir, "The new data directory (key: data_dir)");
-
+  auto backup_to = std::make_shared<std::string>(), restore_from = std::make_shared<std::string>();
+  std::vector<command> commands{
+    serve_command(app, argv[0]),
+    token_command(app),
+    secrets_command(app),
+    settings_command(app, "reindex", "Rebuild the search index from the record store (service stopped)", true,
+                     [](const cl::config::settings& s, const std::string&) { return reindex(s); }),
+    migrate_command(app),
+    settings_command(
+      app, "backup", "Copy the data dir consistently while the service runs", true,
+      [backup_to](const cl::config::settings& s, const std::string& config) { return backup(s, config, *backup_to); },
+      [backup_to](CLI::App* cmd) { cmd->add_option("--to", *backup_to, "A new directory for the backup")->required(); }),
+    settings_command(
+      app, "restore", "Bring a backup back into a new data dir (service stopped)", true,
+      [restore_from](const cl::config::settings& s, const std::string&) { return restore(s, *restore_from); },
+      [restore_from](CLI::App* cmd) { cmd->add_option("--from", *restore_from, "The backup directory")->required(); }),
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -338,42 +392,7 @@ int main(int argc, char** argv) {
     // (docs/operations.md "Running").
     return app.exit(e) == 0 ? 0 : 2;
   }
-
-  if (*backup_cmd) {
-    auto s = settings_as_served(backup_config, backup_dir, "backup");
-    return s ? backup(*s, backup_config, backup_to) : 2;
-  }
-  if (*restore_cmd) {
-    auto s = settings_as_served(restore_config, restore_dir, "restore");
-    return s ? restore(*s, restore_from) : 2;
-  }
-
-  if (*migrate_cmd) {
-    auto s = settings_as_served(migrate_config, "", "migrate");
-    return s ? cl::app::migrate(*s, migration) : 2;
-  }
-
-  if (*reindex_cmd) {
-    auto s = settings_as_served(reindex_config, reindex_dir, "reindex");
-    return s ? reindex(*s) : 2;
-  }
-
-  if (*serve_cmd) {
-    std::vector<std::pair<std::string, std::string>> overrides;
-    if (!listen.empty()) overrides.emplace_back("listen", listen);
-    if (!data_dir.empty()) overrides.emplace_back("data_dir", data_dir);
-    if (!admin_listen.empty()) overrides.emplace_back("admin.listen", admin_listen);
-    if (!blobs_listen.empty()) overrides.emplace_back("blobs.embedded.listen", blobs_listen);
-    return serve(config_file, overrides, argv[0]);
-  }
-  if (*secrets_cmd) return secrets_init(secrets_to);
-  if (token_dir.empty()) {
-    const char* env_dir = std::getenv("CONTENTLAKE_DATA_DIR");
-    token_dir = env_dir ? env_dir : "./var";
-  }
-  if (token_secrets.empty()) {
-    const char* env_file = std::getenv("CONTENTLAKE_SECRETS_FILE");
-    token_secrets = env_file ? env_file : "";
-  }
-  return token(cl::storage::secret_place{token_dir, token_secrets}, tenant, sub, scopes, client_id, ttl);
+  for (const auto& c : commands)
+    if (*c.app) return c.run();
+  return 2;
 }

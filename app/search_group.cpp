@@ -89,9 +89,34 @@ std::shared_ptr<storage::search_index> open_index(const std::string& data_dir, c
   return index;
 }
 
-caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
-  if (!s.store) return startup_failure("the indexer needs the record store");
-  auto section = s.settings.groups.get<search_settings>();
+/// The index's gauges: its lag, documents, bytes on disk and filter cache.
+void declare_index_metrics(const startup& s, actors::indexer_config& cfg) {
+  if (!s.stats) return;
+  cfg.lag_changes = s.stats->declare_gauge("contentlake_search_index_lag_changes",
+                                            "Change-log entries committed but not yet applied to the search index.");
+  cfg.lag_seconds = s.stats->declare_gauge(
+    "contentlake_search_index_lag_seconds",
+    "Age of the oldest change-log entry not yet applied to the search index (0 when caught up).");
+  cfg.documents = s.stats->declare_gauge("contentlake_search_index_documents", "Resources in the search index.");
+  // A handful of files per shard: walking them at each scrape costs the same whatever the index holds.
+  auto bytes = s.stats->declare_gauge("contentlake_search_index_bytes", "Bytes of the search index's files on disk.");
+  s.stats->on_render([bytes, dir = std::filesystem::path{s.settings.data_dir} / "search"] {
+    std::uint64_t total = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator{dir, ec};
+         !ec && it != std::filesystem::recursive_directory_iterator{}; it.increment(ec))
+      if (it->is_regular_file(ec)) total += it->file_size(ec);
+    bytes.set(static_cast<double>(total));
+  });
+  auto filters = s.stats->declare_gauge("contentlake_search_filter_cache_bytes",
+                                        "Bytes of the filter sets held for searches (at most 64 MiB).");
+  s.stats->on_render([filters, index = std::weak_ptr<storage::search_index>(cfg.index)] {
+    if (auto i = index.lock()) filters.set(static_cast<double>(i->filter_cache_bytes()));
+  });
+}
+
+/// The indexer's configuration: its index opened, its lane, its change-log consumer registered.
+caf::expected<std::shared_ptr<actors::indexer_config>> indexer_setup(const startup& s, const search_settings& section) {
   auto cfg = std::make_shared<actors::indexer_config>();
   cfg->store = s.store;
   try {
@@ -100,29 +125,7 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
     return startup_failure(std::string{"search index: "} + e.what());
   }
   cfg->directory = s.directory;
-  if (s.stats) {
-    cfg->lag_changes = s.stats->declare_gauge("contentlake_search_index_lag_changes",
-                                              "Change-log entries committed but not yet applied to the search index.");
-    cfg->lag_seconds = s.stats->declare_gauge(
-      "contentlake_search_index_lag_seconds",
-      "Age of the oldest change-log entry not yet applied to the search index (0 when caught up).");
-    cfg->documents = s.stats->declare_gauge("contentlake_search_index_documents", "Resources in the search index.");
-    // A handful of files per shard: walking them at each scrape costs the same whatever the index holds.
-    auto bytes = s.stats->declare_gauge("contentlake_search_index_bytes", "Bytes of the search index's files on disk.");
-    s.stats->on_render([bytes, dir = std::filesystem::path{s.settings.data_dir} / "search"] {
-      std::uint64_t total = 0;
-      std::error_code ec;
-      for (auto it = std::filesystem::recursive_directory_iterator{dir, ec};
-           !ec && it != std::filesystem::recursive_directory_iterator{}; it.increment(ec))
-        if (it->is_regular_file(ec)) total += it->file_size(ec);
-      bytes.set(static_cast<double>(total));
-    });
-    auto filters = s.stats->declare_gauge("contentlake_search_filter_cache_bytes",
-                                          "Bytes of the filter sets held for searches (at most 64 MiB).");
-    s.stats->on_render([filters, index = std::weak_ptr<storage::search_index>(cfg->index)] {
-      if (auto i = index.lock()) filters.set(static_cast<double>(i->filter_cache_bytes()));
-    });
-  }
+  declare_index_metrics(s, *cfg);
   // Reported, not required: a service whose index still catches up serves everything else.
   if (s.health) cfg->caught_up = s.health->declare_check("search_index_caught_up", false);
   cfg->batch = static_cast<std::size_t>(section.batch_max_changes);
@@ -154,8 +157,14 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
   // a node that comes back finds the log where its index stopped.
   cfg->replica_lapse = std::max<std::chrono::milliseconds>(std::chrono::seconds{s.settings.storage.change_log_retention_seconds},
                                                            std::chrono::hours{1});
+  return cfg;
+}
+
+/// The session actors' configuration: the limits and the session store the backend opens.
+caf::expected<std::shared_ptr<actors::search_session_config>> session_setup(const startup& s, const search_settings& section,
+                                                                            std::shared_ptr<storage::search_index> index) {
   auto sessions = std::make_shared<actors::search_session_config>();
-  sessions->index = cfg->index;
+  sessions->index = std::move(index);
   sessions->store = s.store;
   sessions->limits.ttl_ms = section.session_ttl_seconds * 1000;
   sessions->limits.max_sessions = static_cast<std::size_t>(section.max_sessions);
@@ -178,8 +187,19 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
       if (auto store = held.lock()) open.set(static_cast<double>(store->size()));
     });
   }
-  std::shared_ptr<const actors::indexer_config> shared = cfg;
-  std::shared_ptr<const actors::search_session_config> session_cfg = sessions;
+  return sessions;
+}
+
+caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
+  if (!s.store) return startup_failure("the indexer needs the record store");
+  auto section = s.settings.groups.get<search_settings>();
+  auto cfg = indexer_setup(s, section);
+  if (!cfg) return cfg.error();
+  auto sessions = session_setup(s, section, (*cfg)->index);
+  if (!sessions) return sessions.error();
+  bool blocking = s.backend->traits().reads_block;
+  std::shared_ptr<const actors::indexer_config> shared = *cfg;
+  std::shared_ptr<const actors::search_session_config> session_cfg = *sessions;
   std::vector<actors::child_spec> children{actors::supervised<actors::indexer_actor>(
     "indexer", [shared](caf::actor_system& sys) { return sys.spawn<caf::detached>(actors::indexer, shared); })};
   // One session actor per directory view (as many as readers): queries run in parallel on the
@@ -201,9 +221,9 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
       },
       i));
   // A shared store's sweep reads every session: on a thread of its own, never on a page's path.
-  if (sessions->sessions->sweep_every_ms() > 0) {
+  if ((*sessions)->sessions->sweep_every_ms() > 0) {
     auto sweeper = std::make_shared<actors::search_sweeper_config>();
-    sweeper->sessions = sessions->sessions;
+    sweeper->sessions = (*sessions)->sessions;
     if (s.stats)
       sweeper->sweeps = s.stats->declare_counter(
         "contentlake_search_session_sweeps_total",

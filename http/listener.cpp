@@ -21,11 +21,12 @@
 
 #include "http/resource_metadata.hpp"
 #include "http/listener.hpp"
+#include "http/answers.hpp"
 
+#include "domain/access_log.hpp"
 #include "domain/ids.hpp"
 #include "domain/json_text.hpp"
 #include "domain/records.hpp"
-#include "domain/sign_in.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -103,6 +104,29 @@ std::optional<domain::api_reply> header_problem(const bhttp::request_parser<bhtt
   return std::nullopt;
 }
 
+/// 503 SERVER_OVERLOADED for a connection over the cap, or one that came while draining.
+domain::api_reply unavailable_reply(bool overloaded) {
+  auto r = domain::api_reply::failure(domain::error_id::server_overloaded,
+                                      overloaded ? "Too many open connections; retry shortly."
+                                                 : "The server is shutting down; retry shortly.");
+  r.retry_after_seconds = 1;
+  return r;
+}
+
+/// The answer to a request that is not well-formed HTTP/1.1 or over a limit (the parser's `ec`).
+domain::api_reply protocol_error_reply(beast::error_code ec, const listener_context& ctx) {
+  if (ec == bhttp::error::header_limit)
+    return domain::api_reply::failure(domain::error_id::limit_exceeded,
+                                      "The request header block exceeds " + std::to_string(ctx.header_limit) + " bytes.",
+                                      {{"headers", "at most " + std::to_string(ctx.header_limit) + " bytes"}});
+  if (ec == bhttp::error::body_limit)
+    return domain::api_reply::failure(domain::error_id::limit_exceeded,
+                                      "The request body exceeds " + std::to_string(ctx.body_limit) + " bytes.",
+                                      {{"body", "at most " + std::to_string(ctx.body_limit) + " bytes"}});
+  return domain::api_reply::failure(domain::error_id::malformed_request,
+                                    "The request is not well-formed HTTP/1.1: " + ec.message() + ".");
+}
+
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
     .count();
@@ -120,24 +144,60 @@ enum class evictable : int {
   finishing = 3,  ///< the last write of a keep-alive answer is under way: closed once it completes
 };
 
+/// A connection's hold on one of `http.max_connections` (`listener_context::connections`) and
+/// whether, and since when, it may give it up to a new connection at the cap (`evict_one`). Read
+/// by other connections' accepts, so atomic.
+class connection_slot {
+public:
+  explicit connection_slot(listener_context& ctx) : ctx_(ctx) {}
+  ~connection_slot() { release(); }
+
+  /// Takes a slot; false when the cap is reached and no connection gives one up.
+  bool take() {
+    if (++ctx_.connections > ctx_.max_connections && !evict_one(ctx_)) {
+      --ctx_.connections;
+      return false;
+    }
+    held_ = true;
+    if (ctx_.stats) ctx_.stats->add_connections(1);
+    return true;
+  }
+
+  /// Gives the slot up (at most once): the connection's end, or its eviction.
+  void release() {
+    if (!held_.exchange(false)) return;
+    --ctx_.connections;
+    if (ctx_.stats) ctx_.stats->add_connections(-1);
+  }
+
+  bool held() const { return held_; }
+  void mark(evictable e, std::int64_t since_ns = 0) {
+    since_ns_ = since_ns != 0 ? since_ns : steady_ns();
+    state_ = static_cast<int>(e);
+  }
+  bool is(evictable e) const { return state_ == static_cast<int>(e); }
+  std::int64_t since_ns() const { return since_ns_.load(); }
+
+private:
+  listener_context& ctx_;
+  std::atomic<bool> held_{false};
+  std::atomic<int> state_{static_cast<int>(evictable::waiting)};
+  std::atomic<std::int64_t> since_ns_{steady_ns()};
+};
+
 /// One connection: reads a request, hands it to the handler, writes the answer, repeats.
 /// Pipelined requests wait in the read buffer and are answered in order. A request with a body
 /// is admitted on its header (route, token, scope, rate limit) before any of the body is read.
 class session : public std::enable_shared_from_this<session> {
 public:
   session(tcp::socket&& socket, std::shared_ptr<listener_context> ctx)
-    : stream_(std::move(socket)), ctx_(std::move(ctx)) {
+    : stream_(std::move(socket)), ctx_(std::move(ctx)), slot_(*ctx_) {
     // At the cap, the connection that has waited longest (for a header, or in sending a body)
     // hands its slot over; only when every connection is serving a request is the new one
     // answered 503, and only a bounded number at once.
-    if (++ctx_->connections > ctx_->max_connections && !evict_one(*ctx_)) {
-      --ctx_->connections;
-      overloaded_ = true;
-      if (++ctx_->refusing > ctx_->max_refusing) turned_away_ = true;
-      return;
-    }
-    counted_ = true;
-    if (ctx_->stats) ctx_->stats->add_connections(1);
+    if (slot_.take()) return;
+    overloaded_ = true;
+    if (++ctx_->refusing > ctx_->max_refusing) turned_away_ = true;
   }
 
   ~session() {
@@ -145,16 +205,9 @@ public:
       std::lock_guard<std::mutex> guard{ctx_->sessions_mutex};
       ctx_->sessions.erase(this);
     }
-    release_slot();
+    slot_.release();
     if (overloaded_) --ctx_->refusing;
     if (ctx_->connections == 0 && ctx_->refusing == 0 && ctx_->draining && ctx_->on_drained) ctx_->on_drained();
-  }
-
-  /// Gives up this connection's slot (at most once): its destructor, or its eviction.
-  void release_slot() {
-    if (!counted_.exchange(false)) return;
-    --ctx_->connections;
-    if (ctx_->stats) ctx_->stats->add_connections(-1);
   }
 
   void start() {
@@ -201,10 +254,7 @@ private:
     });
   }
 
-  void set_evictable(evictable e, std::int64_t since_ns = 0) {
-    evictable_since_ns_ = since_ns != 0 ? since_ns : steady_ns();
-    evictable_ = static_cast<int>(e);
-  }
+  void set_evictable(evictable e, std::int64_t since_ns = 0) { slot_.mark(e, since_ns); }
 
   /// The last write of an answer starts now: the connection's wait for its next request counts
   /// from here. The client may read the answer, and send on another connection, before this
@@ -217,7 +267,7 @@ private:
 
   /// Makes room at the cap (evict_one): closed now, or once the answer being written is out.
   void evict() {
-    if (evictable_ == static_cast<int>(evictable::finishing)) {
+    if (slot_.is(evictable::finishing)) {
       evicted_ = true;
       return;
     }
@@ -321,13 +371,6 @@ private:
                            });
   }
 
-  static domain::api_reply unavailable_reply(bool overloaded) {
-    auto r = domain::api_reply::failure(domain::error_id::server_overloaded,
-                                        overloaded ? "Too many open connections; retry shortly."
-                                                   : "The server is shutting down; retry shortly.");
-    r.retry_after_seconds = 1;
-    return r;
-  }
   domain::api_reply unavailable() const { return unavailable_reply(overloaded_); }
 
   void on_read_error(beast::error_code ec) {
@@ -335,21 +378,8 @@ private:
         || ec.category() != bhttp::make_error_code(bhttp::error::end_of_stream).category())
       return close();
     // A protocol error: answer in the error shape, then close (the stream is out of sync).
-    domain::api_reply r;
-    if (ec == bhttp::error::header_limit) {
-      r = domain::api_reply::failure(domain::error_id::limit_exceeded,
-                                     "The request header block exceeds " + std::to_string(ctx_->header_limit) + " bytes.",
-                                     {{"headers", "at most " + std::to_string(ctx_->header_limit) + " bytes"}});
-    } else if (ec == bhttp::error::body_limit) {
-      r = domain::api_reply::failure(domain::error_id::limit_exceeded,
-                                     "The request body exceeds " + std::to_string(ctx_->body_limit) + " bytes.",
-                                     {{"body", "at most " + std::to_string(ctx_->body_limit) + " bytes"}});
-    } else {
-      r = domain::api_reply::failure(domain::error_id::malformed_request,
-                                     "The request is not well-formed HTTP/1.1: " + ec.message() + ".");
-    }
     method_ = "-";
-    refuse_request(std::move(r));
+    refuse_request(protocol_error_reply(ec, *ctx_));
   }
 
   /// Answers `r` to a request that is not read further, then closes: the stream may hold an
@@ -409,7 +439,7 @@ private:
       if (!ec && peek == net::error::would_block) return self->watch_peer(served);  // not readable after all
       if (!ec && !peek && n > 0) return;  // the next request, pipelined: read once this one is answered
       self->peer_gone_->store(true);
-      self->release_slot();
+      self->slot_.release();
       self->close();
     });
   }
@@ -421,63 +451,20 @@ private:
     const std::string route = r.route.empty() ? "unmatched" : r.route;
     if (ctx_->stats) ctx_->stats->observe_request(route, method_, status, seconds);
     if (ctx_->access_log) log_access(route, status, seconds, r);
-    if (status == 401 && r.error) {
-      auto challenge = domain::bearer_challenge(*r.error, ctx_->recent_sign_in_seconds);
-      // RFC 9728: where a client finds the authorization server for this resource's tokens.
-      if (auto metadata = ctx_->metadata ? ctx_->metadata->url_for(host_) : std::string{}; !metadata.empty())
-        challenge += (challenge == "Bearer" ? " " : ", ") + std::string{"resource_metadata=\""} + metadata + "\"";
-      r.headers.emplace_back("WWW-Authenticate", std::move(challenge));
-    }
-    if ((r.next_chunk || r.next_chunk_async) && !r.error) return respond_streaming(std::move(r), version, keep);
-    if (head_) return respond_head(std::move(r), version, keep, status);
+    if (status == 401) answers::add_challenge(r, ctx_->recent_sign_in_seconds, ctx_->metadata.get(), host_);
+    answers::framing f{version, keep, request_id_};
+    if ((r.next_chunk || r.next_chunk_async) && !r.error) return respond_streaming(std::move(r), f);
+    if (head_) return write_answer(answers::head(r, status, f), keep);
+    write_answer(answers::whole(r, status, f), keep);
+  }
 
-    auto res = std::make_shared<bhttp::response<bhttp::string_body>>();
-    res->version(version);
-    res->result(static_cast<unsigned>(status));
-    if (r.error) {
-      res->body() = domain::render_error_body(*r.error);
-      res->set(bhttp::field::content_type, "application/json");
-      res->set(bhttp::field::cache_control, "no-store");
-    } else {
-      res->body() = std::move(r.body);
-      if (!r.content_type.empty()) res->set(bhttp::field::content_type, r.content_type);
-    }
-    set_common_headers(*res, r, keep);
-    res->prepare_payload();
+  /// Writes a whole answer (or a HEAD's), then reads the next request or closes.
+  template <class Answer>
+  void write_answer(std::shared_ptr<Answer> res, bool keep) {
     answer_ends_now(keep);
     bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
       self->after_response(ec, keep);
     });
-  }
-
-  /// A HEAD request: the GET's status and headers, `Content-Length` of the body it would have,
-  /// and no body.
-  void respond_head(domain::api_reply r, unsigned version, bool keep, int status) {
-    auto res = std::make_shared<bhttp::response<bhttp::empty_body>>();
-    res->version(version);
-    res->result(static_cast<unsigned>(status));
-    std::size_t length = r.body.size();
-    if (r.error) {
-      length = domain::render_error_body(*r.error).size();
-      res->set(bhttp::field::content_type, "application/json");
-      res->set(bhttp::field::cache_control, "no-store");
-    } else if (!r.content_type.empty()) {
-      res->set(bhttp::field::content_type, r.content_type);
-    }
-    set_common_headers(*res, r, keep);
-    if (status != 304 && status != 204) res->content_length(length);
-    answer_ends_now(keep);
-    bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
-      self->after_response(ec, keep);
-    });
-  }
-
-  template <class Message>
-  void set_common_headers(Message& res, const domain::api_reply& r, bool keep) {
-    for (const auto& [name, value] : r.headers) res.set(name, value);
-    if (r.retry_after_seconds > 0) res.set(bhttp::field::retry_after, std::to_string(r.retry_after_seconds));
-    res.set("X-Request-Id", request_id_);
-    res.keep_alive(keep);
   }
 
   void after_response(beast::error_code ec, bool keep) {
@@ -493,13 +480,9 @@ private:
 
   /// Header first, then one HTTP chunk per `next_chunk()`, then the last chunk: the body is never
   /// held whole in memory.
-  void respond_streaming(domain::api_reply r, unsigned version, bool keep) {
-    auto header = std::make_shared<bhttp::response<bhttp::empty_body>>();
-    header->version(version);
-    header->result(static_cast<unsigned>(r.status));
-    if (!r.content_type.empty()) header->set(bhttp::field::content_type, r.content_type);
-    set_common_headers(*header, r, keep);
-    header->chunked(true);
+  void respond_streaming(domain::api_reply r, const answers::framing& f) {
+    bool keep = f.keep_alive;
+    auto header = answers::stream_header(r, f);
     auto serializer = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*header);
     auto next = std::make_shared<chunk_source>(chunk_source{std::move(r.next_chunk), std::move(r.next_chunk_async)});
     bool head = head_;
@@ -559,37 +542,17 @@ private:
       if (!logger) return;
       cached = logger;
     }
-    std::string line;
-    line.reserve(320);
-    line += "{\"ts\":\"";
-    line += domain::iso8601_now();
-    line += "\",\"type\":\"access\",\"listener\":";
-    domain::append_json_string(line, ctx_->name);
-    line += ",\"request_id\":";
-    domain::append_json_string(line, request_id_);
-    line += ",\"method\":";
-    domain::append_json_string(line, method_);
-    line += ",\"route\":";
-    domain::append_json_string(line, route);
-    line += ",\"status\":";
-    line += std::to_string(status);
-    // Milliseconds with three decimals, from whole microseconds (no printf per request).
-    auto micros = static_cast<std::int64_t>(seconds * 1e6 + 0.5);
-    auto fraction = std::to_string(1000 + micros % 1000);
-    line += ",\"latency_ms\":";
-    line += std::to_string(micros / 1000);
-    line += '.';
-    line.append(fraction, 1, 3);
-    line += ",\"tenant\":";
-    domain::append_json_string(line, r.tenant);
-    line += ",\"client_id\":";
-    domain::append_json_string(line, r.client_id);
-    if (r.error) {
-      line += ",\"reason\":";
-      domain::append_json_string(line, domain::entry(r.error->id).reason);
-    }
-    line += "}";
-    logger->info(line);
+    domain::access_entry e;
+    e.listener = ctx_->name;
+    e.request_id = request_id_;
+    e.method = method_;
+    e.route = route;
+    e.status = status;
+    e.seconds = seconds;
+    e.tenant = r.tenant;
+    e.client_id = r.client_id;
+    if (r.error) e.reason = domain::entry(r.error->id).reason;
+    logger->info(domain::access_log_line(e, domain::iso8601_now()));
   }
 
   beast::tcp_stream stream_;
@@ -605,10 +568,7 @@ private:
   bool busy_ = false;
   bool head_ = false;           ///< the request in flight is a HEAD
   bool first_request_ = true;   ///< no request header has arrived yet: header_timeout applies
-  // Read by other connections' accepts (eviction at the cap), so atomic.
-  std::atomic<bool> counted_{false};  ///< holds one of the `max_connections` slots
-  std::atomic<int> evictable_{static_cast<int>(evictable::waiting)};
-  std::atomic<std::int64_t> evictable_since_ns_{steady_ns()};
+  connection_slot slot_;  ///< read by other connections' accepts (eviction at the cap)
   std::int64_t answered_ns_ = 0;  ///< when the last answer's last write began (0: none yet)
   bool evicted_ = false;          ///< evict() came while the answer was written: close after it
 
@@ -654,15 +614,15 @@ bool evict_one(listener_context& ctx) {
       auto s = weak.lock();
       if (!s) continue;
       seen.push_back(s);
-      if (!s->counted_ || s->evictable_ == static_cast<int>(evictable::never)) continue;
-      auto since = s->evictable_since_ns_.load();
+      if (!s->slot_.held() || s->slot_.is(evictable::never)) continue;
+      auto since = s->slot_.since_ns();
       if (!victim || since < oldest) {
         victim = s;
         oldest = since;
       }
     }
     // Its slot released under the lock, so two new connections never take the same one.
-    if (victim) victim->release_slot();
+    if (victim) victim->slot_.release();
   }
   if (!victim) return false;
   net::post(victim->executor(), [victim] { victim->evict(); });

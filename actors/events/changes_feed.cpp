@@ -401,6 +401,140 @@ changes_page read_changes(const changes_feed_config& cfg, const changes_poll& po
   return page;
 }
 
+namespace {
+
+using feed_ptr = changes_actor::stateful_pointer<changes_feed_state>;
+using feed_cfg = std::shared_ptr<const changes_feed_config>;
+
+void count_waiting(feed_ptr self, const changes_feed_config& cfg) {
+  cfg.waiting.set(static_cast<double>(self->state.waiting.size()));
+}
+
+/// A slot for `poll`'s holder, or the refusal as the poll's answer (`refused`).
+std::shared_ptr<const void> hold(const changes_feed_config& cfg, const changes_poll& poll, changes_page* refused) {
+  if (!cfg.holds) return std::make_shared<int>(0);
+  std::optional<domain::api_error> refusal;
+  auto slot = cfg.holds->acquire(poll.holder, poll.client, &refusal);
+  if (!slot) refused->error = std::move(refusal);
+  return slot;
+}
+
+/// A poll: answered now (events, an error, a stream's first page, nothing to wait for), or held
+/// until a change or its time is up.
+caf::result<changes_page> on_poll(feed_ptr self, const feed_cfg& cfg, changes_poll& poll) {
+  try {
+    std::shared_ptr<const void> slot;
+    if (poll.opens_stream) {
+      changes_page refused;
+      if (!(slot = hold(*cfg, poll, &refused))) return refused;
+    }
+    bool caught_up = false;
+    auto page = read_changes(*cfg, poll, &caught_up);
+    if (poll.opens_stream) {
+      page.slot = std::move(slot);
+      count_waiting(self, *cfg);
+      return page;
+    }
+    if (page.error || !page.events.empty() || poll.wait_ms <= 0 || !caught_up
+        || self->state.waiting.size() >= cfg->max_waiting)
+      return page;
+    // A long poll that will be held takes a slot; a stream's later polls hold the stream's.
+    if (!poll.cursor_per_event) {
+      changes_page refused;
+      if (!(slot = hold(*cfg, poll, &refused))) return refused;
+    }
+    // Nothing for the caller yet: wait for a change, from where this read ended.
+    poll.since = page.next_cursor;
+    auto id = ++self->state.next_id;
+    auto rp = self->make_response_promise<changes_page>();
+    self->state.waiting.push_back({id, std::move(poll), rp, std::move(slot)});
+    self->delayed_send(self, std::chrono::milliseconds{self->state.waiting.back().poll.wait_ms}, expire_atom_v, id);
+    if (self->state.waiting.size() == 1) self->delayed_send(self, drain_check, expire_atom_v, std::uint64_t{0});
+    count_waiting(self, *cfg);
+    return rp;
+  } catch (const std::exception& e) {
+    spdlog::error("changes: the change log could not be read: {}", e.what());
+    return caf::make_error(backend_error::storage_failure, "change log read failed");
+  }
+}
+
+/// A commit (its sequence), or the coalesced round after commits (0): the waiting polls read on.
+void on_committed(feed_ptr self, const feed_cfg& cfg, std::uint64_t seq) {
+  auto& waiting = self->state.waiting;
+  // Commits coalesce: the waiting polls read on at most once per `wake_batch` (a burst of
+  // commits would otherwise cost every waiting poll a read per commit). Sequence 0: the round.
+  if (seq != 0) {
+    if (waiting.empty() || self->state.wake_pending) return;
+    self->state.wake_pending = true;
+    self->delayed_send(self, wake_batch, committed_atom_v, std::uint64_t{0});
+    return;
+  }
+  self->state.wake_pending = false;
+  answers ready;
+  for (auto w = waiting.begin(); w != waiting.end();) {
+    changes_page page;
+    try {
+      page = read_changes(*cfg, w->poll);
+    } catch (const std::exception& e) {
+      spdlog::error("changes: the change log could not be read: {}", e.what());
+      ++w;
+      continue;  // answered when its time is up
+    }
+    if (page.error || !page.events.empty()) {
+      ready.emplace_back(std::move(w->answer), std::move(page));
+      w = waiting.erase(w);
+    } else {
+      w->poll.since = page.next_cursor;  // the next read starts after what this one passed
+      ++w;
+    }
+  }
+  count_waiting(self, *cfg);
+  deliver(ready);
+}
+
+/// The drain check: while the service drains, every waiting poll answers now (a stream's ends); a
+/// poll whose client closed its connection ends too, and gives its slot back.
+void drain_checked(feed_ptr self, const feed_cfg& cfg) {
+  auto& waiting = self->state.waiting;
+  bool draining = cfg->health && cfg->health->draining.load();
+  answers ready;
+  for (auto w = waiting.begin(); w != waiting.end();) {
+    bool gone = w->poll.peer_gone && w->poll.peer_gone->load();
+    if (!draining && !gone) {
+      ++w;
+      continue;
+    }
+    changes_page page;
+    page.next_cursor = w->poll.since;
+    page.closing = true;
+    ready.emplace_back(std::move(w->answer), std::move(page));
+    w = waiting.erase(w);
+  }
+  if (!waiting.empty()) self->delayed_send(self, drain_check, expire_atom_v, std::uint64_t{0});
+  count_waiting(self, *cfg);
+  deliver(ready);
+}
+
+/// Poll `id`'s time is up (0: the drain check): it answers with what there is now.
+void on_expire(feed_ptr self, const feed_cfg& cfg, std::uint64_t id) {
+  if (id == 0) return drain_checked(self, cfg);
+  auto& waiting = self->state.waiting;
+  auto w = std::find_if(waiting.begin(), waiting.end(), [id](const auto& x) { return x.id == id; });
+  if (w == waiting.end()) return;  // answered by a change already
+  changes_page page;
+  try {
+    page = read_changes(*cfg, w->poll);
+  } catch (const std::exception&) {
+    page.next_cursor = w->poll.since;  // nothing new read: where it was
+  }
+  auto answer = std::move(w->answer);
+  waiting.erase(w);
+  count_waiting(self, *cfg);
+  answer.deliver(std::move(page));
+}
+
+}  // namespace
+
 changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<changes_feed_state> self,
                                           std::shared_ptr<const changes_feed_config> cfg) {
   accept_fault_delays(self);
@@ -424,121 +558,10 @@ changes_actor::behavior_type changes_feed(changes_actor::stateful_pointer<change
     self->state.waiting.clear();
     self->quit(em.reason);
   });
-  auto count_waiting = [self, cfg] { cfg->waiting.set(static_cast<double>(self->state.waiting.size())); };
-  // A slot for `poll`'s holder, or the refusal as the poll's answer.
-  auto hold = [cfg](const changes_poll& poll, changes_page* refused) -> std::shared_ptr<const void> {
-    if (!cfg->holds) return std::make_shared<int>(0);
-    std::optional<domain::api_error> refusal;
-    auto slot = cfg->holds->acquire(poll.holder, poll.client, &refusal);
-    if (!slot) refused->error = std::move(refusal);
-    return slot;
-  };
   return {
-    [self, cfg, count_waiting, hold](changes_atom, changes_poll& poll) -> caf::result<changes_page> {
-      try {
-        std::shared_ptr<const void> slot;
-        if (poll.opens_stream) {
-          changes_page refused;
-          if (!(slot = hold(poll, &refused))) return refused;
-        }
-        bool caught_up = false;
-        auto page = read_changes(*cfg, poll, &caught_up);
-        if (poll.opens_stream) {
-          page.slot = std::move(slot);
-          count_waiting();
-          return page;
-        }
-        if (page.error || !page.events.empty() || poll.wait_ms <= 0 || !caught_up
-            || self->state.waiting.size() >= cfg->max_waiting)
-          return page;
-        // A long poll that will be held takes a slot; a stream's later polls hold the stream's.
-        if (!poll.cursor_per_event) {
-          changes_page refused;
-          if (!(slot = hold(poll, &refused))) return refused;
-        }
-        // Nothing for the caller yet: wait for a change, from where this read ended.
-        poll.since = page.next_cursor;
-        auto id = ++self->state.next_id;
-        auto rp = self->make_response_promise<changes_page>();
-        self->state.waiting.push_back({id, std::move(poll), rp, std::move(slot)});
-        self->delayed_send(self, std::chrono::milliseconds{self->state.waiting.back().poll.wait_ms}, expire_atom_v, id);
-        if (self->state.waiting.size() == 1) self->delayed_send(self, drain_check, expire_atom_v, std::uint64_t{0});
-        count_waiting();
-        return rp;
-      } catch (const std::exception& e) {
-        spdlog::error("changes: the change log could not be read: {}", e.what());
-        return caf::make_error(backend_error::storage_failure, "change log read failed");
-      }
-    },
-    [self, cfg, count_waiting](committed_atom, std::uint64_t seq) {
-      auto& waiting = self->state.waiting;
-      // Commits coalesce: the waiting polls read on at most once per `wake_batch` (a burst of
-      // commits would otherwise cost every waiting poll a read per commit). Sequence 0: the round.
-      if (seq != 0) {
-        if (waiting.empty() || self->state.wake_pending) return;
-        self->state.wake_pending = true;
-        self->delayed_send(self, wake_batch, committed_atom_v, std::uint64_t{0});
-        return;
-      }
-      self->state.wake_pending = false;
-      answers ready;
-      for (auto w = waiting.begin(); w != waiting.end();) {
-        changes_page page;
-        try {
-          page = read_changes(*cfg, w->poll);
-        } catch (const std::exception& e) {
-          spdlog::error("changes: the change log could not be read: {}", e.what());
-          ++w;
-          continue;  // answered when its time is up
-        }
-        if (page.error || !page.events.empty()) {
-          ready.emplace_back(std::move(w->answer), std::move(page));
-          w = waiting.erase(w);
-        } else {
-          w->poll.since = page.next_cursor;  // the next read starts after what this one passed
-          ++w;
-        }
-      }
-      count_waiting();
-      deliver(ready);
-    },
-    [self, cfg, count_waiting](expire_atom, std::uint64_t id) {
-      auto& waiting = self->state.waiting;
-      if (id == 0) {
-        // The drain check: while the service drains, every waiting poll answers now (a stream's
-        // ends); a poll whose client closed its connection ends too, and gives its slot back.
-        bool draining = cfg->health && cfg->health->draining.load();
-        answers ready;
-        for (auto w = waiting.begin(); w != waiting.end();) {
-          bool gone = w->poll.peer_gone && w->poll.peer_gone->load();
-          if (!draining && !gone) {
-            ++w;
-            continue;
-          }
-          changes_page page;
-          page.next_cursor = w->poll.since;
-          page.closing = true;
-          ready.emplace_back(std::move(w->answer), std::move(page));
-          w = waiting.erase(w);
-        }
-        if (!waiting.empty()) self->delayed_send(self, drain_check, expire_atom_v, std::uint64_t{0});
-        count_waiting();
-        deliver(ready);
-        return;
-      }
-      auto w = std::find_if(waiting.begin(), waiting.end(), [id](const auto& x) { return x.id == id; });
-      if (w == waiting.end()) return;  // answered by a change already
-      changes_page page;
-      try {
-        page = read_changes(*cfg, w->poll);
-      } catch (const std::exception&) {
-        page.next_cursor = w->poll.since;  // nothing new read: where it was
-      }
-      auto answer = std::move(w->answer);
-      waiting.erase(w);
-      count_waiting();
-      answer.deliver(std::move(page));
-    },
+    [self, cfg](changes_atom, changes_poll& poll) -> caf::result<changes_page> { return on_poll(self, cfg, poll); },
+    [self, cfg](committed_atom, std::uint64_t seq) { on_committed(self, cfg, seq); },
+    [self, cfg](expire_atom, std::uint64_t id) { on_expire(self, cfg, id); },
   };
 }
 

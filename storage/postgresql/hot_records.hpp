@@ -10,19 +10,17 @@
 /// and must not outlive the drop that followed. A reservation is per key, so writes to other keys
 /// do not stop a fill.
 
+#include "domain/sharded_lru.hpp"
 #include "storage/content_stores.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <vector>
 
 namespace cl::storage::pg {
 
@@ -56,26 +54,16 @@ public:
 private:
   /// A key reserved by a read (no value yet) or filled.
   struct slot {
-    std::string key;
     std::optional<entry> value;
     std::uint64_t token = 0;
   };
-  struct shard {
-    mutable std::mutex mutex;
-    std::list<slot> order;  ///< most recently read first
-    std::unordered_map<std::string_view, std::list<slot>::iterator> index;
-    std::size_t bytes = 0;
-    std::uint64_t tokens = 0;
+  struct cost {
+    std::size_t operator()(std::string_view key, const slot& s) const;
   };
-  shard& of(std::string_view key) const;
-  static std::size_t cost(const slot& s);
-  void erase(shard& s, std::list<slot>::iterator at);
-  void evict(shard& s);
 
   std::function<bool()> current_;
-  std::size_t budget_per_shard_;
-  std::unique_ptr<shard[]> shards_;
-  std::size_t count_;
+  std::atomic<std::uint64_t> tokens_{0};
+  domain::sharded_lru<slot, cost> slots_;
 };
 
 }  // namespace cl::storage::pg
