@@ -120,13 +120,12 @@ TEST_CASE("with a drain delay, a stopping node fails /readyz first and goes on s
     return r && r->status == 503 && r->body.find(R"("draining":true)") != std::string::npos;
   }));
   // Not ready, still serving: a new connection is accepted and answered (a load balancer still
-  // sending meanwhile loses nothing).
+  // sending meanwhile loses nothing); the listener closes only when the delay ends.
   auto served = http_request(svc.port(), "GET", "/v0/openapi.json");
-  bool within_delay = std::chrono::steady_clock::now() - asked < std::chrono::milliseconds{1500};
   REQUIRE(served);
   CHECK(served->status == 200);
-  CHECK(within_delay);
   CHECK(svc.stop_and_wait() == 0);
+  // The behaviour under test is a configured delay: a lower bound, which a slow machine cannot fail.
   CHECK(std::chrono::steady_clock::now() - asked >= std::chrono::milliseconds{1500});
   CHECK_THROWS(http_request(svc.port(), "GET", "/v0/openapi.json"));  // then closed: the connection is refused
 }

@@ -544,10 +544,8 @@ TEST_CASE("held streams and long polls are limited per principal and per client;
   CHECK(refused->body.find("client_id") != std::string::npos);
   // Alice closes her stream and her long poll: both slots come back well before the next heartbeat
   // (15 s) or the poll's 30 s: the service watches the socket.
-  auto before = std::chrono::steady_clock::now();
   alices.clear();
   REQUIRE(eventually([&] { return held() == 1.0; }, 5000));
-  CHECK(std::chrono::steady_clock::now() - before < std::chrono::seconds{5});
   CHECK(gauge(f.svc, "contentlake_changes_waiting_polls") == 1.0);  // bob's stream's wait alone
   auto again = hold_open(f, f.alice, true);
   CHECK(eventually([&] { return held() == 2.0; }));
@@ -577,11 +575,10 @@ TEST_CASE("an event stream ends when its token expires, with an event that says 
   claims["exp"] = unix_now() + 2;
   auto brief = make_token(claims);
   auto cursor = f.now(f.alice);
-  auto started = std::chrono::steady_clock::now();
-  auto r = stream(f, brief, "?since=" + cursor);  // read to its end: the stream's own 300 s, or the token's 2
+  // Read to its end: the token's 2 s (its last event says so), not the stream's own 300 s.
+  auto r = stream(f, brief, "?since=" + cursor);
   REQUIRE(r);
   CHECK(r->status == 200);
-  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds{30});
   auto lines = stream_lines(r->body);
   REQUIRE_FALSE(lines.empty());
   CHECK(lines.back().rfind("data ", 0) == 0);

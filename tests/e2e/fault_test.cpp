@@ -119,10 +119,8 @@ TEST_CASE("a client that closes a request still being served gives its connectio
   REQUIRE(eventually([&] { return connections() == 2.0; }));
   // a's client leaves: the service, watching the socket of every request in flight, notices and
   // gives the slot back, long before the request's 30 s.
-  auto left = std::chrono::steady_clock::now();
   a.reset();
   REQUIRE(eventually([&] { return connections() == 1.0; }, 5000));
-  CHECK(std::chrono::steady_clock::now() - left < std::chrono::seconds{2});
   connection c{svc.port()};
   auto r = c.request("GET", "/v0/openapi.json");
   REQUIRE(r);

@@ -331,12 +331,10 @@ TEST_CASE("a request body must keep arriving at http.min_body_bytes_per_second",
   test_service svc{[](cl::config::settings& s) { s.http.read_timeout_seconds = 600; }};
   auto token = read_token("content-lake.read content-lake.write");
   connection c{svc.port()};
-  auto started = std::chrono::steady_clock::now();
   c.send("POST /v0/content-lake/works HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
          + token + "\r\nContent-Length: 100\r\n\r\n{");
-  // Closed after the grace period, long before the 600 s total bound.
+  // Closed after the grace period (2 s), long before the 600 s total bound: waited for as a condition.
   CHECK(c.wait_closed(15000));
-  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds{15});
   // A body sent whole is unaffected.
   CHECK(post_json(svc.port(), "/v0/content-lake/works", token, R"({"title":"On time"})")->status == 201);
 }

@@ -234,15 +234,12 @@ TEST_CASE("a grant removed on one node stops reads on the other; a write on one 
   auto waiting = std::async(std::launch::async, [&] {
     return get_with_token(nodes.b.port(), "/v0/content-lake/changes?wait=20&since=" + cursor, alice);
   });
-  auto started = std::chrono::steady_clock::now();
   REQUIRE(post_json(nodes.a.port(), "/v0/content-lake/resources", alice, chapter("Kelp 2", "kelp"))->status == 201);
   auto woken = waiting.get();
-  auto took = std::chrono::steady_clock::now() - started;
   REQUIRE(woken);
   REQUIRE(woken->status == 200);
+  // Woken by the change: a poll that ran its 20 s out would answer no event.
   CHECK(json::parse(woken->body).at("events").as_array().size() == 1);
-  INFO("woken after " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
-  CHECK(took < std::chrono::seconds{20});
 }
 
 TEST_CASE("a node whose follower is stalled past the bound reads grants and contracts from the database",

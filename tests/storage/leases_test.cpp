@@ -3,6 +3,7 @@
 // database). A lapse is waited for as a condition with a deadline; the test checks it came no
 // earlier than the time to live.
 
+#include "domain/clock.hpp"
 #include "storage/leases.hpp"
 #include "storage/postgresql/leases.hpp"
 #include "tests/support/eventually.hpp"
@@ -27,6 +28,14 @@ std::shared_ptr<lease_store> leases() {
   return cl::storage::open_postgresql_leases(pg);
 }
 
+/// When `name`'s hold ends as the store recorded it (Unix ms).
+std::int64_t expiry_of(lease_store& store, const std::string& name) {
+  for (const auto& l : store.leases())
+    if (l.name == name) return l.expires_ms;
+  FAIL("no lease " << name);
+  return 0;
+}
+
 }  // namespace
 
 TEST_CASE("a lease is held by one holder until it lapses or is given up", "[leases]") {
@@ -43,10 +52,17 @@ TEST_CASE("a lease is held by one holder until it lapses or is given up", "[leas
   CHECK(listed[1].holder == "node-a");
 
   SECTION("node-a stops renewing: node-b takes it once it lapsed, not before") {
-    auto renewed = std::chrono::steady_clock::now();
     REQUIRE(store->claim("webhooks", "node-a", 600ms));
-    REQUIRE(cl::testing::eventually([&] { return store->claim("webhooks", "node-b", 600ms); }, 5000));
-    CHECK(std::chrono::steady_clock::now() - renewed >= 590ms);
+    auto lapses = expiry_of(*store, "webhooks");
+    // Every claim of node-b before the expiry node-a's renewal recorded fails; the one that takes
+    // it comes at or after it (the store's own clock, read back).
+    bool taken = false;
+    REQUIRE(cl::testing::eventually([&] {
+      taken = store->claim("webhooks", "node-b", 600ms);
+      if (!taken) CHECK(cl::domain::now_ms() < lapses + 50);
+      return taken;
+    }, 5000));
+    CHECK(cl::domain::now_ms() >= lapses - 50);
     CHECK_FALSE(store->claim("webhooks", "node-a", 600ms));
   }
 
@@ -65,9 +81,11 @@ TEST_CASE("two keepers: one holds each lease, the other takes over when it stops
   std::map<std::string, int> gained_b;
   lease_keeper a{store, "node-a", {"webhooks", "pruning"}, 600ms};
   lease_keeper b{store, "node-b", {"webhooks", "pruning"}, 600ms};
+  std::int64_t gained_last_ms = 0;
   b.on_gain([&](const std::string& name) {
     std::lock_guard lock{m};
     ++gained_b[name];
+    gained_last_ms = cl::domain::now_ms();
     cv.notify_all();
   });
   CHECK(a.holds("webhooks"));
@@ -78,14 +96,15 @@ TEST_CASE("two keepers: one holds each lease, the other takes over when it stops
   CHECK(a.term("webhooks") != 0);
 
   // A stopping node gives its leases up: B takes them at its next claim (a third of the time to live).
-  auto stopped = std::chrono::steady_clock::now();
+  // Taken because A gave it up, not because it lapsed: B gains both before A's last claims expire.
+  auto a_lapses = std::min(expiry_of(*store, "webhooks"), expiry_of(*store, "pruning"));
   a.stop();
   CHECK_FALSE(a.holds("webhooks"));
   {
     std::unique_lock lock{m};
     REQUIRE(cv.wait_for(lock, 5s, [&] { return gained_b["webhooks"] == 1 && gained_b["pruning"] == 1; }));
   }
-  CHECK(std::chrono::steady_clock::now() - stopped < 600ms);
+  CHECK(gained_last_ms < a_lapses);
   CHECK(b.holds("webhooks"));
   CHECK(b.holds("pruning"));
   auto held = store->leases();
@@ -110,10 +129,11 @@ TEST_CASE("a keeper that cannot renew stops counting the lease held before it co
   lease_keeper a{store, "node-a", {"webhooks"}, 600ms};
   REQUIRE(a.holds("webhooks"));
   auto first = a.term("webhooks");
+  auto lapses = expiry_of(*store->inner, "webhooks");
   store->down = true;
-  auto cut = std::chrono::steady_clock::now();
+  // Let go before the last claim's expiry: never beside the next holder.
   REQUIRE(cl::testing::eventually([&] { return !a.holds("webhooks"); }, 5000));
-  CHECK(std::chrono::steady_clock::now() - cut < 600ms);
+  CHECK(cl::domain::now_ms() < lapses);
   store->down = false;
   // Back: held again under a new term (work restarts from the store).
   REQUIRE(cl::testing::eventually([&] { return a.holds("webhooks"); }, 5000));
