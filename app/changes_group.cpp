@@ -78,8 +78,12 @@ caf::expected<std::vector<actors::child_spec>> spawn_changes(const startup& s) {
                         std::min(static_cast<std::size_t>(section.max_held), room)},
     held, std::move(counted_by_all));
   std::shared_ptr<const actors::changes_feed_config> shared = cfg;
+  // On a backend whose reads block (PostgreSQL), the feed's reads of the change log are round trips:
+  // a thread of its own, never a scheduler thread.
   std::vector<actors::child_spec> out{actors::supervised<actors::changes_actor>(
-    "changes-feed", [shared](caf::actor_system& sys) { return sys.spawn(actors::changes_feed, shared); })};
+    "changes-feed", [shared, blocking = s.backend->traits().reads_block](caf::actor_system& sys) {
+      return spawn_reading(sys, blocking, actors::changes_feed, shared);
+    })};
   if (upkeep) out.push_back(std::move(*upkeep));
   return out;
 }

@@ -59,7 +59,7 @@ public:
   /// expires at Unix second `token_expires`.
   event_stream(caf::actor_system& sys, changes_actor feed, changes_poll poll, changes_page first,
                std::int64_t token_expires)
-      : sys_(&sys), feed_(std::move(feed)), poll_(std::move(poll)), first_(std::move(first)) {
+      : sys_(&sys), feed_(caf::actor_cast<caf::weak_actor_ptr>(feed)), poll_(std::move(poll)), first_(std::move(first)) {
     poll_.cursor_per_event = true;
     poll_.opens_stream = false;
     auto left_ms = token_expires * 1000 - domain::now_ms();
@@ -99,9 +99,13 @@ public:
         give(std::nullopt);
         asker->quit();
       };
+      // The stream holds the feed weakly (a stream left open must not keep a stopped feed alive: a
+      // detached feed's thread waits for its last reference); the asker holds it for its one poll.
+      auto feed = caf::actor_cast<changes_actor>(self->feed_.lock());
+      if (!feed) return end();
       asker->set_down_handler([end](caf::down_msg&) { end(); });
-      asker->monitor(self->feed_);
-      asker->request(self->feed_, std::chrono::milliseconds{heartbeat_ms + 10000}, changes_atom_v, self->poll_)
+      asker->monitor(feed);
+      asker->request(feed, std::chrono::milliseconds{heartbeat_ms + 10000}, changes_atom_v, self->poll_)
         .then(
           [self, give, asker, answered](changes_page& page) {
             if (std::exchange(*answered, true)) return;
@@ -135,7 +139,7 @@ private:
   }
 
   caf::actor_system* sys_;
-  changes_actor feed_;
+  caf::weak_actor_ptr feed_;  ///< weak: see next()
   changes_poll poll_;
   std::optional<changes_page> first_;  ///< the opening poll's page, until it is written
   std::shared_ptr<const void> slot_;   ///< the held slot, while the stream lasts

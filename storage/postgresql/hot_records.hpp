@@ -1,7 +1,7 @@
 #pragma once
 /// The hot-record cache of the PostgreSQL backend (storage-private): Resources read lately, with
 /// their typed header, so a hot read costs no round trip to the database. Bounded in bytes (least
-/// recently read out first). Never stale past the change log: the writer's commit drops what it
+/// recently read out first: `domain::sharded_lru`, as the representation cache). Never stale past the change log: the writer's commit drops what it
 /// wrote before the write is answered, and the store's follower drops what the log says other
 /// nodes changed (docs/architecture.md, "The hot-record cache").
 ///

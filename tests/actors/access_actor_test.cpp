@@ -7,9 +7,7 @@
 #include "storage/kv/memory_store.hpp"
 #include "storage/stores.hpp"
 
-#include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
-#include <catch2/catch.hpp>
+#include "tests/support/deterministic.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -29,18 +27,12 @@ storage::mutation grant(const std::string& resource, const std::string& principa
   };
 }
 
-struct checker {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
+struct checker : testing::deterministic {
   std::shared_ptr<access_config> config = std::make_shared<access_config>();
   std::string directory = "/tmp/contentlake-access-test-" + std::to_string(::getpid()) + ".json";
   access_actor actor;
 
   checker() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
     std::ofstream{directory} << R"({"version":"1","groups":[{"id":"g_eds","tenant_id":"t_1","members":["u_bob"]}]})";
     config->store = storage::open_memory_store();
     config->cache = std::make_shared<access_cache>(1000);
@@ -50,20 +42,13 @@ struct checker {
     sched->run();
   }
   ~checker() {
-    caf::anon_send_exit(actor, caf::exit_reason::kill);
-    sched->run();
+    kill(actor);
     std::remove(directory.c_str());
   }
 
   template <class Answer, class... Ts>
   Answer ask(Ts... xs) {
-    caf::scoped_actor self{*sys};
-    std::optional<Answer> out;
-    auto h = self->request(actor, caf::infinite, xs...);
-    sched->run();
-    h.receive([&](Answer& a) { out = std::move(a); }, [](caf::error&) { FAIL("the access actor failed"); });
-    REQUIRE(out);
-    return *out;
+    return deterministic::ask<Answer>(actor, xs...);
   }
 
   domain::access_role role(const std::string& subject, const std::string& resource) {

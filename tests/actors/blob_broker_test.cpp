@@ -9,9 +9,7 @@
 #include "storage/kv/memory_store.hpp"
 #include "storage/objects/object_files.hpp"
 
-#include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
-#include <catch2/catch.hpp>
+#include "tests/support/deterministic.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -25,19 +23,13 @@ using namespace cl::actors;
 
 namespace {
 
-struct broker {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
+struct broker : testing::deterministic {
   std::filesystem::path dir = std::filesystem::temp_directory_path() / ("cl-broker-test-" + std::to_string(::getpid()));
   std::shared_ptr<blob_broker_config> config = std::make_shared<blob_broker_config>();
   blob_broker_actor actor;
   blob_caller alice{"t_1", "u_alice", "a_app"};
 
   broker() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
     std::filesystem::create_directories(dir);
     config->store = storage::open_memory_store();
     storage::embedded_backend_config e;
@@ -55,21 +47,14 @@ struct broker {
     sched->run();
   }
   ~broker() {
-    caf::anon_send_exit(actor, caf::exit_reason::kill);
-    sched->run();
+    kill(actor);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
   }
 
   template <class Answer, class... Ts>
   Answer ask(Ts... xs) {
-    caf::scoped_actor self{*sys};
-    std::optional<Answer> out;
-    auto h = self->request(actor, caf::infinite, xs...);
-    sched->run();
-    h.receive([&](Answer& a) { out = std::move(a); }, [](caf::error& e) { FAIL("the broker failed: " << to_string(e)); });
-    REQUIRE(out);
-    return *out;
+    return deterministic::ask<Answer>(actor, xs...);
   }
 
   void put(storage::upload_record u, std::optional<storage::blob_version> v = std::nullopt) {

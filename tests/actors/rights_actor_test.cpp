@@ -7,9 +7,7 @@
 #include "storage/kv/memory_store.hpp"
 #include "storage/stores.hpp"
 
-#include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
-#include <catch2/catch.hpp>
+#include "tests/support/deterministic.hpp"
 
 #include <memory>
 #include <optional>
@@ -33,17 +31,11 @@ storage::mutation put_contract(int version, const std::string& usage_terms) {
   };
 }
 
-struct resolver {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
+struct resolver : testing::deterministic {
   std::shared_ptr<rights_config> config = std::make_shared<rights_config>();
   rights_actor actor;
 
   resolver() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
     config->store = storage::open_memory_store();
     config->cache = std::make_shared<rights_cache>(1000);
     config->possible = std::make_shared<possible_cache>(1000);
@@ -53,19 +45,10 @@ struct resolver {
     actor = sys->spawn(rights, std::shared_ptr<const rights_config>{config});
     sched->run();
   }
-  ~resolver() {
-    caf::anon_send_exit(actor, caf::exit_reason::kill);
-    sched->run();
-  }
+  ~resolver() { kill(actor); }
 
   domain::resolved_rights resolve(const std::string& work) {
-    caf::scoped_actor self{*sys};
-    std::optional<domain::resolved_rights> out;
-    auto h = self->request(actor, caf::infinite, resolve_atom_v, std::string{"t_1"}, work);
-    sched->run();
-    h.receive([&](domain::resolved_rights& r) { out = std::move(r); }, [](caf::error&) { FAIL("the resolver failed"); });
-    REQUIRE(out);
-    return *out;
+    return ask<domain::resolved_rights>(actor, resolve_atom_v, std::string{"t_1"}, work);
   }
 
   std::pair<bool, bool> possible(const std::string& usage) {

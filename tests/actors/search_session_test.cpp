@@ -6,9 +6,7 @@
 #include "actors/search/search_session.hpp"
 #include "storage/kv/memory_store.hpp"
 
-#include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
-#include <catch2/catch.hpp>
+#include "tests/support/deterministic.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -32,19 +30,13 @@ std::vector<std::string> ids_of(const search_stream& s) {
   return out;
 }
 
-struct sessions {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
+struct sessions : testing::deterministic {
   std::filesystem::path dir = std::filesystem::temp_directory_path() / ("cl-search-session-test-" + std::to_string(::getpid()));
   std::shared_ptr<search_session_config> config = std::make_shared<search_session_config>();
   search_session_actor actor;
   domain::session_owner alice{"t_1", "u_alice", "a_app"};
 
   sessions() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
     std::filesystem::remove_all(dir);
     config->index = std::make_shared<storage::search_index>(dir, 1);
     config->index->apply({doc("res_1", "Tide one", {"u_alice"}), doc("res_2", "Tide two", {"g_eds"}),
@@ -56,8 +48,7 @@ struct sessions {
     sched->run();
   }
   ~sessions() {
-    caf::anon_send_exit(actor, caf::exit_reason::kill);
-    sched->run();
+    kill(actor);
     config->index.reset();
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
@@ -74,22 +65,9 @@ struct sessions {
     return c;
   }
 
-  /// Sends `xs` and runs the scheduler; the answer, if one came.
-  template <class Answer, class... Ts>
-  std::optional<Answer> send(caf::scoped_actor& self, Ts... xs) {
-    std::optional<Answer> out;
-    auto h = self->request(actor, caf::infinite, xs...);
-    sched->run();
-    h.receive([&](Answer& a) { out = std::move(a); }, [](caf::error& e) { FAIL("the session actor failed: " << to_string(e)); });
-    return out;
-  }
-
   template <class Answer, class... Ts>
   Answer ask(Ts... xs) {
-    caf::scoped_actor self{*sys};
-    auto out = send<Answer>(self, xs...);
-    REQUIRE(out);
-    return *out;
+    return deterministic::ask<Answer>(actor, xs...);
   }
 };
 

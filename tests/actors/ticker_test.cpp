@@ -6,9 +6,7 @@
 #include "storage/kv/memory_store.hpp"
 #include "storage/stores.hpp"
 
-#include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
-#include <catch2/catch.hpp>
+#include "tests/support/deterministic.hpp"
 
 #include <chrono>
 #include <memory>
@@ -20,16 +18,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct deterministic {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
-  deterministic() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-  }
-};
+using cl::testing::deterministic;
 
 }  // namespace
 

@@ -12,9 +12,7 @@
 #include "storage/kv/memory_store.hpp"
 #include "storage/webhook_store.hpp"
 
-#include <caf/all.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
-#include <catch2/catch.hpp>
+#include "tests/support/deterministic.hpp"
 
 #include <memory>
 #include <optional>
@@ -24,10 +22,7 @@ using namespace cl::actors;
 
 namespace {
 
-struct dispatching {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
+struct dispatching : testing::deterministic {
   std::shared_ptr<storage::record_store> store = storage::open_memory_store();
   std::shared_ptr<webhook_dispatcher_config> config = std::make_shared<webhook_dispatcher_config>();
   std::shared_ptr<actor_directory> directory = std::make_shared<actor_directory>(1);
@@ -37,9 +32,6 @@ struct dispatching {
   access_actor access;
 
   dispatching() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
     writer = sys->spawn(cl::actors::writer,
                         std::make_shared<const writer_config>(writer_config{store, std::make_shared<writer_stats>(), true}));
     auto a = std::make_shared<access_config>();
@@ -61,9 +53,9 @@ struct dispatching {
     config->schedule_ms = {5000, 60000};
   }
   ~dispatching() {
-    for (auto a : {caf::actor_cast<caf::actor>(actor), caf::actor_cast<caf::actor>(writer), caf::actor_cast<caf::actor>(access)})
-      if (a) caf::anon_send_exit(a, caf::exit_reason::kill);
-    sched->run();
+    kill(actor);
+    kill(writer);
+    kill(access);
   }
 
   void start() {
@@ -72,13 +64,8 @@ struct dispatching {
   }
 
   template <class Answer, class... Ts>
-  std::optional<Answer> ask(Ts... xs) {
-    caf::scoped_actor self{*sys};
-    std::optional<Answer> out;
-    auto h = self->request(actor, caf::infinite, xs...);
-    sched->run();
-    h.receive([&](Answer& a) { out = std::move(a); }, [](caf::error&) {});
-    return out;
+  Answer ask(Ts... xs) {
+    return deterministic::ask<Answer>(actor, xs...);
   }
 };
 
@@ -111,9 +98,7 @@ TEST_CASE("the dispatcher answers its policy and runs the routes' read jobs; a f
           "[actors][webhooks]") {
   dispatching d;
   d.start();
-  auto policy = d.ask<std::shared_ptr<const webhook_policy>>(webhook_policy_atom_v);
-  REQUIRE(policy);
-  CHECK(*policy == d.config->policy);
+  CHECK(d.ask<std::shared_ptr<const webhook_policy>>(webhook_policy_atom_v) == d.config->policy);
   REQUIRE(d.store->apply({[](storage::write_txn& tx) {
     storage::webhooks(tx).put(endpoint());
     return true;
