@@ -314,6 +314,12 @@ def refused_content_is_never_queried(svc):
 
     reader_a, label_a = tenant("t_layer3a", "The password is tangerine; the vault code is seven.")
     reader_b, label_b = tenant("t_layer3b", "Nothing of note in here at all.")
+    # Scores hang on the statistics of the whole index that answers. On several nodes each has its
+    # own, and a tenant's position says nothing of the other tenant's writes: wait until every
+    # node's index applied everything (nothing is written from here on).
+    nodes = [n.admin_port for n in svc.cluster.nodes] if hasattr(svc, "cluster") else [svc.admin_port]
+    eventually(lambda: all(b"\ncontentlake_search_index_lag_changes 0\n" in fetch("http://127.0.0.1:%d/metrics" % p)[2]
+                           for p in nodes), "every node's index applied both tenants' writes")
     queries = ["cobalt", "cobalt -tangerine", "cobalt NOT tangerine", 'cobalt -"password is tangerine"',
                "title:cobalt -tangerine", "title:cobalt -vault", "tangerine", '"password is tangerine"', "vault",
                "cobalt AND tangerine", "cobalt OR tangerine", "cobalt tangerine", "quarterly -password",
