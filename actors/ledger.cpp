@@ -134,6 +134,7 @@ ledger_actor::behavior_type ledger(ledger_actor::stateful_pointer<ledger_state> 
 }
 
 ledger_actor::behavior_type ledger_shards(ledger_actor::pointer self, std::vector<ledger_actor> shards) {
+  accept_fault_delays(self);  // a delay holds every message of the front (the whole concern)
   for (const auto& shard : shards) self->link_to(shard);
   auto of = [shards](const domain::ledger_key& key) {
     std::hash<std::string> h;

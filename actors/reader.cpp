@@ -50,6 +50,7 @@ reader_actor::behavior_type reader(reader_actor::stateful_pointer<reader_state> 
 }
 
 reader_actor::behavior_type reader_front(reader_actor::pointer self, std::vector<reader_actor> workers) {
+  accept_fault_delays(self);  // a delay holds every message of the front (the whole concern)
   for (const auto& w : workers) self->link_to(w);
   auto next = [workers, turn = std::make_shared<std::size_t>(0)] { return workers[(*turn)++ % workers.size()]; };
   return {

@@ -91,6 +91,7 @@ writer_actor::behavior_type writer(writer_actor::stateful_pointer<writer_state> 
 
 writer_actor::behavior_type writer_lanes(writer_actor::pointer self, std::vector<writer_actor> lanes) {
   for (const auto& lane : lanes) self->link_to(lane);
+  accept_fault_delays(self);  // a delay holds every message of the front (the whole concern)
   return {
     [self, lanes](write_atom, storage::mutation& m) -> caf::result<bool> {
       const auto& sender = self->current_sender();

@@ -250,6 +250,7 @@ search_sweeper_actor::behavior_type search_session_sweeper(search_sweeper_actor:
 search_session_actor::behavior_type search_session_front(search_session_actor::pointer self,
                                                          std::vector<search_session_actor> workers) {
   for (const auto& w : workers) self->link_to(w);
+  accept_fault_delays(self);  // a delay holds every message of the front (the whole concern)
   auto next = [workers, turn = std::make_shared<std::size_t>(0)] { return workers[(*turn)++ % workers.size()]; };
   return {
     [](index_atom) {},  // each worker looks after its own waiting pages

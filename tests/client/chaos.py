@@ -9,8 +9,9 @@ with Retry-After or, for MCP, the BACKEND_UNAVAILABLE tool error), requests that
 it (every kind must have one within 10 s), and whether any acknowledged write is missing
 afterwards (must be 0). Also: fault injection is refused, saying how to enable it, when off.
 
-    chaos.py CONTENTLAKE_BINARY SOURCE_DIR [ROUNDS] [SECONDS_PER_ROUND]
-(ctest: 1 round of 0.6 s per actor; bench/chaos: 20 rounds.)
+    chaos.py CONTENTLAKE_BINARY SOURCE_DIR [ROUNDS] [SECONDS_PER_ROUND] [--postgresql]
+(ctest `chaos`: 1 round of 0.6 s per actor on LMDB; `chaos_pg` the same on a PostgreSQL of its own;
+bench/chaos: 20 rounds.)
 """
 import http.client
 import itertools
@@ -21,7 +22,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Service, fetch, wait_until  # noqa: E402
+from harness import Postgres, Service, fetch, wait_until  # noqa: E402
 
 SCOPES = "content-lake.read content-lake.write contracts.read contracts.write"
 DELAY_MS = 300  # each actor's delay: longer than a normal answer, shorter than the request deadline
@@ -162,12 +163,28 @@ def refused_when_off(binary, source):
 
 
 def main():
-    binary, source = sys.argv[1], sys.argv[2]
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 1
-    seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 0.6
-    refused_when_off(binary, source)
-    svc = Service(binary, source, {"CONTENTLAKE_ADMIN_FAULT_INJECTION": "true",
-                                   "CONTENTLAKE_SUPERVISOR_MAX_RESTARTS": "1000"})
+    args = [a for a in sys.argv[1:] if a != "--postgresql"]
+    binary, source = args[0], args[1]
+    rounds = int(args[2]) if len(args) > 2 else 1
+    seconds = float(args[3]) if len(args) > 3 else 0.6
+    settings = {"CONTENTLAKE_ADMIN_FAULT_INJECTION": "true", "CONTENTLAKE_SUPERVISOR_MAX_RESTARTS": "1000"}
+    pg = None
+    if "--postgresql" in sys.argv:
+        # On a PostgreSQL of its own: the backend's upkeep (log follower, store probe, rate sharing,
+        # held slots) and the fronts over detached workers are among the actors killed and delayed.
+        pg = Postgres(source)
+        settings.update({"CONTENTLAKE_STORAGE_BACKEND": "postgresql",
+                         "CONTENTLAKE_STORAGE_POSTGRESQL_URL": pg.create_database("contentlake")})
+    try:
+        refused_when_off(binary, source)
+        run(binary, source, settings, rounds, seconds)
+    finally:
+        if pg:
+            pg.stop()
+
+
+def run(binary, source, settings, rounds, seconds):
+    svc = Service(binary, source, settings)
     admin = "http://127.0.0.1:%d" % svc.admin_port
     try:
         token = svc.token(sub="u_chaos", tenant="t_chaos", scopes=SCOPES)
