@@ -4,6 +4,7 @@
 #include "storage/every_record.hpp"
 
 #include "storage/kv/kv.hpp"
+#include "storage/kv/ledger_keys.hpp"
 #include "storage/record_codecs.hpp"
 
 namespace cl::storage {
@@ -68,12 +69,10 @@ public:
   }
 
   std::vector<domain::ledger_key> ledger(const domain::ledger_key& after, std::size_t limit) const override {
-    auto from = after.tenant.empty() ? std::string{} : kv::tenant_key(after.tenant, after.client_id + '\0' + after.key);
+    auto from = after.tenant.empty() ? std::string{} : kv_ledger::stored_key(after);
     std::vector<domain::ledger_key> out;
-    for (const auto& [key, value] : r_.scan(tables::ledger, "", from, limit)) {
-      auto p = parts(key);
-      if (p.size() == 3) out.push_back({p[0], p[1], p[2]});
-    }
+    for (const auto& [key, value] : r_.scan(tables::ledger, "", from, limit))
+      if (auto entry = kv_ledger::read_entry(key, value)) out.push_back(std::move(entry->key));
     return out;
   }
 

@@ -2,6 +2,7 @@
 
 #include "domain/idempotency.hpp"
 #include "storage/kv/kv.hpp"
+#include "storage/kv/ledger_keys.hpp"
 #include "storage/stores.hpp"
 
 namespace cl::storage {
@@ -17,14 +18,11 @@ const kv::table ledger_expiry = kv::declare_table("ledger_expiry");
 
 namespace {
 
-/// Key layout: `ledger` tenant\0client\0key -> record; `ledger_expiry` <8-byte created_ms> + that
-/// key -> "" (records in age order).
+/// Key layout: `ledger` tenant\0client\0key -> record (a longer key under its digest:
+/// storage/kv/ledger_keys.hpp); `ledger_expiry` <8-byte created_ms> + that key -> "" (records in age
+/// order).
 std::string record_key(const domain::ledger_key& k) {
-  std::string out{k.tenant};
-  out.push_back('\0');
-  out.append(k.client_id).push_back('\0');
-  out.append(k.key);
-  return out;
+  return kv_ledger::stored_key(k);
 }
 
 std::string expiry_key(std::int64_t created_ms, const domain::ledger_key& key) {
@@ -37,7 +35,13 @@ public:
 
   std::optional<std::string> record(const domain::ledger_key& key) const override {
     require_storable({key.tenant, key.client_id, key.key});
-    return r_.get(tables::ledger, record_key(key));
+    auto stored = record_key(key);
+    auto value = r_.get(tables::ledger, stored);
+    if (!value || !kv_ledger::hashed(stored)) return value;
+    auto entry = kv_ledger::read_entry(stored, *value);
+    if (!entry || entry->key.tenant != key.tenant || entry->key.client_id != key.client_id || entry->key.key != key.key)
+      return std::nullopt;  // another key under the same digest: never its answer
+    return std::string{entry->record};
   }
 
   std::size_t records() const override { return r_.entries(tables::ledger); }
@@ -49,7 +53,7 @@ public:
 
   void put(const domain::ledger_key& key, std::int64_t created_ms, std::string_view record) override {
     require_storable({key.tenant, key.client_id, key.key, record});
-    w_->put(tables::ledger, record_key(key), record);
+    w_->put(tables::ledger, record_key(key), kv_ledger::stored_value(key, record));
     w_->put(tables::ledger_expiry, expiry_key(created_ms, key), "");
   }
 
@@ -65,7 +69,8 @@ public:
       auto ledger = std::string_view{key}.substr(8);
       // A key reused after expiry has a younger record: only remove the one this entry is about.
       if (auto stored = r_.get(tables::ledger, ledger)) {
-        auto parsed = domain::parse_ledger_record(*stored);
+        auto entry = kv_ledger::read_entry(ledger, *stored);
+        auto parsed = entry ? domain::parse_ledger_record(entry->record) : std::nullopt;
         if (!parsed || big_endian_key(static_cast<std::uint64_t>(parsed->created_ms)) == key.substr(0, 8))
           w_->erase(tables::ledger, ledger);
       }

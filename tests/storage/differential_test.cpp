@@ -207,6 +207,16 @@ std::vector<step> script() {
     });
     return put + " / " + read([&] { return shown(s.ledger().record({"t_4", "a_app", "k_max"})); });
   });
+  // The largest ledger key the API admits: tenant and client claims and the Idempotency-Key at 255
+  // bytes each (past what LMDB holds as a key as it is), stored, answered, pruned and walked alike.
+  add("ledger key at the API's largest sizes", [](storage::record_store& s) {
+    domain::ledger_key big{"t" + std::string(254, 'x'), "a_" + std::string(253, 'y'), std::string(255, 'k')};
+    domain::ledger_key other{big.tenant, big.client_id, std::string(254, 'k') + "j"};
+    auto put = write(s, [&](write_txn& tx) { tx.ledger().put(big, 7, R"({"status":201,"body":"first"})"); });
+    return put + " / " + read([&] {
+      return shown(s.ledger().record(big)) + " / other key " + shown(s.ledger().record(other));
+    });
+  });
   // What every walk sees after all of it: the same records in the same order.
   add("every Resource, in order", [](storage::record_store& s) {
     return read([&] {
@@ -261,6 +271,16 @@ std::vector<step> script() {
       q.resource_id = "res_1";
       q.limit = 100;
       return listed(s.grants().on_resource(q));
+    });
+  });
+  add("the ledger walked and read, the migration's way", [](storage::record_store& s) {
+    return read([&] {
+      std::string out;
+      for (const auto& kind : storage::record_kinds_of(s)) {
+        if (kind.name != "ledger") continue;
+        for (const auto& key : kind.keys(s, "")) out += "[" + key + "=" + shown(kind.record(s, key)) + "]";
+      }
+      return std::to_string(std::hash<std::string>{}(out)) + " (" + std::to_string(out.size()) + " bytes)";
     });
   });
   add("every kind's count, the migration's way", [](storage::record_store& s) {
