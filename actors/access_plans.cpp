@@ -22,8 +22,8 @@ namespace json = boost::json;
 namespace {
 
 /// Stored grants changed: roles cached before are never found again.
-void bump_access_epoch(const std::shared_ptr<const request_context>& ctx) {
-  if (ctx->actors->access_epoch) ++*ctx->actors->access_epoch;
+void bump_access_epoch(const request_context& ctx) {
+  if (ctx.actors->access_epoch) ++*ctx.actors->access_epoch;
 }
 
 /// 400 for a path principal that no grant could name.
@@ -36,60 +36,54 @@ std::optional<domain::api_reply> malformed_principal(const std::string& principa
 
 }  // namespace
 
-void plan_list_grants(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto id = ctx->param("id");
-  with_access(
-    self, ctx, id, domain::access_role::owner,
-    [self, ctx, done, id](domain::access_role) {
-      storage::grant_query q{ctx->who.tenant_id, id, {}, 0};
-      answer_query(ctx, "grants", {{"resource_id", id}},
-                   query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done);
-    },
-    done);
+void plan_list_grants(const plan_run& run) {
+  auto id = run->param("id");
+  with_access(run, id, domain::access_role::owner, [run, id](domain::access_role) {
+    storage::grant_query q{run->who.tenant_id, id, {}, 0};
+    answer_query(run, "grants", {{"resource_id", id}},
+                 query_pages(run, run->actors->get<reader_actor>(), "record reader", q));
+  });
 }
 
-void plan_get_grant(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto id = ctx->param("id");
-  auto principal = ctx->param("principal");
-  if (auto refusal = malformed_principal(principal)) return done(std::move(*refusal));
+void plan_get_grant(const plan_run& run) {
+  auto id = run->param("id");
+  auto principal = run->param("principal");
+  if (auto refusal = malformed_principal(principal)) return run.answer(std::move(*refusal));
   // Owners read every grant; any grantee reads its own (to learn its role).
-  auto needed = principal == ctx->who.subject ? domain::access_role::reader : domain::access_role::owner;
-  with_access(
-    self, ctx, id, needed,
-    [self, ctx, done, id, principal](domain::access_role) {
-      ask(
-        self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader",
-        [done, principal](fetch_outcome& found) {
-          if (!found.found)
-            return done(domain::api_reply::failure(domain::error_id::grant_not_found,
-                                                   "The Resource has no grant for " + principal + "."));
-          auto r = json_reply(200, std::move(found.json));
-          r.headers.emplace_back("Cache-Control", "private, no-cache");
-          done(std::move(r));
-        },
-        fetch_atom_v, storage::grant_ref{ctx->who.tenant_id, id, principal});
-    },
-    done);
+  auto needed = principal == run->who.subject ? domain::access_role::reader : domain::access_role::owner;
+  with_access(run, id, needed, [run, id, principal](domain::access_role) {
+    ask(
+      run, run->actors->get<reader_actor>(), "record reader",
+      [run, principal](fetch_outcome& found) {
+        if (!found.found)
+          return run.answer(domain::api_reply::failure(domain::error_id::grant_not_found,
+                                                       "The Resource has no grant for " + principal + "."));
+        auto r = json_reply(200, std::move(found.json));
+        r.headers.emplace_back("Cache-Control", "private, no-cache");
+        run.answer(std::move(r));
+      },
+      fetch_atom_v, storage::grant_ref{run->who.tenant_id, id, principal});
+  });
 }
 
-void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto id = ctx->param("id");
-  auto principal = ctx->param("principal");
-  if (auto refusal = malformed_principal(principal)) return done(std::move(*refusal));
-  auto parsed = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void plan_put_grant(const plan_run& run) {
+  auto id = run->param("id");
+  auto principal = run->param("principal");
+  if (auto refusal = malformed_principal(principal)) return run.answer(std::move(*refusal));
+  auto parsed = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   auto& body = std::get<json::object>(parsed);
-  if (auto refusal = unknown_members(body, {"role"})) return done(std::move(*refusal));
+  if (auto refusal = unknown_members(body, {"role"})) return run.answer(std::move(*refusal));
   auto* role_value = body.if_contains("role");
   auto role = role_value && role_value->is_string() ? domain::parse_role(role_value->as_string()) : std::nullopt;
   if (!role)
-    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "Name the role to grant.",
-                                           {{"/role", "one of reader, writer, owner"}}));
-  auto who = ctx->who;
+    return run.answer(domain::api_reply::failure(domain::error_id::invalid_argument, "Name the role to grant.",
+                                                 {{"/role", "one of reader, writer, owner"}}));
+  auto who = run->who;
   auto outcome = std::make_shared<write_outcome>();
   // Granting or taking away the owner role is a sensitive human-only operation (spec 5.4).
   auto granting_owner = *role == domain::access_role::owner;
-  auto revoking_owner = sensitive_refusal(*ctx, "take the owner role away");
+  auto revoking_owner = sensitive_refusal(*run, "take the owner role away");
   storage::mutation grant = [who, id, principal, role = *role, outcome, revoking_owner](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
@@ -113,38 +107,37 @@ void plan_put_grant(caf::event_based_actor* self, std::shared_ptr<const request_
     outcome->reply->headers.emplace_back("Cache-Control", "no-store");
     return true;
   };
-  auto write = [self, ctx, done, outcome, grant = std::move(grant)]() mutable {
-    write_then(self, ctx, std::move(grant), outcome, "The grant", done, [ctx] { bump_access_epoch(ctx); });
+  auto write = [run, outcome, grant = std::move(grant)]() mutable {
+    write_then(run, std::move(grant), outcome, "The grant", [run] { bump_access_epoch(*run); });
   };
   with_access(
-    self, ctx, id, domain::access_role::owner,
-    [self, ctx, done, principal, granting_owner, write = std::move(write)](domain::access_role) mutable {
+    run, id, domain::access_role::owner,
+    [run, principal, granting_owner, write = std::move(write)](domain::access_role) mutable {
       if (granting_owner)
-        if (auto refusal = sensitive_refusal(*ctx, "grant the owner role"))
-          return done(domain::api_reply::from(std::move(*refusal)));
+        if (auto refusal = sensitive_refusal(*run, "grant the owner role"))
+          return run.answer(domain::api_reply::from(std::move(*refusal)));
       if (principal.rfind("g_", 0) != 0) return write();
       // A group must be in the directory: a grant to a misspelt group would silently grant nothing.
       ask(
-        self, *ctx, done, ctx->actors->get<access_actor>(), "access",
-        [done, principal, write](bool known) mutable {
+        run, run->actors->get<access_actor>(), "access",
+        [run, principal, write](bool known) mutable {
           if (!known)
-            return done(domain::api_reply::failure(domain::error_id::invalid_argument,
-                                                   "The group directory has no group " + principal + " in this tenant.",
-                                                   {{"principal", "no such group"}}));
+            return run.answer(domain::api_reply::failure(
+              domain::error_id::invalid_argument, "The group directory has no group " + principal + " in this tenant.",
+              {{"principal", "no such group"}}));
           write();
         },
-        group_atom_v, ctx->who.tenant_id, principal);
-    },
-    done);
+        group_atom_v, run->who.tenant_id, principal);
+    });
 }
 
-void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto id = ctx->param("id");
-  auto principal = ctx->param("principal");
-  if (auto refusal = malformed_principal(principal)) return done(std::move(*refusal));
-  auto who = ctx->who;
+void plan_delete_grant(const plan_run& run) {
+  auto id = run->param("id");
+  auto principal = run->param("principal");
+  if (auto refusal = malformed_principal(principal)) return run.answer(std::move(*refusal));
+  auto who = run->who;
   auto outcome = std::make_shared<write_outcome>();
-  auto revoking_owner = sensitive_refusal(*ctx, "take the owner role away");
+  auto revoking_owner = sensitive_refusal(*run, "take the owner role away");
   storage::mutation revoke = [who, id, principal, outcome, revoking_owner](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
       outcome->refusal = std::move(e);
@@ -165,8 +158,8 @@ void plan_delete_grant(caf::event_based_actor* self, std::shared_ptr<const reque
     outcome->reply->content_type.clear();
     return true;
   };
-  write_with_access(self, ctx, id, domain::access_role::owner, std::move(revoke), outcome, "The revocation", done,
-                    [ctx] { bump_access_epoch(ctx); });
+  write_with_access(run, id, domain::access_role::owner, std::move(revoke), outcome, "The revocation",
+                    [run] { bump_access_epoch(*run); });
 }
 
 }  // namespace cl::actors

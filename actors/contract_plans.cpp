@@ -82,32 +82,32 @@ std::optional<domain::api_reply> commercial_without_scope(const request_context&
 
 /// Sends `m` to the writer; after the commit, bumps the rights epoch (cached resolutions used
 /// the old contract) and answers what the mutation decided.
-void write_contract(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                    storage::mutation m, std::shared_ptr<write_outcome> outcome, reply_fn done) {
-  write_then(self, ctx, std::move(m), outcome, "The contract", done, [ctx] {
-    if (ctx->actors->rights_epoch) ++*ctx->actors->rights_epoch;
+void write_contract(const plan_run& run, storage::mutation m, std::shared_ptr<write_outcome> outcome) {
+  write_then(run, std::move(m), outcome, "The contract", [run] {
+    if (run->actors->rights_epoch) ++*run->actors->rights_epoch;
   });
 }
 
 }  // namespace
 
-void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto parsed_body = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed_body)) return done(std::move(*refusal));
+void plan_create_contract(const plan_run& run) {
+  auto parsed_body = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed_body)) return run.answer(std::move(*refusal));
   // The scope before the shape: `commercial_terms: null` from a caller without it is 403, not 400.
-  if (auto refusal = commercial_without_scope(*ctx, std::get<json::object>(parsed_body))) return done(std::move(*refusal));
+  if (auto refusal = commercial_without_scope(*run, std::get<json::object>(parsed_body)))
+    return run.answer(std::move(*refusal));
   auto parsed = domain::parse_contract(std::get<json::object>(parsed_body), false);
-  if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+  if (auto* e = std::get_if<domain::api_error>(&parsed)) return run.answer(domain::api_reply::from(std::move(*e)));
   auto draft = std::make_shared<domain::contract_draft>(std::move(std::get<domain::contract_draft>(parsed)));
   if (!draft->commercial_json.empty())
-    if (auto refusal = sensitive_refusal(*ctx, "write commercial terms"))
-      return done(domain::api_reply::from(std::move(*refusal)));
+    if (auto refusal = sensitive_refusal(*run, "write commercial terms"))
+      return run.answer(domain::api_reply::from(std::move(*refusal)));
   auto id = domain::random_id("ctr_");
   auto at = domain::iso8601_now();
   auto outcome = std::make_shared<write_outcome>();
   auto record = domain::contract_record_json(*draft, id, 1, at, at, domain::random_id("utk_"));
-  auto who = ctx->who;
-  auto commercial = sees_commercial(*ctx);
+  auto who = run->who;
+  auto commercial = sees_commercial(*run);
   storage::mutation create = [who, id, at, draft, outcome, record, commercial](storage::write_txn& tx) {
     if ((outcome->refusal = missing_work(tx, who.tenant_id, draft->terms.work_ids))) return false;
     tx.contracts().put_version(who.tenant_id, id, 1, draft->terms.status, draft->terms.work_ids, record);
@@ -116,30 +116,29 @@ void plan_create_contract(caf::event_based_actor* self, std::shared_ptr<const re
     outcome->reply = contract_answer(commercial, id, record);
     return true;
   };
-  write_contract(self, ctx, std::move(create), outcome, done);
+  write_contract(run, std::move(create), outcome);
 }
 
-void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                                  reply_fn done) {
-  auto parsed_body = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed_body)) return done(std::move(*refusal));
+void plan_create_contract_version(const plan_run& run) {
+  auto parsed_body = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed_body)) return run.answer(std::move(*refusal));
   const auto& body = std::get<json::object>(parsed_body);
-  if (auto refusal = commercial_without_scope(*ctx, body)) return done(std::move(*refusal));
+  if (auto refusal = commercial_without_scope(*run, body)) return run.answer(std::move(*refusal));
   auto parsed = domain::parse_contract(body, true);
-  if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+  if (auto* e = std::get_if<domain::api_error>(&parsed)) return run.answer(domain::api_reply::from(std::move(*e)));
   auto* token = body.if_contains("update_token");
   if (!token || !token->is_string())
-    return done(domain::api_reply::failure(domain::error_id::invalid_argument,
-                                           "A new version needs the update_token of the contract's last read.",
-                                           {{"/update_token", "required: the update_token of your last read"}}));
+    return run.answer(domain::api_reply::failure(domain::error_id::invalid_argument,
+                                                 "A new version needs the update_token of the contract's last read.",
+                                                 {{"/update_token", "required: the update_token of your last read"}}));
   auto draft = std::make_shared<domain::contract_draft>(std::move(std::get<domain::contract_draft>(parsed)));
   auto expected = std::string{token->as_string()};
-  auto id = ctx->param("id");
+  auto id = run->param("id");
   auto at = domain::iso8601_now();
   auto outcome = std::make_shared<write_outcome>();
-  auto who = ctx->who;
-  auto commercial = sees_commercial(*ctx);
-  auto writing_commercial = sensitive_refusal(*ctx, "write commercial terms");
+  auto who = run->who;
+  auto commercial = sees_commercial(*run);
+  auto writing_commercial = sensitive_refusal(*run, "write commercial terms");
   storage::mutation next = [who, id, at, draft, expected, outcome, commercial,
                             writing_commercial](storage::write_txn& tx) {
     auto current = tx.contracts().latest(who.tenant_id, id);
@@ -173,81 +172,82 @@ void plan_create_contract_version(caf::event_based_actor* self, std::shared_ptr<
     outcome->reply = contract_answer(commercial, id, record);
     return true;
   };
-  write_contract(self, ctx, std::move(next), outcome, done);
+  write_contract(run, std::move(next), outcome);
 }
 
-void plan_get_contract(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+void plan_get_contract(const plan_run& run) {
   std::optional<domain::field_mask> mask;
-  if (auto fields = query_param(ctx->request.query, "fields"); !fields.empty()) {
+  if (auto fields = query_param(run->request.query, "fields"); !fields.empty()) {
     auto parsed = domain::parse_field_mask(fields, contract_schema());
-    if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+    if (auto* e = std::get_if<domain::api_error>(&parsed)) return run.answer(domain::api_reply::from(std::move(*e)));
     mask = std::get<domain::field_mask>(parsed);
     // `*` means "everything you may see"; naming commercial terms is asking for them.
-    if (mask->names_explicitly("commercial_terms") && !sees_commercial(*ctx))
-      return done(domain::api_reply::failure(domain::error_id::scope_missing,
-                                             std::string{"The token does not carry the scope "} + commercial_scope
-                                               + ", which commercial_terms need.",
-                                             {{"fields", std::string{"commercial_terms requires "} + commercial_scope}}));
+    if (mask->names_explicitly("commercial_terms") && !sees_commercial(*run))
+      return run.answer(domain::api_reply::failure(
+        domain::error_id::scope_missing,
+        std::string{"The token does not carry the scope "} + commercial_scope + ", which commercial_terms need.",
+        {{"fields", std::string{"commercial_terms requires "} + commercial_scope}}));
   }
   std::int64_t version = 0;
-  if (auto v = query_param(ctx->request.query, "version"); !v.empty()) {
+  if (auto v = query_param(run->request.query, "version"); !v.empty()) {
     char* end = nullptr;
     auto n = std::strtoll(v.c_str(), &end, 10);
     if (*end != '\0' || n < 1 || v.size() > 12)
-      return done(domain::api_reply::failure(domain::error_id::invalid_argument, "version must be a positive integer.",
-                                             {{"version", "a positive integer"}}));
+      return run.answer(domain::api_reply::failure(domain::error_id::invalid_argument,
+                                                   "version must be a positive integer.",
+                                                   {{"version", "a positive integer"}}));
     version = n;
   }
-  auto id = ctx->param("id");
+  auto id = run->param("id");
   ask(
-    self, *ctx, done, ctx->actors->get<contracts_actor>(), "contracts",
-    [ctx, done, id, version, mask](fetch_outcome& found) {
+    run, run->actors->get<contracts_actor>(), "contracts",
+    [run, id, version, mask](fetch_outcome& found) {
       if (!found.found) {
-        if (version == 0) return done(not_found(domain::error_id::contract_not_found, "contract", id));
-        return done(domain::api_reply::failure(domain::error_id::contract_not_found,
-                                               "The contract has no version " + std::to_string(version) + "."));
+        if (version == 0) return run.answer(not_found(domain::error_id::contract_not_found, "contract", id));
+        return run.answer(domain::api_reply::failure(domain::error_id::contract_not_found,
+                                                     "The contract has no version " + std::to_string(version) + "."));
       }
-      auto body = presented(*ctx, std::move(found.json));
+      auto body = presented(*run, std::move(found.json));
       if (mask) body = json::serialize(domain::apply_field_mask(json::parse(body).as_object(), *mask));
       auto r = json_reply(200, std::move(body));
       private_for_a_second(r);
-      done(std::move(r));
+      run.answer(std::move(r));
     },
-    fetch_atom_v, ctx->who.tenant_id, id, version);
+    fetch_atom_v, run->who.tenant_id, id, version);
 }
 
-void plan_list_contracts(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto status = query_param(ctx->request.query, "status");
-  auto work = query_param(ctx->request.query, "work_id");
+void plan_list_contracts(const plan_run& run) {
+  auto status = query_param(run->request.query, "status");
+  auto work = query_param(run->request.query, "work_id");
   const auto& statuses = domain::contract_statuses();
   if (!status.empty() && std::find(statuses.begin(), statuses.end(), status) == statuses.end())
-    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "Unknown contract status.",
-                                           {{"status", "one of DRAFT, ACTIVE, SUSPENDED, TERMINATED"}}));
+    return run.answer(domain::api_reply::failure(domain::error_id::invalid_argument, "Unknown contract status.",
+                                                 {{"status", "one of DRAFT, ACTIVE, SUSPENDED, TERMINATED"}}));
   std::vector<std::pair<std::string, std::string>> filters;
   if (!status.empty()) filters.emplace_back("status", status);
   if (!work.empty()) filters.emplace_back("work_id", work);
   storage::contract_query q;
-  q.tenant = ctx->who.tenant_id;
+  q.tenant = run->who.tenant_id;
   q.status = status;
   q.work_id = work;
-  answer_query(ctx, "contracts", filters, query_pages(self, ctx, done, ctx->actors->get<contracts_actor>(), "contracts", q), done, presenter(ctx));
+  answer_query(run, "contracts", filters, query_pages(run, run->actors->get<contracts_actor>(), "contracts", q),
+               presenter(run.context()));
 }
 
-void plan_list_contract_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                                 reply_fn done) {
-  auto id = ctx->param("id");
+void plan_list_contract_versions(const plan_run& run) {
+  auto id = run->param("id");
   // First the contract itself, so a missing one is 404 rather than an empty list.
   ask(
-    self, *ctx, done, ctx->actors->get<contracts_actor>(), "contracts",
-    [self, ctx, done, id](fetch_outcome& found) {
-      if (!found.found) return done(not_found(domain::error_id::contract_not_found, "contract", id));
+    run, run->actors->get<contracts_actor>(), "contracts",
+    [run, id](fetch_outcome& found) {
+      if (!found.found) return run.answer(not_found(domain::error_id::contract_not_found, "contract", id));
       storage::contract_versions_query q;
-      q.tenant = ctx->who.tenant_id;
+      q.tenant = run->who.tenant_id;
       q.id = id;
-      answer_query(ctx, "versions", {{"contract", id}},
-                   query_pages(self, ctx, done, ctx->actors->get<contracts_actor>(), "contracts", q), done, presenter(ctx));
+      answer_query(run, "versions", {{"contract", id}},
+                   query_pages(run, run->actors->get<contracts_actor>(), "contracts", q), presenter(run.context()));
     },
-    fetch_atom_v, ctx->who.tenant_id, id, std::int64_t{0});
+    fetch_atom_v, run->who.tenant_id, id, std::int64_t{0});
 }
 
 }  // namespace cl::actors

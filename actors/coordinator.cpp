@@ -112,96 +112,103 @@ struct join_state {
 };
 
 void run_plan_at(caf::event_based_actor* self, const std::shared_ptr<request_job>& job,
-                 const std::shared_ptr<request_context>& ctx, reply_fn done);
+                 const std::shared_ptr<request_context>& ctx, reply_fn reply);
 
 /// Runs the route's plan; for a POST, PUT or PATCH with an Idempotency-Key, first asks the ledger
 /// whether to replay, refuse (422, 409) or execute holding the key, released once answered.
 void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& job,
-              const std::shared_ptr<request_context>& ctx, reply_fn done) {
-  if (ctx->request.position.empty()) return run_plan_at(self, job, ctx, std::move(done));
+              const std::shared_ptr<request_context>& ctx, reply_fn reply) {
+  if (ctx->request.position.empty()) return run_plan_at(self, job, ctx, std::move(reply));
   // Read your writes: a request that sends a position runs only once this node's reads reflect it.
   // Sealed like a change-feed cursor (the log's sequence is global: a readable one would tell a
   // tenant how much the others write); another tenant's, or another deployment's, does not open.
   auto at = ctx->feed_cursors ? ctx->feed_cursors->open_position(ctx->request.position, ctx->who.tenant_id)
                               : std::nullopt;
   if (!at)
-    return done(domain::api_reply::failure(domain::error_id::position_invalid,
-                                           "The Content-Lake-Position header is not a position this API answered with.",
-                                           {{"Content-Lake-Position", "not a position"}}));
+    return reply(domain::api_reply::failure(
+      domain::error_id::position_invalid, "The Content-Lake-Position header is not a position this API answered with.",
+      {{"Content-Lake-Position", "not a position"}}));
   ctx->at_least = *at;
-  if (!ctx->actors->records || ctx->actors->records->reflects_now(*at)) return run_plan_at(self, job, ctx, std::move(done));
+  if (!ctx->actors->records || ctx->actors->records->reflects_now(*at))
+    return run_plan_at(self, job, ctx, std::move(reply));
   // Not yet: the log gate catches up (a read of the log on PostgreSQL) on its own thread.
+  auto waiting = plan_run{self, ctx, reply};
   ask(
-    self, *ctx, done, ctx->actors->get<log_gate_actor>(), "change log",
-    [self, job, ctx, done](bool reached) {
-      if (reached) return run_plan_at(self, job, ctx, done);
+    waiting, ctx->actors->get<log_gate_actor>(), "change log",
+    [self, job, ctx, reply](bool reached) {
+      if (reached) return run_plan_at(self, job, ctx, reply);
       auto r = domain::api_reply::failure(domain::error_id::position_not_reached,
                                           "No change at that position has been committed here.");
       r.retry_after_seconds = 1;
-      done(std::move(r));
+      reply(std::move(r));
     },
     reach_atom_v, *at);
 }
 
 /// `run_plan` once the request's position (if any) is reflected.
 void run_plan_at(caf::event_based_actor* self, const std::shared_ptr<request_job>& job,
-                 const std::shared_ptr<request_context>& ctx, reply_fn done) {
+                 const std::shared_ptr<request_context>& ctx, reply_fn reply) {
   const auto& method = ctx->request.method;
   bool write = method == "POST" || method == "PUT" || method == "PATCH";
-  if (!write || !ctx->request.has_idempotency_key) return job->plan(self, ctx, std::move(done));
+  if (!write || !ctx->request.has_idempotency_key) return job->plan(plan_run{self, ctx, std::move(reply)});
   if (auto problem = domain::idempotency_key_problem(ctx->request.idempotency_key))
-    return done(domain::api_reply::failure(domain::error_id::idempotency_key_invalid,
-                                           "The Idempotency-Key header is not usable: " + *problem + ".",
-                                           {{"Idempotency-Key", *problem}}));
-  if (!ctx->actors->get<ledger_actor>()) return done(backend_unavailable("idempotency ledger"));
+    return reply(domain::api_reply::failure(domain::error_id::idempotency_key_invalid,
+                                            "The Idempotency-Key header is not usable: " + *problem + ".",
+                                            {{"Idempotency-Key", *problem}}));
+  if (!ctx->actors->get<ledger_actor>()) return reply(backend_unavailable("idempotency ledger"));
   auto key = domain::ledger_key{ctx->who.tenant_id, ctx->who.client_id, ctx->request.idempotency_key};
   auto fingerprint = domain::request_fingerprint(ctx->request, ctx->who.subject, ctx->who.scopes);
   auto ledger = ctx->actors->get<ledger_actor>();
   self->request(ledger, ctx->timeout, begin_atom_v, key, fingerprint, job->only_effect_is_write)
     .then(
-      [self, job, ctx, done, key, fingerprint, ledger](ledger_verdict& v) {
+      [self, job, ctx, reply, key, fingerprint, ledger](ledger_verdict& v) {
         switch (v.kind) {
-          case ledger_verdict::replay: return done(with_position(*ctx, domain::replay_of(v.answer), v.at));
-          case ledger_verdict::mismatch: return done(domain::key_mismatch_reply());
+          case ledger_verdict::replay:
+            return reply(with_position(*ctx, domain::replay_of(v.answer), v.at));
+          case ledger_verdict::mismatch:
+            return reply(domain::key_mismatch_reply());
           case ledger_verdict::in_use: {
             auto r = domain::api_reply::failure(domain::error_id::idempotency_key_in_use,
                                                 "A request with this Idempotency-Key is still executing; retry shortly.",
                                                 {{"Idempotency-Key", "in use by a request in progress"}});
             r.retry_after_seconds = 1;
-            return done(std::move(r));
+            return reply(std::move(r));
           }
-          default: break;
+          default:
+            break;
         }
         auto guard = std::make_shared<const idempotency_guard>(
           idempotency_guard{key, fingerprint, job->idempotency_retention_ms});
         ctx->idempotency = guard;
         bool unchecked = v.kind == ledger_verdict::unchecked;
-        job->plan(self, ctx, [self, ctx, done, ledger, guard, unchecked](domain::api_reply r) {
-          int settled = guard->settled->load();
-          if (!unchecked || settled != unsettled) {
-            caf::anon_send(ledger, release_atom_v, guard->ledger_key, settled);
-            return done(std::move(r));
-          }
-          // Not looked up, and answered by something else than its guarded write (a refusal
-          // before it, a failure): an answer stored under the key answers instead.
-          self->request(ledger, ctx->timeout, check_atom_v, guard->ledger_key, guard->fingerprint)
-            .then(
-              [ctx, done, ledger, guard, r](ledger_verdict& found) mutable {
-                int now = found.kind == ledger_verdict::replay     ? replayed
-                          : found.kind == ledger_verdict::mismatch ? mismatched
-                                                                   : unsettled;
-                caf::anon_send(ledger, release_atom_v, guard->ledger_key, now);
-                if (now == replayed) return done(with_position(*ctx, domain::replay_of(found.answer), found.at));
-                if (now == mismatched) return done(domain::key_mismatch_reply());
-                done(std::move(r));
-              },
-              [done, ledger, guard](caf::error&) {
-                caf::anon_send(ledger, release_atom_v, guard->ledger_key, static_cast<int>(unsettled));
-                done(backend_unavailable("idempotency ledger"));
-              });
-        });
+        job->plan(plan_run{self, ctx, [self, ctx, reply, ledger, guard, unchecked](domain::api_reply r) {
+                             int settled = guard->settled->load();
+                             if (!unchecked || settled != unsettled) {
+                               caf::anon_send(ledger, release_atom_v, guard->ledger_key, settled);
+                               return reply(std::move(r));
+                             }
+                             // Not looked up, and answered by something else than its guarded write (a refusal
+                             // before it, a failure): an answer stored under the key answers instead.
+                             self->request(ledger, ctx->timeout, check_atom_v, guard->ledger_key, guard->fingerprint)
+                               .then(
+                                 [ctx, reply, ledger, guard, r](ledger_verdict& found) mutable {
+                                   int now = found.kind == ledger_verdict::replay     ? replayed
+                                             : found.kind == ledger_verdict::mismatch ? mismatched
+                                                                                      : unsettled;
+                                   caf::anon_send(ledger, release_atom_v, guard->ledger_key, now);
+                                   if (now == replayed)
+                                     return reply(with_position(*ctx, domain::replay_of(found.answer), found.at));
+                                   if (now == mismatched) return reply(domain::key_mismatch_reply());
+                                   reply(std::move(r));
+                                 },
+                                 [reply, ledger, guard](caf::error&) {
+                                   caf::anon_send(ledger, release_atom_v, guard->ledger_key,
+                                                  static_cast<int>(unsettled));
+                                   reply(backend_unavailable("idempotency ledger"));
+                                 });
+                           }});
       },
-      [done](caf::error&) { done(backend_unavailable("idempotency ledger")); });
+      [reply](caf::error&) { reply(backend_unavailable("idempotency ledger")); });
 }
 
 void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> job,

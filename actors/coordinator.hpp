@@ -68,9 +68,39 @@ struct request_context {
   const std::string& param(std::string_view name) const;
 };
 
-/// A route's plan: runs inside the coordinator, asks concern actors (always with
-/// `ctx->timeout` and an error handler) and calls `done` once.
-using plan_fn = void (*)(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+/// One request's plan as it runs: the coordinator actor it runs in, what the request sees, and its
+/// one answer. A plan and every helper it calls take it whole, and a continuation captures it
+/// whole: a copy is an actor pointer and one reference count (the answer's function is held once,
+/// where each continuation used to copy it).
+class plan_run {
+ public:
+  plan_run(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn answer)
+      : self_(self), state_(std::make_shared<const state>(state{std::move(ctx), std::move(answer)})) {}
+
+  /// The coordinator: where an ask's answer is handled (never blocked, never shared).
+  caf::event_based_actor* self() const { return self_; }
+  /// The request, the caller and the actors it may ask.
+  const request_context* operator->() const { return state_->ctx.get(); }
+  const request_context& operator*() const { return *state_->ctx; }
+  const std::shared_ptr<const request_context>& context() const { return state_->ctx; }
+  /// Answers the request. Called once; the coordinator's guard drops any later answer.
+  void answer(domain::api_reply r) const { state_->answer(std::move(r)); }
+  /// The same request answered through `reply` instead: a step that adds to, or acts on, what a
+  /// helper answers, then answers this run itself.
+  plan_run answering(reply_fn reply) const { return plan_run{self_, state_->ctx, std::move(reply)}; }
+
+ private:
+  struct state {
+    std::shared_ptr<const request_context> ctx;
+    reply_fn answer;
+  };
+  caf::event_based_actor* self_;
+  std::shared_ptr<const state> state_;
+};
+
+/// A route's plan: runs inside the coordinator, asks concern actors (always with the request's
+/// timeout and an error handler, `ask` in actors/plan_support.hpp) and answers once.
+using plan_fn = void (*)(const plan_run& run);
 
 /// One request handed from the HTTP layer to a coordinator.
 struct request_job {

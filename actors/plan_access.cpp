@@ -8,24 +8,22 @@
 
 namespace cl::actors {
 
-void with_rights(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                 const std::string& work_id, std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
-  with_rights_of(
-    self, ctx, {work_id}, [k = std::move(k)](const std::vector<domain::resolved_rights>& rights) { k(rights.front()); },
-    std::move(done));
+void with_rights(const plan_run& run, const std::string& work_id,
+                 std::function<void(const domain::resolved_rights&)> k) {
+  with_rights_of(run, {work_id},
+                 [k = std::move(k)](const std::vector<domain::resolved_rights>& rights) { k(rights.front()); });
 }
 
-void with_rights_of(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                    std::vector<std::string> work_ids, std::function<void(const std::vector<domain::resolved_rights>&)> k,
-                    reply_fn done) {
+void with_rights_of(const plan_run& run, std::vector<std::string> work_ids,
+                    std::function<void(const std::vector<domain::resolved_rights>&)> k) {
   auto found = std::make_shared<std::vector<domain::resolved_rights>>(work_ids.size());
   std::vector<std::size_t> missing_at;
   std::vector<std::string> missing;
-  auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
+  auto epoch = run->actors->rights_epoch ? run->actors->rights_epoch->load() : 0;
   auto now = domain::now_seconds();
-  bool cached = ctx->actors->rights_cache && ctx->actors->caches_current();
+  bool cached = run->actors->rights_cache && run->actors->caches_current();
   for (std::size_t i = 0; i < work_ids.size(); ++i) {
-    auto hit = cached ? ctx->actors->rights_cache->find(rights_cache_key(ctx->who.tenant_id, work_ids[i], epoch), now)
+    auto hit = cached ? run->actors->rights_cache->find(rights_cache_key(run->who.tenant_id, work_ids[i], epoch), now)
                       : std::nullopt;
     if (hit) {
       (*found)[i] = **hit;
@@ -36,12 +34,13 @@ void with_rights_of(caf::event_based_actor* self, const std::shared_ptr<const re
   }
   if (missing.empty()) return k(*found);
   ask(
-    self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver",
+    run, run->actors->get<rights_actor>(), "rights resolver",
     [found, missing_at, k](std::vector<domain::resolved_rights>& resolved) {
-      for (std::size_t j = 0; j < missing_at.size() && j < resolved.size(); ++j) (*found)[missing_at[j]] = std::move(resolved[j]);
+      for (std::size_t j = 0; j < missing_at.size() && j < resolved.size(); ++j)
+        (*found)[missing_at[j]] = std::move(resolved[j]);
       k(*found);
     },
-    resolve_atom_v, ctx->who.tenant_id, std::move(missing));
+    resolve_atom_v, run->who.tenant_id, std::move(missing));
 }
 
 std::variant<domain::content_use, domain::api_reply> request_use(const request_context& ctx) {
@@ -55,22 +54,20 @@ void travel_headers(domain::api_reply& r, const domain::resolved_rights& rights,
   for (auto& h : domain::rights_headers(rights, domain::odrl_policy_path(resource_id))) r.headers.push_back(std::move(h));
 }
 
-void with_content_use(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                      const std::string& resource_id, const std::string& work_id,
-                      std::function<void(const domain::resolved_rights&)> k, reply_fn done) {
-  auto parsed = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void with_content_use(const plan_run& run, const std::string& resource_id, const std::string& work_id,
+                      std::function<void(const domain::resolved_rights&)> k) {
+  auto parsed = request_use(*run);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   with_rights(
-    self, ctx, work_id,
-    [k, done, resource_id, use = std::get<domain::content_use>(parsed)](const domain::resolved_rights& rights) {
+    run, work_id,
+    [run, k, resource_id, use = std::get<domain::content_use>(parsed)](const domain::resolved_rights& rights) {
       if (auto refusal = domain::refuse_content(rights, use, true)) {
         auto r = domain::api_reply::from(std::move(*refusal));
         travel_headers(r, rights, resource_id);
-        return done(std::move(r));
+        return run.answer(std::move(r));
       }
       k(rights);
-    },
-    done);
+    });
 }
 
 namespace {
@@ -90,37 +87,34 @@ domain::api_reply access_denied(const std::string& resource_id, domain::access_r
 
 }  // namespace
 
-void with_role(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-               const std::string& resource_id, std::function<void(domain::access_role)> k, reply_fn done) {
-  const auto& tenant = ctx->who.tenant_id;
-  const auto& subject = ctx->who.subject;
-  if (ctx->actors->access_cache && ctx->actors->caches_current()) {
-    auto epoch = ctx->actors->access_epoch ? ctx->actors->access_epoch->load() : 0;
-    if (auto hit = ctx->actors->access_cache->find(access_cache_key(tenant, resource_id, subject, epoch), domain::now_seconds()))
+void with_role(const plan_run& run, const std::string& resource_id, std::function<void(domain::access_role)> k) {
+  const auto& tenant = run->who.tenant_id;
+  const auto& subject = run->who.subject;
+  if (run->actors->access_cache && run->actors->caches_current()) {
+    auto epoch = run->actors->access_epoch ? run->actors->access_epoch->load() : 0;
+    if (auto hit
+        = run->actors->access_cache->find(access_cache_key(tenant, resource_id, subject, epoch), domain::now_seconds()))
       return k(*hit);
   }
-  ask(self, *ctx, done, ctx->actors->get<access_actor>(), "access",
-      [k = std::move(k)](std::int32_t held) { k(static_cast<domain::access_role>(held)); }, check_atom_v, tenant, subject,
-      resource_id);
+  ask(
+    run, run->actors->get<access_actor>(), "access",
+    [k = std::move(k)](std::int32_t held) { k(static_cast<domain::access_role>(held)); }, check_atom_v, tenant, subject,
+    resource_id);
 }
 
-void with_access(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                 const std::string& resource_id, domain::access_role needed, std::function<void(domain::access_role)> k,
-                 reply_fn done) {
-  with_role(
-    self, ctx, resource_id,
-    [k = std::move(k), done, resource_id, needed](domain::access_role held) {
-      if (held >= needed) return k(held);
-      done(access_denied(resource_id, needed, held));
-    },
-    done);
+void with_access(const plan_run& run, const std::string& resource_id, domain::access_role needed,
+                 std::function<void(domain::access_role)> k) {
+  with_role(run, resource_id, [run, k = std::move(k), resource_id, needed](domain::access_role held) {
+    if (held >= needed) return k(held);
+    run.answer(access_denied(resource_id, needed, held));
+  });
 }
 
-void with_principals(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                     std::function<void(std::vector<std::string>)> k, reply_fn done) {
-  ask(self, *ctx, done, ctx->actors->get<access_actor>(), "access",
-      [k](std::vector<std::string>& principals) { k(std::move(principals)); }, principals_atom_v, ctx->who.tenant_id,
-      ctx->who.subject);
+void with_principals(const plan_run& run, std::function<void(std::vector<std::string>)> k) {
+  ask(
+    run, run->actors->get<access_actor>(), "access",
+    [k](std::vector<std::string>& principals) { k(std::move(principals)); }, principals_atom_v, run->who.tenant_id,
+    run->who.subject);
 }
 
 }  // namespace cl::actors

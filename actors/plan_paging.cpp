@@ -41,8 +41,8 @@ std::variant<list_window, domain::api_reply> window_of(const request_context& ct
 
 /// Answers `page` (asked with the window's size + 1): `{"<collection>":[...],"next_page_token"}`,
 /// the token absent on the last page; items through `present` when set.
-void answer_page(const std::shared_ptr<const request_context>& ctx, const list_window& w, const std::string& collection,
-                 scan_result page, const item_presenter& present, const reply_fn& done) {
+void answer_page(const plan_run& run, const list_window& w, const std::string& collection, scan_result page,
+                 const item_presenter& present) {
   std::string resume;
   if (page.entries.size() > w.page_size) {
     page.entries.resize(w.page_size);
@@ -51,16 +51,16 @@ void answer_page(const std::shared_ptr<const request_context>& ctx, const list_w
     resume = page.resume_after;  // the filter's budget ran out before the page filled
   }
   std::string next;
-  if (!resume.empty()) next = ctx->page_tokens->issue({ctx->who.tenant_id, w.binding, resume});
+  if (!resume.empty()) next = run->page_tokens->issue({run->who.tenant_id, w.binding, resume});
   // Where the change feed stood before this page was read: following it from here misses nothing.
   std::string changes;
-  if (ctx->feed_cursors)
-    changes = ctx->feed_cursors->seal({ctx->who.tenant_id, domain::feed_binding_any(), page.log_position});
+  if (run->feed_cursors)
+    changes = run->feed_cursors->seal({run->who.tenant_id, domain::feed_binding_any(), page.log_position});
   std::vector<std::string> records;
   records.reserve(page.entries.size());
   for (auto& entry : page.entries) records.push_back(std::move(entry.second));
-  auto render = [done, collection, next, changes](std::optional<std::vector<std::string>> items) {
-    if (!items) return done(backend_unavailable("rights resolver"));
+  auto render = [run, collection, next, changes](std::optional<std::vector<std::string>> items) {
+    if (!items) return run.answer(backend_unavailable("rights resolver"));
     std::string body = "{" + domain::json_string(collection) + ":[";
     for (std::size_t i = 0; i < items->size(); ++i) body += (i ? "," : "") + (*items)[i];
     body += "]";
@@ -69,7 +69,7 @@ void answer_page(const std::shared_ptr<const request_context>& ctx, const list_w
     body += "}";
     auto r = json_reply(200, std::move(body));
     private_for_a_second(r);
-    done(std::move(r));
+    run.answer(std::move(r));
   };
   if (present) return present(std::move(records), render);
   render(std::move(records));
@@ -77,17 +77,16 @@ void answer_page(const std::shared_ptr<const request_context>& ctx, const list_w
 
 }  // namespace
 
-void answer_query(const std::shared_ptr<const request_context>& ctx, const std::string& collection,
-                  const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch, reply_fn done,
+void answer_query(const plan_run& run, const std::string& collection,
+                  const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch,
                   item_presenter present, bool masks_items) {
-  auto window = window_of(*ctx, collection, filters, masks_items);
-  if (auto* refusal = std::get_if<domain::api_reply>(&window)) return done(std::move(*refusal));
+  auto window = window_of(*run, collection, filters, masks_items);
+  if (auto* refusal = std::get_if<domain::api_reply>(&window)) return run.answer(std::move(*refusal));
   auto w = std::get<list_window>(std::move(window));
   // Tokens issued before lists were index-driven held a table key (tenant NUL id): the id goes on.
   if (auto nul = w.after.find('\0'); nul != std::string::npos) w.after = w.after.substr(nul + 1);
-  fetch(w.after, w.page_size + 1, [ctx, done, w, collection, present](scan_result page) {
-    answer_page(ctx, w, collection, std::move(page), present, done);
-  });
+  fetch(w.after, w.page_size + 1,
+        [run, w, collection, present](scan_result page) { answer_page(run, w, collection, std::move(page), present); });
 }
 
 }  // namespace cl::actors

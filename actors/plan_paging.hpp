@@ -20,7 +20,7 @@ using item_presenter =
   std::function<void(std::vector<std::string> records, std::function<void(std::optional<std::vector<std::string>>)> k)>;
 
 /// Fetches up to `limit` list items after `after` through a typed query and calls `k` with the
-/// page; answers 503 through the plan's `done` itself when the asked actor fails.
+/// page; answers 503 through the plan's `run` itself when the asked actor fails.
 using page_fetch =
   std::function<void(const std::string& after, std::size_t limit, std::function<void(scan_result)> k)>;
 
@@ -28,21 +28,21 @@ using page_fetch =
 /// `page_token` (bound to the tenant, `collection` and `filters`), as
 /// `{"<collection>":[...],"next_page_token":"..."}`; the token is absent on the last page. A page
 /// may hold fewer items than asked when filtering examined its budget.
-void answer_query(const std::shared_ptr<const request_context>& ctx, const std::string& collection,
-                  const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch, reply_fn done,
+void answer_query(const plan_run& run, const std::string& collection,
+                  const std::vector<std::pair<std::string, std::string>>& filters, page_fetch fetch,
                   item_presenter present = nullptr, bool masks_items = false);
 
 /// Pages of typed query `q` (its `after` and `limit` set per page) asked of `actor` (the reader,
 /// or the contracts actor); a failure answers 503 naming `concern`.
 template <class Handle, class Query>
-page_fetch query_pages(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, reply_fn done,
-                       Handle actor, const char* concern, Query q) {
-  return [self, ctx, done, actor, concern, q](const std::string& after, std::size_t limit,
-                                              std::function<void(scan_result)> k) mutable {
-    q.after = after;
-    q.limit = limit;
-    ask(self, *ctx, done, actor, concern, [k](scan_result& page) { k(std::move(page)); }, list_atom_v, q);
-  };
+page_fetch query_pages(const plan_run& run, Handle actor, const char* concern, Query q) {
+  return
+    [run, actor, concern, q](const std::string& after, std::size_t limit, std::function<void(scan_result)> k) mutable {
+      q.after = after;
+      q.limit = limit;
+      ask(
+        run, actor, concern, [k](scan_result& page) { k(std::move(page)); }, list_atom_v, q);
+    };
 }
 
 }  // namespace cl::actors

@@ -25,19 +25,18 @@ domain::api_reply not_found(domain::error_id missing, const std::string& what, c
   return domain::api_reply::failure(missing, "No " + what + " " + shown + " exists in this tenant.");
 }
 
-void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                    storage::catalog_kind kind, const std::string& id, domain::error_id missing, const std::string& what,
-                    reply_fn done) {
+void answer_catalog(const plan_run& run, storage::catalog_kind kind, const std::string& id, domain::error_id missing,
+                    const std::string& what) {
   ask(
-    self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader",
-    [ctx, done, id, missing, what](fetch_outcome& found) {
-      if (!found.found) return done(not_found(missing, what, id));
+    run, run->actors->get<reader_actor>(), "record reader",
+    [run, id, missing, what](fetch_outcome& found) {
+      if (!found.found) return run.answer(not_found(missing, what, id));
       auto r = json_reply(200, std::move(found.json));
       private_for_a_second(r);
-      edge_keys(r, ctx->who, {ctx->who.tenant_id, id});
-      done(std::move(r));
+      edge_keys(r, run->who, {run->who.tenant_id, id});
+      run.answer(std::move(r));
     },
-    fetch_atom_v, storage::record_ref{kind, ctx->who.tenant_id, id});
+    fetch_atom_v, storage::record_ref{kind, run->who.tenant_id, id});
 }
 
 void edge_keys(domain::api_reply& r, const domain::principal& who, const std::vector<std::string>& keys,

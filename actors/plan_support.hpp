@@ -31,22 +31,23 @@ domain::api_reply unstorable_reply();
 
 /// The one way a plan asks a concern actor: with the request's timeout (its deadline is watched
 /// as a whole), `on_value` getting the answer; an actor that is absent (restarting), fails or is
-/// late answers 503 BACKEND_UNAVAILABLE naming `concern` through `done` instead.
+/// late answers the request 503 BACKEND_UNAVAILABLE naming `concern` instead.
 template <class Handle, class OnValue, class... Args>
-void ask(caf::event_based_actor* self, const request_context& ctx, const reply_fn& done, const Handle& actor,
-         const char* concern, OnValue on_value, Args&&... args) {
-  if (!actor) return done(backend_unavailable(concern));
-  self->request(actor, ctx.timeout, std::forward<Args>(args)...)
-    .then(std::move(on_value), [done, concern, stats = ctx.actors->stats](caf::error& e) {
+void ask(const plan_run& run, const Handle& actor, const char* concern, OnValue on_value, Args&&... args) {
+  if (!actor) return run.answer(backend_unavailable(concern));
+  run.self()
+    ->request(actor, run->timeout, std::forward<Args>(args)...)
+    .then(std::move(on_value), [run, concern](caf::error& e) {
+      const auto& stats = run->actors->stats;
       // The client learns "unavailable"; the operator learns which kind of failure, and where.
       auto kind = backend_error_name(classify(e));
       if (stats) stats->count_backend_error(concern, kind);
       spdlog::warn("{} did not answer a request: {}", concern, kind);
       if (classify(e) == backend_error::storage_full)
-        return done(domain::api_reply::failure(domain::error_id::storage_full,
-                                               "The service's storage is full: nothing of this request was stored."));
-      if (classify(e) == backend_error::unstorable) return done(unstorable_reply());
-      done(backend_unavailable(concern));
+        return run.answer(domain::api_reply::failure(
+          domain::error_id::storage_full, "The service's storage is full: nothing of this request was stored."));
+      if (classify(e) == backend_error::unstorable) return run.answer(unstorable_reply());
+      run.answer(backend_unavailable(concern));
     });
 }
 
@@ -64,8 +65,7 @@ void edge_keys(domain::api_reply& r, const domain::principal& who, const std::ve
 
 /// Answers the catalogue record `id` (a Work, a Source) of the caller's tenant (200,
 /// `Cache-Control: private, max-age=1`), or `missing` (404, also for another tenant's id).
-void answer_catalog(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                    storage::catalog_kind kind, const std::string& id, domain::error_id missing, const std::string& what,
-                    reply_fn done);
+void answer_catalog(const plan_run& run, storage::catalog_kind kind, const std::string& id, domain::error_id missing,
+                    const std::string& what);
 
 }  // namespace cl::actors

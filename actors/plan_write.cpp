@@ -104,9 +104,8 @@ domain::api_reply with_position(const request_context& ctx, domain::api_reply r,
   return r;
 }
 
-void write_then(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::mutation m,
-                std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
-                std::function<void()> after_commit) {
+void write_then(const plan_run& run, storage::mutation m, std::shared_ptr<write_outcome> outcome,
+                const std::string& what, std::function<void()> after_commit) {
   // A mutation may run more than once (record_store.hpp): only its last run's outcome counts.
   storage::mutation fresh = [m = std::move(m), outcome](storage::write_txn& tx) {
     outcome->refusal.reset();
@@ -120,31 +119,29 @@ void write_then(caf::event_based_actor* self, const std::shared_ptr<const reques
   };
   auto replay = std::make_shared<std::optional<domain::api_reply>>();
   auto replay_at = std::make_shared<std::uint64_t>(0);
-  if (ctx->idempotency) fresh = guarded(std::move(fresh), outcome, ctx->idempotency, replay, replay_at);
+  if (run->idempotency) fresh = guarded(std::move(fresh), outcome, run->idempotency, replay, replay_at);
   ask(
-    self, *ctx, done, ctx->actors->get<writer_actor>(), "writer",
-    [ctx, outcome, replay, replay_at, what, after_commit, done](bool stored) {
-      if (*replay) return done(with_position(*ctx, std::move(**replay), *replay_at));
+    run, run->actors->get<writer_actor>(), "writer",
+    [run, outcome, replay, replay_at, what, after_commit](bool stored) {
+      if (*replay) return run.answer(with_position(*run, std::move(**replay), *replay_at));
       if (stored && outcome->reply) {
         if (after_commit) after_commit();
-        return done(with_position(*ctx, std::move(*outcome->reply)));
+        return run.answer(with_position(*run, std::move(*outcome->reply)));
       }
-      if (outcome->refusal) return done(domain::api_reply::from(std::move(*outcome->refusal)));
-      done(domain::api_reply::failure(domain::error_id::internal, what + " could not be stored."));
+      if (outcome->refusal) return run.answer(domain::api_reply::from(std::move(*outcome->refusal)));
+      run.answer(domain::api_reply::failure(domain::error_id::internal, what + " could not be stored."));
     },
     write_atom_v, std::move(fresh));
 }
 
-void write_with_access(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                       const std::string& resource_id, domain::access_role needed, storage::mutation m,
-                       std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
+void write_with_access(const plan_run& run, const std::string& resource_id, domain::access_role needed,
+                       storage::mutation m, std::shared_ptr<write_outcome> outcome, const std::string& what,
                        std::function<void()> after_commit) {
   with_access(
-    self, ctx, resource_id, needed,
-    [self, ctx, done, outcome, what, m = std::move(m), after_commit = std::move(after_commit)](domain::access_role) mutable {
-      write_then(self, ctx, std::move(m), outcome, what, done, std::move(after_commit));
-    },
-    done);
+    run, resource_id, needed,
+    [run, outcome, what, m = std::move(m), after_commit = std::move(after_commit)](domain::access_role) mutable {
+      write_then(run, std::move(m), outcome, what, std::move(after_commit));
+    });
 }
 
 domain::api_reply resource_answer(const storage::write_txn& tx, const domain::platform_policy& policy,
@@ -171,14 +168,14 @@ std::shared_ptr<const domain::platform_policy> write_policy(const request_contex
   return std::make_shared<const domain::platform_policy>();
 }
 
-std::optional<resource_write_context> begin_resource_write(const request_context& ctx, const reply_fn& done) {
-  auto purpose = request_use(ctx);
+std::optional<resource_write_context> begin_resource_write(const plan_run& run) {
+  auto purpose = request_use(*run);
   if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) {
-    done(std::move(*refusal));
+    run.answer(std::move(*refusal));
     return std::nullopt;
   }
-  return resource_write_context{ctx.who, std::make_shared<write_outcome>(), std::get<domain::content_use>(purpose),
-                                write_policy(ctx)};
+  return resource_write_context{run->who, std::make_shared<write_outcome>(), std::get<domain::content_use>(purpose),
+                                write_policy(*run)};
 }
 
 }  // namespace cl::actors

@@ -54,18 +54,16 @@ domain::api_reply with_position(const request_context& ctx, domain::api_reply r,
 /// Sends `m` to the writer; after the durable commit answers `outcome->reply` (calling
 /// `after_commit` first, e.g. to bump a cache epoch), or `outcome->refusal`, or 500 INTERNAL
 /// ("<what> could not be stored") when the mutation refused without saying why; a writer that is
-/// gone or failed answers 503. With `ctx->idempotency`, the mutation is guarded: the answer
+/// gone or failed answers 503. With `run->idempotency`, the mutation is guarded: the answer
 /// (success, or a refusal made after execution began) is stored in the ledger in the same
 /// transaction, and a record that appeared meanwhile is replayed instead of writing again.
-void write_then(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, storage::mutation m,
-                std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
-                std::function<void()> after_commit = {});
+void write_then(const plan_run& run, storage::mutation m, std::shared_ptr<write_outcome> outcome,
+                const std::string& what, std::function<void()> after_commit = {});
 
 /// A write on Resource `resource_id` that needs the role `needed` (layer 2): `write_then` once the
 /// caller holds it, 403 ACCESS_DENIED otherwise (nothing is sent to the writer).
-void write_with_access(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                       const std::string& resource_id, domain::access_role needed, storage::mutation m,
-                       std::shared_ptr<write_outcome> outcome, const std::string& what, reply_fn done,
+void write_with_access(const plan_run& run, const std::string& resource_id, domain::access_role needed,
+                       storage::mutation m, std::shared_ptr<write_outcome> outcome, const std::string& what,
                        std::function<void()> after_commit = {});
 
 /// The answer of a Resource write: `record` with rights resolved inside `tx` (its contracts as the
@@ -76,8 +74,7 @@ domain::api_reply resource_answer(const storage::write_txn& tx, const domain::pl
                                   const std::string& tenant, int status, const std::string& record,
                                   const domain::content_use& use, std::string* hash = nullptr);
 
-
-/// The policy a write resolves rights with (the resolver's, published in `ctx->actors`).
+/// The policy a write resolves rights with (the resolver's, published in `run->actors`).
 std::shared_ptr<const domain::platform_policy> write_policy(const request_context& ctx);
 
 /// What a Resource write needs before it runs: the caller, the outcome its mutation fills, the
@@ -90,8 +87,8 @@ struct resource_write_context {
   std::shared_ptr<const domain::platform_policy> policy;
 };
 
-/// The context of a Resource write; nullopt when the declared use is refused (`done` answered).
-std::optional<resource_write_context> begin_resource_write(const request_context& ctx, const reply_fn& done);
+/// The context of a Resource write; nullopt when the declared use is refused (`run` answered).
+std::optional<resource_write_context> begin_resource_write(const plan_run& run);
 
 /// What a change-log entry says beyond what changed: the record's version and `hash` after it, the
 /// grantee of a grant change (what the change feed's events name).

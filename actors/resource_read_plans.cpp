@@ -91,28 +91,28 @@ std::variant<read_request, domain::api_reply> parse_read(const request_context& 
 
 /// The answer for a readable Resource `record` under `rights`: refused by layer 3, or rendered
 /// (NDJSON, Markdown, JSON with ETag / 304, masked and stitched).
-void answer_read(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const reply_fn& done,
-                 const read_request& rq, const std::string& record, const domain::resolved_rights& rights) {
+void answer_read(const plan_run& run, const read_request& rq, const std::string& record,
+                 const domain::resolved_rights& rights) {
   if (auto refusal = domain::refuse_content(rights, rq.use, rq.uses_content)) {
     auto refused = domain::api_reply::from(std::move(*refusal));
-    travel_headers(refused, rights, ctx->param("id"));
-    return done(std::move(refused));
+    travel_headers(refused, rights, run->param("id"));
+    return run.answer(std::move(refused));
   }
   domain::api_reply r;
-  travel_headers(r, rights, ctx->param("id"));
+  travel_headers(r, rights, run->param("id"));
   // The body depends on the token (tenant, rights), so shared caches must not keep it.
   private_for_a_second(r);
   r.headers.emplace_back("Vary", "Accept");
-  resource_edge_keys(r, *ctx, ctx->param("id"), record, rights);
+  resource_edge_keys(r, *run, run->param("id"), record, rights);
   if (rq.rendering == domain::rendering::ndjson) {
     auto streamed = ndjson_reply(record);
     streamed.headers = std::move(r.headers);
-    return done(std::move(streamed));
+    return run.answer(std::move(streamed));
   }
   bool markdown = rq.rendering == domain::rendering::markdown;
   // A rendering made before from the same record and rights is reused (actors/representation_cache.hpp).
-  auto* cache = ctx->actors->representations.get();
-  auto key = cache ? representation_cache::key(ctx->who.tenant_id, ctx->param("id"),
+  auto* cache = run->actors->representations.get();
+  auto key = cache ? representation_cache::key(run->who.tenant_id, run->param("id"),
                                                std::string{markdown ? "md" : "json"} + '@' + rq.version)
                    : std::string{};
   representation_cache::inputs from{record, rights.digest_input, rights.json};
@@ -131,21 +131,21 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
   if (markdown) {
     r.content_type = "text/markdown; charset=utf-8";
     r.body = made->body;
-    return done(std::move(r));
+    return run.answer(std::move(r));
   }
   const auto& hash = made->hash;
   // A caller refused the content reads its metadata only: no ETag (the hash covers the content),
   // so no 304 either.
   bool tagged = domain::content_allowed(rights, rq.use);
   if (tagged) r.headers.emplace_back("ETag", "\"" + hash + "\"");
-  if (tagged && domain::if_none_match_hits(ctx->request.if_none_match, hash)) {
+  if (tagged && domain::if_none_match_hits(run->request.if_none_match, hash)) {
     r.status = 304;
     r.content_type.clear();
-    return done(std::move(r));
+    return run.answer(std::move(r));
   }
   if (!rq.mask) {
     r.body = made->body;
-    return done(std::move(r));
+    return run.answer(std::move(r));
   }
   const auto& full = made->body;
   // Stitched parts are fetched only when the mask names them.
@@ -155,138 +155,122 @@ void answer_read(caf::event_based_actor* self, const std::shared_ptr<const reque
   // it; one that names it gets the text spliced in, never parsed into the DOM.
   auto policy = std::make_shared<std::string>();
   if (mask.names_member("rights", "odrl")) {
-    *policy = domain::odrl_policy(rights, {ctx->who.tenant_id, ctx->who.subject, std::string_view{(*object)["uri"].as_string()}});
+    *policy = domain::odrl_policy(
+      rights, {run->who.tenant_id, run->who.subject, std::string_view{(*object)["uri"].as_string()}});
     (*object)["rights"].as_object()["odrl"] = nullptr;
   }
-  stitch_resource(self, ctx, mask, object,
-                  [done, object, mask, policy, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
-                    if (failure) return done(std::move(*failure));
+  stitch_resource(run, mask, object,
+                  [run, object, mask, policy, r = std::move(r)](std::optional<domain::api_reply> failure) mutable {
+                    if (failure) return run.answer(std::move(*failure));
                     r.body = domain::serialize_with_policy(domain::apply_resource_mask(*object, mask), *policy);
-                    done(std::move(r));
+                    run.answer(std::move(r));
                   });
 }
 
 }  // namespace
 
-void plan_get_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  const auto& id = ctx->param("id");
-  auto parsed = parse_read(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void plan_get_resource(const plan_run& run) {
+  const auto& id = run->param("id");
+  auto parsed = parse_read(*run);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   auto rq = std::make_shared<const read_request>(std::get<read_request>(std::move(parsed)));
-  auto on_record = [self, ctx, done, id, rq](fetch_outcome& found) {
+  auto on_record = [run, id, rq](fetch_outcome& found) {
     if (!found.found)
-      return rq->version.empty() ? done(not_found(domain::error_id::resource_not_found, "Resource", id))
-                                 : done(not_found(domain::error_id::version_not_found, "Resource version", id));
+      return rq->version.empty() ? run.answer(not_found(domain::error_id::resource_not_found, "Resource", id))
+                                 : run.answer(not_found(domain::error_id::version_not_found, "Resource version", id));
     auto record = std::make_shared<std::string>(std::move(found.json));
-    with_rights(
-      self, ctx, storage::fields_of(*record).work_id,
-      [self, ctx, done, record, rq](const domain::resolved_rights& rights) {
-        answer_read(self, ctx, done, *rq, *record, rights);
-      },
-      done);
+    with_rights(run, storage::fields_of(*record).work_id,
+                [run, record, rq](const domain::resolved_rights& rights) { answer_read(run, *rq, *record, rights); });
   };
   // Layer 2 before anything about the Resource is looked at (permission before existence).
-  with_access(
-    self, ctx, id, domain::access_role::reader,
-    [self, ctx, done, id, rq, on_record](domain::access_role) {
-      if (rq->version.empty()) return fetch_resource(self, ctx, id, on_record, done);
-      // a snapshot (POST .../versions)
-      ask(self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader", on_record, fetch_atom_v,
-          storage::version_ref{ctx->who.tenant_id, id, rq->version});
-    },
-    done);
+  with_access(run, id, domain::access_role::reader, [run, id, rq, on_record](domain::access_role) {
+    if (rq->version.empty()) return fetch_resource(run, id, on_record);
+    // a snapshot (POST .../versions)
+    ask(run, run->actors->get<reader_actor>(), "record reader", on_record, fetch_atom_v,
+        storage::version_ref{run->who.tenant_id, id, rq->version});
+  });
 }
 
-void plan_list_resources(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto work = query_param(ctx->request.query, "work_id");
-  auto type = query_param(ctx->request.query, "type");
-  auto language = query_param(ctx->request.query, "language");
-  auto staged = query_param(ctx->request.query, "staged");
+void plan_list_resources(const plan_run& run) {
+  auto work = query_param(run->request.query, "work_id");
+  auto type = query_param(run->request.query, "type");
+  auto language = query_param(run->request.query, "language");
+  auto staged = query_param(run->request.query, "staged");
   if (!staged.empty() && staged != "true" && staged != "false")
-    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "staged must be true or false.",
-                                           {{"staged", "true or false"}}));
-  auto purpose = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+    return run.answer(domain::api_reply::failure(domain::error_id::invalid_argument, "staged must be true or false.",
+                                                 {{"staged", "true or false"}}));
+  auto purpose = request_use(*run);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return run.answer(std::move(*refusal));
   auto use = std::get<domain::content_use>(purpose);
   // `fields` masks each item as a read of it would (rights.odrl included when named).
-  auto masked = list_mask(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&masked)) return done(std::move(*refusal));
+  auto masked = list_mask(*run);
+  if (auto* refusal = std::get_if<domain::api_reply>(&masked)) return run.answer(std::move(*refusal));
   auto mask = std::get<std::shared_ptr<const domain::field_mask>>(std::move(masked));
   std::vector<std::pair<std::string, std::string>> filters;
   if (!work.empty()) filters.emplace_back("work_id", work);
   if (!type.empty()) filters.emplace_back("type", type);
   if (!language.empty()) filters.emplace_back("language", language);
   if (!staged.empty()) filters.emplace_back("staged", staged);
-  item_presenter present = resource_items(self, ctx, use, false, mask);
-  if (!ctx->actors->get<rights_actor>()) return done(backend_unavailable("rights resolver"));
+  item_presenter present = resource_items(run, use, false, mask);
+  if (!run->actors->get<rights_actor>()) return run.answer(backend_unavailable("rights resolver"));
   // Layer 2: only Resources the caller (or one of its groups) holds a grant on; the store walks
   // the by-principal grant index, so a page costs the page whatever the tenant holds.
-  with_principals(
-    self, ctx,
-    [self, ctx, done, filters, work, type, language, staged, present = std::move(present)](
-      std::vector<std::string> principals) mutable {
-      storage::resource_query q;
-      q.tenant = ctx->who.tenant_id;
-      q.readable_by = std::move(principals);
-      q.work_id = work;
-      q.type = type;
-      q.language = language;
-      if (!staged.empty()) q.staged = staged == "true";
-      answer_query(ctx, "resources", filters, query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done,
-                   std::move(present), /*masks_items=*/true);
-    },
-    done);
+  with_principals(run, [run, filters, work, type, language, staged,
+                        present = std::move(present)](std::vector<std::string> principals) mutable {
+    storage::resource_query q;
+    q.tenant = run->who.tenant_id;
+    q.readable_by = std::move(principals);
+    q.work_id = work;
+    q.type = type;
+    q.language = language;
+    if (!staged.empty()) q.staged = staged == "true";
+    answer_query(run, "resources", filters, query_pages(run, run->actors->get<reader_actor>(), "record reader", q),
+                 std::move(present), /*masks_items=*/true);
+  });
 }
 
-void plan_get_resource_odrl(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  const auto& id = ctx->param("id");
+void plan_get_resource_odrl(const plan_run& run) {
+  const auto& id = run->param("id");
   // Found and refused exactly as the Resource is (layer 2); never refused by layer 3: the policy
   // is how a caller refused the content learns why.
   with_granted_resource(
-    self, ctx, id, domain::access_role::reader, domain::error_id::resource_not_found,
-    [self, ctx, done, id](std::shared_ptr<std::string> record) {
-      with_rights(
-        self, ctx, storage::fields_of(*record).work_id,
-        [ctx, done, id, record](const domain::resolved_rights& rights) {
-          auto uri = json::parse(*record).as_object().at("uri").as_string();
-          domain::odrl_parties parties{ctx->who.tenant_id, ctx->who.subject, std::string_view{uri}};
-          auto tag = "odrl-" + domain::odrl_tag(rights, parties);
-          domain::api_reply r;
-          private_for_a_second(r);
-          r.headers.emplace_back("ETag", "\"" + tag + "\"");
-          resource_edge_keys(r, *ctx, id, *record, rights);
-          if (domain::if_none_match_hits(ctx->request.if_none_match, tag)) {
-            r.status = 304;
-            r.content_type.clear();
-            return done(std::move(r));
-          }
-          r.content_type = "application/ld+json";
-          r.body = domain::odrl_policy(rights, parties);
-          done(std::move(r));
-        },
-        done);
-    },
-    done);
+    run, id, domain::access_role::reader, domain::error_id::resource_not_found,
+    [run, id](std::shared_ptr<std::string> record) {
+      with_rights(run, storage::fields_of(*record).work_id, [run, id, record](const domain::resolved_rights& rights) {
+        auto uri = json::parse(*record).as_object().at("uri").as_string();
+        domain::odrl_parties parties{run->who.tenant_id, run->who.subject, std::string_view{uri}};
+        auto tag = "odrl-" + domain::odrl_tag(rights, parties);
+        domain::api_reply r;
+        private_for_a_second(r);
+        r.headers.emplace_back("ETag", "\"" + tag + "\"");
+        resource_edge_keys(r, *run, id, *record, rights);
+        if (domain::if_none_match_hits(run->request.if_none_match, tag)) {
+          r.status = 304;
+          r.content_type.clear();
+          return run.answer(std::move(r));
+        }
+        r.content_type = "application/ld+json";
+        r.body = domain::odrl_policy(rights, parties);
+        run.answer(std::move(r));
+      });
+    });
 }
 
-void plan_get_entities(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  const auto& id = ctx->param("id");
+void plan_get_entities(const plan_run& run) {
+  const auto& id = run->param("id");
   with_granted_resource(
-    self, ctx, id, domain::access_role::reader, domain::error_id::resource_not_found,
-    [self, ctx, done, id](std::shared_ptr<std::string> record) {
+    run, id, domain::access_role::reader, domain::error_id::resource_not_found,
+    [run, id](std::shared_ptr<std::string> record) {
       with_content_use(
-        self, ctx, id, storage::fields_of(*record).work_id,
-        [ctx, done, id, record](const domain::resolved_rights& rights) {
+        run, id, storage::fields_of(*record).work_id, [run, id, record](const domain::resolved_rights& rights) {
           auto entities = domain::entity_overlay(json::parse(*record).as_object().at("content"));
           auto r = json_reply(200, json::serialize(json::object{{"resource_id", id}, {"entities", std::move(entities)}}));
           private_for_a_second(r);
           travel_headers(r, rights, id);
-          resource_edge_keys(r, *ctx, id, *record, rights);
-          done(std::move(r));
-        },
-        done);
-    },
-    done);
+          resource_edge_keys(r, *run, id, *record, rights);
+          run.answer(std::move(r));
+        });
+    });
 }
 
 }  // namespace cl::actors

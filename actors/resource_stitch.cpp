@@ -49,19 +49,19 @@ namespace {
 
 /// One stitching in progress: the Resource being completed and the parts it waits for.
 struct stitching {
-  caf::event_based_actor* self;
-  std::shared_ptr<const request_context> ctx;
+  plan_run run;  ///< asks with its coordinator and timeout; answers through `join`, not `run`
   std::shared_ptr<json::object> full;
   std::shared_ptr<stitch_join> join;
 
-  const std::string& tenant() const { return ctx->who.tenant_id; }
+  const std::string& tenant() const { return run->who.tenant_id; }
 
   /// Fetches one Work, Source or Agent; `use` runs when it arrives.
   void get(storage::catalog_kind kind, std::string id, std::function<void(fetch_outcome&)> use) const {
-    const auto& reader = ctx->actors->get<reader_actor>();
+    const auto& reader = run->actors->get<reader_actor>();
     if (!reader) return join->fail("record reader");
     ++join->pending;
-    self->request(reader, ctx->timeout, fetch_atom_v, storage::record_ref{kind, tenant(), std::move(id)})
+    run.self()
+      ->request(reader, run->timeout, fetch_atom_v, storage::record_ref{kind, tenant(), std::move(id)})
       .then([join = join, use](fetch_outcome& found) { use(found), join->arrive(); },
             [join = join](caf::error&) { join->fail("record reader"); });
   }
@@ -69,11 +69,12 @@ struct stitching {
   /// Reads the first `stitch_limit` entries of a list query; `use` runs when they arrive.
   template <class Query>
   void list(Query query, std::function<void(scan_result&)> use) const {
-    const auto& reader = ctx->actors->get<reader_actor>();
+    const auto& reader = run->actors->get<reader_actor>();
     if (!reader) return join->fail("record reader");
     ++join->pending;
     query.limit = stitch_limit;
-    self->request(reader, ctx->timeout, list_atom_v, std::move(query))
+    run.self()
+      ->request(reader, run->timeout, list_atom_v, std::move(query))
       .then([join = join, use](scan_result& page) { use(page), join->arrive(); },
             [join = join](caf::error&) { join->fail("record reader"); });
   }
@@ -139,13 +140,14 @@ void stitch_commercial_terms(const stitching& st) {
   for (const auto& b : rights["basis"].as_array()) {
     auto contract_id = member(b.as_object(), "contract_id");
     auto version = b.as_object().at("contract_version").as_int64();
-    const auto& contracts = st.ctx->actors->get<contracts_actor>();
+    const auto& contracts = st.run->actors->get<contracts_actor>();
     if (!contracts) {
       st.join->fail("contracts");
       continue;
     }
     ++st.join->pending;
-    st.self->request(contracts, st.ctx->timeout, fetch_atom_v, st.tenant(), contract_id, version)
+    st.run.self()
+      ->request(contracts, st.run->timeout, fetch_atom_v, st.tenant(), contract_id, version)
       .then(
         [join = st.join, full = st.full, contract_id, version](fetch_outcome& found) {
           if (found.found) {
@@ -163,18 +165,17 @@ void stitch_commercial_terms(const stitching& st) {
 
 }  // namespace
 
-void stitch_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                     const domain::field_mask& mask, std::shared_ptr<json::object> full,
+void stitch_resource(const plan_run& run, const domain::field_mask& mask, std::shared_ptr<json::object> full,
                      std::function<void(std::optional<domain::api_reply>)> k) {
   auto join = std::make_shared<stitch_join>();
   join->k = std::move(k);
-  stitching st{self, ctx, full, join};
+  stitching st{run, full, join};
   auto id = member(*full, "id");
   stitch_catalog(st, mask);
   if (mask.names("provenance")) stitch_provenance(st, id);
   if (mask.names("lineage")) stitch_lineage(st, id);
   if (mask.names("entities")) stitch_entities(*full);
-  bool commercial = names_commercial_terms(mask) || (mask.all && ctx->who.has_scope("contracts.commercial.read"));
+  bool commercial = names_commercial_terms(mask) || (mask.all && run->who.has_scope("contracts.commercial.read"));
   if (commercial && full->contains("rights")) stitch_commercial_terms(st);
   join->arrive();
 }

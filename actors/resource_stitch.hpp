@@ -19,8 +19,7 @@ bool names_commercial_terms(const domain::field_mask& mask);
 
 /// Adds to `full` (a composed Resource) every stitched part `mask` asks for, in parallel, then
 /// calls `k` with nullopt; or with the 503 reply when an actor it needed failed.
-void stitch_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                     const domain::field_mask& mask, std::shared_ptr<boost::json::object> full,
+void stitch_resource(const plan_run& run, const domain::field_mask& mask, std::shared_ptr<boost::json::object> full,
                      std::function<void(std::optional<domain::api_reply>)> k);
 
 }  // namespace cl::actors

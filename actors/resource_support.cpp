@@ -30,37 +30,28 @@ namespace cl::actors {
 
 namespace json = boost::json;
 
-void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                           const std::string& id, domain::access_role needed, domain::error_id missing,
-                           std::function<void(std::shared_ptr<std::string>)> k, reply_fn done) {
-  with_granted_resource_at(
-    self, ctx, id, needed, missing, [k](std::shared_ptr<std::string> record, std::uint64_t) { k(std::move(record)); },
-    std::move(done));
+void with_granted_resource(const plan_run& run, const std::string& id, domain::access_role needed,
+                           domain::error_id missing, std::function<void(std::shared_ptr<std::string>)> k) {
+  with_granted_resource_at(run, id, needed, missing,
+                           [k](std::shared_ptr<std::string> record, std::uint64_t) { k(std::move(record)); });
 }
 
-void with_granted_resource_at(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                              const std::string& id, domain::access_role needed, domain::error_id missing,
-                              std::function<void(std::shared_ptr<std::string>, std::uint64_t)> k, reply_fn done) {
-  with_access(
-    self, ctx, id, needed,
-    [self, ctx, id, missing, k, done](domain::access_role) {
-      fetch_resource(
-        self, ctx, id,
-        [k, done, missing](fetch_outcome& found) {
-          if (!found.found) return done(domain::api_reply::failure(missing, "The Resource does not exist."));
-          k(std::make_shared<std::string>(std::move(found.json)), found.log_position);
-        },
-        done);
-    },
-    done);
+void with_granted_resource_at(const plan_run& run, const std::string& id, domain::access_role needed,
+                              domain::error_id missing,
+                              std::function<void(std::shared_ptr<std::string>, std::uint64_t)> k) {
+  with_access(run, id, needed, [run, id, missing, k](domain::access_role) {
+    fetch_resource(run, id, [run, k, missing](fetch_outcome& found) {
+      if (!found.found) return run.answer(domain::api_reply::failure(missing, "The Resource does not exist."));
+      k(std::make_shared<std::string>(std::move(found.json)), found.log_position);
+    });
+  });
 }
 
-void fetch_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,
-                    std::function<void(fetch_outcome&)> k, reply_fn done) {
-  if (ctx->actors->records) {
+void fetch_resource(const plan_run& run, const std::string& id, std::function<void(fetch_outcome&)> k) {
+  if (run->actors->records) {
     std::optional<storage::record_store::instant_resource> now;
     try {
-      now = ctx->actors->records->resource_at_once(ctx->who.tenant_id, id);
+      now = run->actors->records->resource_at_once(run->who.tenant_id, id);
     } catch (const std::exception&) {
       now.reset();  // the reader reads it again, and reports a failure as the concern that failed
     }
@@ -70,8 +61,7 @@ void fetch_resource(caf::event_based_actor* self, const std::shared_ptr<const re
       return k(found);
     }
   }
-  ask(self, *ctx, done, ctx->actors->get<reader_actor>(), "record reader", std::move(k), fetch_atom_v, ctx->who.tenant_id,
-      id);
+  ask(run, run->actors->get<reader_actor>(), "record reader", std::move(k), fetch_atom_v, run->who.tenant_id, id);
 }
 
 namespace {
@@ -113,18 +103,19 @@ std::variant<std::shared_ptr<const domain::field_mask>, domain::api_reply> list_
   return std::make_shared<const domain::field_mask>(std::move(mask));
 }
 
-item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                              domain::content_use use, bool summary, std::shared_ptr<const domain::field_mask> mask) {
-  return [self, ctx, use, summary, mask](std::vector<std::string> records,
+item_presenter resource_items(const plan_run& run, domain::content_use use, bool summary,
+                              std::shared_ptr<const domain::field_mask> mask) {
+  return [run, use, summary, mask](std::vector<std::string> records,
                                    std::function<void(std::optional<std::vector<std::string>>)> k) {
     if (records.empty()) return k(std::move(records));
-    if (!ctx->actors->get<rights_actor>()) return k(std::nullopt);
+    if (!run->actors->get<rights_actor>()) return k(std::nullopt);
     std::vector<std::string> works;
     for (const auto& r : records) works.push_back(storage::fields_of(r).work_id);
     auto shared = std::make_shared<std::vector<std::string>>(std::move(records));
-    self->request(ctx->actors->get<rights_actor>(), ctx->timeout, resolve_atom_v, ctx->who.tenant_id, std::move(works))
+    run.self()
+      ->request(run->actors->get<rights_actor>(), run->timeout, resolve_atom_v, run->who.tenant_id, std::move(works))
       .then(
-        [ctx, shared, k, use, summary, mask](std::vector<domain::resolved_rights>& rights) {
+        [run, shared, k, use, summary, mask](std::vector<domain::resolved_rights>& rights) {
           std::vector<std::string> items;
           for (std::size_t i = 0; i < shared->size(); ++i) {
             const auto& record = (*shared)[i];
@@ -137,7 +128,7 @@ item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<cons
               o.erase("update_token");
               item = json::serialize(o);
             }
-            if (mask) item = masked_item(*ctx, item, rights[i], *mask);
+            if (mask) item = masked_item(*run, item, rights[i], *mask);
             items.push_back(std::move(item));
           }
           k(std::move(items));

@@ -17,21 +17,19 @@ namespace cl::actors {
 
 /// Layer 2 first (403 ACCESS_DENIED without `needed`), then the Resource's current record, which
 /// `k` gets. A grant implies the Resource exists; `missing` answers the race with nothing.
-void with_granted_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                           const std::string& id, domain::access_role needed, domain::error_id missing,
-                           std::function<void(std::shared_ptr<std::string>)> k, reply_fn done);
+void with_granted_resource(const plan_run& run, const std::string& id, domain::access_role needed,
+                           domain::error_id missing, std::function<void(std::shared_ptr<std::string>)> k);
 
 /// The current record of Resource `id` of the caller's tenant, to `k`: read in place when the store
 /// can answer without waiting (`record_store::resource_at_once`: LMDB, PostgreSQL's hot records),
-/// else asked of the reader actor (a failure of either answers through `done`).
-void fetch_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const std::string& id,
-                    std::function<void(fetch_outcome&)> k, reply_fn done);
+/// else asked of the reader actor (a failure of either answers through `run`).
+void fetch_resource(const plan_run& run, const std::string& id, std::function<void(fetch_outcome&)> k);
 
 /// The same, `k` also getting the change log's position read before the record (a list of its
 /// parts answers it as `changes_cursor`).
-void with_granted_resource_at(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                              const std::string& id, domain::access_role needed, domain::error_id missing,
-                              std::function<void(std::shared_ptr<std::string>, std::uint64_t)> k, reply_fn done);
+void with_granted_resource_at(const plan_run& run, const std::string& id, domain::access_role needed,
+                              domain::error_id missing,
+                              std::function<void(std::shared_ptr<std::string>, std::uint64_t)> k);
 
 /// Presents stored Resource records as list items: each with its `rights` (resolved now, all in
 /// one ask) and `hash`, and as `use` may see it (layer 3: without content the rights do not
@@ -47,8 +45,7 @@ void resource_edge_keys(domain::api_reply& r, const request_context& ctx, const 
 /// own) are for single reads: 400 INVALID_ARGUMENT naming them.
 std::variant<std::shared_ptr<const domain::field_mask>, domain::api_reply> list_mask(const request_context& ctx);
 
-item_presenter resource_items(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                              domain::content_use use, bool summary,
+item_presenter resource_items(const plan_run& run, domain::content_use use, bool summary,
                               std::shared_ptr<const domain::field_mask> mask = nullptr);
 
 }  // namespace cl::actors

@@ -29,14 +29,14 @@ namespace cl::actors {
 
 namespace json = boost::json;
 
-void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  if (!ctx->request.body.empty()) {
-    auto parsed = json_body(ctx->request);
-    if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
-    if (auto refusal = unknown_members(std::get<json::object>(parsed), {})) return done(std::move(*refusal));
+void plan_create_version(const plan_run& run) {
+  if (!run->request.body.empty()) {
+    auto parsed = json_body(run->request);
+    if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
+    if (auto refusal = unknown_members(std::get<json::object>(parsed), {})) return run.answer(std::move(*refusal));
   }
-  auto id = ctx->param("id");
-  auto w = begin_resource_write(*ctx, done);
+  auto id = run->param("id");
+  auto w = begin_resource_write(run);
   if (!w) return;
   storage::mutation snapshot = [who = w->who, id, outcome = w->outcome, policy = w->policy, use = w->use](storage::write_txn& tx) {
     auto current = tx.resources().get(who.tenant_id, id);
@@ -59,31 +59,28 @@ void plan_create_version(caf::event_based_actor* self, std::shared_ptr<const req
     log_change(tx, who.tenant_id, storage::change_op::snapshotted, storage::change_kind::resource, id, {version, hash, {}});
     return true;
   };
-  write_with_access(self, ctx, id, domain::access_role::writer, std::move(snapshot), w->outcome, "The snapshot", done);
+  write_with_access(run, id, domain::access_role::writer, std::move(snapshot), w->outcome, "The snapshot");
 }
 
-void plan_list_versions(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto id = ctx->param("id");
-  auto purpose = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return done(std::move(*refusal));
+void plan_list_versions(const plan_run& run) {
+  auto id = run->param("id");
+  auto purpose = request_use(*run);
+  if (auto* refusal = std::get_if<domain::api_reply>(&purpose)) return run.answer(std::move(*refusal));
   auto use = std::get<domain::content_use>(purpose);
-  auto masked = list_mask(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&masked)) return done(std::move(*refusal));
+  auto masked = list_mask(*run);
+  if (auto* refusal = std::get_if<domain::api_reply>(&masked)) return run.answer(std::move(*refusal));
   auto mask = std::get<std::shared_ptr<const domain::field_mask>>(std::move(masked));
-  with_access(
-    self, ctx, id, domain::access_role::reader,
-      [self, ctx, done, id, use, mask](domain::access_role) {
-        // Summaries: each snapshot without its content (read one with ?version= for that), with
-        // its rights as a `?version=` read resolves them; masked as reads with `fields`.
-        auto summarize = resource_items(self, ctx, use, true, mask);
-        storage::version_query q;
-        q.tenant = ctx->who.tenant_id;
-        q.resource_id = id;
-        answer_query(ctx, "versions", {{"resource_id", id}},
-                     query_pages(self, ctx, done, ctx->actors->get<reader_actor>(), "record reader", q), done, std::move(summarize),
-                     /*masks_items=*/true);
-      },
-      done);
+  with_access(run, id, domain::access_role::reader, [run, id, use, mask](domain::access_role) {
+    // Summaries: each snapshot without its content (read one with ?version= for that), with
+    // its rights as a `?version=` read resolves them; masked as reads with `fields`.
+    auto summarize = resource_items(run, use, true, mask);
+    storage::version_query q;
+    q.tenant = run->who.tenant_id;
+    q.resource_id = id;
+    answer_query(run, "versions", {{"resource_id", id}},
+                 query_pages(run, run->actors->get<reader_actor>(), "record reader", q), std::move(summarize),
+                 /*masks_items=*/true);
+  });
 }
 
 }  // namespace cl::actors

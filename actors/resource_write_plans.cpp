@@ -38,31 +38,29 @@ std::vector<domain::blob_reference> blob_references_in_body(const json::object& 
   return content ? domain::blob_references(*content, "/content") : std::vector<domain::blob_reference>{};
 }
 
-void create_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                     const reply_fn& done, const std::shared_ptr<const domain::resource_draft>& d,
+void create_resource(const plan_run& run, const std::shared_ptr<const domain::resource_draft>& d,
                      const resource_write_context& w);
 
 }  // namespace
 
-void plan_create_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto parsed = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void plan_create_resource(const plan_run& run) {
+  auto parsed = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   auto draft = domain::parse_resource_create(std::get<json::object>(parsed));
-  if (auto* e = std::get_if<domain::api_error>(&draft)) return done(domain::api_reply::from(std::move(*e)));
+  if (auto* e = std::get_if<domain::api_error>(&draft)) return run.answer(domain::api_reply::from(std::move(*e)));
   auto d = std::make_shared<domain::resource_draft>(std::move(std::get<domain::resource_draft>(draft)));
-  auto w = begin_resource_write(*ctx, done);
+  auto w = begin_resource_write(run);
   if (!w) return;
-  with_readable_blobs(self, ctx, blob_references_in_body(std::get<json::object>(parsed)),
-                      [self, ctx, done, d, w = *w] { create_resource(self, ctx, done, d, w); }, done);
+  with_readable_blobs(run, blob_references_in_body(std::get<json::object>(parsed)),
+                      [run, d, w = *w] { create_resource(run, d, w); });
 }
 
 namespace {
 
-void create_resource(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                     const reply_fn& done, const std::shared_ptr<const domain::resource_draft>& d,
+void create_resource(const plan_run& run, const std::shared_ptr<const domain::resource_draft>& d,
                      const resource_write_context& w) {
   domain::resource_identity ids;
-  ids.tenant = ctx->who.tenant_id;
+  ids.tenant = run->who.tenant_id;
   ids.id = domain::random_id("res_");
   ids.version = domain::random_id("ver_");
   ids.created = ids.updated = domain::iso8601_now();
@@ -100,26 +98,27 @@ void create_resource(caf::event_based_actor* self, const std::shared_ptr<const r
     outcome->reply->headers.emplace_back("Location", "/v0/content-lake/resources/" + ids.id);
     return true;
   };
-  write_then(self, ctx, std::move(create), w.outcome, "The Resource", done);
+  write_then(run, std::move(create), w.outcome, "The Resource");
 }
 
 /// PUT and PATCH: check the update_token and write the new state in one mutation, so no
 /// concurrent write can slip between the check and the write.
-void update_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done, bool merge) {
-  auto parsed = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void update_resource(const plan_run& run, bool merge) {
+  auto parsed = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   auto body = std::make_shared<json::object>(std::move(std::get<json::object>(parsed)));
   std::shared_ptr<domain::resource_change> replacement;
   if (!merge) {
     auto change = domain::parse_resource_replace(*body);
-    if (auto* e = std::get_if<domain::api_error>(&change)) return done(domain::api_reply::from(std::move(*e)));
+    if (auto* e = std::get_if<domain::api_error>(&change)) return run.answer(domain::api_reply::from(std::move(*e)));
     replacement = std::make_shared<domain::resource_change>(std::move(std::get<domain::resource_change>(change)));
   } else if (!body->contains("update_token")) {
-    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "The update_token is required.",
-                                           {{"/update_token", "is required: pass the update_token of your last read"}}));
+    return run.answer(
+      domain::api_reply::failure(domain::error_id::invalid_argument, "The update_token is required.",
+                                 {{"/update_token", "is required: pass the update_token of your last read"}}));
   }
-  auto id = ctx->param("id");
-  auto w = begin_resource_write(*ctx, done);
+  auto id = run->param("id");
+  auto w = begin_resource_write(run);
   if (!w) return;
   storage::mutation update = [who = w->who, id, body, replacement, outcome = w->outcome, policy = w->policy, use = w->use, merge](storage::write_txn& tx) {
     auto refuse = [&](domain::api_error e) {
@@ -165,38 +164,32 @@ void update_resource(caf::event_based_actor* self, std::shared_ptr<const request
     return true;
   };
   // Layer 2 on the Resource first (permission before anything else), then the blobs it would show.
-  with_access(
-    self, ctx, id, domain::access_role::writer,
-    [self, ctx, done, refs = blob_references_in_body(*body), update = std::move(update), outcome = w->outcome](domain::access_role) {
-      with_readable_blobs(
-        self, ctx, refs, [self, ctx, done, update, outcome] { write_then(self, ctx, update, outcome, "The change", done); },
-        done);
-    },
-    done);
+  with_access(run, id, domain::access_role::writer,
+              [run, refs = blob_references_in_body(*body), update = std::move(update),
+               outcome = w->outcome](domain::access_role) {
+                with_readable_blobs(run, refs,
+                                    [run, update, outcome] { write_then(run, update, outcome, "The change"); });
+              });
 }
 
 }  // namespace
 
-void plan_replace_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  update_resource(self, std::move(ctx), std::move(done), false);
-}
+void plan_replace_resource(const plan_run& run) { update_resource(run, false); }
 
-void plan_patch_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  update_resource(self, std::move(ctx), std::move(done), true);
-}
+void plan_patch_resource(const plan_run& run) { update_resource(run, true); }
 
-void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto parsed = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void plan_promote_resource(const plan_run& run) {
+  auto parsed = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   auto& body = std::get<json::object>(parsed);
-  if (auto refusal = unknown_members(body, {"resource_id"})) return done(std::move(*refusal));
+  if (auto refusal = unknown_members(body, {"resource_id"})) return run.answer(std::move(*refusal));
   auto* rid = body.if_contains("resource_id");
   if (!rid || !rid->is_string() || std::string_view{rid->as_string()}.substr(0, 4) != "res_")
-    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "Name the staged Resource to promote.",
-                                           {{"/resource_id", "a res_ id"}}));
+    return run.answer(domain::api_reply::failure(
+      domain::error_id::invalid_argument, "Name the staged Resource to promote.", {{"/resource_id", "a res_ id"}}));
   std::string resource_id{rid->as_string()};
-  std::string work_id = ctx->param("id");
-  auto w = begin_resource_write(*ctx, done);
+  std::string work_id = run->param("id");
+  auto w = begin_resource_write(run);
   if (!w) return;
   storage::mutation promote = [who = w->who, resource_id, work_id, outcome = w->outcome, policy = w->policy, use = w->use](storage::write_txn& tx) {
     auto refuse = [&](domain::error_id id, std::string field, std::string why) {
@@ -221,8 +214,7 @@ void plan_promote_resource(caf::event_based_actor* self, std::shared_ptr<const r
                {header->version, hash, {}});
     return true;
   };
-  write_with_access(self, ctx, resource_id, domain::access_role::writer, std::move(promote), w->outcome, "The promotion",
-                    done);
+  write_with_access(run, resource_id, domain::access_role::writer, std::move(promote), w->outcome, "The promotion");
 }
 
 }  // namespace cl::actors

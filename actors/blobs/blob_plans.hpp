@@ -13,29 +13,28 @@
 namespace cl::actors {
 
 /// POST /v0/content-lake/blobs/uploads
-void plan_start_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_start_upload(const plan_run& run);
 
 /// GET /v0/content-lake/blobs/uploads/{uploadId}/parts
-void plan_upload_parts(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_upload_parts(const plan_run& run);
 
 /// POST /v0/content-lake/blobs/uploads/{uploadId}/complete
-void plan_complete_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_complete_upload(const plan_run& run);
 
 /// DELETE /v0/content-lake/blobs/uploads/{uploadId}
-void plan_abort_upload(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_abort_upload(const plan_run& run);
 
 /// Before a write that puts `refs` (image blocks' blob references) into a Resource's content:
 /// calls `k` when the caller may read every referenced blob now (by the rule above, for a plain
 /// read); otherwise answers 400 `PCF011` naming the first reference's JSON Pointer, the same for a
 /// blob that does not exist (no oracle). A reference would otherwise open the blob to the
 /// Resource's readers, the writer among them.
-void with_readable_blobs(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                         std::vector<domain::blob_reference> refs, std::function<void()> k, reply_fn done);
+void with_readable_blobs(const plan_run& run, std::vector<domain::blob_reference> refs, std::function<void()> k);
 
 /// GET /v0/content-lake/blobs/{id}
-void plan_get_blob(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_get_blob(const plan_run& run);
 
 /// POST /v0/content-lake/blobs/locations
-void plan_blob_locations(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_blob_locations(const plan_run& run);
 
 }  // namespace cl::actors

@@ -159,48 +159,52 @@ bool wants_stream(const std::string& accept) {
 
 }  // namespace
 
-void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+void plan_changes(const plan_run& run) {
   // Events are thin already: no field mask applies (as on the list routes).
-  if (!query_param(ctx->request.query, "fields").empty())
-    return done(domain::api_reply::failure(domain::error_id::invalid_argument, "fields is not supported on the change feed.",
-                                           {{"fields", "not supported on list routes"}}));
+  if (!query_param(run->request.query, "fields").empty())
+    return run.answer(domain::api_reply::failure(domain::error_id::invalid_argument,
+                                                 "fields is not supported on the change feed.",
+                                                 {{"fields", "not supported on list routes"}}));
   auto poll = std::make_shared<changes_poll>();
-  poll->tenant = ctx->who.tenant_id;
-  poll->since = query_param(ctx->request.query, "since");
-  auto types = types_of(query_param(ctx->request.query, "types"));
-  if (auto* refusal = std::get_if<domain::api_reply>(&types)) return done(std::move(*refusal));
+  poll->tenant = run->who.tenant_id;
+  poll->since = query_param(run->request.query, "since");
+  auto types = types_of(query_param(run->request.query, "types"));
+  if (auto* refusal = std::get_if<domain::api_reply>(&types)) return run.answer(std::move(*refusal));
   poll->types = std::get<std::vector<std::string>>(std::move(types));
   poll->page_size = default_page_size;
-  if (auto raw = query_param(ctx->request.query, "page_size"); !raw.empty()) {
+  if (auto raw = query_param(run->request.query, "page_size"); !raw.empty()) {
     auto n = positive(raw);
     if (!n || *n > static_cast<std::int64_t>(max_page_size))
-      return done(invalid_field("page_size", "must be a whole number from 1 to 1000"));
+      return run.answer(invalid_field("page_size", "must be a whole number from 1 to 1000"));
     poll->page_size = static_cast<std::size_t>(*n);
   }
-  if (auto raw = query_param(ctx->request.query, "wait"); !raw.empty()) {
+  if (auto raw = query_param(run->request.query, "wait"); !raw.empty()) {
     auto n = raw == "0" ? std::optional<std::int64_t>{0} : positive(raw);
-    if (!n || *n > max_wait_seconds) return done(invalid_field("wait", "must be a whole number of seconds from 0 to 30"));
+    if (!n || *n > max_wait_seconds)
+      return run.answer(invalid_field("wait", "must be a whole number of seconds from 0 to 30"));
     poll->wait_ms = *n * 1000;
   }
-  bool stream = wants_stream(ctx->request.accept);
+  bool stream = wants_stream(run->request.accept);
   if (!stream)
-    if (auto refusal = domain::refuse_unless_json(ctx->request.accept)) return done(domain::api_reply::from(std::move(*refusal)));
-  if (stream && !ctx->request.last_event_id.empty()) poll->since = ctx->request.last_event_id;  // a reconnection resumes
+    if (auto refusal = domain::refuse_unless_json(run->request.accept))
+      return run.answer(domain::api_reply::from(std::move(*refusal)));
+  if (stream && !run->request.last_event_id.empty())
+    poll->since = run->request.last_event_id;  // a reconnection resumes
   // What holds a request open counts against its principal and client (changes.max_held_*), ends
   // when the client leaves, and never outlives the token.
-  poll->holder = ctx->who.tenant_id + '\0' + ctx->who.subject;
-  poll->client = ctx->who.client_id;
-  poll->peer_gone = ctx->request.peer_gone;
+  poll->holder = run->who.tenant_id + '\0' + run->who.subject;
+  poll->client = run->who.client_id;
+  poll->peer_gone = run->request.peer_gone;
   poll->opens_stream = stream;
   poll->cursor_per_event = stream;  // the opening page's events carry their `id:` like every later one
-  poll->wait_ms = std::min<std::int64_t>(poll->wait_ms, std::max<std::int64_t>(ctx->who.expires_at * 1000 - domain::now_ms(), 0));
+  poll->wait_ms
+    = std::min<std::int64_t>(poll->wait_ms, std::max<std::int64_t>(run->who.expires_at * 1000 - domain::now_ms(), 0));
   with_principals(
-    self, ctx,
-    [self, ctx, done, poll, stream](std::vector<std::string> principals) {
+    run, [run, poll, stream](std::vector<std::string> principals) {
       poll->principals = std::move(principals);
       ask(
-        self, *ctx, done, ctx->actors->get<changes_actor>(), "change feed",
-        [self, ctx, done, poll, stream](changes_page& page) {
+        run, run->actors->get<changes_actor>(), "change feed",
+        [run, poll, stream](changes_page& page) {
           // Past a held limit, 429 or 503 before any byte of a stream; a stream's other errors
           // (a cursor that does not open) are events of the stream.
           bool over = page.error && (page.error->id == domain::error_id::too_many_held_requests
@@ -208,11 +212,11 @@ void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_co
           if (page.error && (over || !stream)) {
             auto refused = domain::api_reply::from(std::move(*page.error));
             if (over) refused.retry_after_seconds = 5;  // one of the held streams or long polls may end meanwhile
-            return done(std::move(refused));
+            return run.answer(std::move(refused));
           }
           if (stream) {
-            auto source = std::make_shared<event_stream>(self->system(), ctx->actors->get<changes_actor>(), *poll,
-                                                         std::move(page), ctx->who.expires_at);
+            auto source = std::make_shared<event_stream>(run.self()->system(), run->actors->get<changes_actor>(), *poll,
+                                                         std::move(page), run->who.expires_at);
             domain::api_reply r;
             r.content_type = "text/event-stream";
             r.headers.emplace_back("Cache-Control", "no-cache, no-transform");
@@ -220,18 +224,18 @@ void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_co
             r.next_chunk_async = [source](std::function<void(std::optional<std::string>)> give) {
               source->next(std::move(give));
             };
-            return done(std::move(r));
+            return run.answer(std::move(r));
           }
           std::string body = "{\"events\":[";
-          for (std::size_t i = 0; i < page.events.size(); ++i) body += (i ? "," : "") + change_event_json(page.events[i]);
+          for (std::size_t i = 0; i < page.events.size(); ++i)
+            body += (i ? "," : "") + change_event_json(page.events[i]);
           body += "],\"next_cursor\":" + domain::json_string(page.next_cursor) + "}";
           auto r = json_reply(200, std::move(body));
           r.headers.emplace_back("Cache-Control", "no-store");
-          done(std::move(r));
+          run.answer(std::move(r));
         },
         changes_atom_v, *poll);
-    },
-    done);
+    });
 }
 
 }  // namespace cl::actors

@@ -7,6 +7,6 @@
 namespace cl::actors {
 
 /// GET /v0/content-lake/changes (`since`, `types`, `page_size`, `wait`)
-void plan_changes(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_changes(const plan_run& run);
 
 }  // namespace cl::actors

@@ -79,27 +79,27 @@ domain::api_reply missing(const std::string& id) {
 }
 
 /// The group's policy, then `k`.
-void with_policy(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const reply_fn& done,
-                 std::function<void(policy_ptr)> k) {
-  ask(self, *ctx, done, ctx->actors->get<webhook_dispatcher_actor>(), "webhooks",
-      [k = std::move(k)](policy_ptr& p) { k(std::move(p)); }, webhook_policy_atom_v);
+void with_policy(const plan_run& run, std::function<void(policy_ptr)> k) {
+  ask(
+    run, run->actors->get<webhook_dispatcher_actor>(), "webhooks",
+    [k = std::move(k)](policy_ptr& p) { k(std::move(p)); }, webhook_policy_atom_v);
 }
 
 /// Runs `read` on the dispatcher (the store's reads), then answers what it left in `*reply`.
-void read_then_answer(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-                      const reply_fn& done,
+void read_then_answer(const plan_run& run,
                       std::function<domain::api_reply(const storage::record_store&, const webhook_policy&)> read) {
   auto reply = std::make_shared<domain::api_reply>();
   webhook_read_job job{[reply, read = std::move(read)](const storage::record_store& s, const webhook_policy& p) {
     *reply = read(s, p);
   }};
-  ask(self, *ctx, done, ctx->actors->get<webhook_dispatcher_actor>(), "webhooks",
-      [reply, done](bool) { done(std::move(*reply)); }, webhook_read_atom_v, std::move(job));
+  ask(
+    run, run->actors->get<webhook_dispatcher_actor>(), "webhooks",
+    [run, reply](bool) { run.answer(std::move(*reply)); }, webhook_read_atom_v, std::move(job));
 }
 
 /// Wakes the dispatcher after a commit that changed what it delivers.
-std::function<void()> wake_dispatcher(const std::shared_ptr<const request_context>& ctx) {
-  return [d = ctx->actors->get<webhook_dispatcher_actor>()] {
+std::function<void()> wake_dispatcher(const request_context& ctx) {
+  return [d = ctx.actors->get<webhook_dispatcher_actor>()] {
     if (d) caf::anon_send(d, webhook_wake_atom_v, std::uint64_t{0});
   };
 }
@@ -212,19 +212,20 @@ std::optional<std::int64_t> time_member(const json::object& body, const char* na
 
 }  // namespace
 
-void plan_create_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto parsed = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void plan_create_webhook(const plan_run& run) {
+  auto parsed = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   auto body = std::make_shared<json::object>(std::move(std::get<json::object>(parsed)));
-  if (auto r = unknown_members(*body, {"url", "event_types", "description", "max_in_flight"})) return done(std::move(*r));
-  if (!body->contains("url")) return done(invalid_field("/url", "is required"));
-  with_policy(self, ctx, done, [self, ctx, done, body](policy_ptr p) {
+  if (auto r = unknown_members(*body, {"url", "event_types", "description", "max_in_flight"}))
+    return run.answer(std::move(*r));
+  if (!body->contains("url")) return run.answer(invalid_field("/url", "is required"));
+  with_policy(run, [run, body](policy_ptr p) {
     storage::webhook_record w;
-    w.tenant = ctx->who.tenant_id;
+    w.tenant = run->who.tenant_id;
     w.id = domain::random_id("whk_");
-    w.owner = ctx->who.subject;
-    w.client_id = ctx->who.client_id;
-    if (auto r = apply_members(*body, *p, w)) return done(std::move(*r));
+    w.owner = run->who.subject;
+    w.client_id = run->who.client_id;
+    if (auto r = apply_members(*body, *p, w)) return run.answer(std::move(*r));
     auto secret = domain::new_webhook_secret();
     w.secret_sealed = domain::seal_webhook_secret(p->secret_key, secret);
     w.created = w.updated = domain::format_utc(domain::now_seconds());
@@ -247,40 +248,41 @@ void plan_create_webhook(caf::event_based_actor* self, std::shared_ptr<const req
       outcome->reply = std::move(r);
       return true;
     };
-    write_then(self, ctx, std::move(m), outcome, "The webhook", done, wake_dispatcher(ctx));
+    write_then(run, std::move(m), outcome, "The webhook", wake_dispatcher(*run));
   });
 }
 
-void plan_list_webhooks(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  read_then_answer(self, ctx, done, [ctx](const storage::record_store& s, const webhook_policy& p) {
+void plan_list_webhooks(const plan_run& run) {
+  read_then_answer(run, [run](const storage::record_store& s, const webhook_policy& p) {
     json::array items;
-    for (const auto& w : storage::webhooks(s).owned(ctx->who.tenant_id, ctx->who.subject, "", p.max_per_owner))
+    for (const auto& w : storage::webhooks(s).owned(run->who.tenant_id, run->who.subject, "", p.max_per_owner))
       items.push_back(webhook_json(w));
     return no_store(json_reply(200, json::serialize(json::object{{"webhooks", std::move(items)}})));
   });
 }
 
-void plan_get_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  read_then_answer(self, ctx, done, [ctx](const storage::record_store& s, const webhook_policy&) {
-    auto id = ctx->param("id");
-    auto w = owned(s, *ctx, id);
+void plan_get_webhook(const plan_run& run) {
+  read_then_answer(run, [run](const storage::record_store& s, const webhook_policy&) {
+    auto id = run->param("id");
+    auto w = owned(s, *run, id);
     if (!w) return missing(id);
     return no_store(json_reply(200, json::serialize(webhook_json(*w))));
   });
 }
 
-void plan_update_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto parsed = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void plan_update_webhook(const plan_run& run) {
+  auto parsed = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   auto body = std::make_shared<json::object>(std::move(std::get<json::object>(parsed)));
-  if (auto r = unknown_members(*body, {"url", "event_types", "description", "max_in_flight", "enabled"})) return done(std::move(*r));
-  with_policy(self, ctx, done, [self, ctx, done, body](policy_ptr p) {
+  if (auto r = unknown_members(*body, {"url", "event_types", "description", "max_in_flight", "enabled"}))
+    return run.answer(std::move(*r));
+  with_policy(run, [run, body](policy_ptr p) {
     // Checked before the write (the stored endpoint does not change what is valid).
     storage::webhook_record scratch;
-    if (auto r = apply_members(*body, *p, scratch)) return done(std::move(*r));
+    if (auto r = apply_members(*body, *p, scratch)) return run.answer(std::move(*r));
     auto outcome = std::make_shared<write_outcome>();
-    storage::mutation m = [ctx, body, p, outcome](storage::write_txn& tx) {
-      auto w = owned_or_refuse(tx, *ctx, *outcome);
+    storage::mutation m = [run, body, p, outcome](storage::write_txn& tx) {
+      auto w = owned_or_refuse(tx, *run, *outcome);
       if (!w) return false;
       apply_members(*body, *p, *w);
       w->updated = domain::format_utc(domain::now_seconds());
@@ -289,14 +291,14 @@ void plan_update_webhook(caf::event_based_actor* self, std::shared_ptr<const req
       outcome->reply = no_store(json_reply(200, json::serialize(webhook_json(*w))));
       return true;
     };
-    write_then(self, ctx, std::move(m), outcome, "The webhook", done, wake_dispatcher(ctx));
+    write_then(run, std::move(m), outcome, "The webhook", wake_dispatcher(*run));
   });
 }
 
-void plan_delete_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
+void plan_delete_webhook(const plan_run& run) {
   auto outcome = std::make_shared<write_outcome>();
-  storage::mutation m = [ctx, outcome](storage::write_txn& tx) {
-    auto w = owned_or_refuse(tx, *ctx, *outcome);
+  storage::mutation m = [run, outcome](storage::write_txn& tx) {
+    auto w = owned_or_refuse(tx, *run, *outcome);
     if (!w) return false;
     storage::webhooks(tx).erase(w->tenant, w->id);
     hold_change_log(tx, *w, false);
@@ -305,18 +307,17 @@ void plan_delete_webhook(caf::event_based_actor* self, std::shared_ptr<const req
     outcome->reply = std::move(r);
     return true;
   };
-  write_then(self, ctx, std::move(m), outcome, "The webhook", done);
+  write_then(run, std::move(m), outcome, "The webhook");
 }
 
-void plan_rotate_webhook_secret(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                                reply_fn done) {
-  if (auto refusal = refuse_body(ctx->request)) return done(std::move(*refusal));
-  with_policy(self, ctx, done, [self, ctx, done](policy_ptr p) {
+void plan_rotate_webhook_secret(const plan_run& run) {
+  if (auto refusal = refuse_body(run->request)) return run.answer(std::move(*refusal));
+  with_policy(run, [run](policy_ptr p) {
     auto secret = domain::new_webhook_secret();
     auto sealed = domain::seal_webhook_secret(p->secret_key, secret);
     auto outcome = std::make_shared<write_outcome>();
-    storage::mutation m = [ctx, p, secret, sealed, outcome](storage::write_txn& tx) {
-      auto w = owned_or_refuse(tx, *ctx, *outcome);
+    storage::mutation m = [run, p, secret, sealed, outcome](storage::write_txn& tx) {
+      auto w = owned_or_refuse(tx, *run, *outcome);
       if (!w) return false;
       // The old secret keeps signing beside the new one for the overlap: receivers switch over.
       w->previous_secret_sealed = w->secret_sealed;
@@ -329,16 +330,16 @@ void plan_rotate_webhook_secret(caf::event_based_actor* self, std::shared_ptr<co
       outcome->reply = no_store(json_reply(200, json::serialize(o)));
       return true;
     };
-    write_then(self, ctx, std::move(m), outcome, "The webhook", done);
+    write_then(run, std::move(m), outcome, "The webhook");
   });
 }
 
-void plan_test_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  if (auto refusal = refuse_body(ctx->request)) return done(std::move(*refusal));
+void plan_test_webhook(const plan_run& run) {
+  if (auto refusal = refuse_body(run->request)) return run.answer(std::move(*refusal));
   auto message_id = domain::random_id("msg_");
   auto outcome = std::make_shared<write_outcome>();
-  storage::mutation m = [ctx, message_id, outcome](storage::write_txn& tx) {
-    auto w = owned_or_refuse(tx, *ctx, *outcome);
+  storage::mutation m = [run, message_id, outcome](storage::write_txn& tx) {
+    auto w = owned_or_refuse(tx, *run, *outcome);
     if (!w) return false;
     auto now = domain::now_ms();
     storage::webhook_retry r;
@@ -353,27 +354,26 @@ void plan_test_webhook(caf::event_based_actor* self, std::shared_ptr<const reque
     outcome->reply = no_store(json_reply(202, json::serialize(json::object{{"message_id", message_id}})));
     return true;
   };
-  write_then(self, ctx, std::move(m), outcome, "The test message", done, wake_dispatcher(ctx));
+  write_then(run, std::move(m), outcome, "The test message", wake_dispatcher(*run));
 }
 
-void plan_list_webhook_deliveries(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                                  reply_fn done) {
+void plan_list_webhook_deliveries(const plan_run& run) {
   std::size_t page_size = 50;
-  if (auto raw = query_param(ctx->request.query, "page_size"); !raw.empty()) {
+  if (auto raw = query_param(run->request.query, "page_size"); !raw.empty()) {
     auto n = positive(raw);
-    if (!n || *n > 100) return done(invalid_field("page_size", "must be 1 to 100"));
+    if (!n || *n > 100) return run.answer(invalid_field("page_size", "must be 1 to 100"));
     page_size = static_cast<std::size_t>(*n);
   }
   std::uint64_t before = 0;
-  if (auto raw = query_param(ctx->request.query, "before"); !raw.empty()) {
+  if (auto raw = query_param(run->request.query, "before"); !raw.empty()) {
     auto n = positive(raw);
-    if (!n) return done(invalid_field("before", "must be a delivery number from this log"));
+    if (!n) return run.answer(invalid_field("before", "must be a delivery number from this log"));
     before = static_cast<std::uint64_t>(*n);
   }
-  read_then_answer(self, ctx, done, [ctx, page_size, before](const storage::record_store& s, const webhook_policy&) {
-    auto id = ctx->param("id");
-    if (!owned(s, *ctx, id)) return missing(id);
-    auto entries = storage::webhooks(s).deliveries(ctx->who.tenant_id, id, before, page_size + 1);
+  read_then_answer(run, [run, page_size, before](const storage::record_store& s, const webhook_policy&) {
+    auto id = run->param("id");
+    if (!owned(s, *run, id)) return missing(id);
+    auto entries = storage::webhooks(s).deliveries(run->who.tenant_id, id, before, page_size + 1);
     bool more = entries.size() > page_size;
     if (more) entries.resize(page_size);
     json::array items;
@@ -396,24 +396,24 @@ void plan_list_webhook_deliveries(caf::event_based_actor* self, std::shared_ptr<
   });
 }
 
-void plan_replay_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto parsed = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void plan_replay_webhook(const plan_run& run) {
+  auto parsed = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   auto body = std::make_shared<json::object>(std::move(std::get<json::object>(parsed)));
-  if (auto r = unknown_members(*body, {"message_id", "since", "until"})) return done(std::move(*r));
+  if (auto r = unknown_members(*body, {"message_id", "since", "until"})) return run.answer(std::move(*r));
   bool by_message = body->contains("message_id");
   if (by_message == body->contains("since"))
-    return done(invalid_field("/", "must name either a message_id or a time range (since, until)"));
+    return run.answer(invalid_field("/", "must name either a message_id or a time range (since, until)"));
   if (by_message && (!body->at("message_id").is_string() || body->contains("until")))
-    return done(invalid_field("/message_id", "must be a message id from the delivery log, alone"));
+    return run.answer(invalid_field("/message_id", "must be a message id from the delivery log, alone"));
   std::int64_t since = 0, until = domain::now_ms();
   if (!by_message) {
     auto s = time_member(*body, "since");
-    if (!s) return done(invalid_field("/since", "must be an RFC 3339 time"));
+    if (!s) return run.answer(invalid_field("/since", "must be an RFC 3339 time"));
     since = *s;
     if (body->contains("until")) {
       auto u = time_member(*body, "until");
-      if (!u || *u < since) return done(invalid_field("/until", "must be an RFC 3339 time, not before since"));
+      if (!u || *u < since) return run.answer(invalid_field("/until", "must be an RFC 3339 time, not before since"));
       until = *u;
     }
   }
@@ -424,35 +424,35 @@ void plan_replay_webhook(caf::event_based_actor* self, std::shared_ptr<const req
     domain::api_reply refusal;
   };
   auto found = std::make_shared<range>();
-  webhook_read_job job{[ctx, body, by_message, since, until, found](const storage::record_store& s,
-                                                                    const webhook_policy&) {
-    auto id = ctx->param("id");
-    if (!owned(s, *ctx, id)) {
-      found->refusal = missing(id);
-      return;
-    }
-    if (by_message) {
-      std::string wanted{body->at("message_id").as_string()};
-      for (const auto& d : storage::webhooks(s).deliveries(ctx->who.tenant_id, id, 0, 100000))
-        if (d.message_id == wanted && d.seq != 0) {
-          found->found = true;
-          found->from = found->to = d.seq;
-          return;
-        }
-      found->refusal = invalid_field("/message_id", "is not an event in this webhook's delivery log");
-      return;
-    }
-    found->from = first_at_or_after(s, since);
-    found->to = first_at_or_after(s, until + 1) - 1;
-    found->found = true;
-  }};
+  webhook_read_job job{
+    [run, body, by_message, since, until, found](const storage::record_store& s, const webhook_policy&) {
+      auto id = run->param("id");
+      if (!owned(s, *run, id)) {
+        found->refusal = missing(id);
+        return;
+      }
+      if (by_message) {
+        std::string wanted{body->at("message_id").as_string()};
+        for (const auto& d : storage::webhooks(s).deliveries(run->who.tenant_id, id, 0, 100000))
+          if (d.message_id == wanted && d.seq != 0) {
+            found->found = true;
+            found->from = found->to = d.seq;
+            return;
+          }
+        found->refusal = invalid_field("/message_id", "is not an event in this webhook's delivery log");
+        return;
+      }
+      found->from = first_at_or_after(s, since);
+      found->to = first_at_or_after(s, until + 1) - 1;
+      found->found = true;
+    }};
   ask(
-    self, *ctx, done, ctx->actors->get<webhook_dispatcher_actor>(), "webhooks",
-    [self, ctx, done, found](bool) {
-      if (!found->found) return done(std::move(found->refusal));
+    run, run->actors->get<webhook_dispatcher_actor>(), "webhooks",
+    [run, found](bool) {
+      if (!found->found) return run.answer(std::move(found->refusal));
       auto outcome = std::make_shared<write_outcome>();
-      storage::mutation m = [ctx, found, outcome](storage::write_txn& tx) {
-        auto w = owned_or_refuse(tx, *ctx, *outcome);
+      storage::mutation m = [run, found, outcome](storage::write_txn& tx) {
+        auto w = owned_or_refuse(tx, *run, *outcome);
         if (!w) return false;
         bool any = found->from <= found->to && found->from > 0;
         if (any) {
@@ -464,7 +464,7 @@ void plan_replay_webhook(caf::event_based_actor* self, std::shared_ptr<const req
         outcome->reply = no_store(json_reply(202, json::serialize(json::object{{"replaying", any}})));
         return true;
       };
-      write_then(self, ctx, std::move(m), outcome, "The replay", done, wake_dispatcher(ctx));
+      write_then(run, std::move(m), outcome, "The replay", wake_dispatcher(*run));
     },
     webhook_read_atom_v, std::move(job));
 }

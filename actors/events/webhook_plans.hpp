@@ -9,24 +9,22 @@
 namespace cl::actors {
 
 /// POST /v0/content-lake/webhooks
-void plan_create_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_create_webhook(const plan_run& run);
 /// GET /v0/content-lake/webhooks
-void plan_list_webhooks(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_list_webhooks(const plan_run& run);
 /// GET /v0/content-lake/webhooks/{id}
-void plan_get_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_get_webhook(const plan_run& run);
 /// PATCH /v0/content-lake/webhooks/{id}
-void plan_update_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_update_webhook(const plan_run& run);
 /// DELETE /v0/content-lake/webhooks/{id}
-void plan_delete_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_delete_webhook(const plan_run& run);
 /// POST /v0/content-lake/webhooks/{id}/rotate-secret
-void plan_rotate_webhook_secret(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                                reply_fn done);
+void plan_rotate_webhook_secret(const plan_run& run);
 /// POST /v0/content-lake/webhooks/{id}/test
-void plan_test_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_test_webhook(const plan_run& run);
 /// GET /v0/content-lake/webhooks/{id}/deliveries
-void plan_list_webhook_deliveries(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx,
-                                  reply_fn done);
+void plan_list_webhook_deliveries(const plan_run& run);
 /// POST /v0/content-lake/webhooks/{id}/replay
-void plan_replay_webhook(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_replay_webhook(const plan_run& run);
 
 }  // namespace cl::actors

@@ -71,13 +71,14 @@ std::vector<std::pair<std::string, std::string>> travelling(const domain::api_re
   return out;
 }
 
-reply_fn tool_answer(const reply_fn& done, const json::value& id, shape_fn shape, kept_result kept = {}) {
-  return [done = [done](domain::api_reply reply, const domain::api_reply& from) {
-            for (auto& h : travelling(from)) reply.headers.push_back(std::move(h));
-            done(std::move(reply));
-          },
+reply_fn tool_answer(const plan_run& run, const json::value& id, shape_fn shape, kept_result kept = {}) {
+  return [reply =
+            [run](domain::api_reply reply, const domain::api_reply& from) {
+              for (auto& h : travelling(from)) reply.headers.push_back(std::move(h));
+              run.answer(std::move(reply));
+            },
           id, shape = std::move(shape), kept = std::move(kept)](domain::api_reply r) {
-    auto answer = [&](const json::object& result) { done(jsonrpc_reply(200, domain::jsonrpc_result(id, result)), r); };
+    auto answer = [&](const json::object& result) { reply(jsonrpc_reply(200, domain::jsonrpc_result(id, result)), r); };
     if (r.error) {
       const auto& e = domain::entry(r.error->id);
       return answer(domain::mcp_tool_error(e.reason, e.domain, e.code, e.http_status, r.error->message));
@@ -88,7 +89,7 @@ reply_fn tool_answer(const reply_fn& done, const json::value& id, shape_fn shape
     representation_cache::inputs from{r.body, {}, {}};
     if (kept.cache) {
       if (auto made = kept.cache->find(kept.key, from))
-        return done(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)), r);
+        return reply(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)), r);
     }
     json::object result;
     try {
@@ -99,7 +100,7 @@ reply_fn tool_answer(const reply_fn& done, const json::value& id, shape_fn shape
     auto made = std::make_shared<representation_cache::rendering>();
     made->body = json::serialize(result);
     if (kept.cache) kept.cache->insert(kept.key, from, made);
-    done(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)), r);
+    reply(jsonrpc_reply(200, domain::jsonrpc_result_text(id, made->body)), r);
   };
 }
 
@@ -122,11 +123,10 @@ bool int_arg(const json::object& args, const char* name, std::int64_t lo, std::i
   return true;
 }
 
-/// Runs tool `name` with `args` for the caller of `ctx`; answers through `done`.
-void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const reply_fn& done,
-               const json::value& id, const std::string& name, const json::object& args) {
+/// Runs tool `name` with `args` for the caller of `run`, and answers it.
+void call_tool(const plan_run& run, const json::value& id, const std::string& name, const json::object& args) {
   auto invalid = [&](const std::string& why) {
-    done(jsonrpc_reply(200, domain::jsonrpc_error(id, domain::jsonrpc::invalid_params, why)));
+    run.answer(jsonrpc_reply(200, domain::jsonrpc_error(id, domain::jsonrpc::invalid_params, why)));
   };
   auto only = [&](std::initializer_list<const char*> names) -> std::optional<std::string> {
     for (const auto& [key, value] : args) {
@@ -143,34 +143,40 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
     if (!string_arg(args, "format", format) || (format != "json" && format != "markdown"))
       return invalid("format must be json or markdown");
     if (!string_arg(args, "fields", fields)) return invalid("fields must be a string (a field mask)");
-    auto sub = tool_request(*ctx, "GET", "/v0/content-lake/resources/" + rid, fields.empty() ? "" : "fields=" + domain::sigv4::uri_encode(fields, false), "");
+    auto sub = tool_request(*run, "GET", "/v0/content-lake/resources/" + rid,
+                            fields.empty() ? "" : "fields=" + domain::sigv4::uri_encode(fields, false), "");
     sub->params = {{"id", rid}};
     bool markdown = format == "markdown";
     // The result depends on nothing but the REST answer it is shaped from, so it is kept beside it.
     kept_result kept;
-    if (auto* cache = ctx->actors->representations.get())
-      kept = {cache, representation_cache::key(ctx->who.tenant_id, rid, "mcp-" + format + '?' + fields)};
-    return plan_get_resource(self, sub, tool_answer(done, id, [markdown, rid](json::object resource) {
-      json::object out;
-      out["odrl_policy"] = domain::odrl_policy_path(rid);
-      std::optional<std::string> text;
-      if (markdown && resource.contains("content")) {
-        auto md = domain::render_markdown(resource.at("content"));
-        out["markdown"] = md;
-        text = md;
-      }
-      auto* rights = resource.if_contains("rights");
-      if (rights && rights->is_object() && domain::attribution_required(rights->as_object())) {
-        auto attribution = domain::mcp_attribution(resource);
-        out["attribution"] = attribution;
-        if (text) *text += "\n\n---\nAttribution: " + attribution;
-      }
-      out["resource"] = std::move(resource);
-      if (!text) {
-        text = json::serialize(out);
-      }
-      return domain::mcp_tool_result(std::move(out), std::move(text));
-    }, std::move(kept)));
+    if (auto* cache = run->actors->representations.get())
+      kept = {cache, representation_cache::key(run->who.tenant_id, rid, "mcp-" + format + '?' + fields)};
+    return plan_get_resource(plan_run{run.self(), sub,
+                                      tool_answer(
+                                        run, id,
+                                        [markdown, rid](json::object resource) {
+                                          json::object out;
+                                          out["odrl_policy"] = domain::odrl_policy_path(rid);
+                                          std::optional<std::string> text;
+                                          if (markdown && resource.contains("content")) {
+                                            auto md = domain::render_markdown(resource.at("content"));
+                                            out["markdown"] = md;
+                                            text = md;
+                                          }
+                                          auto* rights = resource.if_contains("rights");
+                                          if (rights && rights->is_object()
+                                              && domain::attribution_required(rights->as_object())) {
+                                            auto attribution = domain::mcp_attribution(resource);
+                                            out["attribution"] = attribution;
+                                            if (text) *text += "\n\n---\nAttribution: " + attribution;
+                                          }
+                                          out["resource"] = std::move(resource);
+                                          if (!text) {
+                                            text = json::serialize(out);
+                                          }
+                                          return domain::mcp_tool_result(std::move(out), std::move(text));
+                                        },
+                                        std::move(kept))});
   }
   if (name == "search") {
     if (auto unknown = only({"query", "search_id", "page_size", "filter", "fields"}))
@@ -193,8 +199,10 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
       if (!fields->is_string()) return invalid("fields must be a string (a field mask over each hit)");
       body["fields"] = *fields;
     }
-    auto sub = tool_request(*ctx, "POST", "/v0/content-lake/search", "", json::serialize(body));
-    return plan_search(self, sub, tool_answer(done, id, [](json::object answer) { return domain::mcp_tool_result(std::move(answer)); }));
+    auto sub = tool_request(*run, "POST", "/v0/content-lake/search", "", json::serialize(body));
+    return plan_search(plan_run{run.self(), sub, tool_answer(run, id, [](json::object answer) {
+                                  return domain::mcp_tool_result(std::move(answer));
+                                })});
   }
   if (name == "list_works") {
     if (auto unknown = only({"page_size", "page_token"})) return invalid("list_works has no argument " + unknown->substr(0, 64));
@@ -205,68 +213,74 @@ void call_tool(caf::event_based_actor* self, const std::shared_ptr<const request
     std::string query;
     if (page_size) query = "page_size=" + std::to_string(*page_size);
     if (!token.empty()) query += (query.empty() ? "" : "&") + std::string{"page_token="} + domain::sigv4::uri_encode(token, false);
-    auto sub = tool_request(*ctx, "GET", "/v0/content-lake/works", query, "");
-    return plan_list_works(self, sub, tool_answer(done, id, [](json::object answer) { return domain::mcp_tool_result(std::move(answer)); }));
+    auto sub = tool_request(*run, "GET", "/v0/content-lake/works", query, "");
+    return plan_list_works(plan_run{run.self(), sub, tool_answer(run, id, [](json::object answer) {
+                                      return domain::mcp_tool_result(std::move(answer));
+                                    })});
   }
   invalid("Unknown tool: " + name.substr(0, 64));
 }
 
-void answer(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx, const reply_fn& done,
-            const mcp_policy& policy) {
-  const auto& req = ctx->request;
+void answer(const plan_run& run, const mcp_policy& policy) {
+  const auto& req = run->request;
   // DNS rebinding: a browser page may reach a local endpoint; only the Origins configured may, and
   // pages of this machine (a rebinding page's Origin carries the attacker's name, never a loopback one).
   if (!req.origin.empty() && !domain::loopback_origin(req.origin)
       && std::find(policy.allowed_origins.begin(), policy.allowed_origins.end(), req.origin) == policy.allowed_origins.end())
-    return done(domain::api_reply::failure(domain::error_id::origin_not_allowed,
-                                           "Requests from this Origin may not use the MCP endpoint.",
-                                           {{"Origin", "not in mcp.allowed_origins"}}));
+    return run.answer(domain::api_reply::failure(domain::error_id::origin_not_allowed,
+                                                 "Requests from this Origin may not use the MCP endpoint.",
+                                                 {{"Origin", "not in mcp.allowed_origins"}}));
   if (!req.mcp_protocol_version.empty() && !domain::mcp_version_supported(req.mcp_protocol_version))
-    return done(domain::api_reply::failure(domain::error_id::mcp_protocol_version_unsupported,
-                                           "This MCP endpoint speaks 2025-06-18 and 2025-03-26.",
-                                           {{"MCP-Protocol-Version", "2025-06-18 or 2025-03-26"}}));
-  if (auto refusal = refuse_unless_json_body(req)) return done(std::move(*refusal));
+    return run.answer(domain::api_reply::failure(domain::error_id::mcp_protocol_version_unsupported,
+                                                 "This MCP endpoint speaks 2025-06-18 and 2025-03-26.",
+                                                 {{"MCP-Protocol-Version", "2025-06-18 or 2025-03-26"}}));
+  if (auto refusal = refuse_unless_json_body(req)) return run.answer(std::move(*refusal));
   auto message = domain::parse_mcp_message(req.body);
   using kind = domain::mcp_message::kind;
   if (message.what == kind::invalid)
-    return done(jsonrpc_reply(400, domain::jsonrpc_error(message.id, message.error_code, message.error_message)));
+    return run.answer(jsonrpc_reply(400, domain::jsonrpc_error(message.id, message.error_code, message.error_message)));
   if (message.what != kind::request) {
     // Notifications (notifications/initialized, cancellations) and responses: accepted, nothing to answer.
     domain::api_reply accepted;
     accepted.status = 202;
     accepted.content_type.clear();
-    return done(std::move(accepted));
+    return run.answer(std::move(accepted));
   }
   const auto& id = message.id;
   const auto& method = message.method;
   if (method == "initialize") {
     std::string requested;
     if (auto* v = message.params.if_contains("protocolVersion"); v && v->is_string()) requested = std::string{v->as_string()};
-    return done(jsonrpc_reply(200, domain::jsonrpc_result(id, domain::mcp_initialize_result(requested, policy.server_version))));
+    return run.answer(
+      jsonrpc_reply(200, domain::jsonrpc_result(id, domain::mcp_initialize_result(requested, policy.server_version))));
   }
-  if (method == "ping") return done(jsonrpc_reply(200, domain::jsonrpc_result(id, json::object{})));
+  if (method == "ping") return run.answer(jsonrpc_reply(200, domain::jsonrpc_result(id, json::object{})));
   if (method == "tools/list")
-    return done(jsonrpc_reply(200, domain::jsonrpc_result(id, json::object{{"tools", domain::mcp_tools()}})));
+    return run.answer(jsonrpc_reply(200, domain::jsonrpc_result(id, json::object{{"tools", domain::mcp_tools()}})));
   if (method == "tools/call") {
     auto* name = message.params.if_contains("name");
     if (!name || !name->is_string())
-      return done(jsonrpc_reply(200, domain::jsonrpc_error(id, domain::jsonrpc::invalid_params, "tools/call names its tool")));
+      return run.answer(
+        jsonrpc_reply(200, domain::jsonrpc_error(id, domain::jsonrpc::invalid_params, "tools/call names its tool")));
     json::object args;
     if (auto* a = message.params.if_contains("arguments")) {
       if (!a->is_object())
-        return done(jsonrpc_reply(200, domain::jsonrpc_error(id, domain::jsonrpc::invalid_params, "arguments must be an object")));
+        return run.answer(jsonrpc_reply(
+          200, domain::jsonrpc_error(id, domain::jsonrpc::invalid_params, "arguments must be an object")));
       args = a->as_object();
     }
-    return call_tool(self, ctx, done, id, std::string{name->as_string()}, args);
+    return call_tool(run, id, std::string{name->as_string()}, args);
   }
-  done(jsonrpc_reply(200, domain::jsonrpc_error(id, domain::jsonrpc::method_not_found, "Method not found: " + method.substr(0, 64))));
+  run.answer(jsonrpc_reply(
+    200, domain::jsonrpc_error(id, domain::jsonrpc::method_not_found, "Method not found: " + method.substr(0, 64))));
 }
 
 }  // namespace
 
-void plan_mcp(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  ask(self, *ctx, done, ctx->actors->get<mcp_actor>(), "mcp",
-      [self, ctx, done](std::shared_ptr<const mcp_policy> policy) { answer(self, ctx, done, *policy); }, mcp_policy_atom_v);
+void plan_mcp(const plan_run& run) {
+  ask(
+    run, run->actors->get<mcp_actor>(), "mcp",
+    [run](std::shared_ptr<const mcp_policy> policy) { answer(run, *policy); }, mcp_policy_atom_v);
 }
 
 mcp_actor::behavior_type mcp_holder(mcp_actor::pointer self, std::shared_ptr<const mcp_policy> policy) {

@@ -10,7 +10,7 @@
 
 namespace cl::actors {
 
-void plan_mcp(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_mcp(const plan_run& run);
 
 /// The MCP group's actor: answers its policy.
 mcp_actor::behavior_type mcp_holder(mcp_actor::pointer self, std::shared_ptr<const mcp_policy> policy);

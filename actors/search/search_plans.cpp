@@ -135,11 +135,10 @@ json::object hit_json(gathered& g, const storage::search_hit& h, const domain::r
   return masked;
 }
 
-void answer(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-            const std::shared_ptr<gathered>& g, const reply_fn& done) {
+void answer(const plan_run& run, const std::shared_ptr<gathered>& g) {
   ask(
-    self, *ctx, done, ctx->actors->get<search_session_actor>(), "search sessions",
-    [g, done](std::vector<std::string>& fresh) {
+    run, run->actors->get<search_session_actor>(), "search sessions",
+    [run, g](std::vector<std::string>& fresh) {
       // A concurrent page of the same session may have answered some of these: never twice.
       std::unordered_set<std::string> mine(fresh.begin(), fresh.end());
       // Written by hand so that `score` is a plain decimal (Boost.JSON writes 8.08E1), into the
@@ -176,7 +175,7 @@ void answer(caf::event_based_actor* self, const std::shared_ptr<const request_co
       body += "],\"total_estimate\":" + std::to_string(total) + ",\"exhausted\":" + (g->exhausted ? "true" : "false") + "}";
       auto r = json_reply(200, std::move(body));
       r.headers.emplace_back("Cache-Control", "no-store");
-      done(std::move(r));
+      run.answer(std::move(r));
     },
     answered_atom_v,
     session_record{g->call.owner, g->call.search_id, g->ids, g->call.unopened, g->call.request, g->opened_at});
@@ -214,19 +213,18 @@ search_call with_budget(const std::shared_ptr<gathered>& g) {
 /// when it may not. A Resource the caller may not use the content of is thus found, excluded and
 /// ranked by its title only, whatever its content holds (`cobalt -tangerine` or `NOT tangerine`
 /// never test its words).
-void round(caf::event_based_actor* self, const std::shared_ptr<const request_context>& ctx,
-           const std::shared_ptr<gathered>& g, const reply_fn& done) {
+void round(const plan_run& run, const std::shared_ptr<gathered>& g) {
   ask(
-    self, *ctx, done, ctx->actors->get<search_session_actor>(), "search sessions",
-    [self, ctx, g, done](search_outcome& o) {
+    run, run->actors->get<search_session_actor>(), "search sessions",
+    [run, g](search_outcome& o) {
       if (o.error) {
-        if (o.error->id == error_id::backend_unavailable) return done(backend_unavailable("search index"));
+        if (o.error->id == error_id::backend_unavailable) return run.answer(backend_unavailable("search index"));
         if (o.error->id == error_id::search_index_rebuilding || o.error->id == error_id::search_index_behind) {
           auto r = domain::api_reply::from(std::move(*o.error));
           r.retry_after_seconds = o.error->id == error_id::search_index_rebuilding ? 5 : 1;
-          return done(std::move(r));
+          return run.answer(std::move(r));
         }
-        return done(domain::api_reply::from(std::move(*o.error)));
+        return run.answer(domain::api_reply::from(std::move(*o.error)));
       }
       if (g->call.search_id.empty()) {  // a new search: its session opens with this page's record
         g->call.search_id = o.search_id;
@@ -239,134 +237,128 @@ void round(caf::event_based_actor* self, const std::shared_ptr<const request_con
       g->budget -= std::max(1, o.spent);
       if (o.session_full) {
         g->exhausted = true;
-        return answer(self, ctx, g, done);
+        return answer(run, g);
       }
       std::vector<std::string> works;
       for (const auto* list : {&o.full, &o.metadata})
         for (const auto& h : list->hits) works.push_back(h.work_id);
       auto shared = std::make_shared<search_outcome>(std::move(o));
-      with_rights_of(
-        self, ctx, std::move(works),
-        [self, ctx, g, done, shared](const std::vector<domain::resolved_rights>& rights) {
-          const auto& request = shared->request;
-          const auto& full = shared->full;
-          const auto& metadata = shared->metadata;
-          std::vector<pick> from_full, from_metadata;
-          for (std::size_t i = 0; i < full.hits.size(); ++i) {
-            bool allowed = !domain::check_content_use(rights[i], g->use);
-            bool usable = allowed && (!g->use.usage.empty() || rights[i].usable);
-            // Not this list's to answer: ranked past in later rounds.
-            if (!allowed || (request.usable_only && !usable)) g->call.full.exclude.push_back(full.hits[i].id);
-            else from_full.push_back({&full.hits[i], i, true});
-          }
-          for (std::size_t i = 0; i < metadata.hits.size(); ++i) {
-            auto r = full.hits.size() + i;
-            // A hit whose content the caller may use is the full list's; with `usable`, no hit is
-            // this list's (refused hits are never usable).
-            if (request.usable_only || !domain::check_content_use(rights[r], g->use))
-              g->call.metadata.exclude.push_back(metadata.hits[i].id);
-            else
-              from_metadata.push_back({&metadata.hits[i], r, false});
-          }
-          // Merged by score. A candidate is answered only when the other list cannot rank a better
-          // one later (its lowest candidate scores no more), unless this is the last round.
-          bool last = g->budget <= 0;
-          auto full_bound = bound_of(full), metadata_bound = bound_of(metadata);
-          std::size_t a = 0, b = 0;
-          while (g->ids.size() < g->page_size && (a < from_full.size() || b < from_metadata.size())) {
-            bool take_full = b == from_metadata.size()
-                             || (a < from_full.size() && from_full[a].hit->score >= from_metadata[b].hit->score);
-            const auto& p = take_full ? from_full[a] : from_metadata[b];
-            if (!last && p.hit->score < (take_full ? metadata_bound : full_bound)) break;
-            g->ids.push_back(p.hit->id);
-            g->hits.push_back(hit_json(*g, *p.hit, rights[p.rights], p.content_allowed));
-            g->call.full.exclude.push_back(p.hit->id);
-            g->call.metadata.exclude.push_back(p.hit->id);
-            ++(take_full ? a : b);
-          }
-          auto waiting_full = from_full.size() - a, waiting_metadata = from_metadata.size() - b;
-          bool full_done = full.exhausted && waiting_full == 0;
-          bool metadata_done = (metadata.exhausted || request.usable_only) && waiting_metadata == 0;
-          auto short_by = g->page_size - g->ids.size();
-          if (short_by > 0 && !(full_done && metadata_done) && !last) {
-            // Ask each list for what waits of it again (not answered yet, so not passed over) and
-            // twice as many as missing.
-            g->call.full.candidates = full_done ? 0 : std::min(max_page_size, waiting_full + 2 * short_by);
-            g->call.metadata.candidates = metadata_done ? 0 : std::min(max_page_size, waiting_metadata + 2 * short_by);
-            return round(self, ctx, g, done);
-          }
-          g->exhausted = full_done && metadata_done;
-          answer(self, ctx, g, done);
-        },
-        done);
+      with_rights_of(run, std::move(works), [run, g, shared](const std::vector<domain::resolved_rights>& rights) {
+        const auto& request = shared->request;
+        const auto& full = shared->full;
+        const auto& metadata = shared->metadata;
+        std::vector<pick> from_full, from_metadata;
+        for (std::size_t i = 0; i < full.hits.size(); ++i) {
+          bool allowed = !domain::check_content_use(rights[i], g->use);
+          bool usable = allowed && (!g->use.usage.empty() || rights[i].usable);
+          // Not this list's to answer: ranked past in later rounds.
+          if (!allowed || (request.usable_only && !usable))
+            g->call.full.exclude.push_back(full.hits[i].id);
+          else
+            from_full.push_back({&full.hits[i], i, true});
+        }
+        for (std::size_t i = 0; i < metadata.hits.size(); ++i) {
+          auto r = full.hits.size() + i;
+          // A hit whose content the caller may use is the full list's; with `usable`, no hit is
+          // this list's (refused hits are never usable).
+          if (request.usable_only || !domain::check_content_use(rights[r], g->use))
+            g->call.metadata.exclude.push_back(metadata.hits[i].id);
+          else
+            from_metadata.push_back({&metadata.hits[i], r, false});
+        }
+        // Merged by score. A candidate is answered only when the other list cannot rank a better
+        // one later (its lowest candidate scores no more), unless this is the last round.
+        bool last = g->budget <= 0;
+        auto full_bound = bound_of(full), metadata_bound = bound_of(metadata);
+        std::size_t a = 0, b = 0;
+        while (g->ids.size() < g->page_size && (a < from_full.size() || b < from_metadata.size())) {
+          bool take_full = b == from_metadata.size()
+                           || (a < from_full.size() && from_full[a].hit->score >= from_metadata[b].hit->score);
+          const auto& p = take_full ? from_full[a] : from_metadata[b];
+          if (!last && p.hit->score < (take_full ? metadata_bound : full_bound)) break;
+          g->ids.push_back(p.hit->id);
+          g->hits.push_back(hit_json(*g, *p.hit, rights[p.rights], p.content_allowed));
+          g->call.full.exclude.push_back(p.hit->id);
+          g->call.metadata.exclude.push_back(p.hit->id);
+          ++(take_full ? a : b);
+        }
+        auto waiting_full = from_full.size() - a, waiting_metadata = from_metadata.size() - b;
+        bool full_done = full.exhausted && waiting_full == 0;
+        bool metadata_done = (metadata.exhausted || request.usable_only) && waiting_metadata == 0;
+        auto short_by = g->page_size - g->ids.size();
+        if (short_by > 0 && !(full_done && metadata_done) && !last) {
+          // Ask each list for what waits of it again (not answered yet, so not passed over) and
+          // twice as many as missing.
+          g->call.full.candidates = full_done ? 0 : std::min(max_page_size, waiting_full + 2 * short_by);
+          g->call.metadata.candidates = metadata_done ? 0 : std::min(max_page_size, waiting_metadata + 2 * short_by);
+          return round(run, g);
+        }
+        g->exhausted = full_done && metadata_done;
+        answer(run, g);
+      });
     },
     search_atom_v, with_budget(g));
 }
 
 }  // namespace
 
-void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done) {
-  auto use = request_use(*ctx);
-  if (auto* refusal = std::get_if<domain::api_reply>(&use)) return done(std::move(*refusal));
-  auto parsed = json_body(ctx->request);
-  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return done(std::move(*refusal));
+void plan_search(const plan_run& run) {
+  auto use = request_use(*run);
+  if (auto* refusal = std::get_if<domain::api_reply>(&use)) return run.answer(std::move(*refusal));
+  auto parsed = json_body(run->request);
+  if (auto* refusal = std::get_if<domain::api_reply>(&parsed)) return run.answer(std::move(*refusal));
   const auto& body = std::get<json::object>(parsed);
   if (auto refusal = unknown_members(body, {"query", "filter", "page_size", "search_id", "fields"}))
-    return done(std::move(*refusal));
+    return run.answer(std::move(*refusal));
   auto g = std::make_shared<gathered>();
-  g->tenant = ctx->who.tenant_id;
-  g->principal = ctx->who.subject;
+  g->tenant = run->who.tenant_id;
+  g->principal = run->who.subject;
   if (auto* v = body.if_contains("fields")) {
     // Like the query parameter of a read: comma-separated paths; per page, not kept by the session.
-    if (!v->is_string()) return done(invalid_field("/fields", "must be a string of comma-separated field paths"));
+    if (!v->is_string()) return run.answer(invalid_field("/fields", "must be a string of comma-separated field paths"));
     auto parsed = domain::parse_field_mask(v->as_string(), domain::search_hit_fields());
-    if (auto* e = std::get_if<domain::api_error>(&parsed)) return done(domain::api_reply::from(std::move(*e)));
+    if (auto* e = std::get_if<domain::api_error>(&parsed)) return run.answer(domain::api_reply::from(std::move(*e)));
     g->mask = std::get<domain::field_mask>(std::move(parsed));
   }
   g->use = std::get<domain::content_use>(use);
-  g->call.owner = domain::session_owner{ctx->who.tenant_id, ctx->who.subject, ctx->who.client_id};
-  g->call.at_least = ctx->at_least;
+  g->call.owner = domain::session_owner{run->who.tenant_id, run->who.subject, run->who.client_id};
+  g->call.at_least = run->at_least;
   if (auto* v = body.if_contains("page_size")) {
     if (!v->is_int64() || v->as_int64() < 1 || v->as_int64() > static_cast<std::int64_t>(max_page_size))
-      return done(invalid_field("/page_size", "must be a whole number from 1 to 100"));
+      return run.answer(invalid_field("/page_size", "must be a whole number from 1 to 100"));
     g->page_size = static_cast<std::size_t>(v->as_int64());
   }
   if (auto* v = body.if_contains("search_id")) {
-    if (!v->is_string() || v->as_string().empty()) return done(invalid_field("/search_id", "must be a srch_ id"));
+    if (!v->is_string() || v->as_string().empty()) return run.answer(invalid_field("/search_id", "must be a srch_ id"));
     if (body.contains("query") || body.contains("filter"))
-      return done(invalid_field("/search_id", "continues a search: send it without query and filter"));
+      return run.answer(invalid_field("/search_id", "continues a search: send it without query and filter"));
     g->call.search_id = std::string{v->as_string()};
   } else {
     auto request = parse_request(body);
-    if (auto* refusal = std::get_if<domain::api_reply>(&request)) return done(std::move(*refusal));
+    if (auto* refusal = std::get_if<domain::api_reply>(&request)) return run.answer(std::move(*refusal));
     g->call.request = std::get<domain::search_request>(std::move(request));
   }
-  with_principals(
-    self, ctx,
-    [self, ctx, g, done](std::vector<std::string> principals) {
-      g->call.principals = std::move(principals);
-      // A list asked for nothing answers exhausted at once. The full list only where the tenant's
-      // contracts can allow the use somewhere, the metadata list only where they can refuse it:
-      // a tenant whose content is all readable pays one index query a round, not two.
-      auto lists = [self, ctx, g, done](bool allowed, bool refused) {
-        g->call.full.candidates = allowed ? g->page_size : 0;
-        // Refused hits never pass `usable`: with it, the metadata list has nothing to answer (a
-        // continuation learns it from its session in the first round).
-        g->call.metadata.candidates = refused && !g->call.request.usable_only ? g->page_size : 0;
-        round(self, ctx, g, done);
-      };
-      // Kept by the rights resolver for the current rights epoch; a miss asks it.
-      auto epoch = ctx->actors->rights_epoch ? ctx->actors->rights_epoch->load() : 0;
-      auto cached = ctx->actors->possible_cache && ctx->actors->caches_current()
-                      ? ctx->actors->possible_cache->find(
-                                                    possible_cache_key(ctx->who.tenant_id, g->use.usage, epoch),
-                                                    domain::now_seconds())
-                                                : std::nullopt;
-      if (cached) return lists(cached->first, cached->second);
-      ask(self, *ctx, done, ctx->actors->get<rights_actor>(), "rights resolver", std::move(lists), possible_atom_v,
-          ctx->who.tenant_id, g->use.usage);
-    },
-    done);
+  with_principals(run, [run, g](std::vector<std::string> principals) {
+    g->call.principals = std::move(principals);
+    // A list asked for nothing answers exhausted at once. The full list only where the tenant's
+    // contracts can allow the use somewhere, the metadata list only where they can refuse it:
+    // a tenant whose content is all readable pays one index query a round, not two.
+    auto lists = [run, g](bool allowed, bool refused) {
+      g->call.full.candidates = allowed ? g->page_size : 0;
+      // Refused hits never pass `usable`: with it, the metadata list has nothing to answer (a
+      // continuation learns it from its session in the first round).
+      g->call.metadata.candidates = refused && !g->call.request.usable_only ? g->page_size : 0;
+      round(run, g);
+    };
+    // Kept by the rights resolver for the current rights epoch; a miss asks it.
+    auto epoch = run->actors->rights_epoch ? run->actors->rights_epoch->load() : 0;
+    auto cached = run->actors->possible_cache && run->actors->caches_current() ? run->actors->possible_cache->find(
+                    possible_cache_key(run->who.tenant_id, g->use.usage, epoch), domain::now_seconds())
+                                                                               : std::nullopt;
+    if (cached) return lists(cached->first, cached->second);
+    ask(run, run->actors->get<rights_actor>(), "rights resolver", std::move(lists), possible_atom_v, run->who.tenant_id,
+        g->use.usage);
+  });
 }
 
 }  // namespace cl::actors

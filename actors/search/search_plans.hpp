@@ -10,6 +10,6 @@
 namespace cl::actors {
 
 /// POST /v0/content-lake/search (a new search, or the next page of `search_id`)
-void plan_search(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn done);
+void plan_search(const plan_run& run);
 
 }  // namespace cl::actors

@@ -227,11 +227,11 @@ namespace {
 std::atomic<int> write_plan_runs{0};
 
 /// A write's plan that only counts that it ran.
-void counting_write_plan(caf::event_based_actor*, std::shared_ptr<const request_context>, reply_fn done) {
+void counting_write_plan(const plan_run& run) {
   ++write_plan_runs;
   domain::api_reply r;
   r.status = 201;
-  done(std::move(r));
+  run.answer(std::move(r));
 }
 
 }  // namespace
