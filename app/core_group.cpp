@@ -1,6 +1,6 @@
 // The platform every route group builds on: auth (spec 5), rate limiting (spec 8), the readers and
 // the writer of the record store, the idempotency ledger (spec 4.6), the rights resolver
-// (spec 2.3), and the OpenAPI document. Its configuration is the core's (config/settings.hpp).
+// (spec 2.3). Its configuration is the core's (config/settings.hpp).
 
 #include "actors/auth.hpp"
 #include "actors/ledger.hpp"
@@ -31,13 +31,6 @@ namespace cl::app {
 namespace {
 
 using children = caf::expected<std::vector<actors::child_spec>>;
-
-domain::api_reply serve_openapi(const domain::api_request&, const http::local_context&) {
-  domain::api_reply r;
-  r.body = std::string{http::openapi_document()};
-  r.headers.emplace_back("Cache-Control", "public, max-age=300");
-  return r;
-}
 
 children spawn_auth(const startup& s) {
   auto cfg = std::make_shared<actors::auth_config>();
@@ -271,7 +264,6 @@ children spawn_readers(const startup& s) {
 
 void register_core(registry& r) {
   r.add_options(storage::backend_options());
-  r.add_routes({{"GET", "/v0/openapi.json", "", nullptr, &serve_openapi}});
   r.add_actors("auth", &spawn_auth);
   r.add_actors("rate_limiter", &spawn_rate_limiter);
   r.add_actors("rights", &spawn_rights);

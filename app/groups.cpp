@@ -7,6 +7,7 @@ const registry& groups() {
     registry r;
     // The registration list: one line per route group.
     register_core(r);
+    register_reference(r);
     register_resources(r);
     register_access(r);
     register_catalog(r);

@@ -8,8 +8,10 @@
 namespace cl::app {
 
 /// The platform every group builds on: auth, rate limiting, the readers and the writer, the
-/// idempotency ledger, the rights resolver, and GET /v0/openapi.json.
+/// idempotency ledger and the rights resolver.
 void register_core(registry& r);
+/// The API's description of itself: the OpenAPI document and the browsable reference (no token).
+void register_reference(registry& r);
 /// Resources, their versions, entities and content units.
 void register_resources(registry& r);
 /// Access grants on Resources (layer 2) and the group directory.

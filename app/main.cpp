@@ -119,8 +119,8 @@ int serve(const std::string& config_file, const std::vector<std::pair<std::strin
              << blobs_cfg.embedded_listen.host << ":" << *blobs << " s3 cp FILE s3://" << blobs_cfg.embedded_bucket
              << "/KEY\n";
       }
-      hint << "  The OpenAPI document: curl http://" << settings->listen.host << ":" << svc.port()
-           << "/v0/openapi.json\n";
+      hint << "  The API reference, in a browser: http://" << settings->listen.host << ":" << svc.port()
+           << "/v0/docs (the OpenAPI document it renders: /v0/openapi.json)\n";
       std::cerr << hint.str() << std::flush;
     }
     int code = svc.run();

@@ -302,6 +302,22 @@ def purges_guarded(svc, edge, alice, res):
     print("edge: purges without the secret are refused (403); the TLS front refuses PURGE (405)")
 
 
+def reference_through_edge(svc, edge):
+    """The API reference through the edge as served (issue 70): the page with its own policy, whose
+    nonce is the one on its script tag; the script byte for byte; the tag's 304."""
+    for _ in range(2):  # a second read too: if the edge keeps the page, header and body stay together
+        status, got, page = edge.get("/v0/docs", headers={"Accept": "text/html"})
+        assert status == 200, status
+        assert got["Content-Type"] == "text/html; charset=utf-8", got
+        nonce = re.search(r"'nonce-([A-Za-z0-9_-]+)'", got["Content-Security-Policy"]).group(1)
+        assert ('<script src="/v0/docs/reference.js" nonce="%s">' % nonce).encode() in page, page[:300]
+    status, got, script = edge.get("/v0/docs/reference.js")
+    _, _, direct = svc.request("GET", "/v0/docs/reference.js")
+    assert status == 200 and script == direct, (status, len(script), len(direct))
+    assert edge.get("/v0/docs/reference.js", headers={"If-None-Match": got["ETag"]})[0] == 304
+    print("edge: the API reference and its script pass unchanged")
+
+
 def feed_unbuffered(svc, edge, alice):
     start = ok(*svc.request("GET", "/v0/content-lake/changes?types=work.created", alice)[::2])["next_cursor"]
     # A long poll through Varnish answers as soon as the change is written.
@@ -382,6 +398,7 @@ def main():
         purges_guarded(svc, edge, alice, resource(svc, alice, "Guarded", work))
         fresh_after_policy(svc, edge, alice, resource(svc, alice, "Policed", other_work), policy_file)
         feed_unbuffered(svc, edge, alice)
+        reference_through_edge(svc, edge)
         wait_until("no purge lag", lambda: metric(svc, "contentlake_edge_purge_lag_seconds") == 0)
         secret = open(os.path.join(svc.dir.name, "identity/edge-purge-secret")).read().strip()
         svc.shutdown()

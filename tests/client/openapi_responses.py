@@ -208,7 +208,12 @@ def replay_calls(svc, doc, check, failures, receiver):
             finally:
                 svc.port = through
             check("HEAD", template, path, head_status, b"", headers=head_headers)
-        return json.loads(answer) if answer and status != 304 else None
+        if not answer or status == 304:
+            return None
+        try:
+            return json.loads(answer)
+        except ValueError:
+            return answer  # the reference's page and script
 
     changes = "/v0/content-lake/changes"
     feed_start = call("GET", changes, changes, expect=200)["next_cursor"]
@@ -345,6 +350,13 @@ def replay_calls(svc, doc, check, failures, receiver):
     call("DELETE", mcp, mcp, expect=405)  # no session to end
     # Every other operation: its success path and a documented error.
     call("GET", "/v0/openapi.json", "/v0/openapi.json", expect=200)
+    # The reference: the page, its script, each tagged (304 to the tag), 406 to an Accept without them.
+    for template in ("/v0/openapi.json", "/v0/docs", "/v0/docs/reference.js"):
+        call("GET", template, template, expect=200)
+        status, got, _ = svc.request("GET", template, token)
+        call("GET", template, template, expect=304, headers={"If-None-Match": {k.lower(): v for k, v in got.items()}["etag"]})
+    call("GET", "/v0/docs", "/v0/docs", expect=406, headers={"Accept": "application/json"})
+    call("GET", "/v0/docs/reference.js", "/v0/docs/reference.js", expect=406, headers={"Accept": "text/html"})
     call("GET", "/v0/content-lake/works/{id}", "/v0/content-lake/works/" + work, expect=200)
     call("GET", "/v0/content-lake/works/{id}", "/v0/content-lake/works/wk_missing", expect=404)
     call("GET", one, path + "?fields=update_token,content", expect=403)  # the contract refuses reading

@@ -1,0 +1,12 @@
+#pragma once
+/// The vendored Redoc bundle (docs/vendor/redoc/, scripts/refresh-redoc), compiled into the binary
+/// like the OpenAPI document (http/openapi.hpp).
+
+#include <string_view>
+
+namespace cl::http {
+
+/// The bytes of docs/vendor/redoc/redoc.standalone.js.
+std::string_view redoc_bundle();
+
+}  // namespace cl::http
