@@ -33,13 +33,14 @@ std::optional<domain::api_reply> refuse_unless(std::string_view accept, std::str
 domain::api_reply tagged(const domain::api_request& q, std::string_view type, std::string_view bytes,
                          const std::string& tag) {
   domain::api_reply r;
-  r.content_type = std::string{type};
   r.headers.emplace_back("Cache-Control", "public, max-age=300");
   r.headers.emplace_back("ETag", tag);
   if (domain::if_none_match_hits(q.if_none_match, tag.substr(1, tag.size() - 2))) {
-    r.status = 304;
+    r.status = 304;  // no body, so no Content-Type (as every 304 of this API)
+    r.content_type.clear();
     return r;
   }
+  r.content_type = std::string{type};
   r.body = std::string{bytes};
   return r;
 }
@@ -69,13 +70,14 @@ domain::api_reply serve_reference(const domain::api_request& q, const http::loca
   static const std::string tag
     = "W/" + entity_tag(domain::api_reference_page("") + reference_script() + std::string{http::openapi_document()});
   domain::api_reply r;
-  r.content_type = "text/html; charset=utf-8";
   r.headers.emplace_back("Cache-Control", "no-cache");
   r.headers.emplace_back("ETag", tag);
   if (domain::if_none_match_hits(q.if_none_match, tag.substr(3, tag.size() - 4))) {
     r.status = 304;
+    r.content_type.clear();
     return r;
   }
+  r.content_type = "text/html; charset=utf-8";
   auto nonce = domain::random_id("");
   r.headers.emplace_back("Content-Security-Policy", domain::api_reference_policy(nonce));
   r.headers.emplace_back("X-Content-Type-Options", "nosniff");
