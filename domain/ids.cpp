@@ -27,12 +27,13 @@ std::string_view random_bytes(std::size_t bytes) {
   return out;
 }
 
+
+}  // namespace
+
 std::string random_base32(std::size_t bytes) {
   if (bytes > 32) throw std::runtime_error("random source: too many bytes at once");
   return base32_lower(random_bytes(bytes));
 }
-
-}  // namespace
 
 namespace {
 

@@ -18,6 +18,10 @@ std::string base32hex_lower(std::string_view bytes);
 /// so a group commit's inserts land next to each other in the stores' B-trees.
 std::string random_id(std::string_view prefix);
 
+/// Lowercase base32 of `bytes` (at most 32) bytes from the CSPRNG: a secret no one can guess, such
+/// as a page's CSP nonce (16 bytes: 128 bits).
+std::string random_base32(std::size_t bytes);
+
 /// A new request id for `X-Request-Id` when the client sent none or an unusable one.
 std::string new_request_id();
 

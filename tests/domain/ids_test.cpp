@@ -46,3 +46,15 @@ TEST_CASE("client request ids are echoed only when well-formed", "[ids]") {
   CHECK_FALSE(is_valid_request_id("quote\""));
   CHECK(is_valid_request_id(new_request_id()));
 }
+
+TEST_CASE("a random token is 128 bits in lowercase base32 and never repeats", "[ids]") {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    auto t = random_base32(16);
+    CHECK(t.size() == 26);  // ceil(128 / 5)
+    CHECK(t.find_first_not_of("abcdefghijklmnopqrstuvwxyz234567") == std::string::npos);
+    seen.insert(t);
+  }
+  CHECK(seen.size() == 1000);
+  CHECK_THROWS(random_base32(33));
+}
