@@ -1,6 +1,6 @@
 #pragma once
 /// The browsable API reference (`GET /v0/docs`, docs/api.md "The reference in a browser"): a page
-/// that loads the vendored Redoc bundle from this service and renders the OpenAPI document this
+/// that loads the pinned Redoc bundle from this service and renders the OpenAPI document this
 /// service serves. Nothing on it comes from another origin, and the policy sent with it says so.
 
 #include <string>

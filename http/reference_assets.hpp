@@ -1,5 +1,5 @@
 #pragma once
-/// The vendored Redoc bundle (docs/vendor/redoc/, scripts/refresh-redoc), compiled into the binary
+/// The pinned Redoc bundle (docs/vendor/redoc/, fetched by scripts/fetch-redoc), compiled into the binary
 /// like the OpenAPI document (http/openapi.hpp).
 
 #include <string_view>

@@ -16,7 +16,7 @@ using namespace cl::testing;
 
 namespace {
 
-std::string vendored_bundle() {
+std::string pinned_bundle() {
   std::ifstream in{source_dir() + "/docs/vendor/redoc/redoc.standalone.js", std::ios::binary};
   std::stringstream bytes;
   bytes << in.rdbuf();
@@ -81,13 +81,13 @@ TEST_CASE("the reference page is served without a token, under a policy that all
   CHECK(post->header("allow") == "GET, HEAD");
 }
 
-TEST_CASE("the reference's script and the OpenAPI document are the vendored bytes, tagged by their SHA-256", "[reference]") {
+TEST_CASE("the reference's script and the OpenAPI document are the pinned bytes, tagged by their SHA-256", "[reference]") {
   test_service svc;
   auto script = http_request(svc.port(), "GET", "/v0/docs/reference.js", {{"Accept", "*/*"}});
   REQUIRE(script->status == 200);
   CHECK(script->header("content-type") == "text/javascript; charset=utf-8");
-  // The vendored bundle, then the lines that start it on the page's element.
-  auto bundle = vendored_bundle();
+  // The pinned bundle (scripts/fetch-redoc), then the lines that start it on the page's element.
+  auto bundle = pinned_bundle();
   REQUIRE(script->body.size() > bundle.size());
   CHECK(script->body.compare(0, bundle.size(), bundle) == 0);
   CHECK(script->body.find("Redoc.init('/v0/openapi.json'", bundle.size()) != std::string::npos);
