@@ -132,9 +132,9 @@ void run_plan(caf::event_based_actor* self, const std::shared_ptr<request_job>& 
   if (!ctx->actors->records || ctx->actors->records->reflects_now(*at))
     return run_plan_at(self, job, ctx, std::move(reply));
   // Not yet: the log gate catches up (a read of the log on PostgreSQL) on its own thread.
-  auto waiting = plan_run{self, ctx, reply};
+  auto run = plan_run{self, ctx, reply};
   ask(
-    waiting, ctx->actors->get<log_gate_actor>(), "change log",
+    run, ctx->actors->get<log_gate_actor>(), "change log",
     [self, job, ctx, reply](bool reached) {
       if (reached) return run_plan_at(self, job, ctx, reply);
       auto r = domain::api_reply::failure(domain::error_id::position_not_reached,

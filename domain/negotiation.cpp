@@ -62,11 +62,14 @@ double quality_of(std::string_view accept, std::string_view type) {
   return quality;
 }
 
-std::optional<api_error> refuse_unless_json(std::string_view accept) {
-  if (quality_of(accept, "application/json") > 0) return std::nullopt;
-  return api_error{error_id::not_acceptable, "This operation answers application/json only; the Accept header excludes it.",
-                   {{"Accept", "include application/json (or */*)"}}};
+std::optional<api_error> refuse_unless(std::string_view accept, std::string_view type) {
+  if (quality_of(accept, type) > 0) return std::nullopt;
+  std::string t{type};
+  return api_error{error_id::not_acceptable, "This operation answers " + t + " only; the Accept header excludes it.",
+                   {{"Accept", "include " + t + " (or */*)"}}};
 }
+
+std::optional<api_error> refuse_unless_json(std::string_view accept) { return refuse_unless(accept, "application/json"); }
 
 std::string_view media_type(rendering r) {
   switch (r) {

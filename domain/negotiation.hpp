@@ -18,6 +18,9 @@ std::string_view media_type(rendering r);
 /// it (RFC 9110 12.5.1), 1 when `accept` is empty, below 0 when no range covers it.
 double quality_of(std::string_view accept, std::string_view type);
 
+/// 406 NOT_ACCEPTABLE when `accept` does not allow the media type `type` (absent allows it).
+std::optional<api_error> refuse_unless(std::string_view accept, std::string_view type);
+
 /// The rule of every operation that answers JSON only: 406 NOT_ACCEPTABLE when `accept` does not
 /// allow application/json (absent, `*/*`, `application/*` and `application/json` do).
 std::optional<api_error> refuse_unless_json(std::string_view accept);

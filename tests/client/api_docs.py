@@ -52,7 +52,6 @@ def main():
     want_headers = ["Idempotency-Key", "Content-Lake-Position", "X-Usage-Purpose", "Content-Usage", "tdm-reservation"]
     if report["headers_named"] != want_headers:
         failures.append("headers not on the page: %s" % sorted(set(want_headers) - set(report["headers_named"])))
-    unshown = unshown if scoped else []
     print("api_docs: %d operations rendered of %d, the scope shown on %d of %d, %d catalogue reasons, screenshot %s"
           % (len(rendered), len(operations), len(scoped) - len(unshown), len(scoped), len(reasons), screenshot))
     if failures:

@@ -44,3 +44,17 @@ TEST_CASE("nothing acceptable is NOT_ACCEPTABLE", "[negotiation]") {
   CHECK(refusal("", "text/html, application/xml;q=0.9") == error_id::not_acceptable);
   CHECK(refusal("", "application/json;q=0") == error_id::not_acceptable);
 }
+
+TEST_CASE("an operation of one media type refuses an Accept without it, naming the type", "[negotiation]") {
+  CHECK_FALSE(refuse_unless("", "text/html"));
+  CHECK_FALSE(refuse_unless("text/html,application/xhtml+xml,*/*;q=0.8", "text/html"));
+  CHECK_FALSE(refuse_unless("text/*", "text/javascript"));
+  auto refused = refuse_unless("application/json", "text/html");
+  REQUIRE(refused);
+  CHECK(refused->id == error_id::not_acceptable);
+  CHECK(refused->message == "This operation answers text/html only; the Accept header excludes it.");
+  CHECK(refuse_unless("text/html;q=0", "text/html"));
+  // The JSON rule is the same rule.
+  CHECK(refuse_unless_json("text/html")->message
+        == "This operation answers application/json only; the Accept header excludes it.");
+}
