@@ -363,6 +363,10 @@ class Postgres:
     def stop(self):
         self.thaw()  # a test that failed while the server was frozen
         subprocess.run([self.script, "stop", self.dir], capture_output=True)
+        if os.environ.get("CL_KEEP_TEST_DIRS"):  # the server's log stays in self.dir for a post-mortem
+            print("PostgreSQL's log: " + os.path.join(self.dir, "server.log"), file=sys.stderr)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class ExternalStore:
