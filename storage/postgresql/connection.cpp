@@ -39,6 +39,13 @@ bool starts_with(const char* s, const char* prefix) {
     broken = true;
     throw unavailable("the database is unavailable: " + message);
   }
+  // A write on a server that is not (or no longer, or not yet) the primary: a replicated
+  // database failing over, its old primary demoted or its new one still promoting. The
+  // connection is given up: the next one finds the primary (HAProxy, target_session_attrs).
+  if (code == "25006") {
+    broken = true;
+    throw unavailable("the database is read-only here (failing over?): " + message);
+  }
   if (code == "53100") throw store_full("the database has no room left (" + message + ")");
   // A value the database cannot hold as given (not UTF-8, or a key too long for its index).
   if (code == "22021" || code == "22P05" || code == "54000")

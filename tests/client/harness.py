@@ -490,9 +490,15 @@ class Cluster:
     """PostgreSQL, s3rver, two nodes and HAProxy; `stop` ends them all (call it in a `finally`).
     node2 reaches PostgreSQL through a `StallingProxy`, node1 directly."""
 
-    def __init__(self, binary, source, s3rver_dir, settings=None):
-        """`settings`: more environment for every node (a suite's own)."""
+    def __init__(self, binary, source, s3rver_dir, settings=None, replicated=None):
+        """`settings`: more environment for every node (a suite's own). `replicated` (by default
+        CL_TEST_DATABASE=replicated): the database is three Patroni-managed PostgreSQL members
+        (tests/client/replicated_db.py); node1 reaches the primary through HAProxy, node2 through a
+        libpq multi-host URL with target_session_attrs=read-write."""
         self.binary, self.source, self.s3rver_dir = binary, source, s3rver_dir
+        if replicated is None:
+            replicated = os.environ.get("CL_TEST_DATABASE") == "replicated"
+        self.replicated = replicated
         self.extra = dict(settings or {})
         self.dir = tempfile.mkdtemp(prefix="contentlake-cluster-")
         self.pg = self.store = self.haproxy = self.proxy = None
@@ -505,16 +511,24 @@ class Cluster:
 
     def start(self):
         binary, source, s3rver_dir = self.binary, self.source, self.s3rver_dir
-        self.pg = Postgres(source)
-        url = self.pg.create_database("contentlake")
-        socket_dir = re.search(r"host=(\S+)", url).group(1)
-        pg_port = re.search(r"port=(\d+)", url).group(1)
-        self.proxy = StallingProxy(os.path.join(socket_dir, ".s.PGSQL." + pg_port))
-        proxied = re.sub(r"host=\S+", "host=127.0.0.1", re.sub(r"port=\d+", "port=%d" % self.proxy.port, url))
+        database = {}
+        if self.replicated:
+            from replicated_db import ReplicatedPostgres
+            self.pg = ReplicatedPostgres(source)
+            url = self.pg.create_database("contentlake")
+            node2_url = self.pg.multi_host_url("contentlake")
+            database["CONTENTLAKE_STORAGE_POSTGRESQL_PASSWORD_FILE"] = self.pg.password_file
+        else:
+            self.pg = Postgres(source)
+            url = self.pg.create_database("contentlake")
+            socket_dir = re.search(r"host=(\S+)", url).group(1)
+            pg_port = re.search(r"port=(\d+)", url).group(1)
+            self.proxy = StallingProxy(os.path.join(socket_dir, ".s.PGSQL." + pg_port))
+            node2_url = re.sub(r"host=\S+", "host=127.0.0.1", re.sub(r"port=\d+", "port=%d" % self.proxy.port, url))
         self.store = ExternalStore("s3rver", s3rver_dir)
         self.secrets = os.path.join(self.dir, "cluster.secrets")
         subprocess.run([binary, "secrets", "init", "--to", self.secrets], check=True, capture_output=True)
-        settings = dict(self.store.settings, **{
+        settings = dict(self.store.settings, **database, **{
             "CONTENTLAKE_STORAGE_BACKEND": "postgresql",
             "CONTENTLAKE_STORAGE_POSTGRESQL_URL": url,
             "CONTENTLAKE_SECRETS_FILE": self.secrets,
@@ -526,7 +540,7 @@ class Cluster:
         settings = {**settings, **self.extra, **shared, "CONTENTLAKE_SECRETS_FILE": self.secrets}
         self.nodes.append(Node(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node1")))
         self.nodes.append(Node(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node2",
-                                                       CONTENTLAKE_STORAGE_POSTGRESQL_URL=proxied)))
+                                                       CONTENTLAKE_STORAGE_POSTGRESQL_URL=node2_url)))
         self.start_haproxy()
 
     def start_haproxy(self):

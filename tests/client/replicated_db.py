@@ -139,7 +139,7 @@ class ReplicatedPostgres:
             shutil.chown(member_dir, "postgres", "postgres")
         cfg["name"] = m
         cfg["restapi"].update({"listen": "127.0.0.1:%d" % rest, "connect_address": "127.0.0.1:%d" % rest})
-        cfg["etcd3"]["hosts"] = ",".join("127.0.0.1:%d" % p[0] for p in self.etcd_ports.values())
+        cfg["etcd"]["hosts"] = ",".join("127.0.0.1:%d" % p[0] for p in self.etcd_ports.values())
         hba = [re.sub(r"10\.0\.0\.0/24", "127.0.0.1/32", line) for line in cfg["bootstrap"]["pg_hba"]]
         cfg["bootstrap"]["pg_hba"] = hba
         auth = cfg["postgresql"]["authentication"]

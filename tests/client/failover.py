@@ -1,0 +1,405 @@
+"""The service on a replicated database through its faults (issue 68): three etcd members, three
+PostgreSQL 15 members managed by Patroni (synchronous, strict), HAProxy in front of them, all
+started from deploy/cluster/ with loopback addresses (tests/client/replicated_db.py); s3rver; two
+contentlake nodes, node1 reaching the primary through HAProxy and node2 through a libpq multi-host
+URL with target_session_attrs=read-write; the public HAProxy in front of the nodes.
+
+A load runs through the whole test: keyed writers (each retries its key until it is answered 201),
+an unkeyed writer (never retried: 201, or 503 with Retry-After), a reader of its own writes (a
+write through one node, read with its Content-Lake-Position through the other) and an SSE client
+(npm eventsource) following the feed through the public HAProxy. Faults, one after another:
+- the primary's PostgreSQL and Patroni SIGKILLed: a replica is promoted; measured: the kill to the
+  promotion and to the first acknowledged write, on each path to the database;
+- a planned switchover (`patronictl switchover`) under the load;
+- the synchronous standby killed, then started again;
+- one etcd member (the Raft leader) killed, then started again: nothing visible;
+- the primary frozen (SIGSTOP to its PostgreSQL and Patroni) until another is promoted, then
+  thawed: it rejoins as a replica.
+At the end a history check: every acknowledged write is in the database exactly once, no key had
+two effects, every read of one's own write found it, the feed through HAProxy is the commit-ordered
+change log, and the SSE client got every change once, in order.
+
+    failover.py CONTENTLAKE_BINARY SOURCE_DIR S3RVER_DIR EVENTSOURCE_NODE_MODULES
+"""
+import http.client
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Cluster, skip, wait_until  # noqa: E402
+from cluster import History, check, check_history, failures, header, resource  # noqa: E402
+
+TENANT = "t_cluster"
+T0 = time.monotonic()
+TIMELINE = []  # (seconds since T0, what happened): printed when a write went missing
+
+
+def mark(what):
+    TIMELINE.append((round(time.monotonic() - T0, 2), what))
+
+
+class Load:
+    """The clients that run through every fault, and what each was answered, with when."""
+
+    def __init__(self, c, token, history):
+        self.c, self.token, self.history = c, token, history
+        self.running = threading.Event()
+        self.running.set()
+        self.lock = threading.Lock()
+        self.acks = []  # (when sent, when answered, path) of each acknowledged keyed write
+        self.acked_at = {}  # resource id -> (when sent, when answered, path): where a lost write came from
+        self.failed = []  # (monotonic time, path, status) of each keyed attempt not answered 201
+        self.unkeyed = []  # (monotonic time, status)
+        self.bad = []  # answers no client may get
+        self.ryw = {"checked": 0, "stale": [], "unavailable": 0}
+        self.unfinished = []
+        # Writers through the public HAProxy, and straight to each node: node1 reaches the primary
+        # through HAProxy, node2 through libpq's multi-host URL.
+        paths = [("balancer", c.port), ("balancer", c.port), ("node1", c.nodes[0].port),
+                 ("node2", c.nodes[1].port)]
+        self.threads = [threading.Thread(target=self.keyed, args=(n, name, port)) for n, (name, port) in
+                        enumerate(paths)]
+        self.threads += [threading.Thread(target=self.unkeyed_writer), threading.Thread(target=self.reader)]
+        for t in self.threads:
+            t.start()
+
+    def post(self, port, key, title, conn):
+        headers = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json"}
+        if key:
+            headers["Idempotency-Key"] = key
+        try:
+            conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request("POST", "/v0/content-lake/resources", json.dumps(resource(title)), headers)
+            r = conn.getresponse()
+            return r.status, dict(r.getheaders()), r.read(), conn
+        except (OSError, http.client.HTTPException) as e:
+            return 0, {}, str(e).encode(), None
+
+    def judge(self, status, headers, body, keyed):
+        """An answer a client may get: 201; 503 with Retry-After (the database is away; from a node
+        or from the balancer); for a keyed write also a lost connection or a 502/504 (it retries)."""
+        if status == 201:
+            return
+        if status == 503 and header(headers, "Retry-After"):
+            return
+        if keyed and status in (0, 502, 504):
+            return
+        if keyed and status == 409 and b"IDEMPOTENCY_KEY_IN_USE" in body:
+            return  # its first attempt is still running (on a database that went away): retry shortly
+        with self.lock:
+            self.bad.append((status, body[:200]))
+
+    def keyed(self, n, path, port):
+        conn, i = None, 0
+        while self.running.is_set():
+            i += 1
+            key = "fo-%d-%d" % (n, i)
+            deadline = None
+            while True:
+                sent = time.monotonic()
+                status, headers, body, conn = self.post(port, key, key, conn)
+                self.judge(status, headers, body, True)
+                now = time.monotonic()
+                if status == 201:
+                    got = self.history.created(status, body, key)
+                    with self.lock:
+                        self.acks.append((sent, now, path))
+                        self.acked_at[got["id"]] = (sent, now, path)
+                    break
+                with self.lock:
+                    self.failed.append((now, path, status))
+                if not self.running.is_set():  # finishing: a key already sent is resolved, within 60 s
+                    deadline = deadline or now + 60
+                    if now > deadline:
+                        self.unfinished.append(key)
+                        break
+                time.sleep(0.05)  # the client's back-off before it sends the same key again
+
+    def unkeyed_writer(self):
+        conn = None
+        while self.running.is_set():
+            sent = time.monotonic()
+            status, headers, body, conn = self.post(self.c.port, None, "unkeyed", conn)
+            self.judge(status, headers, body, False)
+            got = self.history.created(status, body)
+            if got:
+                with self.lock:
+                    self.acked_at[got["id"]] = (sent, time.monotonic(), "unkeyed")
+            with self.lock:
+                self.unkeyed.append((time.monotonic(), status))
+            if status != 201:
+                conn = None
+                time.sleep(0.05)
+
+    def reader(self):
+        """Writes through one node and reads the write through the other with its position."""
+        c, i = self.c, 0
+        while self.running.is_set():
+            i += 1
+            a, b = (c.nodes[0], c.nodes[1]) if i % 2 else (c.nodes[1], c.nodes[0])
+            key = "ryw-%d" % i
+            status, headers, body, _ = self.post(a.port, key, key, None)
+            if status != 201:
+                time.sleep(0.05)
+                continue
+            got = self.history.created(status, body, key)
+            position = {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
+            while self.running.is_set():
+                try:
+                    s, _, rb = c.request("GET", "/v0/content-lake/resources/" + got["id"], self.token,
+                                         headers=position, port=b.port)
+                except OSError:
+                    s, rb = 0, b""
+                if s == 200 and json.loads(rb).get("title") == key:
+                    with self.lock:
+                        self.ryw["checked"] += 1
+                    break
+                if s in (0, 503):
+                    with self.lock:
+                        self.ryw["unavailable"] += 1
+                    time.sleep(0.05)
+                    continue
+                with self.lock:
+                    self.ryw["stale"].append((s, rb[:120]))
+                break
+
+    def first_ack_after(self, t, path=None):
+        """When the first write sent after `t` (through `path`) was acknowledged: writes resumed."""
+        with self.lock:
+            return min((a for s, a, p in self.acks if s > t and (path is None or p == path)), default=None)
+
+    def acks_since(self, t):
+        with self.lock:
+            return sum(1 for s, _, _ in self.acks if s > t)
+
+    def failed_between(self, t0, t1):
+        with self.lock:
+            return [(round(a - t0, 2), p, s) for a, p, s in self.failed if t0 <= a <= t1]
+
+    def stop(self):
+        self.running.clear()
+        for t in self.threads:
+            t.join(timeout=120)
+
+
+def resumed(load, since, what, timeout=60):
+    """Waits until every path has an acknowledged write after `since`; the seconds to the first on
+    each path."""
+    wait_until(what, lambda: all(load.first_ack_after(since, p) for p in ("balancer", "node1", "node2")),
+               timeout=timeout)
+    return {p: round(load.first_ack_after(since, p) - since, 2) for p in ("balancer", "node1", "node2")}
+
+
+def watch_promotion(db, old, timeout=60):
+    """Waits until a member other than `old` is the running primary; (its name, when seen)."""
+    new = wait_until("a replica is promoted", lambda: (lambda p: p if p and p != old else None)(db.primary()),
+                     timeout=timeout)
+    return new, time.monotonic()
+
+
+def rejoin(c, member):
+    """`member` started again (or thawed): it rejoins as a replica and the cluster has its synchronous standby."""
+    db = c.pg
+    if member not in db.patroni or db.patroni[member].poll() is not None:
+        db.start(member)
+    wait_until("%s rejoins as a replica and the cluster settles" % member, db.settled, timeout=120)
+    mark("settled: %s" % {n: x.get("role") for n, x in db.cluster().items()})
+    wait_until("both nodes are in the balancer", lambda: c.server_states() == {"node1": "UP", "node2": "UP"},
+               timeout=60)
+
+
+def test_primary_killed(c, load, report):
+    db = c.pg
+    old = db.primary()
+    wait_until("writes flow", lambda: load.acks_since(time.monotonic() - 1) >= 5)
+    mark("kill primary " + old)
+    db.kill(old)
+    killed = time.monotonic()  # from when it is gone: a write sent before could still be answered
+    new, promoted = watch_promotion(db, old)
+    mark("promoted " + new)
+    first = resumed(load, killed, "writes resume after the primary's kill")
+    after_promotion = {p: round(t - (promoted - killed), 2) for p, t in first.items()}
+    check(new != old, "the primary's kill: %s is promoted in place of %s" % (new, old))
+    report.append("primary SIGKILLed: promoted %.1f s after the kill; first write acknowledged %s s after the kill "
+                  "(%s s after the promotion was seen)" % (promoted - killed, first, after_promotion))
+    rejoin(c, old)
+
+
+def test_switchover(c, load, report):
+    db = c.pg
+    started = time.monotonic()
+    mark("switchover")
+    leader, candidate = db.switchover()
+    new, switched = watch_promotion(db, leader)
+    mark("switched to " + new)
+    first = resumed(load, started, "writes resume after the switchover")
+    check(new == candidate, "the switchover made %s the primary" % candidate, new)
+    wait_until("%s rejoins as a replica" % leader, db.settled, timeout=120)
+    ended = time.monotonic()
+    failed = load.failed_between(started, ended)
+    window = (failed[0][0], failed[-1][0]) if failed else None
+    report.append("switchover %s -> %s: the new primary seen %.1f s after the command; first write acknowledged "
+                  "%s s after it; %d keyed attempts answered otherwise (%s), from %s s to %s s after the command"
+                  % (leader, candidate, switched - started, first, len(failed),
+                     sorted({x[2] for x in failed}), *(window or (None, None))))
+    return failed
+
+
+def test_sync_standby_killed(c, load, report):
+    db = c.pg
+    primary, standby = db.primary(), db.sync_standby()
+    mark("kill sync standby " + standby)
+    db.kill(standby)
+    killed = time.monotonic()
+    replacement = wait_until("another replica becomes the synchronous standby",
+                             lambda: (lambda s: s if s and s != standby else None)(db.sync_standby()), timeout=60)
+    chosen = time.monotonic()
+    first = resumed(load, chosen, "writes go on with the new synchronous standby")
+    check(db.primary() == primary, "the synchronous standby's kill leaves the primary in place", db.primary())
+    report.append("synchronous standby %s SIGKILLed: %s took its place %.1f s later; keyed attempts not answered 201 "
+                  "meanwhile: %d; first writes after %s s" % (standby, replacement, chosen - killed,
+                                                              len(load.failed_between(killed, chosen)), first))
+    rejoin(c, standby)
+
+
+def etcd_leader(db):
+    for name, (client, _) in db.etcd_ports.items():
+        if db.etcd[name].poll() is not None:
+            continue
+        try:
+            out = subprocess.run(["etcdctl", "--endpoints", "127.0.0.1:%d" % client, "endpoint", "status", "-w",
+                                  "json"], capture_output=True, text=True, timeout=5,
+                                 env=dict(os.environ, ETCDCTL_API="3")).stdout
+            status = json.loads(out)[0]["Status"]
+            if status["leader"] == status["header"]["member_id"]:
+                return name
+        except (subprocess.SubprocessError, ValueError, KeyError, IndexError):
+            continue
+    return None
+
+
+def test_etcd_member_killed(c, load, report):
+    db = c.pg
+    primary = db.primary()
+    victim = wait_until("etcd has a leader", lambda: etcd_leader(db))
+    killed = time.monotonic()
+    db.kill_etcd(victim)
+    new_leader = wait_until("etcd elects another leader", lambda: etcd_leader(db), timeout=30)
+    wait_until("writes go on for 5 s", lambda: time.monotonic() > killed + 5, timeout=10)
+    quiet = time.monotonic()
+    failed = load.failed_between(killed, quiet)
+    check(not failed, "etcd's leader killed: no write failed", failed[:5])
+    check(db.primary() == primary, "etcd's leader killed: no failover", db.primary())
+    db.restart_etcd(victim)
+    wait_until("the killed etcd member is healthy again", lambda: etcd_leader(db) and db.etcd_healthy(), timeout=30)
+    report.append("etcd leader %s SIGKILLed: %s leads now; %d keyed writes acknowledged in the 5 s after, none failed"
+                  % (victim, new_leader, load.acks_since(killed)))
+
+
+def test_primary_frozen(c, load, report):
+    db = c.pg
+    old = db.primary()
+    mark("freeze primary " + old)
+    db.freeze(old)
+    frozen = time.monotonic()
+    new, promoted = watch_promotion(db, old)
+    mark("promoted " + new)
+    first = resumed(load, frozen, "writes resume while the old primary is frozen")
+    thawed = time.monotonic()
+    mark("thaw " + old)
+    db.thaw()
+    wait_until("%s rejoins as a replica" % old, db.settled, timeout=120)
+    role = db.cluster().get(old, {}).get("role")
+    check(role in ("replica", "sync_standby"), "the thawed old primary rejoined as a replica", role)
+    report.append("primary %s frozen: %s promoted %.1f s later; first writes %s s after the freeze; the old primary, "
+                  "thawed %.1f s after the freeze, rejoined as %s" % (old, new, promoted - frozen, first,
+                                                                   thawed - frozen, role))
+
+
+def main():
+    binary, source, s3rver_dir, eventsource = sys.argv[1:5]
+    for tool in ("haproxy", "patroni", "etcd", "etcdctl", "patronictl"):
+        if not shutil.which(tool):
+            skip("%s is not installed (scripts/install-deps --with-test-tools installs it)" % tool)
+    c = load = client = None
+    report = []
+    try:
+        c = Cluster(binary, source, s3rver_dir, replicated=True)
+        token = c.token()
+        since = json.loads(c.request("GET", "/v0/content-lake/changes", token)[2])["next_cursor"]
+        url = "http://127.0.0.1:%d/v0/content-lake/changes?since=%s" % (c.port, since)
+        client = subprocess.Popen(["node", os.path.join(source, "tests/client/changes_eventsource.js"), url, token,
+                                   "1000000", "900"], env=dict(os.environ, NODE_PATH=eventsource),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        events = []
+        reader = threading.Thread(target=lambda: events.extend(json.loads(line)["event"] for line in client.stdout))
+        reader.start()
+        history = History()
+        load = Load(c, token, history)
+        test_primary_killed(c, load, report)
+        switchover_failed = test_switchover(c, load, report)
+        test_sync_standby_killed(c, load, report)
+        test_etcd_member_killed(c, load, report)
+        test_primary_frozen(c, load, report)
+        load.stop()
+        check(not load.unfinished, "every keyed write was acknowledged in the end, retries included",
+              load.unfinished[:5])
+        check(not load.bad, "every answer was 201, or 503 with Retry-After (a keyed write: or a lost connection)",
+              load.bad[:5])
+        check(not load.ryw["stale"], "every read of one's own write with its position found it (%d reads)"
+              % load.ryw["checked"], load.ryw["stale"][:5])
+        check(not switchover_failed, "a planned switchover failed no keyed request", switchover_failed[:5])
+        stored = set(c.pg.psql("SELECT id FROM resources WHERE tenant = '%s'" % TENANT, "contentlake").split())
+        lost = sorted((load.acked_at[i][0] - T0, load.acked_at[i][1] - T0, load.acked_at[i][2]) for i in
+                      set(history.acknowledged) - stored if i in load.acked_at)
+        if lost:
+            print("acknowledged writes missing (sent, answered, path), seconds since the start:")
+            for x in lost[:40]:
+                print("   %.2f %.2f %s" % x)
+            print("timeline: %s" % TIMELINE)
+        check_history(c, history, token, since)
+        doubled = c.pg.psql("SELECT record::json->>'title' FROM resources WHERE tenant = '%s' AND "
+                            "(record::json->>'title' LIKE 'fo-%%' OR record::json->>'title' LIKE 'ryw-%%') "
+                            "GROUP BY 1 HAVING count(*) > 1" % TENANT, "contentlake").split()
+        check(not doubled, "no key of the load had two effects in the database", doubled[:5])
+        # The SSE client: every change of the tenant's log, once, in order, up to where it is.
+        log = [line.split("|")[0] for line in c.pg.psql(
+            "SELECT id, op FROM change_log WHERE tenant = '%s' AND kind = 1 ORDER BY seq" % TENANT,
+            "contentlake").split()]
+        wait_until("the event stream has caught up", lambda: len(events) >= len(log), timeout=60)
+        client.kill()
+        reader.join(timeout=10)
+        got = [e.get("resource_id") for e in events if e.get("type") == "resource.created"]
+        check(got == log[:len(got)] and len(got) == len(log),
+              "the SSE client got every change once, in order, across every fault (%d)" % len(got),
+              (len(got), len(log)))
+        unkeyed = {}
+        for _, s in load.unkeyed:
+            unkeyed[s] = unkeyed.get(s, 0) + 1
+        report.append("load: %d keyed writes acknowledged, %d keyed attempts answered otherwise; unkeyed answers %s; "
+                      "%d reads of one's own write (%d answered 503 first)"
+                      % (len(load.acks), len(load.failed), unkeyed, load.ryw["checked"], load.ryw["unavailable"]))
+    finally:
+        if load:
+            load.stop()
+        if client and client.poll() is None:
+            client.kill()
+        if c:
+            if failures and c.replicated:
+                c.pg.print_logs(1500)
+            c.stop()
+    for line in report:
+        print("      " + line)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        sys.exit(1)
+    print("failover: every check passed")
+
+
+if __name__ == "__main__":
+    main()
