@@ -188,8 +188,19 @@ struct service::impl {
     reachable->store(store->probe());
     // What the backend keeps (its pool, its caches), and on a shared one how far behind the change
     // log this node's caches are.
-    std::vector<actors::metrics::gauge> gauges;
-    for (const auto& g : backend->status(*store)) gauges.push_back(stats->declare_gauge(g.name, g.help));
+    // Each of the backend's series a gauge, or a counter moved on by what its running total grew.
+    struct series {
+      std::optional<actors::metrics::gauge> gauge;
+      std::optional<actors::metrics::counter> counter;
+      std::shared_ptr<double> counted = std::make_shared<double>(0);
+    };
+    std::vector<series> gauges;
+    for (const auto& g : backend->status(*store)) {
+      series one;
+      if (g.total) one.counter = stats->declare_counter(g.name, g.help, g.labels);
+      else one.gauge = stats->declare_gauge(g.name, g.help, g.labels);
+      gauges.push_back(std::move(one));
+    }
     std::optional<actors::metrics::gauge> lag;
     if (backend->traits().shared)
       lag = stats->declare_gauge("contentlake_change_log_lag_seconds",
@@ -203,7 +214,15 @@ struct service::impl {
       if (!s || !b) return;
       if (lag) lag->set(static_cast<double>(s->log_lag().count()) / 1000.0);
       auto now = b->status(*s);
-      for (std::size_t i = 0; i < now.size() && i < gauges.size(); ++i) gauges[i].set(now[i].value);
+      for (std::size_t i = 0; i < now.size() && i < gauges.size(); ++i) {
+        const auto& g = gauges[i];
+        if (g.gauge) {
+          g.gauge->set(now[i].value);
+        } else if (now[i].value > *g.counted) {
+          g.counter->increment(now[i].value - *g.counted);
+          *g.counted = now[i].value;
+        }
+      }
     });
   }
 

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -52,6 +53,8 @@ struct backend_traits {
 struct backend_gauge {
   std::string name, help;
   double value = 0;
+  std::map<std::string, std::string> labels;  ///< the series' labels (none: the family's only one)
+  bool total = false;  ///< a counter: `value` is its running total (help: the family's first series')
 };
 
 /// A backup of the data dir (`contentlake backup`), and a restore of one.

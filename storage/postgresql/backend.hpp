@@ -67,6 +67,11 @@ struct context {
   const read_view& view;
   hot_records* hot = nullptr;
   batch_hooks* batch = nullptr;
+  /// Committed reads that must see the primary's latest commit, not only what the node knows of
+  /// (the idempotency ledger: a key another node stored a moment ago): the primary when `db` may
+  /// be a replica (storage/postgresql/replicas.hpp), else nullptr (use `db`).
+  const session* primary = nullptr;
+  const session& latest() const { return primary ? *primary : db; }
 };
 
 /// Registers `Impl` as the PostgreSQL implementation of the store `Writes`. Returns true.

@@ -305,7 +305,14 @@ void connection::discard() const {
   if (queued_ > 0) drain(false);
 }
 
-rows connection::drain(bool raise_errors, std::size_t pick) const {
+rows connection::run_after(const statement& first, rows& first_rows, const statement& s,
+                           std::initializer_list<std::string_view> params) const {
+  queue(first, {});
+  auto at = queue(s, params);
+  return drain(true, at, &first_rows);
+}
+
+rows connection::drain(bool raise_errors, std::size_t pick, rows* first) const {
   // Every command answers one result and then a null; the sync answers PGRES_PIPELINE_SYNC. After
   // an error the server skips the rest up to the sync (PGRES_PIPELINE_ABORTED each).
   auto lost = [&] {
@@ -338,6 +345,8 @@ rows connection::drain(bool raise_errors, std::size_t pick) const {
       else PQclear(r);
     } else if (pick == no_pick || at == pick) {
       last.reset(r);
+    } else if (first && at == 0) {
+      *first = rows{r};
     } else {
       PQclear(r);
     }

@@ -9,6 +9,7 @@
 
 #include "storage/record_store.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -140,6 +141,14 @@ public:
   /// Called when an answer did not come in time, before `no_answer` is thrown (the pool stops
   /// handing out connections for a while).
   void on_silence(std::function<void()> f) { on_silence_ = std::move(f); }
+  /// `first` (no parameters) and then `s`, in one round trip: `s`'s rows, and `first`'s in
+  /// `first_rows`. The first error among them is thrown.
+  rows run_after(const statement& first, rows& first_rows, const statement& s,
+                 std::initializer_list<std::string_view> params) const;
+  /// On a replica: the change log's head its server was last seen to have replayed (a server's
+  /// replay only moves on; a connection keeps its server).
+  std::uint64_t replayed() const { return replayed_; }
+  void replayed(std::uint64_t head) const { replayed_ = std::max(replayed_, head); }
 
 private:
   /// The name `s` is prepared under on this connection, preparing it when it is not (yet, or any
@@ -165,7 +174,9 @@ private:
   std::size_t queue(const statement& s, std::initializer_list<std::string_view> params) const;
   /// Syncs the pipeline and reads every answer: the rows of the command queued at `pick` (by
   /// default the last statement's), or the first error.
-  rows drain(bool raise_errors, std::size_t pick = no_pick) const;
+  /// Reads every queued answer; the rows of command `pick` (the last one's by default), and of the
+  /// first command in `first` when given.
+  rows drain(bool raise_errors, std::size_t pick = no_pick, rows* first = nullptr) const;
   static constexpr std::size_t no_pick = static_cast<std::size_t>(-1);
 
   pg_conn* conn_ = nullptr;
@@ -184,6 +195,7 @@ private:
   mutable std::vector<const char*> prepared_in_pipeline_;
   mutable std::size_t queued_ = 0;     ///< commands sent in the pipeline, answers not yet read
   mutable bool broken_ = false;
+  mutable std::uint64_t replayed_ = 0;
 };
 
 /// A fixed number of connections, made when first needed and again after one breaks.

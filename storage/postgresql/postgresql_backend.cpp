@@ -46,6 +46,8 @@ public:
     pg_.answer_wait = std::chrono::milliseconds{section_.answer_wait_ms};
     pg_.follow_interval = std::chrono::milliseconds{section_.follow_interval_ms};
     pg_.max_lag = std::chrono::milliseconds{section_.max_lag_ms};
+    pg_.replica_url = section_.replica_url;
+    pg_.replica_answer_wait = std::chrono::milliseconds{section_.replica_answer_wait_ms};
     // The service's supervised tickers do the upkeep (actors/ticker.hpp), not threads of the store's.
     pg_.own_threads = false;
   }
@@ -79,11 +81,22 @@ public:
     auto use = postgresql_use_of(records).value_or(postgresql_use{});
     return {{"contentlake_postgresql_connections_in_use",
              "Connections of the record store's pool leased now (at most its size).",
-             static_cast<double>(use.connections_in_use)},
-            {"contentlake_postgresql_pool_size", "The record store's pool size.", static_cast<double>(use.pool_size)},
+             static_cast<double>(use.connections_in_use), {}, false},
+            {"contentlake_postgresql_pool_size", "The record store's pool size.", static_cast<double>(use.pool_size), {},
+             false},
             {"contentlake_postgresql_cache_bytes",
              "Bytes of Resources the hot-record cache holds (at most storage.postgresql.cache_mib).",
-             static_cast<double>(use.cache_bytes)}};
+             static_cast<double>(use.cache_bytes), {}, false},
+            {"contentlake_postgresql_reads_total",
+             "Committed reads by where they ran, with storage.postgresql.replica_url set: a replica that had replayed "
+             "far enough, or the primary (the replica behind, gone, silent, or the node's caches behind the log).",
+             static_cast<double>(use.reads_on_replica), {{"target", "replica"}}, true},
+            {"contentlake_postgresql_reads_total", "", static_cast<double>(use.reads_on_primary),
+             {{"target", "primary"}}, true},
+            {"contentlake_postgresql_replica_behind_changes",
+             "Change-log entries the last replica found behind had not replayed yet (0: it was current): its "
+             "lag as this node's reads see it.",
+             static_cast<double>(use.replica_behind), {}, false}};
   }
 
   backup_summary backup(const std::string&, const std::vector<std::string>&) override { refuse(); }
@@ -146,7 +159,17 @@ backend_entry postgresql_backend() {
      "the change log to its head for longer (a stalled follower, a slow database), access roles, resolved rights "
      "and hot records are read from the database instead of its caches. contentlake_change_log_lag_seconds shows "
      "the lag.",
-     config::integer_member(&section::max_lag_ms, 20, 60000)}};
+     config::integer_member(&section::max_lag_ms, 20, 60000)},
+    {"storage.postgresql.replica_url", "",
+     "Replicas for committed reads (HAProxy's replica port, or a replica's address): a read runs on one that has "
+     "replayed the change log as far as the read must reflect (the request's Content-Lake-Position, this node's own "
+     "last commit and last read of the log), else on the primary. Empty: every read on the primary. The password is "
+     "storage.postgresql.password_file's.",
+     config::text_member(&section::replica_url)},
+    {"storage.postgresql.replica_answer_wait_ms", "1000",
+     "How long a read waits for a replica's answer before the primary answers it instead; the replica is then left "
+     "alone for a second.",
+     config::integer_member(&section::replica_answer_wait_ms, 50, 600000)}};
   e.make = &make_backend<postgresql_backend_impl>;
   e.claims = &names_a_database;
   e.at = [](config::settings base, const std::string& where) {

@@ -28,6 +28,8 @@ struct postgresql_section {
   int follow_interval_ms = 100;  ///< how often the change log is read for other nodes' writes
   /// How far behind the change log this node's caches may be before it stops trusting them.
   int max_lag_ms = 250;
+  std::string replica_url;  ///< where reads a replica may serve go (empty: all to the primary)
+  int replica_answer_wait_ms = 1000;  ///< a replica silent this long: the read goes to the primary
 };
 
 struct postgresql_settings {
@@ -52,6 +54,10 @@ struct postgresql_settings {
   /// How long a statement waits for the database's answer before its connection is given up (a
   /// server that stopped answering holds no thread longer). Above the sessions' lock_timeout (10 s).
   std::chrono::milliseconds answer_wait{15000};
+  /// Replicas for committed reads (storage/postgresql/replicas.hpp); empty: none.
+  std::string replica_url;
+  /// How long a read waits for a replica's answer before the primary answers it instead.
+  std::chrono::milliseconds replica_answer_wait{1000};
 };
 
 /// Connects, applies the schema's migrations and answers the record store. Throws
@@ -63,6 +69,9 @@ struct postgresql_use {
   std::size_t connections_in_use = 0;  ///< of the pool, leased now
   std::size_t pool_size = 0;
   std::size_t cache_bytes = 0;  ///< held by the hot-record cache (bound: `cache_bytes` of the settings)
+  std::uint64_t reads_on_replica = 0;  ///< committed reads a replica answered (replica_url set)
+  std::uint64_t reads_on_primary = 0;  ///< ... and the primary answered instead
+  std::uint64_t replica_behind = 0;    ///< change-log entries the last replica found behind lacked
 };
 
 /// `store`'s use, when it is a PostgreSQL store.

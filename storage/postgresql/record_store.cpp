@@ -62,6 +62,16 @@
 //   (the bound on staleness for their writes), and moves `known_change` on: the position a read
 //   reports without asking the database. A miss reserves its key and fills it only if the key was not
 //   dropped since (a read that raced a commit is not kept).
+// - **Reads on replicas** (`storage.postgresql.replica_url`; storage/postgresql/replicas.hpp). The
+//   typed stores' committed reads go through a session that runs each on a replica once the replica
+//   has replayed the log to `replica_floor()`: what the node knows committed (its own commits, its
+//   follower's reads, a request's position, which the request reached first, the entries a consumer
+//   such as the indexer was given) and every change that may have left the hot-record cache (`dropping_through_`, raised before the drops: a miss that
+//   refills the cache from a replica never brings back a version older than one dropped). The
+//   idempotency ledger reads the primary (`context::latest`), and so does everything while the
+//   caches are past max_lag (a revocation elsewhere is honoured within that bound).
+// - **Failing over.** A statement on a server that is not the primary (SQLSTATE 25006) gives its
+//   connection up like a broken one: 503, and the next connection finds the primary.
 // - **The change log, gap-free across nodes.** Entries wait in memory until the batch ends; then one
 //   statement moves the head (`UPDATE change_head SET seq = seq + n RETURNING seq`, taking its row
 //   lock) and inserts the entries with the n numbers up to it (a data-modifying CTE over `unnest`),
@@ -103,6 +113,7 @@
 #include "domain/aead.hpp"
 #include "domain/base64url.hpp"
 #include "storage/postgresql/hot_records.hpp"
+#include "storage/postgresql/replicas.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -172,13 +183,14 @@ const statement log_prune{
 /// Typed stores over one session, made when first asked for.
 class store_set {
 public:
-  store_set(const session& db, bool writable, const read_view& view, hot_records* hot, batch_hooks* batch)
-    : db_(db), writable_(writable), view_(view), hot_(hot), batch_(batch) {}
+  store_set(const session& db, bool writable, const read_view& view, hot_records* hot, batch_hooks* batch,
+            const session* primary = nullptr)
+    : db_(db), writable_(writable), view_(view), hot_(hot), batch_(batch), primary_(primary) {}
   typed_store& at(store_kind kind) const {
     std::lock_guard<std::mutex> guard{mutex_};
     if (stores_.size() <= kind.slot) stores_.resize(kind.slot + 1);
     auto& s = stores_[kind.slot];
-    if (!s) s = make_store(kind.slot, context{db_, writable_, view_, hot_, batch_});
+    if (!s) s = make_store(kind.slot, context{db_, writable_, view_, hot_, batch_, primary_});
     return *s;
   }
 
@@ -188,6 +200,7 @@ private:
   const read_view& view_;
   hot_records* hot_;
   batch_hooks* batch_;
+  const session* primary_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<typed_store>> stores_;
 };
@@ -300,8 +313,10 @@ public:
   explicit pg_record_store(const postgresql_settings& s)
     : pool_(s.url, s.password, s.pool_size, s.wait, s.replan_after, s.answer_wait),
       reads_(pool_),
+      replicas_(replicas_of(s)),
       hot_(s.cache_bytes),
-      stores_(reads_, false, *this, s.cache_bytes ? &hot_ : nullptr, nullptr),
+      stores_(replicas_ ? static_cast<const session&>(*replicas_) : reads_, false, *this,
+              s.cache_bytes ? &hot_ : nullptr, nullptr, replicas_ ? &reads_ : nullptr),
       max_lag_(s.max_lag) {
     {
       auto c = pool_.acquire();
@@ -416,7 +431,11 @@ public:
   }
 
   std::vector<change_entry> read_from(std::uint64_t after, std::size_t limit) const override {
-    return decode_entries(reads_.run(log_read, {num(after), num(static_cast<std::uint64_t>(limit))}));
+    auto entries = decode_entries(reads_.run(log_read, {num(after), num(static_cast<std::uint64_t>(limit))}));
+    // A consumer that read an entry (the indexer, webhook dispatch) reads what it names next: on
+    // a replica only once that replica has it.
+    if (!entries.empty()) raise_to(log_seen_, entries.back().seq);
+    return entries;
   }
 
   std::uint64_t subscribe(commit_listener listener) override { return listeners_.add(std::move(listener)); }
@@ -510,6 +529,7 @@ private:
       roll_back();
       throw;
     }
+    if (last != 0) raise_to(dropping_through_, last);
     for (const auto& k : log.hooks.touched) hot_.drop(k);  // before the listeners hear of the commit
     log.hooks.touched.clear();
     lasting_.add(log.hooks.ensured);
@@ -621,6 +641,7 @@ private:
       if (entries.empty()) break;
       if (entries.front().seq != followed_ + 1) hot_.clear();
       std::vector<change_entry> others;
+      raise_to(dropping_through_, entries.back().seq);
       for (auto& e : entries)
         if (!own(e.seq)) {
           if (e.kind == change_kind::resource) hot_.drop(hot_records::key(e.tenant, e.id));
@@ -650,19 +671,54 @@ private:
   }
 
   /// Every entry up to `at` is committed (the log head was read, or this node committed up to it).
-  void advance_known(std::uint64_t at) const {
-    auto seen = known_.load(std::memory_order_relaxed);
-    while (seen < at && !known_.compare_exchange_weak(seen, at, std::memory_order_acq_rel)) {
+  void advance_known(std::uint64_t at) const { raise_to(known_, at); }
+
+  static void raise_to(std::atomic<std::uint64_t>& value, std::uint64_t at) {
+    auto seen = value.load(std::memory_order_relaxed);
+    while (seen < at && !value.compare_exchange_weak(seen, at, std::memory_order_acq_rel)) {
     }
   }
 
+  /// Reads on replicas (storage.postgresql.replica_url), when named.
+  std::unique_ptr<replica_session> replicas_of(const postgresql_settings& s) {
+    if (s.replica_url.empty()) return nullptr;
+    return std::make_unique<replica_session>(s.replica_url, s.password, s.pool_size, s.replica_answer_wait, reads_,
+                                             [this]() -> std::optional<std::uint64_t> { return replica_floor(); });
+  }
+
+  /// How far a replica must have replayed for a read now: whatever this node has told or may tell
+  /// a client (`known`), every change whose Resource may have left the hot-record cache already
+  /// (`dropping_through_`: a read that refills the cache must not bring back an older version), and
+  /// every entry a consumer of the log was given (`log_seen_`: the indexer reads what it names).
+  /// None while the node's caches are behind the log past max_lag: its reads then go to the primary,
+  /// as they pass the caches by (a revocation on another node is honoured within that bound).
+  std::optional<std::uint64_t> replica_floor() const {
+    if (!caches_current()) return std::nullopt;
+    return std::max({known_.load(std::memory_order_acquire), dropping_through_.load(std::memory_order_acquire),
+                     log_seen_.load(std::memory_order_acquire)});
+  }
+
 public:
-  postgresql_use use() const { return {pool_.in_use(), pool_.size(), hot_.bytes()}; }
+  postgresql_use use() const {
+    postgresql_use u{pool_.in_use(), pool_.size(), hot_.bytes()};
+    if (replicas_) {
+      auto n = replicas_->counts();
+      u.reads_on_replica = n.on_replica;
+      u.reads_on_primary = n.on_primary;
+      u.replica_behind = n.behind;
+    }
+    return u;
+  }
 
 private:
   mutable pool pool_;  ///< hands out connections under its own lock
   pooled_session reads_;
   mutable std::atomic<std::uint64_t> known_{0};
+  /// Changes up to here may have left the hot-record cache (raised before the drops).
+  std::atomic<std::uint64_t> dropping_through_{0};
+  /// The last change-log entry any reader of the log was given (`read_from`).
+  mutable std::atomic<std::uint64_t> log_seen_{0};
+  std::unique_ptr<replica_session> replicas_;
   mutable std::mutex follow_mutex_;  ///< one reader of the log at a time (`followed_`)
   mutable std::mutex others_mutex_;
   std::vector<others_listener> others_;  ///< `watch_others`

@@ -677,9 +677,15 @@ def main():
         test_webhook_in_flight(c, history, token, rx)
         test_event_stream_failover(c, history, token, eventsource)
         test_kill_under_load(c, history, token)
-        test_database_restart(c, history, token, "fast")
-        test_database_restart(c, history, token, "immediate")
-        test_network_stall(c, history, token)
+        if c.replicated:
+            # The replicated database's own faults (a primary killed, frozen, switched over) are
+            # tests/client/failover.py's; a stall between one node and its database is a single
+            # server's proxy here.
+            print("      (replicated database: the restart and stall steps are failover.py's)")
+        else:
+            test_database_restart(c, history, token, "fast")
+            test_database_restart(c, history, token, "immediate")
+            test_network_stall(c, history, token)
         test_rolling_restart(c, history, token)
         check_history(c, history, token, since)
     finally:

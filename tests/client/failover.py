@@ -56,7 +56,7 @@ class Load:
         self.failed = []  # (monotonic time, path, status) of each keyed attempt not answered 201
         self.unkeyed = []  # (monotonic time, status)
         self.bad = []  # answers no client may get
-        self.ryw = {"checked": 0, "stale": [], "unavailable": 0}
+        self.ryw = {"checked": 0, "pages": 0, "stale": [], "unavailable": 0}
         self.unfinished = []
         # Writers through the public HAProxy, and straight to each node: node1 reaches the primary
         # through HAProxy, node2 through libpq's multi-host URL.
@@ -68,13 +68,14 @@ class Load:
         for t in self.threads:
             t.start()
 
-    def post(self, port, key, title, conn):
+    def post(self, port, key, title, conn, work=None):
         headers = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json"}
         if key:
             headers["Idempotency-Key"] = key
+        body = dict(resource(title), **({"work_id": work} if work else {}))
         try:
             conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-            conn.request("POST", "/v0/content-lake/resources", json.dumps(resource(title)), headers)
+            conn.request("POST", "/v0/content-lake/resources", json.dumps(body), headers)
             r = conn.getresponse()
             return r.status, dict(r.getheaders()), r.read(), conn
         except (OSError, http.client.HTTPException) as e:
@@ -139,11 +140,16 @@ class Load:
     def reader(self):
         """Writes through one node and reads the write through the other with its position."""
         c, i = self.c, 0
+        work = None
+        while self.running.is_set() and not work:  # the reader's Resources are one Work's: one list
+            s, _, body = c.request("POST", "/v0/content-lake/works", self.token, {"title": "read back"},
+                                   headers={"Idempotency-Key": "ryw-work"})
+            work = json.loads(body)["id"] if s == 201 else None
         while self.running.is_set():
             i += 1
             a, b = (c.nodes[0], c.nodes[1]) if i % 2 else (c.nodes[1], c.nodes[0])
             key = "ryw-%d" % i
-            status, headers, body, _ = self.post(a.port, key, key, None)
+            status, headers, body, _ = self.post(a.port, key, key, None, work)
             if status != 201:
                 time.sleep(0.05)
                 continue
@@ -158,6 +164,26 @@ class Load:
                 if s == 200 and json.loads(rb).get("title") == key:
                     with self.lock:
                         self.ryw["checked"] += 1
+                    # A list page through the same node with the same position: the write is on it
+                    # (it sorts by id, and the reader's keys are this test's newest of its kind).
+                    ids, token = [], ""
+                    while True:
+                        try:
+                            s, _, rb = c.request("GET", "/v0/content-lake/resources?page_size=1000&work_id=%s%s"
+                                                 % (work, token), self.token, headers=position, port=b.port)
+                        except OSError:
+                            s = 0
+                        if s != 200:
+                            break
+                        page = json.loads(rb)
+                        ids += [r["id"] for r in page.get("resources", [])]
+                        if not page.get("next_page_token"):
+                            with self.lock:
+                                self.ryw["pages"] += 1
+                                if got["id"] not in ids:
+                                    self.ryw["stale"].append(("page", got["id"]))
+                            break
+                        token = "&page_token=" + page["next_page_token"]
                     break
                 if s in (0, 503):
                     with self.lock:
@@ -196,9 +222,12 @@ def resumed(load, since, what, timeout=60):
 
 
 def watch_promotion(db, old, timeout=60):
-    """Waits until a member other than `old` is the running primary; (its name, when seen)."""
+    """Waits until a member other than `old` holds the leader key and its PostgreSQL accepts writes;
+    (its name, when it did). A write is acknowledged only later, once a replica streams from it
+    synchronously (strict synchronous mode)."""
     new = wait_until("a replica is promoted", lambda: (lambda p: p if p and p != old else None)(db.primary()),
                      timeout=timeout)
+    wait_until("%s accepts writes" % new, lambda: db.writable(new), timeout=timeout)
     return new, time.monotonic()
 
 
@@ -225,8 +254,8 @@ def test_primary_killed(c, load, report):
     first = resumed(load, killed, "writes resume after the primary's kill")
     after_promotion = {p: round(t - (promoted - killed), 2) for p, t in first.items()}
     check(new != old, "the primary's kill: %s is promoted in place of %s" % (new, old))
-    report.append("primary SIGKILLed: promoted %.1f s after the kill; first write acknowledged %s s after the kill "
-                  "(%s s after the promotion was seen)" % (promoted - killed, first, after_promotion))
+    report.append("primary SIGKILLed: a replica promoted (read-write) %.1f s after the kill; first write acknowledged "
+                  "%s s after the kill (%s s after the promotion)" % (promoted - killed, first, after_promotion))
     rejoin(c, old)
 
 
@@ -321,6 +350,44 @@ def test_primary_frozen(c, load, report):
                                                                    thawed - frozen, role))
 
 
+def reads_by_target(node):
+    """node's committed reads so far by where they ran ({"replica": n, "primary": m})."""
+    from harness import fetch
+    body = fetch("http://127.0.0.1:%d/metrics" % node.admin_port)[2].decode()
+    out = {}
+    for line in body.splitlines():
+        if line.startswith('contentlake_postgresql_reads_total{target="'):
+            out[line.split('"')[1]] = float(line.split()[-1])
+    return out
+
+
+def test_replica_frozen(c, load, report):
+    """An asynchronous replica frozen while node1 reads from the replicas with positions: no read is
+    stale (the reader's checks), none fails, and node1's reads go on elsewhere."""
+    db = c.pg
+    node1 = c.nodes[0]
+    victim = next(n for n, x in db.cluster().items() if x.get("role") == "replica")
+    before = reads_by_target(node1)
+    wait_until("node1 reads on a replica", lambda: reads_by_target(node1).get("replica", 0) > before.get("replica", 0),
+               timeout=30)
+    mark("freeze replica " + victim)
+    db.freeze(victim)
+    frozen = time.monotonic()
+    at_freeze = dict(load.ryw, stale=len(load.ryw["stale"]))
+    at = reads_by_target(node1)
+    wait_until("reads of one's own writes go on for 5 s", lambda: time.monotonic() > frozen + 5, timeout=10)
+    during = reads_by_target(node1)
+    moved = {k: during.get(k, 0) - at.get(k, 0) for k in ("replica", "primary")}
+    checked = load.ryw["checked"] - at_freeze["checked"]
+    check(checked > 0 and sum(moved.values()) > 0, "a replica frozen: node1's reads go on (%d own writes read back, "
+          "reads by target meanwhile %s)" % (checked, moved), (checked, moved))
+    mark("thaw replica " + victim)
+    db.thaw()
+    rejoin(c, victim)
+    report.append("replica %s frozen for 5 s: node1's reads meanwhile %s; own writes read back meanwhile %d; node1's "
+                  "reads in all so far %s" % (victim, moved, checked, reads_by_target(node1)))
+
+
 def main():
     binary, source, s3rver_dir, eventsource = sys.argv[1:5]
     for tool in ("haproxy", "patroni", "etcd", "etcdctl", "patronictl"):
@@ -346,6 +413,7 @@ def main():
         test_sync_standby_killed(c, load, report)
         test_etcd_member_killed(c, load, report)
         test_primary_frozen(c, load, report)
+        test_replica_frozen(c, load, report)
         load.stop()
         check(not load.unfinished, "every keyed write was acknowledged in the end, retries included",
               load.unfinished[:5])
@@ -376,10 +444,11 @@ def main():
         log = [line.split("|")[0] for line in c.pg.psql(
             "SELECT id, op FROM change_log WHERE tenant = '%s' AND kind = 1 ORDER BY seq" % TENANT,
             "contentlake").split()]
-        wait_until("the event stream has caught up", lambda: len(events) >= len(log), timeout=60)
+        created = lambda: [e.get("resource_id") for e in list(events) if e.get("type") == "resource.created"]
+        wait_until("the event stream has caught up", lambda: len(created()) >= len(log), timeout=60)
         client.kill()
         reader.join(timeout=10)
-        got = [e.get("resource_id") for e in events if e.get("type") == "resource.created"]
+        got = created()
         check(got == log[:len(got)] and len(got) == len(log),
               "the SSE client got every change once, in order, across every fault (%d)" % len(got),
               (len(got), len(log)))
@@ -387,8 +456,9 @@ def main():
         for _, s in load.unkeyed:
             unkeyed[s] = unkeyed.get(s, 0) + 1
         report.append("load: %d keyed writes acknowledged, %d keyed attempts answered otherwise; unkeyed answers %s; "
-                      "%d reads of one's own write (%d answered 503 first)"
-                      % (len(load.acks), len(load.failed), unkeyed, load.ryw["checked"], load.ryw["unavailable"]))
+                      "%d reads of one's own write and %d list pages with its position (%d answered 503 first)"
+                      % (len(load.acks), len(load.failed), unkeyed, load.ryw["checked"], load.ryw["pages"],
+                         load.ryw["unavailable"]))
     finally:
         if load:
             load.stop()

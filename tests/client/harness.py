@@ -538,7 +538,10 @@ class Cluster:
         # A suite's settings win, but for where the records and the blobs are and what is shared.
         shared = {k: v for k, v in settings.items() if k.startswith(("CONTENTLAKE_STORAGE_", "CONTENTLAKE_BLOBS_"))}
         settings = {**settings, **self.extra, **shared, "CONTENTLAKE_SECRETS_FILE": self.secrets}
-        self.nodes.append(Node(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node1")))
+        # On the replicated database node1 also reads from the replicas (HAProxy's replica port);
+        # node2 has the plain multi-host URL alone.
+        node1 = {"CONTENTLAKE_STORAGE_POSTGRESQL_REPLICA_URL": self.pg.replica_url("contentlake")} if self.replicated else {}
+        self.nodes.append(Node(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node1", **node1)))
         self.nodes.append(Node(binary, source, dict(settings, CONTENTLAKE_NODE_NAME="node2",
                                                        CONTENTLAKE_STORAGE_POSTGRESQL_URL=node2_url)))
         self.start_haproxy()

@@ -220,6 +220,13 @@ class ReplicatedPostgres:
         return next((n for n, x in self.cluster().items() if x.get("role") == "leader" and x.get("state") == "running"),
                     None)
 
+    def writable(self, m):
+        """Whether member `m`'s PostgreSQL accepts writes now (promoted, not in recovery)."""
+        try:
+            return self.psql("SELECT NOT pg_is_in_recovery()", member=m).strip() == "t"
+        except subprocess.CalledProcessError:
+            return False
+
     def sync_standby(self):
         return next((n for n, x in self.cluster().items() if x.get("role") == "sync_standby"), None)
 

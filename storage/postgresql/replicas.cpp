@@ -1,0 +1,57 @@
+// Reads on replicas, with read-your-writes (storage/postgresql/replicas.hpp says what).
+
+#include "storage/postgresql/replicas.hpp"
+
+namespace cl::storage::pg {
+
+namespace {
+
+const statement replayed_head{"SELECT seq FROM change_head"};
+
+}  // namespace
+
+replica_session::replica_session(const std::string& url, const std::string& password, std::size_t size,
+                                 std::chrono::milliseconds answer_wait, const session& primary,
+                                 std::function<std::optional<std::uint64_t>()> required)
+  // A replica connection not free within 20 ms: the read goes to the primary rather than wait.
+  : replicas_(url, password, size, std::chrono::milliseconds{20}, 1000, answer_wait),
+    primary_(primary),
+    required_(std::move(required)) {}
+
+rows replica_session::run(const statement& s, std::initializer_list<std::string_view> params) const {
+  auto floor = required_();
+  if (floor && steady_ms() >= resting_until_ms_.load(std::memory_order_relaxed)) {
+    auto need = *floor;
+    try {
+      auto c = replicas_.acquire();
+      if (c->replayed() >= need) {
+        auto r = c->run(s, params);
+        on_replica_.fetch_add(1, std::memory_order_relaxed);
+        return r;
+      }
+      rows head;
+      auto r = c->run_after(replayed_head, head, s, params);
+      auto at = head.empty() ? 0 : static_cast<std::uint64_t>(head.integer(0, 0));
+      c->replayed(at);
+      if (at >= need) {
+        behind_.store(0, std::memory_order_relaxed);
+        on_replica_.fetch_add(1, std::memory_order_relaxed);
+        return r;
+      }
+      behind_.store(need - at, std::memory_order_relaxed);
+    } catch (const unavailable&) {
+      resting_until_ms_.store(steady_ms() + rest.count(), std::memory_order_relaxed);
+    } catch (const conflict&) {
+      // Cancelled by the replica's replay (SQLSTATE 40001): the primary has no such conflict.
+    }
+  }
+  on_primary_.fetch_add(1, std::memory_order_relaxed);
+  return primary_.run(s, params);
+}
+
+replica_counts replica_session::counts() const {
+  return {on_replica_.load(std::memory_order_relaxed), on_primary_.load(std::memory_order_relaxed),
+          behind_.load(std::memory_order_relaxed)};
+}
+
+}  // namespace cl::storage::pg

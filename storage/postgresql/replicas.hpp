@@ -1,0 +1,49 @@
+#pragma once
+/// Reads a replica may serve (`storage.postgresql.replica_url`; storage-private). A statement runs
+/// on a replica only when that replica has replayed the change log at least as far as the read
+/// must reflect: the node's known position (its own last commit, its last read of the log, and a
+/// request's `Content-Lake-Position`, which the request reached before it reads). The replica's
+/// head is read in the same round trip as the statement when the connection has not been seen
+/// that far yet. A replica behind, gone, silent or cancelling the read (a conflict with its
+/// replay) leaves the read to the primary: no client sees anything older than it wrote or was told.
+
+#include "storage/postgresql/connection.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace cl::storage::pg {
+
+/// Reads by where they ran, and how far behind the last replica found behind was.
+struct replica_counts {
+  std::uint64_t on_replica = 0;
+  std::uint64_t on_primary = 0;
+  std::uint64_t behind = 0;  ///< change-log entries the last replica asked lacked (0: it was current)
+};
+
+class replica_session final : public session {
+public:
+  /// `required` answers the position a read must reflect, when the read begins; none: the read
+  /// goes to the primary.
+  replica_session(const std::string& url, const std::string& password, std::size_t size,
+                  std::chrono::milliseconds answer_wait, const session& primary,
+                  std::function<std::optional<std::uint64_t>()> required);
+  using session::run;
+  rows run(const statement& s, std::initializer_list<std::string_view> params) const override;
+  replica_counts counts() const;
+  /// A gone or silent replica is not asked again for this long.
+  static constexpr std::chrono::milliseconds rest{1000};
+
+private:
+  mutable pool replicas_;
+  const session& primary_;
+  std::function<std::optional<std::uint64_t>()> required_;
+  mutable std::atomic<std::uint64_t> on_replica_{0}, on_primary_{0}, behind_{0};
+  mutable std::atomic<std::int64_t> resting_until_ms_{0};
+};
+
+}  // namespace cl::storage::pg
