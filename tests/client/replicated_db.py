@@ -332,11 +332,14 @@ class ReplicatedPostgres:
 
     def freeze(self, m):
         """SIGSTOP to member `m`'s Patroni and PostgreSQL: a host that hangs, its connections open."""
-        pids = self.server_pids(m)
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
         self.frozen.append(m)
-        self.frozen_pids = getattr(self, "frozen_pids", []) + pids
+        self.frozen_pids = getattr(self, "frozen_pids", [])
+        for pid in self.server_pids(m):
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                self.frozen_pids.append(pid)  # recorded at once: a failure after it still thaws it
+            except ProcessLookupError:
+                pass  # a backend that ended meanwhile
 
     def thaw(self):
         for pid in getattr(self, "frozen_pids", []):
@@ -382,6 +385,12 @@ class ReplicatedPostgres:
 
     def stop(self):
         self.thaw()
+        for m in MEMBERS:  # whatever a failed check left stopped answers signals again
+            for pid in self.server_pids(m):
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
         for m, p in self.patroni.items():
             if p.poll() is None:
                 p.terminate()
