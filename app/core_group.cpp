@@ -204,7 +204,9 @@ children spawn_log_follower(const startup& s) {
 }
 
 /// /readyz's `record_store` check, probed once a second where a read waits on a server (a probe
-/// may wait up to 2 s): a supervised ticker.
+/// may wait up to 2 s), four times a second while the store is unreachable: a probe that reaches it
+/// ends the pool's refusal (a failover's new primary is used within a quarter of a second of it
+/// answering, not a second). A supervised ticker.
 children spawn_store_probe(const startup& s) {
   if (!s.backend->traits().reads_block || !s.health) return std::vector<actors::child_spec>{};
   auto reachable = s.health->declare_check("record_store", true);
@@ -212,7 +214,7 @@ children spawn_store_probe(const startup& s) {
     bool now = store->probe();
     if (now != reachable->exchange(now))
       now ? spdlog::info("record store: reachable again") : spdlog::error("record store: unreachable; /readyz answers 503");
-    return std::chrono::milliseconds{1000};
+    return std::chrono::milliseconds{now ? 1000 : 250};
   })};
 }
 
