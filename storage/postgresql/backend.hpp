@@ -67,11 +67,12 @@ struct context {
   const read_view& view;
   hot_records* hot = nullptr;
   batch_hooks* batch = nullptr;
-  /// Committed reads that must see the primary's latest commit, not only what the node knows of
-  /// (the idempotency ledger: a key another node stored a moment ago): the primary when `db` may
-  /// be a replica (storage/postgresql/replicas.hpp), else nullptr (use `db`).
-  const session* primary = nullptr;
-  const session& latest() const { return primary ? *primary : db; }
+  /// Committed reads a replica may answer (storage/postgresql/replicas.hpp), with
+  /// storage.postgresql.replica_url set: only stores whose every write logs change-log entries
+  /// read through it (`reads()`: Resources, grants, contracts), since a replica is asked only to
+  /// have replayed as far as the log positions the node knows. nullptr: `db`.
+  const session* replica = nullptr;
+  const session& reads() const { return replica ? *replica : db; }
 };
 
 /// Registers `Impl` as the PostgreSQL implementation of the store `Writes`. Returns true.

@@ -144,14 +144,15 @@ using resource_stream = walks::id_stream<resource_item>;
 class pg_resource_store final : public resource_writes {
 public:
   explicit pg_resource_store(const context& c)
-    : db_(c.db), writable_(c.writable), hot_(c.writable ? nullptr : c.hot), touched_(c.batch ? &c.batch->touched : nullptr) {}
+    : db_(c.db), reads_(c.reads()), writable_(c.writable), hot_(c.writable ? nullptr : c.hot),
+      touched_(c.batch ? &c.batch->touched : nullptr) {}
 
   std::optional<std::string> get(std::string_view tenant, std::string_view id) const override {
     if (hot_) {
       auto e = cached(tenant, id);
       return e ? std::optional<std::string>{std::move(e->record)} : std::nullopt;
     }
-    auto r = db_.run(resource_get, {tenant, id});
+    auto r = reads_.run(resource_get, {tenant, id});
     remember(tenant, id, r.empty() ? std::optional<std::string>{} : r.str(0, 1));
     if (r.empty()) return std::nullopt;
     return r.str(0, 0);
@@ -162,7 +163,7 @@ public:
       auto e = cached(tenant, id);
       return e ? std::optional<resource_header>{std::move(e->header)} : std::nullopt;
     }
-    auto r = db_.run(resource_header_get, {tenant, id});
+    auto r = reads_.run(resource_header_get, {tenant, id});
     remember(tenant, id, r.empty() ? std::optional<std::string>{} : r.str(0, 5));
     if (r.empty()) return std::nullopt;
     return resource_header{r.str(0, 0), r.str(0, 1), r.str(0, 2), r.str(0, 3), parse_array(r.text(0, 4))};
@@ -188,7 +189,7 @@ public:
   std::map<std::string, std::string> works_of(std::string_view tenant, const std::vector<std::string>& ids) const override {
     std::map<std::string, std::string> out;
     if (ids.empty()) return out;
-    auto r = db_.run(works_of_ids, {tenant, array_literal(ids)});
+    auto r = reads_.run(works_of_ids, {tenant, array_literal(ids)});
     for (std::size_t i = 0; i < r.size(); ++i) out.emplace(r.str(i, 0), r.str(i, 1));
     return out;
   }
@@ -197,7 +198,7 @@ public:
     std::string_view tenant, const std::vector<std::string>& ids) const override {
     std::map<std::string, std::pair<std::string, resource_header>> out;
     if (ids.empty()) return out;
-    auto r = db_.run(resource_wholes, {tenant, array_literal(ids)});
+    auto r = reads_.run(resource_wholes, {tenant, array_literal(ids)});
     std::map<std::string, std::string> written_by;
     for (std::size_t i = 0; i < r.size(); ++i) {
       out.emplace(r.str(i, 0), std::make_pair(r.str(i, 1), resource_header{r.str(i, 2), r.str(i, 3), r.str(i, 4),
@@ -236,13 +237,13 @@ public:
       for (const auto& p : q.readable_by) streams.emplace_back(fetcher(resources_of_principal, {q.tenant, p}, {}), q.after, chunk);
       page = walks::merged_walk(streams, q.limit, q.budget, keep);
     }
-    fill_records(db_, resource_records, q.tenant, page);
+    fill_records(reads_, resource_records, q.tenant, page);
     return page;
   }
 
   std::vector<std::string> referencing(std::string_view tenant, std::string_view blob_id, std::string_view after,
                                        std::size_t limit) const override {
-    auto r = db_.run(blob_refs_page, {tenant, blob_id, after, limit_of(limit)});
+    auto r = reads_.run(blob_refs_page, {tenant, blob_id, after, limit_of(limit)});
     std::vector<std::string> out;
     for (std::size_t i = 0; i < r.size(); ++i) out.push_back(r.str(i, 0));
     return out;
@@ -279,7 +280,7 @@ private:
     auto k = hot_records::key(tenant, id);
     if (auto e = hot_->find(k)) return e;
     auto token = hot_->reserve(k);
-    auto r = db_.run(resource_whole_get, {tenant, id});
+    auto r = reads_.run(resource_whole_get, {tenant, id});
     if (r.empty()) return std::nullopt;
     hot_records::entry e{r.str(0, 0), {r.str(0, 1), r.str(0, 2), r.str(0, 3), r.str(0, 4), parse_array(r.text(0, 5))}};
     hot_->put(k, e, token);
@@ -297,9 +298,9 @@ private:
   resource_stream::fetcher fetcher(const statement& s, std::vector<std::string> fixed, std::string extra) const {
     return [this, &s, fixed = std::move(fixed), extra = std::move(extra)](const std::string& after, std::size_t n) {
       auto size = limit_of(n);
-      auto r = fixed.size() == 1 ? db_.run(s, {fixed[0], after, size})
-               : extra.empty()   ? db_.run(s, {fixed[0], fixed[1], after, size})
-                                 : db_.run(s, {fixed[0], fixed[1], after, size, extra});
+      auto r = fixed.size() == 1 ? reads_.run(s, {fixed[0], after, size})
+               : extra.empty()   ? reads_.run(s, {fixed[0], fixed[1], after, size})
+                                 : reads_.run(s, {fixed[0], fixed[1], after, size, extra});
       resource_stream::chunk out;
       for (std::size_t i = 0; i < r.size(); ++i)
         out.emplace_back(r.str(i, 0), resource_item{r.str(i, 1), r.str(i, 2), r.str(i, 3), r.text(i, 4) == "t"});
@@ -308,6 +309,7 @@ private:
   }
 
   const session& db_;
+  const session& reads_;  ///< committed reads a replica may answer (in a transaction: the transaction)
   bool writable_;
   hot_records* hot_;                     ///< committed reads: the cache (nullptr: none)
   std::vector<std::string>* touched_;    ///< a transaction's writes: the keys to drop after it

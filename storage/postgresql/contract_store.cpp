@@ -56,7 +56,7 @@ using stream = walks::id_stream<item>;
 
 class pg_contract_store final : public contract_writes {
 public:
-  explicit pg_contract_store(const context& c) : db_(c.db), writable_(c.writable) {}
+  explicit pg_contract_store(const context& c) : db_(c.reads()), writable_(c.writable) {}
 
   std::optional<std::string> latest(std::string_view tenant, std::string_view id) const override {
     return first(db_.run(writable_ ? get_latest_locked : get_latest, {tenant, id}));

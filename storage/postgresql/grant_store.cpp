@@ -52,7 +52,7 @@ const statement readers_remove{
 
 class pg_grant_store final : public grant_writes {
 public:
-  explicit pg_grant_store(const context& c) : db_(c.db), writable_(c.writable) {}
+  explicit pg_grant_store(const context& c) : db_(c.reads()), writable_(c.writable) {}
 
   std::optional<domain::access_role> role(std::string_view tenant, std::string_view principal,
                                           std::string_view resource) const override {

@@ -27,7 +27,7 @@ const statement prune_records{
 
 class pg_ledger_store final : public ledger_writes {
 public:
-  explicit pg_ledger_store(const context& c) : db_(c.latest()), unread_(c.batch && c.batch->unread_keys) {}
+  explicit pg_ledger_store(const context& c) : db_(c.db), unread_(c.batch && c.batch->unread_keys) {}
 
   /// In a batch without savepoints, absent unread: the key's INSERT finds a record that is there
   /// (another node's, or one past retention not pruned yet), and the batch runs again with

@@ -63,13 +63,15 @@
 //   reports without asking the database. A miss reserves its key and fills it only if the key was not
 //   dropped since (a read that raced a commit is not kept).
 // - **Reads on replicas** (`storage.postgresql.replica_url`; storage/postgresql/replicas.hpp). The
-//   typed stores' committed reads go through a session that runs each on a replica once the replica
-//   has replayed the log to `replica_floor()`: what the node knows committed (its own commits, its
-//   follower's reads, a request's position, which the request reached first, the entries a consumer
-//   such as the indexer was given) and every change that may have left the hot-record cache (`dropping_through_`, raised before the drops: a miss that
-//   refills the cache from a replica never brings back a version older than one dropped). The
-//   idempotency ledger reads the primary (`context::latest`), and so does everything while the
-//   caches are past max_lag (a revocation elsewhere is honoured within that bound).
+//   committed reads of the stores whose every write logs change-log entries (Resources but their
+//   versions, grants, contracts: `context::reads`) run on a replica once it has replayed the log to
+//   `replica_floor()`: what the node knows committed (its own commits, its follower's reads, a
+//   request's position, which the request reached first, the entries a consumer such as the indexer
+//   was given) and every change that may have left the hot-record cache (`dropping_through_`, raised
+//   before the drops: a miss that refills the cache never brings back a version older than one
+//   dropped). Every other store reads the primary: a write that logs nothing (a webhook delivery's,
+//   an upload's, the ledger's) has no position a replica could be asked for. So does everything
+//   while the caches are past max_lag (a revocation elsewhere is honoured within that bound).
 // - **Failing over.** A statement on a server that is not the primary (SQLSTATE 25006) gives its
 //   connection up like a broken one: 503, and the next connection finds the primary.
 // - **The change log, gap-free across nodes.** Entries wait in memory until the batch ends; then one
@@ -184,13 +186,13 @@ const statement log_prune{
 class store_set {
 public:
   store_set(const session& db, bool writable, const read_view& view, hot_records* hot, batch_hooks* batch,
-            const session* primary = nullptr)
-    : db_(db), writable_(writable), view_(view), hot_(hot), batch_(batch), primary_(primary) {}
+            const session* replica = nullptr)
+    : db_(db), writable_(writable), view_(view), hot_(hot), batch_(batch), replica_(replica) {}
   typed_store& at(store_kind kind) const {
     std::lock_guard<std::mutex> guard{mutex_};
     if (stores_.size() <= kind.slot) stores_.resize(kind.slot + 1);
     auto& s = stores_[kind.slot];
-    if (!s) s = make_store(kind.slot, context{db_, writable_, view_, hot_, batch_, primary_});
+    if (!s) s = make_store(kind.slot, context{db_, writable_, view_, hot_, batch_, replica_});
     return *s;
   }
 
@@ -200,7 +202,7 @@ private:
   const read_view& view_;
   hot_records* hot_;
   batch_hooks* batch_;
-  const session* primary_;
+  const session* replica_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<typed_store>> stores_;
 };
@@ -308,6 +310,73 @@ std::uint64_t commit(const connection& c, batch_log& log, bool& commit_sent) {
   return last;
 }
 
+/// Runs one mutation with no savepoint. False when it needs one: it threw, or refused after
+/// writing (its writes cannot be undone alone). A refusal that wrote nothing needs none.
+bool run_plain(const connection& c, const mutation& m, batch_log& log, std::vector<bool>::reference kept) {
+  auto entries_before = log.entries.size();
+  pg_write_view view{c, log};
+  bool ok = false;
+  try {
+    ok = m(view);
+  } catch (const store_full&) {
+    throw;
+  } catch (const unavailable&) {
+    throw;
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (ok) {
+    kept = true;
+    return true;
+  }
+  if (view.writes() != 0) return false;
+  log.entries.resize(entries_before);
+  log.first_of_mutation.resize(entries_before);
+  return true;
+}
+
+/// Runs one mutation under its own savepoint: refused or failed, it loses only its own changes.
+/// One that lost to another transaction (a unique key taken, a compare-and-set that found another
+/// version) runs again, now seeing what won. Its writes travel in the connection's pipeline with
+/// the reads it waits for; the RELEASE waits for the last of them, so an error of any lands here.
+bool run_one(const connection& c, const mutation& m, batch_log& log) {
+  for (int attempt = 0;; ++attempt) {
+    c.send_exec("SAVEPOINT m");
+    auto entries_before = log.entries.size();
+    auto ensured_before = log.hooks.ensured.size();
+    bool had_head = log.locked_head.has_value();  // a lock taken under the savepoint goes with it
+    auto undo = [&] {
+      c.discard();
+      c.exec("ROLLBACK TO SAVEPOINT m");
+      log.entries.resize(entries_before);
+      log.first_of_mutation.resize(entries_before);
+      log.hooks.ensured.resize(ensured_before);
+      if (!had_head) log.locked_head.reset();
+    };
+    bool kept = false;
+    try {
+      pg_write_view view{c, log};
+      if (m(view)) {
+        c.exec("RELEASE SAVEPOINT m");
+        kept = true;
+      }
+    } catch (const conflict&) {
+      if (attempt < 3) {
+        undo();
+        continue;
+      }
+    } catch (const store_full&) {
+      throw;  // no room: the whole group fails
+    } catch (const unavailable&) {
+      throw;  // the connection is gone: so is the transaction
+    } catch (const std::exception&) {
+    }
+    if (kept) return true;
+    undo();
+    return false;
+  }
+}
+
 class pg_record_store final : public record_store {
 public:
   explicit pg_record_store(const postgresql_settings& s)
@@ -315,8 +384,7 @@ public:
       reads_(pool_),
       replicas_(replicas_of(s)),
       hot_(s.cache_bytes),
-      stores_(replicas_ ? static_cast<const session&>(*replicas_) : reads_, false, *this,
-              s.cache_bytes ? &hot_ : nullptr, nullptr, replicas_ ? &reads_ : nullptr),
+      stores_(reads_, false, *this, s.cache_bytes ? &hot_ : nullptr, nullptr, replicas_.get()),
       max_lag_(s.max_lag) {
     {
       auto c = pool_.acquire();
@@ -544,73 +612,6 @@ private:
       listeners_.notify(last);
     }
     return kept;
-  }
-
-  /// Runs one mutation with no savepoint. False when it needs one: it threw, or refused after
-  /// writing (its writes cannot be undone alone). A refusal that wrote nothing needs none.
-  bool run_plain(const connection& c, const mutation& m, batch_log& log, std::vector<bool>::reference kept) {
-    auto entries_before = log.entries.size();
-    pg_write_view view{c, log};
-    bool ok = false;
-    try {
-      ok = m(view);
-    } catch (const store_full&) {
-      throw;
-    } catch (const unavailable&) {
-      throw;
-    } catch (const std::exception&) {
-      return false;
-    }
-    if (ok) {
-      kept = true;
-      return true;
-    }
-    if (view.writes() != 0) return false;
-    log.entries.resize(entries_before);
-    log.first_of_mutation.resize(entries_before);
-    return true;
-  }
-
-  /// Runs one mutation under its own savepoint: refused or failed, it loses only its own changes.
-  /// One that lost to another transaction (a unique key taken, a compare-and-set that found another
-  /// version) runs again, now seeing what won. Its writes travel in the connection's pipeline with
-  /// the reads it waits for; the RELEASE waits for the last of them, so an error of any lands here.
-  bool run_one(const connection& c, const mutation& m, batch_log& log) {
-    for (int attempt = 0;; ++attempt) {
-      c.send_exec("SAVEPOINT m");
-      auto entries_before = log.entries.size();
-      auto ensured_before = log.hooks.ensured.size();
-      bool had_head = log.locked_head.has_value();  // a lock taken under the savepoint goes with it
-      auto undo = [&] {
-        c.discard();
-        c.exec("ROLLBACK TO SAVEPOINT m");
-        log.entries.resize(entries_before);
-        log.first_of_mutation.resize(entries_before);
-        log.hooks.ensured.resize(ensured_before);
-        if (!had_head) log.locked_head.reset();
-      };
-      bool kept = false;
-      try {
-        pg_write_view view{c, log};
-        if (m(view)) {
-          c.exec("RELEASE SAVEPOINT m");
-          kept = true;
-        }
-      } catch (const conflict&) {
-        if (attempt < 3) {
-          undo();
-          continue;
-        }
-      } catch (const store_full&) {
-        throw;  // no room: the whole group fails
-      } catch (const unavailable&) {
-        throw;  // the connection is gone: so is the transaction
-      } catch (const std::exception&) {
-      }
-      if (kept) return true;
-      undo();
-      return false;
-    }
   }
 
   /// Reads the change log every `every` until the store closes: drops from the hot-record cache what

@@ -388,6 +388,39 @@ def test_replica_frozen(c, load, report):
                   "reads in all so far %s" % (victim, moved, checked, reads_by_target(node1)))
 
 
+def test_after_the_faults(c, token, report):
+    """After every fault: each node's search index follows the log again (a write made now is found
+    by a search on each node, with its position), and each lease of work done once is held by
+    exactly one node (leases moved with the database, none held twice, none lost)."""
+    from harness import fetch
+    word = "zqafter%d" % os.getpid()
+    status, headers, body = c.request("POST", "/v0/content-lake/resources", token, resource("Tide " + word),
+                                      headers={"Idempotency-Key": "after-" + word})
+    check(status == 201, "a write after the faults", (status, body[:200]))
+    position = {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
+    for node in c.nodes:
+        def found():
+            s, _, b = c.request("POST", "/v0/content-lake/search", token, {"query": word}, headers=position,
+                                port=node.port)
+            return s == 200 and [h["id"] for h in json.loads(b).get("hits", [])]
+        hits = wait_until("a search on the node finds the write", found, timeout=30)
+        check(hits == [json.loads(body)["id"]], "after the faults, node %s's search index follows the log" % node.port,
+              hits)
+
+    def holders():
+        held = {}
+        for node in c.nodes:
+            for line in fetch("http://127.0.0.1:%d/metrics" % node.admin_port)[2].decode().splitlines():
+                if line.startswith('contentlake_lease_held{lease="'):
+                    lease = line.split('"')[1]
+                    held[lease] = held.get(lease, 0) + int(float(line.split()[-1]))
+        return held
+    held = wait_until("each lease is held by one node", lambda: (lambda h: h if h and set(h.values()) == {1} else None)(
+        holders()), timeout=30)
+    check(set(held.values()) == {1}, "after the faults, each lease is held by exactly one node (%s)" % sorted(held), held)
+    report.append("after the faults: a new write found by both nodes' searches; leases %s each held once" % sorted(held))
+
+
 def main():
     binary, source, s3rver_dir, eventsource = sys.argv[1:5]
     for tool in ("haproxy", "patroni", "etcd", "etcdctl", "patronictl"):
@@ -414,6 +447,7 @@ def main():
         test_etcd_member_killed(c, load, report)
         test_primary_frozen(c, load, report)
         test_replica_frozen(c, load, report)
+        test_after_the_faults(c, token, report)
         load.stop()
         check(not load.unfinished, "every keyed write was acknowledged in the end, retries included",
               load.unfinished[:5])
