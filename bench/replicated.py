@@ -28,7 +28,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster import HZ, SMALL, cpu_seconds, median, wrk  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "client"))
 from harness import Cluster, wait_until  # noqa: E402
-from replicated_db import MEMBERS  # noqa: E402
 
 SETTINGS = {"CONTENTLAKE_RATE_LIMIT_REQUESTS_PER_SECOND": "1000000", "CONTENTLAKE_RATE_LIMIT_BURST": "1000000",
             "CONTENTLAKE_LOG_ACCESS": "false"}
@@ -56,7 +55,7 @@ def processes(c):
     out = {"node1": lambda p=c.nodes[0].proc.pid: cpu_seconds(p), "node2": lambda p=c.nodes[1].proc.pid: cpu_seconds(p)}
     if c.replicated:
         roles = {n: x.get("role") for n, x in c.pg.cluster().items()}
-        for m in MEMBERS:
+        for m in c.pg.members:
             pid = c.pg.postmaster(m)
             out["%s (%s)" % (m, roles.get(m))] = lambda p=pid: tree_cpu(p)
     else:
@@ -132,7 +131,7 @@ def main():
     single = Cluster(binary, source, s3rver, SETTINGS, replicated=False)
     replicated = None
     try:
-        replicated = Cluster(binary, source, s3rver, SETTINGS, replicated=True)
+        replicated = Cluster(binary, source, s3rver, SETTINGS, replicated=True, members=3, etcd_members=3)
         tokens, scripts = {}, {}
         for name, c in (("single", single), ("replicated", replicated)):
             tokens[name] = c.token(sub="a_bench", scopes="content-lake.read content-lake.write")

@@ -161,8 +161,8 @@ backend_entry postgresql_backend() {
      "the lag.",
      config::integer_member(&section::max_lag_ms, 20, 60000)},
     {"storage.postgresql.replica_url", "",
-     "Replicas for committed reads (HAProxy's replica port, or a replica's address): a read runs on one that has "
-     "replayed the change log as far as the read must reflect (the request's Content-Lake-Position, this node's own "
+     "Replicas for reads of Resources, grants and contracts (HAProxy's replica port, or a replica's address): a read "
+     "runs on one that has replayed the change log as far as the read must reflect (the request's Content-Lake-Position, this node's own "
      "last commit and last read of the log), else on the primary. Empty: every read on the primary. The password is "
      "storage.postgresql.password_file's.",
      config::text_member(&section::replica_url)},

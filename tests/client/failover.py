@@ -6,18 +6,23 @@ URL with target_session_attrs=read-write; the public HAProxy in front of the nod
 
 A load runs through the whole test: keyed writers (each retries its key until it is answered 201),
 an unkeyed writer (never retried: 201, or 503 with Retry-After), a reader of its own writes (a
-write through one node, read with its Content-Lake-Position through the other) and an SSE client
-(npm eventsource) following the feed through the public HAProxy. Faults, one after another:
+write through one node, read with its Content-Lake-Position through the other, by id and in a list
+page), an SSE client (npm eventsource) following the feed through the public HAProxy, and a webhook
+subscribed to every create. Faults, one after another:
 - the primary's PostgreSQL and Patroni SIGKILLed: a replica is promoted; measured: the kill to the
   promotion and to the first acknowledged write, on each path to the database;
 - a planned switchover (`patronictl switchover`) under the load;
 - the synchronous standby killed, then started again;
 - one etcd member (the Raft leader) killed, then started again: nothing visible;
 - the primary frozen (SIGSTOP to its PostgreSQL and Patroni) until another is promoted, then
-  thawed: it rejoins as a replica.
+  thawed: it rejoins as a replica;
+- an asynchronous replica frozen while node1 (which reads from the replicas) serves positioned
+  reads: none stale, the reads move to another target.
 At the end a history check: every acknowledged write is in the database exactly once, no key had
 two effects, every read of one's own write found it, the feed through HAProxy is the commit-ordered
-change log, and the SSE client got every change once, in order.
+change log, the SSE client got every change once, in order, the webhook got every create (at
+least once), a write made after the faults is found by both nodes' searches, and each lease of work
+done once is held by exactly one node.
 
     failover.py CONTENTLAKE_BINARY SOURCE_DIR S3RVER_DIR EVENTSOURCE_NODE_MODULES
 """
@@ -32,7 +37,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Cluster, skip, wait_until  # noqa: E402
-from cluster import History, check, check_history, failures, header, resource  # noqa: E402
+from cluster import History, Receiver, check, check_history, failures, header, resource  # noqa: E402
 
 TENANT = "t_cluster"
 T0 = time.monotonic()
@@ -244,7 +249,7 @@ def rejoin(c, member):
 
 def test_primary_killed(c, load, report):
     db = c.pg
-    old = db.primary()
+    old = wait_until("a primary", db.primary, timeout=60)
     wait_until("writes flow", lambda: load.acks_since(time.monotonic() - 1) >= 5)
     mark("kill primary " + old)
     db.kill(old)
@@ -261,6 +266,7 @@ def test_primary_killed(c, load, report):
 
 def test_switchover(c, load, report):
     db = c.pg
+    wait_until("the cluster settles", db.settled, timeout=120)
     started = time.monotonic()
     mark("switchover")
     leader, candidate = db.switchover()
@@ -281,6 +287,7 @@ def test_switchover(c, load, report):
 
 def test_sync_standby_killed(c, load, report):
     db = c.pg
+    wait_until("the cluster settles", db.settled, timeout=120)
     primary, standby = db.primary(), db.sync_standby()
     mark("kill sync standby " + standby)
     db.kill(standby)
@@ -314,6 +321,7 @@ def etcd_leader(db):
 
 def test_etcd_member_killed(c, load, report):
     db = c.pg
+    wait_until("the cluster settles", db.settled, timeout=120)
     primary = db.primary()
     victim = wait_until("etcd has a leader", lambda: etcd_leader(db))
     killed = time.monotonic()
@@ -332,7 +340,7 @@ def test_etcd_member_killed(c, load, report):
 
 def test_primary_frozen(c, load, report):
     db = c.pg
-    old = db.primary()
+    old = wait_until("a primary", db.primary, timeout=60)
     mark("freeze primary " + old)
     db.freeze(old)
     frozen = time.monotonic()
@@ -428,9 +436,16 @@ def main():
             skip("%s is not installed (scripts/install-deps --with-test-tools installs it)" % tool)
     c = load = client = None
     report = []
+    rx = Receiver()
     try:
-        c = Cluster(binary, source, s3rver_dir, replicated=True)
+        c = Cluster(binary, source, s3rver_dir, {"CONTENTLAKE_WEBHOOKS_HTTPS_ONLY": "false",
+                                                 "CONTENTLAKE_WEBHOOKS_ALLOWED_NETWORKS": "127.0.0.0/8"},
+                    replicated=True, members=3, etcd_members=3)
         token = c.token()
+        # Webhook dispatch goes on through every fault: each change is delivered (at least once).
+        status, _, body = c.request("POST", "/v0/content-lake/webhooks", token,
+                                    {"url": rx.url, "event_types": ["resource.created"]})
+        check(status == 201, "a webhook subscribed to every create", body[:200])
         since = json.loads(c.request("GET", "/v0/content-lake/changes", token)[2])["next_cursor"]
         url = "http://127.0.0.1:%d/v0/content-lake/changes?since=%s" % (c.port, since)
         client = subprocess.Popen(["node", os.path.join(source, "tests/client/changes_eventsource.js"), url, token,
@@ -486,6 +501,20 @@ def main():
         check(got == log[:len(got)] and len(got) == len(log),
               "the SSE client got every change once, in order, across every fault (%d)" % len(got),
               (len(got), len(log)))
+        def delivered():
+            with rx.lock:
+                return {body.get("resource_id") for _, body, _ in rx.deliveries}
+        try:
+            wait_until("every create is delivered to the webhook", lambda: not (set(log) - delivered()), timeout=120)
+        except AssertionError:
+            pass  # the check below names what is missing
+        missing = set(log) - delivered()
+        check(not missing, "webhook dispatch resumed after every fault: each of the %d creates delivered" % len(log),
+              sorted(missing)[:5])
+        with rx.lock:
+            deliveries = len(rx.deliveries)
+        report.append("webhooks: %d deliveries for %d creates (at least once: a delivery whose outcome a fault "
+                      "lost is sent again)" % (deliveries, len(log)))
         unkeyed = {}
         for _, s in load.unkeyed:
             unkeyed[s] = unkeyed.get(s, 0) + 1
@@ -494,6 +523,7 @@ def main():
                       % (len(load.acks), len(load.failed), unkeyed, load.ryw["checked"], load.ryw["pages"],
                          load.ryw["unavailable"]))
     finally:
+        rx.stop()
         if load:
             load.stop()
         if client and client.poll() is None:

@@ -416,6 +416,34 @@ class ExternalStore:
 LEASE_TTL_MS = 2000  # the clusters' lease time to live: a dead holder is taken over within 2.7 s
 
 
+def haproxy_states(stats_socket, proxy, server=lambda name: True):
+    """{server: state} (UP, DOWN, MAINT, ...) of `proxy`'s servers whose name `server` accepts, from
+    HAProxy's stats socket; {} when it cannot be asked."""
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(stats_socket)
+        s.sendall(b"show stat\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+    except OSError:
+        return {}
+    lines = data.decode().splitlines()
+    if not lines:
+        return {}
+    head = lines[0].lstrip("# ").split(",")
+    states = {}
+    for line in lines[1:]:
+        row = dict(zip(head, line.split(",")))
+        if row.get("pxname") == proxy and server(row.get("svname", "")):
+            states[row["svname"]] = row["status"].split()[0]
+    return states
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -490,15 +518,17 @@ class Cluster:
     """PostgreSQL, s3rver, two nodes and HAProxy; `stop` ends them all (call it in a `finally`).
     node2 reaches PostgreSQL through a `StallingProxy`, node1 directly."""
 
-    def __init__(self, binary, source, s3rver_dir, settings=None, replicated=None):
+    def __init__(self, binary, source, s3rver_dir, settings=None, replicated=None, members=2, etcd_members=1):
         """`settings`: more environment for every node (a suite's own). `replicated` (by default
         CL_TEST_DATABASE=replicated): the database is three Patroni-managed PostgreSQL members
         (tests/client/replicated_db.py); node1 reaches the primary through HAProxy, node2 through a
-        libpq multi-host URL with target_session_attrs=read-write."""
+        libpq multi-host URL with target_session_attrs=read-write. `members` and `etcd_members`: its size
+        (the client suites: two members on one etcd; tests/client/failover.py: three and three)."""
         self.binary, self.source, self.s3rver_dir = binary, source, s3rver_dir
         if replicated is None:
             replicated = os.environ.get("CL_TEST_DATABASE") == "replicated"
         self.replicated = replicated
+        self.members, self.etcd_members = members, etcd_members
         self.extra = dict(settings or {})
         self.dir = tempfile.mkdtemp(prefix="contentlake-cluster-")
         self.pg = self.store = self.haproxy = self.proxy = None
@@ -514,7 +544,7 @@ class Cluster:
         database = {}
         if self.replicated:
             from replicated_db import ReplicatedPostgres
-            self.pg = ReplicatedPostgres(source)
+            self.pg = ReplicatedPostgres(source, self.members, self.etcd_members)
             url = self.pg.create_database("contentlake")
             node2_url = self.pg.multi_host_url("contentlake")
             database["CONTENTLAKE_STORAGE_POSTGRESQL_PASSWORD_FILE"] = self.pg.password_file
@@ -578,30 +608,8 @@ class Cluster:
             raise
 
     def server_states(self):
-        """Each server's state as HAProxy sees it (UP, DOWN, ...), from its stats socket."""
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(self.stats)
-            s.sendall(b"show stat\n")
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            s.close()
-        except OSError:
-            return {}
-        lines = data.decode().splitlines()
-        if not lines:
-            return {}
-        head = lines[0].lstrip("# ").split(",")
-        states = {}
-        for line in lines[1:]:
-            row = dict(zip(head, line.split(",")))
-            if row.get("pxname") == "contentlake_nodes" and row.get("svname", "").startswith("node"):
-                states[row["svname"]] = row["status"].split()[0]
-        return states
+        """Each node's state as HAProxy sees it (UP, DOWN, ...), from its stats socket."""
+        return haproxy_states(self.stats, "contentlake_nodes", lambda name: name.startswith("node"))
 
     def token(self, sub="u_alice", scopes="content-lake.read content-lake.write webhooks.read webhooks.write",
               tenant="t_cluster", ttl=None, client_id=None):

@@ -15,37 +15,18 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
 import yaml
 
-MEMBERS = ("db1", "db2", "db3")
+from harness import free_port, haproxy_states, wait_until
+
+MEMBERS = ("db1", "db2", "db3")  # as deploy/cluster/ names them; a lighter database uses the first ones
 SUPERUSER_PASSWORD = "test-superuser"
 APP_USER, APP_PASSWORD = "contentlake", "test-contentlake"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_until(what, predicate, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting until " + what)
-        time.sleep(0.05)
 
 
 def as_postgres():
@@ -61,8 +42,13 @@ class ReplicatedPostgres:
     `password_file` holds the application user's password. Faults: `kill`, `start`, `freeze`,
     `thaw`, `switchover`, `kill_etcd`, `start_etcd`."""
 
-    def __init__(self, source):
+    def __init__(self, source, members=3, etcd_members=3):
+        """`members` PostgreSQL members (at least 2: a primary and its synchronous standby) on
+        `etcd_members` etcd members. The failover test runs three and three, as shipped; the client
+        suites run on two and one (the same behaviour for them, at a third of the machine)."""
         self.source = source
+        self.members = MEMBERS[:members]
+        self.etcd_names = ("etcd1", "etcd2", "etcd3")[:etcd_members]
         self.dir = tempfile.mkdtemp(prefix="contentlake-patroni-")
         shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
         self.etcd_dir = tempfile.mkdtemp(prefix="contentlake-etcd-", dir=shm)
@@ -81,17 +67,17 @@ class ReplicatedPostgres:
     def start_all(self):
         if os.getuid() == 0:
             shutil.chown(self.dir, "postgres", "postgres")
-        self.etcd_ports = {n: (free_port(), free_port()) for n in ("etcd1", "etcd2", "etcd3")}
+        self.etcd_ports = {n: (free_port(), free_port()) for n in self.etcd_names}
         for name in self.etcd_ports:
             self.start_etcd(name, initial=True)
         wait_until("etcd has a leader", self.etcd_healthy, timeout=30)
-        self.ports = {m: {"pg": free_port(), "rest": free_port()} for m in MEMBERS}
-        for m in MEMBERS:
+        self.ports = {m: {"pg": free_port(), "rest": free_port()} for m in self.members}
+        for m in self.members:
             self.write_patroni_config(m)
         # The first member bootstraps the cluster (initdb); the others clone it with pg_basebackup.
         self.start(MEMBERS[0])
         wait_until("db1 is the primary", lambda: self.primary() == MEMBERS[0], timeout=90)
-        for m in MEMBERS[1:]:
+        for m in self.members[1:]:
             self.start(m)
         wait_until("both replicas stream and one is the synchronous standby", self.settled, timeout=120)
         self.psql("CREATE ROLE %s LOGIN PASSWORD '%s'" % (APP_USER, APP_PASSWORD))
@@ -177,10 +163,10 @@ class ReplicatedPostgres:
         cfg = cfg.replace("bind 127.0.0.1:5000", "bind 127.0.0.1:%d" % self.primary_port)
         cfg = cfg.replace("bind 127.0.0.1:5001", "bind 127.0.0.1:%d" % self.replica_port)
         for i, m in enumerate(MEMBERS):
-            line = "server %s 10.0.0.2%d:5432 check port 8008" % (m, i + 1)
+            line = "    server %s 10.0.0.2%d:5432 check port 8008\n" % (m, i + 1)
             assert line in cfg, "deploy/cluster/haproxy-postgresql.cfg: %r not found" % line
-            cfg = cfg.replace(line, "server %s 127.0.0.1:%d check port %d" % (m, self.ports[m]["pg"],
-                                                                               self.ports[m]["rest"]))
+            cfg = cfg.replace(line, "    server %s 127.0.0.1:%d check port %d\n" % (
+                m, self.ports[m]["pg"], self.ports[m]["rest"]) if m in self.members else "")
         self.haproxy_stats = os.path.join(self.dir, "haproxy.sock")
         cfg = cfg.replace("global\n", "global\n    stats socket %s level admin\n" % self.haproxy_stats, 1)
         path = os.path.join(self.dir, "haproxy-postgresql.cfg")
@@ -208,7 +194,7 @@ class ReplicatedPostgres:
 
     def cluster(self):
         """Patroni's view of the members ({name: {role, state, lag, ...}}) from any member that answers."""
-        for m in MEMBERS:
+        for m in self.members:
             if m in self.frozen:
                 continue
             status, body = self.rest(m, "/cluster")
@@ -234,30 +220,11 @@ class ReplicatedPostgres:
         """One primary, a synchronous standby and every other member a replica, all running."""
         members = self.cluster()
         roles = sorted(x.get("role") for x in members.values() if x.get("state") in ("running", "streaming"))
-        return len(members) == len(MEMBERS) and roles == ["leader", "replica", "sync_standby"]
+        want = sorted(["leader", "sync_standby"] + ["replica"] * (len(self.members) - 2))
+        return len(members) == len(self.members) and roles == want
 
     def haproxy_states(self, proxy):
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(self.haproxy_stats)
-            s.sendall(b"show stat\n")
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            s.close()
-        except OSError:
-            return {}
-        lines = data.decode().splitlines()
-        head = lines[0].lstrip("# ").split(",") if lines else []
-        states = {}
-        for line in lines[1:]:
-            row = dict(zip(head, line.split(",")))
-            if row.get("pxname") == proxy and row.get("svname") in MEMBERS:
-                states[row["svname"]] = row["status"].split()[0]
-        return states
+        return haproxy_states(self.haproxy_stats, proxy, lambda name: name in self.members)
 
     # --- connecting -----------------------------------------------------------------------------
 
@@ -268,7 +235,7 @@ class ReplicatedPostgres:
         return "host=127.0.0.1 port=%d user=%s dbname=%s" % (self.replica_port, APP_USER, dbname)
 
     def multi_host_url(self, dbname="postgres"):
-        hosts = ",".join("127.0.0.1:%d" % self.ports[m]["pg"] for m in MEMBERS)
+        hosts = ",".join("127.0.0.1:%d" % self.ports[m]["pg"] for m in self.members)
         return "postgresql://%s@%s/%s?target_session_attrs=read-write" % (APP_USER, hosts, dbname)
 
     def create_database(self, name):
@@ -385,7 +352,7 @@ class ReplicatedPostgres:
 
     def stop(self):
         self.thaw()
-        for m in MEMBERS:  # whatever a failed check left stopped answers signals again
+        for m in self.members:  # whatever a failed check left stopped answers signals again
             for pid in self.server_pids(m):
                 try:
                     os.kill(pid, signal.SIGCONT)
@@ -399,7 +366,7 @@ class ReplicatedPostgres:
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
-        for m in MEMBERS:  # a PostgreSQL whose Patroni was killed keeps running: stop it too
+        for m in self.members:  # a PostgreSQL whose Patroni was killed keeps running: stop it too
             pid = self.postmaster(m)
             if self.alive(pid):
                 try:
@@ -416,7 +383,7 @@ class ReplicatedPostgres:
                     p.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     p.kill()
-        for m in MEMBERS:
+        for m in self.members:
             pid = self.postmaster(m)
             if self.alive(pid):
                 wait_until("%s's PostgreSQL stopped" % m, lambda: not self.alive(pid), timeout=20)
