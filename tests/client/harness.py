@@ -330,17 +330,7 @@ class Postgres:
             data = f.read().strip()
         with open(os.path.join(data, "db", "postmaster.pid")) as f:
             postmaster = int(f.readline())
-        pids = [postmaster]
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open("/proc/%s/stat" % entry) as f:
-                        stat = f.read()
-                except OSError:
-                    continue
-                if int(stat[stat.rindex(")") + 2:].split()[1]) == postmaster:
-                    pids.append(int(entry))
-        return pids
+        return [postmaster] + children_of(postmaster)
 
     def freeze(self):
         """Stops every server process (SIGSTOP): a database that keeps its connections open and
@@ -442,6 +432,21 @@ def haproxy_states(stats_socket, proxy, server=lambda name: True):
         if row.get("pxname") == proxy and server(row.get("svname", "")):
             states[row["svname"]] = row["status"].split()[0]
     return states
+
+
+def children_of(parent):
+    """The pids of the processes whose parent is `parent` (a postmaster's backends), from /proc."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == parent:
+                pids.append(int(entry))
+    return pids
 
 
 def free_port():

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import urllib.error
@@ -22,11 +23,30 @@ import urllib.request
 
 import yaml
 
-from harness import free_port, haproxy_states, wait_until
+from harness import children_of, haproxy_states, wait_until
 
 MEMBERS = ("db1", "db2", "db3")  # as deploy/cluster/ names them; a lighter database uses the first ones
 SUPERUSER_PASSWORD = "test-superuser"
 APP_USER, APP_PASSWORD = "contentlake", "test-contentlake"
+
+
+def listen_port():
+    """A free loopback port below the kernel's ephemeral range: a port handed out by binding port 0
+    comes from that range, where any outgoing connection (a PostgreSQL member's, an etcd peer's) can
+    take it before the server it was picked for binds it (Patroni then stops: address in use)."""
+    import random
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    while True:
+        port = random.randrange(max(1024, low - 12000), low)
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
 
 
 def as_postgres():
@@ -67,11 +87,11 @@ class ReplicatedPostgres:
     def start_all(self):
         if os.getuid() == 0:
             shutil.chown(self.dir, "postgres", "postgres")
-        self.etcd_ports = {n: (free_port(), free_port()) for n in self.etcd_names}
+        self.etcd_ports = {n: (listen_port(), listen_port()) for n in self.etcd_names}
         for name in self.etcd_ports:
             self.start_etcd(name, initial=True)
         wait_until("etcd has a leader", self.etcd_healthy, timeout=30)
-        self.ports = {m: {"pg": free_port(), "rest": free_port()} for m in self.members}
+        self.ports = {m: {"pg": listen_port(), "rest": listen_port()} for m in self.members}
         for m in self.members:
             self.write_patroni_config(m)
         # The first member bootstraps the cluster (initdb); the others clone it with pg_basebackup.
@@ -159,7 +179,7 @@ class ReplicatedPostgres:
     def start_haproxy(self):
         with open(os.path.join(self.source, "deploy", "cluster", "haproxy-postgresql.cfg")) as f:
             cfg = f.read()
-        self.primary_port, self.replica_port = free_port(), free_port()
+        self.primary_port, self.replica_port = listen_port(), listen_port()
         cfg = cfg.replace("bind 127.0.0.1:5000", "bind 127.0.0.1:%d" % self.primary_port)
         cfg = cfg.replace("bind 127.0.0.1:5001", "bind 127.0.0.1:%d" % self.replica_port)
         for i, m in enumerate(MEMBERS):
@@ -264,16 +284,7 @@ class ReplicatedPostgres:
         pids = [self.patroni[m].pid] if m in self.patroni and self.patroni[m].poll() is None else []
         postmaster = self.postmaster(m)
         if postmaster:
-            pids.append(postmaster)
-            for entry in os.listdir("/proc"):
-                if entry.isdigit():
-                    try:
-                        with open("/proc/%s/stat" % entry) as f:
-                            stat = f.read()
-                    except OSError:
-                        continue
-                    if int(stat[stat.rindex(")") + 2:].split()[1]) == postmaster:
-                        pids.append(int(entry))
+            pids += [postmaster] + children_of(postmaster)
         return pids
 
     def kill(self, m):
