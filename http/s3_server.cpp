@@ -48,6 +48,7 @@ s3_server::s3_server(net::io_context& ioc, s3_server_config cfg) : impl_(std::ma
 s3_server::~s3_server() {
   stop();
   impl_->disk.join();
+  impl_->writes.join();
   impl_->hashing.join();
   impl_->reads.join();
 }

@@ -11,7 +11,7 @@
 
 namespace cl::http {
 
-s3_server::impl::impl(boost::asio::io_context& ioc, s3_server_config c) : ioc(ioc), acceptor(ioc), cfg(std::move(c)), disk(1), hashing(1) {
+s3_server::impl::impl(boost::asio::io_context& ioc, s3_server_config c) : ioc(ioc), acceptor(ioc), cfg(std::move(c)), disk(1), writes(2), hashing(2) {
   boost::beast::error_code ec;
   boost::asio::ip::tcp::endpoint ep{boost::asio::ip::make_address(cfg.host, ec), cfg.port};
   if (ec) throw std::runtime_error("blobs.embedded.listen: " + cfg.host + " is not an IP address");
@@ -51,13 +51,11 @@ void s3_session::store_failed(bool full, const std::string& what) {
     self->fail({500, "InternalError", "The object store failed; nothing was stored. Retry."}, true);
   };
   if (!upload_ || !upload_->holds_body()) return answer();
-  // The chunks still queued for the disk and hashing threads hold the body's temporary files,
-  // which go with the last of them: answer after them (one thread each, in order), so that when
-  // the client reads the answer nothing of the body is left on disk.
+  // The chunks still queued for the body's stages hold its temporary files, which go with the
+  // last of them: answer after them (each stage runs its jobs in order), so that when the client
+  // reads the answer nothing of the body is left on disk.
   upload_->drop_body();
-  on_disk([] { return true; }, [self = shared_from_this(), answer = std::move(answer)](bool) mutable {
-    self->run_on(self->server_->hashing, [] { return true; }, std::move(answer));
-  });
+  upload_->after_stages(std::move(answer));
 }
 
 void s3_session::read_header() {

@@ -3,17 +3,18 @@
 /// One connection is an `s3_session`: it reads a request's header, checks its signature and
 /// bucket, and answers; the jobs a request can need are apart:
 ///
-/// - `s3_upload` (http/s3_upload.cpp): a PUT's body in 1 MiB chunks, each written (and MD5'd)
-///   on the disk thread while the hashing thread adds it to the SHA-256, then checked and
-///   committed;
+/// - `s3_upload` (http/s3_upload.cpp): a PUT's body read into aligned chunks, each written
+///   straight to the disk by a write thread while a hashing thread adds it to the SHA-256 (and
+///   another to the MD5, when the client declared one), then checked and committed;
 /// - `s3_download` (http/s3_download.cpp): a GET's body out of two buffers, the next `pread`
 ///   under way while the last is written;
 /// - the other operations (http/s3_operations.cpp): copy, multipart, delete, each one store call
 ///   on the disk or read threads and one answer.
 ///
-/// Threads: a session runs on its strand; store calls go to `server().disk` (writes),
-/// `server().reads` or `server().hashing` and come back to the strand (`run_on`), so an I/O thread
-/// never waits on a disk or a digest.
+/// Threads: a session runs on its strand; store calls go to `server().disk` (commits, metadata),
+/// `server().reads`, or (a body's stages, each on a strand of its own) `server().writes` and
+/// `server().hashing`, and come back to the session's strand (`run_on`), so an I/O thread never
+/// waits on a disk or a digest.
 
 #include "http/s3_protocol.hpp"
 #include "http/s3_server.hpp"
@@ -23,6 +24,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -43,7 +45,10 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 
-constexpr std::size_t chunk_size = 1 << 20;  ///< bytes per read from the socket or the disk
+constexpr std::size_t chunk_size = 1 << 20;  ///< bytes per read from the disk (downloads, copies)
+/// Bytes per read from the socket into an upload's chunk; at most `upload_chunks` of them an upload.
+constexpr std::size_t upload_chunk_size = 2 << 20;
+constexpr int upload_chunks = 4;
 
 /// A part or upload id the store does not know.
 const s3::error& no_such_upload();
@@ -65,10 +70,10 @@ struct s3_server::impl : std::enable_shared_from_this<s3_server::impl> {
   boost::asio::io_context& ioc;
   boost::asio::ip::tcp::acceptor acceptor;
   s3_server_config cfg;
-  boost::asio::thread_pool disk;      ///< (one thread) writes (bodies, commits, multipart): never on an I/O thread
+  boost::asio::thread_pool disk;      ///< (one thread) commits, multipart, metadata: never on an I/O thread
   boost::asio::thread_pool reads{2};  ///< reads (stat, open, pread): never queued behind a large upload's writes
-  /// (one thread) the SHA-256 of bodies, beside the disk thread's writes and MD5
-  boost::asio::thread_pool hashing;
+  boost::asio::thread_pool writes;    ///< bodies' bytes to their files (a strand an upload)
+  boost::asio::thread_pool hashing;   ///< bodies' digests (a strand a digest of an upload)
   std::mutex sessions_mutex;
   std::vector<std::weak_ptr<s3_listener::closable>> sessions;  ///< closed by stop()
 };
@@ -105,12 +110,12 @@ public:
   /// A store call failed and was answered: nothing more of this request runs.
   bool failed() const { return failed_; }
 
-  /// Runs `work` on `pool`, then `then(result)` back on this session's strand. A store call that
-  /// throws (a full disk, an I/O error) answers the request with an S3 error instead of `then`,
-  /// and never escapes into the pool's thread.
-  template <class Work, class Then>
-  void run_on(net::thread_pool& pool, Work work, Then then) {
-    net::post(pool, [self = shared_from_this(), work = std::move(work), then = std::move(then)]() mutable {
+  /// Runs `work` on `where` (a pool or a strand of one), then `then(result)` back on this
+  /// session's strand. A store call that throws (a full disk, an I/O error) answers the request
+  /// with an S3 error instead of `then`, and never escapes into the pool's thread.
+  template <class Where, class Work, class Then>
+  void run_on(Where& where, Work work, Then then) {
+    net::post(where, [self = shared_from_this(), work = std::move(work), then = std::move(then)]() mutable {
       try {
         auto result = std::make_shared<decltype(work())>(work());
         net::post(self->stream_.get_executor(), [self, result, then = std::move(then)]() mutable { then(std::move(*result)); });
@@ -180,29 +185,49 @@ public:
   void start();
   /// Whether the body's temporary files are held (from `start` until its check).
   bool holds_body() const { return incoming_ != nullptr; }
-  /// Lets go of the body: its files go with the last chunk queued for the disk or hashing thread.
+  /// Lets go of the body: its files go with the last chunk its stages have queued.
   void drop_body() { incoming_.reset(); }
   void stop() { body_timer_.cancel(); }
+  /// Runs `then` on the session's strand once every stage job queued so far has run.
+  void after_stages(std::function<void()> then);
+
+  /// A chunk of the body in memory aligned for a direct write, shared by its stages.
+  struct chunk {
+    explicit chunk(std::size_t size);
+    ~chunk();
+    chunk(const chunk&) = delete;
+    chunk& operator=(const chunk&) = delete;
+    char* data;
+    int pending = 0;  ///< stage jobs that still read it
+  };
 
 private:
+  using stage = net::strand<net::thread_pool::executor_type>;
   void read_chunk();
   void read_raw_chunk();
-  void take_chunk(std::size_t got);
-  void after_chunk();
+  void after_raw_read(std::size_t got);
+  void take_chunk();
+  void queue(stage& where, void (storage::object_files::incoming::*step)(std::string_view),
+             const std::shared_ptr<chunk>& c, std::size_t size);
+  void after_stage(const std::shared_ptr<chunk>& c);
+  std::shared_ptr<chunk> free_chunk();
   void finish_body();
   std::optional<s3::error> digest_refusal() const;
 
   std::shared_ptr<s3_session> session_;
   net::steady_timer body_timer_;               ///< bounds a raw body read (read_raw_chunk)
   std::optional<std::uint64_t> raw_remaining_;  ///< body bytes still to read, when not chunked
-  std::string chunk_;                           ///< the read buffer, chunk_size while the body is read
   std::optional<bhttp::request_parser<bhttp::buffer_body>> parser_;
   std::shared_ptr<storage::object_files::incoming> incoming_;
-  static constexpr int max_queued = 4;  ///< chunks waiting for the disk (or hashing) thread at most
-  int queued_ = 0;   ///< chunks the disk thread has not written yet
-  int hashing_ = 0;  ///< chunks the hashing thread has not added to the SHA-256 yet
+  stage writes_, sha256_, md5_;  ///< each in the order of the bytes, beside the others
+  bool md5_wanted_ = false;      ///< the client declared a Content-MD5 to check
+  std::shared_ptr<chunk> reading_;             ///< the chunk the socket is read into
+  std::size_t filled_ = 0;                     ///< bytes of it read so far
+  std::vector<std::shared_ptr<chunk>> free_;   ///< chunks no stage reads any more
+  int chunks_ = 0;                             ///< chunks allocated: upload_chunks at most
+  int pending_ = 0;                            ///< stage jobs queued and not done
   bool body_done_ = false;
-  bool reading_paused_ = false;
+  bool reading_paused_ = false;                ///< every chunk is with the stages
 };
 
 /// A GET's or HEAD's answer and body, from an open file (http/s3_download.cpp); the file closes

@@ -1,18 +1,36 @@
-// A PUT's body on the embedded S3 listener: in 1 MiB chunks, each written (and MD5'd) on the disk
-// thread while the hashing thread adds it to the SHA-256 and the socket is read for the next; one
-// buffer a connection, held while its body is read (an idle connection holds none). Declared
-// sizes (`X-Cl-Length`, signed) are enforced as the bytes arrive.
+// A PUT's body on the embedded S3 listener, as a pipeline: the I/O thread reads the socket into a
+// chunk (upload_chunk_size, aligned), and hands the chunk itself, no copy, to the stages that run
+// beside each other and beside the next read: the write (straight from the chunk to the disk,
+// bypassing the page cache: storage/objects/object_files.hpp), the SHA-256, and the MD5 when the
+// client declared a Content-MD5 to check. A chunk goes back to the reader once every stage is done
+// with it; at most `upload_chunks` an upload, so memory stays bounded, and one that arrives faster
+// than the slowest stage waits for it. Declared sizes (`X-Cl-Length`, signed) are enforced as
+// the bytes arrive; nothing is committed before its digests are checked.
 
 #include "http/s3_session.hpp"
 
 #include <boost/asio/read.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace cl::http::s3_listener {
 
+s3_upload::chunk::chunk(std::size_t size)
+  : data(static_cast<char*>(std::aligned_alloc(storage::object_files::direct_alignment, size))) {
+  if (!data) throw std::bad_alloc{};
+}
+
+s3_upload::chunk::~chunk() {
+  std::free(data);
+}
+
 s3_upload::s3_upload(std::shared_ptr<s3_session> session)
-  : session_(std::move(session)), body_timer_(session_->stream().get_executor()) {}
+  : session_(std::move(session)),
+    body_timer_(session_->stream().get_executor()),
+    writes_(net::make_strand(session_->server().writes)),
+    sha256_(net::make_strand(session_->server().hashing)),
+    md5_(net::make_strand(session_->server().hashing)) {}
 
 void s3_upload::start() {
   const auto& target = session_->target();
@@ -22,6 +40,7 @@ void s3_upload::start() {
     if (declared && *declared != *required)
       return session_->fail({400, "InvalidRequest", "This URL takes a body of exactly " + std::to_string(*required) + " bytes."}, true);
   }
+  md5_wanted_ = header->get().find(bhttp::field::content_md5) != header->get().end();
   parser_.emplace(std::move(*header));
   auto limit = session_->cfg().max_object_bytes;
   parser_->body_limit(target.required_length ? std::min(*target.required_length, limit) : limit);
@@ -36,17 +55,31 @@ void s3_upload::start() {
     [self = shared_from_this()](std::shared_ptr<storage::object_files::incoming> in) {
       if (!in) return self->session_->fail(closed_key(), true);
       self->incoming_ = std::move(in);
-      self->chunk_.resize(chunk_size);  // held while this body is read (finish_body releases it)
+      self->reading_ = self->free_chunk();
       self->read_chunk();
     });
 }
 
+/// A chunk no stage reads, or a new one while there are fewer than `upload_chunks`; null when
+/// every one is with the stages.
+std::shared_ptr<s3_upload::chunk> s3_upload::free_chunk() {
+  if (!free_.empty()) {
+    auto c = std::move(free_.back());
+    free_.pop_back();
+    return c;
+  }
+  if (chunks_ == upload_chunks) return nullptr;
+  ++chunks_;
+  return std::make_shared<chunk>(upload_chunk_size);
+}
+
 void s3_upload::read_chunk() {
   if (raw_remaining_) return read_raw_chunk();
-  // A chunked body goes through Beast's parser (it reads in small pieces and copies).
+  // A chunked body goes through Beast's parser (it reads in small pieces and copies); the read
+  // ends when the chunk is full or the body is done.
   auto& body = parser_->get().body();
-  body.data = chunk_.data();
-  body.size = chunk_.size();
+  body.data = reading_->data;
+  body.size = upload_chunk_size;
   auto& stream = session_->stream();
   stream.expires_after(std::chrono::seconds{60});
   bhttp::async_read(stream, session_->buffer(), *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -55,28 +88,25 @@ void s3_upload::read_chunk() {
       return self->session_->fail({400, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size"}, true);
     if (ec) return self->session_->close();
     self->body_done_ = self->parser_->is_done();
-    self->take_chunk(self->chunk_.size() - self->parser_->get().body().size);
+    self->filled_ = upload_chunk_size - self->parser_->get().body().size;
+    self->take_chunk();
   });
 }
 
-/// A body of known length is read straight from the socket into the 1 MiB chunk (the parser's
-/// reads are 64 KiB at most, each with a timer and a copy: that kept the I/O thread saturated at
-/// about 77 MiB/s). One timer per chunk bounds a stalled client.
+/// A body of known length is read straight from the socket into the chunk (the parser's reads
+/// are 64 KiB at most, each with a timer and a copy) until the chunk is full or the body is done:
+/// every chunk but the last is whole, so each write is aligned. One timer per read bounds a
+/// stalled client.
 void s3_upload::read_raw_chunk() {
-  auto want = static_cast<std::size_t>(std::min<std::uint64_t>(*raw_remaining_, chunk_.size()));
-  if (want == 0) {
-    body_done_ = true;
-    return take_chunk(0);
-  }
+  auto want = static_cast<std::size_t>(std::min<std::uint64_t>(*raw_remaining_, upload_chunk_size - filled_));
+  if (want == 0) return after_raw_read(0);
   // Bytes that arrived with the header are in the parser's buffer: they come first.
   auto& buffer = session_->buffer();
   if (buffer.size() > 0) {
     auto n = std::min(want, buffer.size());
-    net::buffer_copy(net::buffer(chunk_.data(), n), buffer.data());
+    net::buffer_copy(net::buffer(reading_->data + filled_, n), buffer.data());
     buffer.consume(n);
-    *raw_remaining_ -= n;
-    body_done_ = *raw_remaining_ == 0;
-    return take_chunk(n);
+    return after_raw_read(n);
   }
   auto& stream = session_->stream();
   stream.expires_never();
@@ -86,49 +116,82 @@ void s3_upload::read_raw_chunk() {
     beast::error_code ignored;
     self->session_->stream().socket().cancel(ignored);
   });
-  net::async_read(stream.socket(), net::buffer(chunk_.data(), want), [self = shared_from_this()](beast::error_code ec, std::size_t got) {
-    self->body_timer_.cancel();
-    if (ec) return self->session_->close();
-    if (self->session_->failed()) return;  // answered already; the connection closes
-    *self->raw_remaining_ -= got;
-    self->body_done_ = *self->raw_remaining_ == 0;
-    self->take_chunk(got);
-  });
+  net::async_read(stream.socket(), net::buffer(reading_->data + filled_, want),
+                  [self = shared_from_this()](beast::error_code ec, std::size_t got) {
+                    self->body_timer_.cancel();
+                    if (ec) return self->session_->close();
+                    if (self->session_->failed()) return;  // answered already; the connection closes
+                    self->after_raw_read(got);
+                  });
 }
 
-/// The disk thread appends `got` bytes of the chunk (write and MD5) and the hashing thread adds
-/// them to the SHA-256, while the socket is read for the next: at most `max_queued` chunks wait
-/// for either (memory stays bounded), in order (one thread each).
-void s3_upload::take_chunk(std::size_t got) {
+void s3_upload::after_raw_read(std::size_t got) {
+  filled_ += got;
+  *raw_remaining_ -= got;
+  body_done_ = *raw_remaining_ == 0;
+  if (body_done_ || filled_ == upload_chunk_size) return take_chunk();
+  read_raw_chunk();
+}
+
+/// The chunk read goes to every stage; the socket is read into a free chunk meanwhile, or once
+/// one is free (after_stage).
+void s3_upload::take_chunk() {
   if (session_->failed()) return;  // answered already (the store failed): the rest is not kept
-  auto bytes = std::make_shared<std::string>(chunk_.data(), got);
-  auto in = incoming_;
-  ++queued_;
-  ++hashing_;
-  session_->on_disk([in, bytes] { return (in->append_unhashed(*bytes), true); }, [self = shared_from_this()](bool) {
-    --self->queued_;
-    self->after_chunk();
-  });
-  session_->run_on(session_->server().hashing, [in, bytes] { return (in->add_to_sha256(*bytes), true); },
-                   [self = shared_from_this()](bool) {
-                     --self->hashing_;
-                     self->after_chunk();
-                   });
-  if (body_done_) return;
-  if (queued_ < max_queued && hashing_ < max_queued) return read_chunk();
-  reading_paused_ = true;
+  auto c = std::move(reading_);
+  auto size = std::exchange(filled_, 0);
+  if (size > 0) {
+    using incoming = storage::object_files::incoming;
+    queue(writes_, &incoming::write, c, size);
+    queue(sha256_, &incoming::add_to_sha256, c, size);
+    if (md5_wanted_) queue(md5_, &incoming::add_to_md5, c, size);
+  }
+  if (body_done_) {
+    if (pending_ == 0) finish_body();
+    return;
+  }
+  if (c->pending == 0) free_.push_back(std::move(c));  // else after_stage gives it back
+  reading_ = free_chunk();
+  if (!reading_) {
+    reading_paused_ = true;
+    return;
+  }
+  read_chunk();
 }
 
-/// A chunk was written or hashed: the body is checked once both threads are done with all of it;
-/// reading goes on once both have room.
-void s3_upload::after_chunk() {
+/// One stage's job for `size` bytes of `c`: the chunk stays alive (and out of the free list)
+/// until every job reading it has run.
+void s3_upload::queue(stage& where, void (storage::object_files::incoming::*step)(std::string_view),
+                      const std::shared_ptr<chunk>& c, std::size_t size) {
+  ++c->pending;
+  ++pending_;
+  session_->run_on(
+    where, [in = incoming_, bytes = std::string_view{c->data, size}, step] { return ((*in).*step)(bytes), true; },
+    [self = shared_from_this(), c](bool) { self->after_stage(c); });
+}
+
+/// A stage is done with a chunk: the body is checked once every stage is done with all of it;
+/// a chunk no stage reads any more is read into next.
+void s3_upload::after_stage(const std::shared_ptr<chunk>& c) {
+  --pending_;
+  if (--c->pending == 0 && !body_done_) free_.push_back(c);
   if (session_->failed()) return;
   if (body_done_) {
-    if (queued_ == 0 && hashing_ == 0) finish_body();
-  } else if (reading_paused_ && queued_ < max_queued && hashing_ < max_queued) {
+    if (pending_ == 0) finish_body();
+  } else if (reading_paused_) {
+    reading_ = free_chunk();
+    if (!reading_) return;
     reading_paused_ = false;
     read_chunk();
   }
+}
+
+void s3_upload::after_stages(std::function<void()> then) {
+  auto noop = [] { return true; };
+  session_->run_on(writes_, noop, [self = shared_from_this(), noop, then = std::move(then)](bool) mutable {
+    self->session_->run_on(self->sha256_, noop, [self, noop, then = std::move(then)](bool) mutable {
+      self->session_->run_on(self->md5_, noop, [then = std::move(then)](bool) { then(); });
+    });
+  });
 }
 
 /// The signature's declared payload hash, x-amz-checksum-sha256 and Content-MD5 against what was
@@ -153,7 +216,8 @@ std::optional<s3::error> s3_upload::digest_refusal() const {
 
 /// Nothing becomes visible before its digests are checked.
 void s3_upload::finish_body() {
-  std::string{}.swap(chunk_);  // a kept-alive connection holds no upload buffer
+  free_.clear();  // a kept-alive connection holds no upload chunk
+  reading_.reset();
   if (auto refused = digest_refusal()) return session_->fail(*refused, false);
   auto files = session_->cfg().files;
   auto t = session_->target();

@@ -1,8 +1,9 @@
 #pragma once
 /// The embedded object store's files: objects and multipart uploads under `<data dir>/blobs`.
-/// Bodies stream into a temporary directory while their SHA-256 and MD5 are computed, are fsynced,
-/// and appear by one atomic rename: a crash never leaves a half object visible. No HTTP here;
-/// the S3 listener (issue 13) calls this, off the I/O threads.
+/// Bodies stream into a temporary directory while their SHA-256 is computed (and their MD5 when a
+/// client declared one to check), are fsynced, and appear by one atomic rename: a crash never
+/// leaves a half object visible. No HTTP here; the S3 listener (issue 13) calls this, off the I/O
+/// threads.
 ///
 /// Layout: `objects/<hh>/<sha256(bucket/key)>/{data,meta}`, `uploads/<upload id>/{meta,<part>,
 /// <part>.meta}`, `closed/<sha256(bucket/key)>` (a closed key's time), `tmp/` (emptied at open).
@@ -26,7 +27,11 @@ struct object_info {
   std::string bucket, key;
   std::uint64_t size = 0;
   std::string sha256;        ///< lower-case hex of the whole body
-  std::string etag;          ///< S3's: MD5 hex, or MD5 of the parts' MD5s + "-N" after multipart
+  /// Opaque, as S3's: the first 32 hex digits of the SHA-256 (an MD5's length, not an MD5: S3's
+  /// own multipart and encrypted objects have ETags that are not their MD5 either), or after a
+  /// multipart completion the MD5 of the parts' ETags + "-N". Objects stored before 2026-12 keep
+  /// the MD5 they were given.
+  std::string etag;
   std::string content_type;
   std::int64_t modified = 0;  ///< Unix seconds
 };
@@ -41,21 +46,29 @@ public:
   /// broker's beside the embedded listener's, which may be receiving).
   explicit object_files(std::filesystem::path root, bool remove_leftovers = true);
 
+  /// Bytes of a body are written at offsets that are multiples of this (a whole chunk but the last):
+  /// with `direct_alignment`-aligned memory they go from it to the disk without a copy.
+  static constexpr std::size_t direct_alignment = 4096;
+
   /// A body being received: bytes are appended as they arrive; nothing is visible until commit.
   class incoming {
   public:
     virtual ~incoming() = default;
     /// Appends bytes (written to the temporary file at once; memory stays flat).
     void append(std::string_view bytes) {
-      append_unhashed(bytes);
+      write(bytes);
       add_to_sha256(bytes);
     }
-    /// The two halves of `append`, which may run on two threads at once (each in the order of
-    /// the bytes): the write and the MD5, and the SHA-256.
-    virtual void append_unhashed(std::string_view bytes) = 0;
+    /// The stages of `append`, which may run on threads of their own at once (each in the order
+    /// of the bytes): the write, the SHA-256, and the MD5 (only when it is asked for: `md5`).
+    /// A write of whole `direct_alignment` blocks from memory aligned to it, at an offset aligned
+    /// to it, goes to the disk without passing through the page cache; the first that is not
+    /// (a body's tail) and every one after it go through the page cache; `commit_*` syncs both.
+    virtual void write(std::string_view bytes) = 0;
     virtual void add_to_sha256(std::string_view bytes) = 0;
+    virtual void add_to_md5(std::string_view bytes) = 0;
     virtual std::uint64_t size() const = 0;
-    /// Hex SHA-256 and MD5 of what was appended so far (final once nothing more is appended).
+    /// Hex SHA-256 and MD5 of what was added so far (final once nothing more is added).
     virtual std::string sha256() const = 0;
     virtual std::string md5() const = 0;
   };

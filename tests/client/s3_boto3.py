@@ -5,6 +5,7 @@ URLs used by plain HTTP (urllib), and what must be refused: an expired URL, a ta
 a URL used with another method, a wrong key, another bucket, a wrong payload checksum, path
 traversal. Usage: s3_boto3.py S3_TEST_SERVER_BINARY"""
 
+import base64
 import hashlib
 import os
 import subprocess
@@ -74,7 +75,8 @@ def main():
 def run(s3, endpoint, cfg):
     body = os.urandom(300_000)
     put = s3.put_object(Bucket="contentlake", Key="t_demo/blb_1/upl_1", Body=body, ContentType="image/png")
-    check(put["ETag"] == '"' + hashlib.md5(body).hexdigest() + '"', "PutObject answers the MD5 ETag")
+    check(put["ETag"] == '"' + hashlib.sha256(body).hexdigest()[:32] + '"',
+          "PutObject answers the documented ETag: the first 32 hex digits of the SHA-256")
     got = s3.get_object(Bucket="contentlake", Key="t_demo/blb_1/upl_1")
     check(got["Body"].read() == body, "GetObject returns the bytes put")
     check(got["ContentType"] == "image/png", "GetObject returns the content type")
@@ -165,6 +167,18 @@ def run(s3, endpoint, cfg):
           == "BadDigest", "a wrong x-amz-checksum-sha256 is BadDigest and nothing is stored")
     check(error_code(lambda: s3.head_object(Bucket="contentlake", Key="t_demo/blb_5/x")) == "404",
           "nothing was stored after BadDigest")
+    # A declared Content-MD5 is checked (the MD5 is computed only then); this body is whole chunks
+    # and a tail, so both the direct writes and the page-cache tail are checked.
+    large = os.urandom(5 * 1024 * 1024 + 77)
+    md5 = base64.b64encode(hashlib.md5(large).digest()).decode()
+    s3.put_object(Bucket="contentlake", Key="t_demo/blb_5/md5", Body=large, ContentMD5=md5)
+    check(s3.get_object(Bucket="contentlake", Key="t_demo/blb_5/md5")["Body"].read() == large,
+          "a PUT with its Content-MD5 is stored whole")
+    wrong_md5 = base64.b64encode(hashlib.md5(b"other").digest()).decode()
+    check(error_code(lambda: s3.put_object(Bucket="contentlake", Key="t_demo/blb_5/y", Body=large, ContentMD5=wrong_md5))
+          == "BadDigest", "a wrong Content-MD5 is BadDigest")
+    check(error_code(lambda: s3.head_object(Bucket="contentlake", Key="t_demo/blb_5/y")) == "404",
+          "nothing was stored after a wrong Content-MD5")
     # UploadPartCopy: ranges of a stored object become parts (what the broker's S3 client does to
     # restore parts after a refused completion); CopyObject copies a whole object (what it does to
     # commit a single upload under a key of the version's own).
