@@ -92,6 +92,7 @@ void copy_object(const std::shared_ptr<s3_session>& s) {
                bool whole = s->target().op == s3::operation::put_object;
                send_xml(s, whole ? s3::copy_object_xml(c.info->etag, c.info->modified)
                                  : s3::copy_part_xml(c.info->etag, c.info->modified));
+               s->empty_trash_soon();
              });
 }
 

@@ -29,6 +29,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -46,9 +47,12 @@ namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 
 constexpr std::size_t chunk_size = 1 << 20;  ///< bytes per read from the disk (downloads, copies)
-/// Bytes per read from the socket into an upload's chunk; at most `upload_chunks` of them an upload.
+/// Bytes per read from the socket into an upload's chunk; at most `upload_chunks` of them an
+/// upload: its first, and others while the listener's `spare_upload_chunks` last (memory stays
+/// bounded by connections x one chunk + the spares, however many bodies arrive at once).
 constexpr std::size_t upload_chunk_size = 2 << 20;
 constexpr int upload_chunks = 4;
+constexpr int spare_upload_chunks = 128;
 
 /// A part or upload id the store does not know.
 const s3::error& no_such_upload();
@@ -74,6 +78,8 @@ struct s3_server::impl : std::enable_shared_from_this<s3_server::impl> {
   boost::asio::thread_pool reads{2};  ///< reads (stat, open, pread): never queued behind a large upload's writes
   boost::asio::thread_pool writes;    ///< bodies' bytes to their files (a strand an upload)
   boost::asio::thread_pool hashing;   ///< bodies' digests (a strand a digest of an upload)
+  /// Upload chunks beyond each upload's first that may be taken now (s3_listener::upload_chunks).
+  std::atomic<int> spare_chunks{s3_listener::spare_upload_chunks};
   std::mutex sessions_mutex;
   std::vector<std::weak_ptr<s3_listener::closable>> sessions;  ///< closed by stop()
 };
@@ -135,6 +141,12 @@ public:
     run_on(server_->reads, std::move(work), std::move(then));
   }
 
+  /// Removes, on the disk thread, the bytes of what the request's commit replaced (after its
+  /// answer: storage::object_files::empty_trash).
+  void empty_trash_soon() {
+    on_disk([files = cfg().files] { return (files->empty_trash(), true); }, [](bool) {});
+  }
+
   /// Answers `Expect: 100-continue` (S3 clients send it with bodies and wait for it) once the
   /// request is known to be accepted, then runs `next`.
   void continue_then(std::function<void()> next);
@@ -181,6 +193,7 @@ private:
 class s3_upload : public std::enable_shared_from_this<s3_upload> {
 public:
   explicit s3_upload(std::shared_ptr<s3_session> session);
+  ~s3_upload();
   /// Checks the declared length, opens the body's temporary file and reads it.
   void start();
   /// Whether the body's temporary files are held (from `start` until its check).
@@ -225,6 +238,7 @@ private:
   std::size_t filled_ = 0;                     ///< bytes of it read so far
   std::vector<std::shared_ptr<chunk>> free_;   ///< chunks no stage reads any more
   int chunks_ = 0;                             ///< chunks allocated: upload_chunks at most
+  int spares_ = 0;                             ///< of them, taken from the listener's spares
   int pending_ = 0;                            ///< stage jobs queued and not done
   bool body_done_ = false;
   bool reading_paused_ = false;                ///< every chunk is with the stages

@@ -60,8 +60,12 @@ void s3_upload::start() {
     });
 }
 
-/// A chunk no stage reads, or a new one while there are fewer than `upload_chunks`; null when
-/// every one is with the stages.
+s3_upload::~s3_upload() {
+  session_->server().spare_chunks += spares_;
+}
+
+/// A chunk no stage reads, or a new one: the upload's first, or another while there are fewer
+/// than `upload_chunks` and the listener has spares; null when every one is with the stages.
 std::shared_ptr<s3_upload::chunk> s3_upload::free_chunk() {
   if (!free_.empty()) {
     auto c = std::move(free_.back());
@@ -69,6 +73,14 @@ std::shared_ptr<s3_upload::chunk> s3_upload::free_chunk() {
     return c;
   }
   if (chunks_ == upload_chunks) return nullptr;
+  if (chunks_ > 0) {
+    auto& spare = session_->server().spare_chunks;
+    if (spare.fetch_sub(1) <= 0) {
+      ++spare;
+      return nullptr;  // the stages give one back
+    }
+    ++spares_;
+  }
   ++chunks_;
   return std::make_shared<chunk>(upload_chunk_size);
 }
@@ -93,10 +105,15 @@ void s3_upload::read_chunk() {
   });
 }
 
+/// Bytes a body's read waits for before it is woken (SO_RCVLOWAT), at most.
+constexpr std::size_t receive_low_water = 1 << 20;
+
 /// A body of known length is read straight from the socket into the chunk (the parser's reads
 /// are 64 KiB at most, each with a timer and a copy) until the chunk is full or the body is done:
-/// every chunk but the last is whole, so each write is aligned. One timer per read bounds a
-/// stalled client.
+/// every chunk but the last is whole, so each write is aligned. Each read waits until a large
+/// piece has arrived (SO_RCVLOWAT: never more than the body has left to come), not for each
+/// segment the client sends (curl sends 64 KiB at a time: sixteen times the wake-ups and reads).
+/// One timer per read bounds a stalled client.
 void s3_upload::read_raw_chunk() {
   auto want = static_cast<std::size_t>(std::min<std::uint64_t>(*raw_remaining_, upload_chunk_size - filled_));
   if (want == 0) return after_raw_read(0);
@@ -110,25 +127,32 @@ void s3_upload::read_raw_chunk() {
   }
   auto& stream = session_->stream();
   stream.expires_never();
+  beast::error_code ignored;
+  stream.socket().set_option(
+    net::socket_base::receive_low_watermark(static_cast<int>(std::min(want, receive_low_water))), ignored);
   body_timer_.expires_after(std::chrono::seconds{60});
   body_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec) return;
     beast::error_code ignored;
     self->session_->stream().socket().cancel(ignored);
   });
-  net::async_read(stream.socket(), net::buffer(reading_->data + filled_, want),
-                  [self = shared_from_this()](beast::error_code ec, std::size_t got) {
-                    self->body_timer_.cancel();
-                    if (ec) return self->session_->close();
-                    if (self->session_->failed()) return;  // answered already; the connection closes
-                    self->after_raw_read(got);
-                  });
+  stream.socket().async_read_some(net::buffer(reading_->data + filled_, want),
+                                  [self = shared_from_this()](beast::error_code ec, std::size_t got) {
+                                    self->body_timer_.cancel();
+                                    if (ec) return self->session_->close();
+                                    if (self->session_->failed()) return;  // answered already; the connection closes
+                                    self->after_raw_read(got);
+                                  });
 }
 
 void s3_upload::after_raw_read(std::size_t got) {
   filled_ += got;
   *raw_remaining_ -= got;
   body_done_ = *raw_remaining_ == 0;
+  if (body_done_) {  // the next request's header is read as it comes
+    beast::error_code ignored;
+    session_->stream().socket().set_option(net::socket_base::receive_low_watermark(1), ignored);
+  }
   if (body_done_ || filled_ == upload_chunk_size) return take_chunk();
   read_raw_chunk();
 }
@@ -218,6 +242,7 @@ std::optional<s3::error> s3_upload::digest_refusal() const {
 void s3_upload::finish_body() {
   free_.clear();  // a kept-alive connection holds no upload chunk
   reading_.reset();
+  session_->server().spare_chunks += std::exchange(spares_, 0);
   if (auto refused = digest_refusal()) return session_->fail(*refused, false);
   auto files = session_->cfg().files;
   auto t = session_->target();
@@ -242,6 +267,7 @@ void s3_upload::finish_body() {
       auto res = session->reply(200);
       res->set(bhttp::field::etag, "\"" + info->etag + "\"");
       session->send(res);
+      session->empty_trash_soon();
     });
 }
 

@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <limits>
 #include <stdexcept>
 #include <system_error>
@@ -209,26 +211,97 @@ private:
   bool kept_ = false;
 };
 
+/// A file read from its start to its end (a part, when a multipart upload is assembled).
+class file_reader {
+public:
+  ~file_reader() { close(); }
+  bool open() const { return fd_ >= 0; }
+  void open_file(const fs::path& p) {
+    close();
+    fd_ = ::open(p.c_str(), O_RDONLY);
+    if (fd_ < 0) fail("open " + p.filename().string());
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+  /// Up to `n` bytes into `into`; 0 at the end.
+  std::size_t read(char* into, std::size_t n) {
+    for (;;) {
+      auto got = ::read(fd_, into, n);
+      if (got >= 0) return static_cast<std::size_t>(got);
+      if (errno != EINTR) fail("read");
+    }
+  }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+private:
+  int fd_ = -1;
+};
+
+/// Appends to `in` what `fill(buffer, room)` reads (`room` bytes but at the end; 0 then), with the
+/// write and the SHA-256 of each buffer on a thread of their own beside the next read: a copy
+/// inside the store goes at the speed of its slowest stage rather than of their sum. Three
+/// buffers of copy_chunk bytes at most.
+void append_pipelined(file_incoming& in, const std::function<std::size_t(char*, std::size_t)>& fill) {
+  constexpr int depth = 3;
+  std::vector<std::unique_ptr<aligned_buffer>> buffers;  // outlives the jobs (their futures go first)
+  std::shared_future<void> last_write, last_hash;
+  std::shared_future<void> wrote[depth], hashed[depth];
+  for (int k = 0;; ++k) {
+    auto slot = k % depth;
+    if (wrote[slot].valid()) {  // this buffer's last jobs are done (get rethrows what they threw)
+      wrote[slot].get();
+      hashed[slot].get();
+    } else {
+      buffers.push_back(std::make_unique<aligned_buffer>(copy_chunk));
+    }
+    auto n = fill(buffers[slot]->data, copy_chunk);
+    if (n == 0) break;
+    std::string_view bytes{buffers[slot]->data, n};
+    // Each stage in the order of the bytes: a job waits for the one before it.
+    last_write = wrote[slot] = std::async(std::launch::async, [&in, bytes, before = last_write] {
+                                 if (before.valid()) before.get();
+                                 in.write(bytes);
+                               }).share();
+    last_hash = hashed[slot] = std::async(std::launch::async, [&in, bytes, before = last_hash] {
+                                 if (before.valid()) before.get();
+                                 in.add_to_sha256(bytes);
+                               }).share();
+  }
+  if (last_write.valid()) last_write.get();
+  if (last_hash.valid()) last_hash.get();
+}
+
 /// The ETag of a body stored whole: as long as an MD5's, from the SHA-256 (object_info::etag).
 std::string etag_of(const object_files::incoming& in) {
   return in.sha256().substr(0, 32);
 }
 
-/// Renames the sealed `from` directory to `to`, replacing a previous one; then syncs the parent.
-void install(const fs::path& from, const fs::path& to, const fs::path& trash) {
+/// Renames the sealed `from` directory to `to`, replacing a previous one, which goes to `trash`
+/// (answers whether there was one); then syncs the parent.
+bool install_keeping(const fs::path& from, const fs::path& to, const fs::path& trash) {
   fs::create_directories(to.parent_path());
-  std::error_code ec;
-  if (fs::exists(to)) fs::rename(to, trash);  // a replaced object goes aside first (rename is atomic)
+  bool replaced = fs::exists(to);
+  if (replaced) fs::rename(to, trash);  // a replaced object goes aside first (rename is atomic)
   fs::rename(from, to);
-  fs::remove_all(trash, ec);
   fsync_path(to.parent_path(), true);
+  return replaced;
 }
 
-/// Seals `in` with `info` and installs it at `to` (one rename).
-void commit(file_incoming& in, const object_info& info, const fs::path& to, const fs::path& trash) {
+/// The same, the replaced directory removed.
+void install(const fs::path& from, const fs::path& to, const fs::path& trash) {
+  std::error_code ec;
+  if (install_keeping(from, to, trash)) fs::remove_all(trash, ec);
+}
+
+/// Seals `in` with `info` and installs it at `to` (one rename); answers whether it replaced one
+/// (left at `trash`).
+bool commit(file_incoming& in, const object_info& info, const fs::path& to, const fs::path& trash) {
   in.seal(info);
-  install(in.dir(), to, trash);
+  bool replaced = install_keeping(in.dir(), to, trash);
   in.keep();
+  return replaced;
 }
 
 }  // namespace
@@ -287,8 +360,24 @@ object_info object_files::commit_object(std::shared_ptr<incoming> body, const st
                                         const std::string& key, const std::string& content_type) {
   auto& in = dynamic_cast<file_incoming&>(*body);
   object_info info{bucket, key, in.size(), in.sha256(), etag_of(in), content_type, domain::now_seconds()};
-  commit(in, info, object_dir(bucket, key), fresh_tmp());
+  auto trash = fresh_tmp();
+  if (commit(in, info, object_dir(bucket, key), trash)) set_aside(trash);
   return info;
+}
+
+void object_files::set_aside(const fs::path& trash) {
+  std::lock_guard<std::mutex> guard{trash_mutex_};
+  trash_.push_back(trash);
+}
+
+void object_files::empty_trash() {
+  std::vector<fs::path> gone;
+  {
+    std::lock_guard<std::mutex> guard{trash_mutex_};
+    gone.swap(trash_);
+  }
+  std::error_code ignored;
+  for (const auto& p : gone) fs::remove_all(p, ignored);
 }
 
 bool disk_full(const std::exception& e) {
@@ -314,7 +403,9 @@ object_files::copy_summary object_files::copy_objects_to(object_files& target) c
           body->append(std::string_view{chunk.data, static_cast<std::size_t>(data.gcount())});
         if (body->sha256() != info->sha256) continue;  // replaced while it was read: read it again
         auto& in = dynamic_cast<file_incoming&>(*body);
-        commit(in, *info, target.object_dir(info->bucket, info->key), target.fresh_tmp());
+        auto trash = target.fresh_tmp();
+        std::error_code ignored;
+        if (commit(in, *info, target.object_dir(info->bucket, info->key), trash)) fs::remove_all(trash, ignored);
         ++done.objects;
         done.bytes += info->size;
         break;
@@ -412,7 +503,8 @@ std::optional<object_info> object_files::commit_part(std::shared_ptr<incoming> b
   auto& in = dynamic_cast<file_incoming&>(*body);
   object_info info{target->bucket, target->key, in.size(), in.sha256(), etag_of(in), target->content_type,
                    domain::now_seconds()};
-  commit(in, info, root_ / "uploads" / upload_id / ("part-" + std::to_string(number)), fresh_tmp());
+  auto trash = fresh_tmp();
+  if (commit(in, info, root_ / "uploads" / upload_id / ("part-" + std::to_string(number)), trash)) set_aside(trash);
   return info;
 }
 
@@ -453,33 +545,38 @@ complete_error object_files::complete_upload(const std::string& upload_id,
   auto body = receive();
   auto& in = dynamic_cast<file_incoming&>(*body);
   digest etag_of_etags{EVP_md5()};
-  // The buffer is filled across the parts' boundaries: every write but the last is whole and
-  // aligned, so the copy goes to the disk without passing through the page cache.
-  aligned_buffer buffer{copy_chunk};
-  std::size_t filled = 0;
   for (const auto& [number, etag] : listed) {
     const auto* part = find(number);
     std::string raw_md5;
     for (std::size_t i = 0; i + 1 < part->etag.size(); i += 2)
       raw_md5.push_back(static_cast<char>(std::stoi(part->etag.substr(i, 2), nullptr, 16)));
     etag_of_etags.update(raw_md5);
-    std::ifstream data{root_ / "uploads" / upload_id / ("part-" + std::to_string(number)) / "data", std::ios::binary};
-    while (data) {
-      data.read(buffer.data + filled, static_cast<std::streamsize>(buffer.size - filled));
-      filled += static_cast<std::size_t>(data.gcount());
-      if (filled == buffer.size) {
-        in.append(std::string_view{buffer.data, filled});
-        filled = 0;
-      }
-    }
   }
-  if (filled > 0) in.append(std::string_view{buffer.data, filled});
+  // The parts one after the other, each buffer filled across their boundaries: every write but
+  // the last is whole and aligned, so the copy goes to the disk without the page cache.
+  std::size_t next = 0;
+  file_reader part;
+  append_pipelined(in, [&](char* into, std::size_t room) {
+    std::size_t got = 0;
+    while (got < room) {
+      if (!part.open()) {
+        if (next == listed.size()) break;
+        part.open_file(root_ / "uploads" / upload_id / ("part-" + std::to_string(listed[next++].first)) / "data");
+      }
+      auto n = part.read(into + got, room - got);
+      if (n == 0) part.close();
+      got += n;
+    }
+    return got;
+  });
   // A difference drops the assembled copy (its temporary files go with `body`); the parts stay.
   if (!expected_sha256.empty() && in.sha256() != expected_sha256) return complete_error::checksum_mismatch;
   out = object_info{target->bucket, target->key, in.size(), in.sha256(),
                     etag_of_etags.hex_value() + "-" + std::to_string(listed.size()), target->content_type,
                     domain::now_seconds()};
-  commit(in, out, object_dir(target->bucket, target->key), fresh_tmp());
+  auto trash = fresh_tmp();
+  std::error_code ignored;
+  if (commit(in, out, object_dir(target->bucket, target->key), trash)) fs::remove_all(trash, ignored);
   abort_upload(upload_id);
   return complete_error::none;
 }

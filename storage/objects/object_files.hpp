@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,7 +78,8 @@ public:
   std::unique_ptr<incoming> receive();
 
   /// Makes `body` the object `bucket/key` (replacing any), durably; answers its info. The body
-  /// must come from `receive` and is used up.
+  /// must come from `receive` and is used up. A replaced object's bytes are set aside (gone at
+  /// once for readers) and removed by `empty_trash`, so the caller can answer first.
   object_info commit_object(std::shared_ptr<incoming> body, const std::string& bucket, const std::string& key,
                             const std::string& content_type);
 
@@ -113,8 +115,8 @@ public:
   std::string create_upload(const std::string& bucket, const std::string& key, const std::string& content_type);
   /// The upload's target, if it exists.
   std::optional<object_info> upload(const std::string& upload_id) const;
-  /// Stores `body` as part `number` (1..10000) of the upload, replacing an earlier one; nullopt
-  /// when the upload does not exist.
+  /// Stores `body` as part `number` (1..10000) of the upload, replacing an earlier one (set aside
+  /// as by commit_object); nullopt when the upload does not exist.
   std::optional<object_info> commit_part(std::shared_ptr<incoming> body, const std::string& upload_id, int number);
   /// The parts stored so far, by number: (number, info).
   std::vector<std::pair<int, object_info>> parts(const std::string& upload_id) const;
@@ -128,6 +130,10 @@ public:
   /// Drops the upload and its parts; false when there was none.
   bool abort_upload(const std::string& upload_id);
 
+  /// Removes what commit_object and commit_part set aside (left for the store's next opening when
+  /// never called).
+  void empty_trash();
+
   /// Whether `key` is acceptable as an object key: 1..1024 bytes, no NUL or control character,
   /// no empty, `.` or `..` segment (the store refuses path traversal even though names are hashed).
   static bool valid_key(std::string_view key);
@@ -136,8 +142,11 @@ private:
   std::filesystem::path object_dir(const std::string& bucket, const std::string& key) const;
   std::filesystem::path closed_marker(const std::string& bucket, const std::string& key) const;
   std::filesystem::path fresh_tmp();
+  void set_aside(const std::filesystem::path& trash);
 
   std::filesystem::path root_;
+  std::mutex trash_mutex_;
+  std::vector<std::filesystem::path> trash_;
 };
 
 }  // namespace cl::storage
