@@ -74,6 +74,18 @@ std::string random_id(std::string_view prefix) {
   return id;
 }
 
+std::optional<std::int64_t> id_millis(std::string_view id, std::string_view prefix) {
+  if (id.size() != prefix.size() + 29 || id.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::uint64_t bits = 0;  // the first 10 characters: 50 bits, the timestamp's 48 and 2 random
+  for (std::size_t i = 0; i < id.size() - prefix.size(); ++i) {
+    char c = id[prefix.size() + i];
+    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'v' ? c - 'a' + 10 : -1;
+    if (v < 0) return std::nullopt;
+    if (i < 10) bits = bits << 5 | static_cast<std::uint64_t>(v);
+  }
+  return static_cast<std::int64_t>(bits >> 2);
+}
+
 std::string new_request_id() {
   return "req_" + random_base32(10);
 }

@@ -1,6 +1,8 @@
 #pragma once
 /// Opaque identifiers: random, at least 96 bits, with the spec's prefixes (section 2.1).
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,6 +19,10 @@ std::string base32hex_lower(std::string_view bytes);
 /// millisecond timestamp then 96 random bits. Ids made later sort later (across milliseconds),
 /// so a group commit's inserts land next to each other in the stores' B-trees.
 std::string random_id(std::string_view prefix);
+
+/// The Unix millisecond timestamp `random_id(prefix)` put at the start of `id`; nullopt for
+/// anything that is not `prefix` + 29 base32hex characters.
+std::optional<std::int64_t> id_millis(std::string_view id, std::string_view prefix);
 
 /// Lowercase base32 of `bytes` (at most 32) bytes from the CSPRNG: a secret no one can guess, such
 /// as a page's CSP nonce (16 bytes: 128 bits).

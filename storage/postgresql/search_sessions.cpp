@@ -6,8 +6,13 @@
 // a sweep that one node at a time runs every few seconds (an advisory lock held by the sweep's
 // statement), on a sweeper actor of each node, never on a page's path.
 //
-// What a search costs here: a first page one statement (opened: the session with the hits it
-// answered), a further page two (find, answered), each on one row found by its key. The key is the
+// What a search costs here: a first page none on its path. Its session (with the hits it answered)
+// is written after its answer, by the store's writer thread, which writes every session opened
+// meanwhile in one statement: under load a statement writes several, so a search costs a fraction
+// of a statement and no wait. A further page costs two (find, answered), each on one row found by
+// its key. A further page that finds no session waits for it while it may still be on its way:
+// opened on this node and not written yet (until the writer has written it), or on another node
+// within the last `open_window_ms` (its id tells when; polled). The key is the
 // table's only index, so a page's update stays on the row's heap page (a HOT update, room kept by
 // the fill factor) and leaves no index entry behind. A page's cost grows with the hits its session
 // answered before (the array is read, compared and written again), bounded by
@@ -18,8 +23,14 @@
 #include "domain/ids.hpp"
 #include "storage/postgresql/backend.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <unordered_set>
 
 namespace cl::storage {
@@ -61,17 +72,22 @@ ALTER TABLE search_sessions SET (fillfactor = 50);
 )sql",
 });
 
-/// Opens a session with the hits its first page answered ($12, each once; the bounds are the sweep's).
-/// Its commit does not wait for the WAL to reach the disk (`synchronous_commit` off for this
-/// statement's transaction alone): it is visible to every node at once, and a database crash within
-/// the WAL writer's delay can lose it, so its next page is 404 SEARCH_SESSION_NOT_FOUND (the search
-/// is started again), never a hit answered twice. Every later write of a session (`answered`) waits,
-/// and flushes an open before it.
-const statement session_open{
+/// Opens sessions with the hits each first page answered (the bounds are the sweep's): row i is
+/// element i of every array; `types`, `languages` and `hits` are array literals of their own. The
+/// commit does not wait for the WAL to reach the disk (`synchronous_commit` off for this
+/// statement's transaction alone): the sessions are visible to every node at once, and a database
+/// crash within the WAL writer's delay can lose them, so their next page is 404
+/// SEARCH_SESSION_NOT_FOUND (the search is started again), never a hit answered twice. Every later
+/// write of a session (`answered`) waits, and flushes an open before it.
+const statement sessions_open{
   "WITH quick AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)) "
   "INSERT INTO search_sessions (id, tenant, sub, client_id, query, types, languages, work_id, usable_only, position, "
-  "last_used_ms, hits, answered) SELECT $1, $2, $3, $4, $5, $6::text[], $7::text[], $8, $9, $10, $11, $12::text[], "
-  "cardinality($12::text[]) FROM quick"};
+  "last_used_ms, hits, answered) SELECT u.id, u.tenant, u.sub, u.client_id, u.query, u.types::text[], "
+  "u.languages::text[], u.work_id, u.usable_only, u.position, u.last_used_ms, u.hits::text[], "
+  "cardinality(u.hits::text[]) FROM quick, unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
+  "$6::text[], $7::text[], $8::text[], $9::boolean[], $10::bigint[], $11::bigint[], $12::text[]) "
+  "AS u(id, tenant, sub, client_id, query, types, languages, work_id, usable_only, position, last_used_ms, hits) "
+  "ON CONFLICT (id) DO NOTHING"};
 
 /// The owner's session and the hits it answered, touched when it has not expired ($6: the oldest
 /// use that has not).
@@ -129,6 +145,22 @@ constexpr std::int64_t sweep_at_least_ms = 1000;
 
 std::string boolean(bool b) { return b ? "true" : "false"; }
 
+/// How long after its id was made a session not found may still be on its way from another node's
+/// writer (which writes as soon as its statement before is done: a few milliseconds under load).
+constexpr std::int64_t open_window_ms = 500;
+/// Sessions opened and not yet written, at most: past it an open waits for the writer.
+constexpr std::size_t max_unwritten = 10000;
+
+/// A session to write: one element of each of sessions_open's arrays.
+struct open_row {
+  std::string id, tenant, sub, client_id, query, types, languages, work_id, usable_only, position, last_used_ms, hits;
+};
+
+std::int64_t now_millis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
 /// A bound as a statement parameter: 0 (none) as the largest number.
 std::string bound(std::size_t n) { return n == 0 ? num(std::int64_t{INT64_MAX}) : num(static_cast<std::uint64_t>(n)); }
 
@@ -136,22 +168,51 @@ class postgresql_sessions final : public domain::session_store {
 public:
   postgresql_sessions(const postgresql_settings& s, const domain::session_limits& limits, std::size_t connections)
     : limits_(limits),
-      pool_(s.url, s.password, std::max<std::size_t>(1, connections), s.wait, s.replan_after, s.answer_wait),
+      pool_(s.url, s.password, std::max<std::size_t>(1, connections) + 1, s.wait, s.replan_after, s.answer_wait),
       db_(pool_),
-      sweep_every_ms_(std::clamp<std::int64_t>(limits.ttl_ms / 2, sweep_at_least_ms, sweep_at_most_ms)) {}
+      sweep_every_ms_(std::clamp<std::int64_t>(limits.ttl_ms / 2, sweep_at_least_ms, sweep_at_most_ms)),
+      writer_([this] { write_opens(); }) {}
 
+  ~postgresql_sessions() override {
+    {
+      std::lock_guard<std::mutex> guard{mutex_};
+      stopping_ = true;
+    }
+    queued_.notify_all();
+    writer_.join();  // what was opened is written first
+  }
+
+  /// Queues the session for the writer and answers at once.
   std::vector<std::string> opened(const std::string& id, const domain::session_owner& owner,
                                   domain::search_request request, std::uint64_t position,
                                   const std::vector<std::string>& hit_ids, std::int64_t now_ms) override {
     auto hits = each_once(hit_ids);
-    db_.run(session_open, {id, owner.tenant, owner.sub, owner.client_id, request.query, pg::array_literal(request.types),
-                           pg::array_literal(request.languages), request.work_id, boolean(request.usable_only),
-                           num(position), num(now_ms), pg::array_literal(hits)});
+    open_row row{id, owner.tenant, owner.sub, owner.client_id, std::move(request.query),
+                 pg::array_literal(request.types), pg::array_literal(request.languages), request.work_id,
+                 boolean(request.usable_only), num(position), num(now_ms), pg::array_literal(hits)};
+    std::unique_lock<std::mutex> lock{mutex_};
+    written_.wait(lock, [&] { return unwritten_.size() < max_unwritten; });
+    unwritten_.insert(id);
+    queue_.push_back(std::move(row));
+    ++queued_total_;
+    lock.unlock();
+    queued_.notify_one();
     return hits;
   }
 
   domain::found_session find(const std::string& id, const domain::session_owner& owner, std::int64_t now_ms) override {
-    auto r = db_.run(session_find, {id, owner.tenant, owner.sub, owner.client_id, num(now_ms), num(now_ms - limits_.ttl_ms)});
+    auto look = [&] {
+      return db_.run(session_find, {id, owner.tenant, owner.sub, owner.client_id, num(now_ms), num(now_ms - limits_.ttl_ms)});
+    };
+    auto r = look();
+    // Not there yet: opened here and not written, or just opened on another node.
+    if (r.empty() && (written_here(id) || opened_elsewhere_lately(id))) {
+      r = look();
+      for (std::int64_t pause = 1; r.empty() && opened_elsewhere_lately(id); pause = std::min<std::int64_t>(pause * 2, 50)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds{pause});
+        r = look();
+      }
+    }
     if (r.empty()) return {std::nullopt, domain::session_miss::unknown};
     auto last_used = r.integer(0, 6);
     // As in memory: expired for one TTL, then forgotten (the sweep removes it).
@@ -175,6 +236,7 @@ public:
   std::vector<std::string> answered(const std::string& id, const domain::session_owner& owner,
                                     const std::vector<std::string>& hit_ids, std::int64_t now_ms) override {
     if (hit_ids.empty()) return {};
+    written_here(id);  // a page finds its session first; this holds without
     auto asked = each_once(hit_ids);
     auto r = db_.run(session_answered, {id, owner.tenant, owner.sub, owner.client_id, pg::array_literal(asked),
                                         num(now_ms - limits_.ttl_ms), num(now_ms)});
@@ -189,10 +251,67 @@ public:
 
   /// One node at a time: another node's sweep meanwhile skips (the statement's advisory lock).
   void sweep(std::int64_t now_ms) override {
+    {  // the sessions opened before it count: it waits for their writes
+      std::unique_lock<std::mutex> lock{mutex_};
+      auto target = queued_total_;
+      written_.wait(lock, [&] { return written_total_ >= target; });
+    }
     auto left = db_.run(sessions_sweep, {num(now_ms - 2 * limits_.ttl_ms), num(now_ms - limits_.ttl_ms),
                                          bound(limits_.max_held_hits), bound(limits_.max_sessions),
                                          bound(limits_.max_per_principal)});
     live_ = static_cast<std::size_t>(left.integer(0, 0));
+  }
+
+private:
+  /// Whether `id` was opened here and not yet written; if so, waits until it is (or its write
+  /// failed).
+  bool written_here(const std::string& id) {
+    std::unique_lock<std::mutex> lock{mutex_};
+    if (!unwritten_.count(id)) return false;
+    written_.wait(lock, [&] { return !unwritten_.count(id); });
+    return true;
+  }
+
+  /// Whether `id` was made within open_window_ms (by this node's clock): another node's writer may
+  /// not have written it yet.
+  static bool opened_elsewhere_lately(const std::string& id) {
+    auto made = domain::id_millis(id, "srch_");
+    if (!made) return false;
+    auto age = now_millis() - *made;
+    return age >= -open_window_ms && age < open_window_ms;
+  }
+
+  /// The writer thread: every session queued since its last statement, in one statement. A write
+  /// that fails loses those sessions (their next page: 404 SEARCH_SESSION_NOT_FOUND, the search is
+  /// started again; their first pages were answered); the writer goes on with the next.
+  void write_opens() {
+    std::unique_lock<std::mutex> lock{mutex_};
+    for (;;) {
+      queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, everything written
+      auto batch = std::move(queue_);
+      queue_.clear();
+      lock.unlock();
+      std::vector<std::vector<std::string>> columns(12);
+      for (auto& column : columns) column.reserve(batch.size());
+      for (auto& r : batch) {
+        std::string* fields[] = {&r.id,        &r.tenant,   &r.sub,         &r.client_id, &r.query,        &r.types,
+                                 &r.languages, &r.work_id,  &r.usable_only, &r.position,  &r.last_used_ms, &r.hits};
+        for (std::size_t i = 0; i < columns.size(); ++i) columns[i].push_back(std::move(*fields[i]));
+      }
+      std::vector<std::string> p;
+      for (const auto& column : columns) p.push_back(pg::array_literal(column));
+      try {
+        db_.run(sessions_open, {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11]});
+      } catch (const std::exception& e) {
+        spdlog::warn("search sessions: {} opened sessions not written (their next page is 404): {}", batch.size(),
+                     e.what());
+      }
+      lock.lock();
+      for (const auto& id : columns[0]) unwritten_.erase(id);
+      written_total_ += columns[0].size();
+      written_.notify_all();
+    }
   }
 
   domain::session_limits limits_;
@@ -200,6 +319,13 @@ public:
   pg::pooled_session db_;
   std::int64_t sweep_every_ms_;
   std::atomic<std::size_t> live_{0};
+  std::mutex mutex_;
+  std::condition_variable queued_, written_;
+  std::vector<open_row> queue_;                ///< opened, not yet taken by the writer
+  std::unordered_set<std::string> unwritten_;  ///< ids queued or being written
+  std::uint64_t queued_total_ = 0, written_total_ = 0;  ///< opens queued and written (or failed), ever
+  bool stopping_ = false;
+  std::thread writer_;  ///< last: starts once the rest is ready
 };
 
 }  // namespace

@@ -35,7 +35,6 @@ import http.client
 import http.server
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -138,6 +137,33 @@ def test_read_your_writes(c, history, token):
                                 port=b.port)
     hits = [h["id"] for h in json.loads(body).get("hits", [])] if status == 200 else []
     check(got["id"] in hits, "node B's search finds it on the first request with the position", (status, hits))
+
+
+def test_session_across_nodes(c, history, token):
+    """A search session's first page on one node and its next at once on the other, thirty times,
+    both ways: the next page finds the session (its open is written after the first page's answer,
+    in a batch: the other node waits for it while its id is young) and never repeats a hit."""
+    a, b = c.nodes
+    position = None
+    for n in range(3):
+        status, headers, body = c.request("POST", "/v0/content-lake/resources", token,
+                                          resource("Driftwood ledger %d" % n), port=a.port)
+        history.created(status, body)
+        position = {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
+    outcomes = []
+    for n in range(30):
+        first, then = (a, b) if n % 2 == 0 else (b, a)
+        status, _, body = c.request("POST", "/v0/content-lake/search", token, {"query": "driftwood", "page_size": 1},
+                                    headers=position, port=first.port)
+        page1 = json.loads(body) if status == 200 else {}
+        status2, _, body2 = c.request("POST", "/v0/content-lake/search", token,
+                                      {"search_id": page1.get("search_id", ""), "page_size": 1}, port=then.port)
+        page2 = json.loads(body2) if status2 == 200 else {}
+        hits = [h["id"] for h in page1.get("hits", []) + page2.get("hits", [])]
+        outcomes.append((status, status2, len(hits), len(set(hits))))
+    check(all(o == (200, 200, 2, 2) for o in outcomes),
+          "a session's next page asked at once on the other node finds it, with a hit not answered before",
+          [o for o in outcomes if o != (200, 200, 2, 2)])
 
 
 def test_held_limit_through_balancer(c):
@@ -669,6 +695,7 @@ def main():
         since = json.loads(c.request("GET", "/v0/content-lake/changes", token)[2])["next_cursor"]
         history = History()
         test_read_your_writes(c, history, token)
+        test_session_across_nodes(c, history, token)
         test_held_limit_through_balancer(c)
         test_text_through_balancer(c, token)
         test_blobs_shared(c, token)

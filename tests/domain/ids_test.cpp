@@ -58,3 +58,19 @@ TEST_CASE("a random token is 128 bits in lowercase base32 and never repeats", "[
   CHECK(seen.size() == 1000);
   CHECK_THROWS(random_base32(33));
 }
+
+TEST_CASE("the time an id was made is read back from it; anything else has none", "[ids]") {
+  auto before = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto id = random_id("srch_");
+  auto after = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto made = id_millis(id, "srch_");
+  REQUIRE(made);
+  CHECK(*made >= before);
+  CHECK(*made <= after);
+  CHECK_FALSE(id_millis(id, "res_"));
+  CHECK_FALSE(id_millis("srch_", "srch_"));
+  CHECK_FALSE(id_millis(id + "0", "srch_"));
+  auto upper = id;
+  upper[6] = 'Z';
+  CHECK_FALSE(id_millis(upper, "srch_"));
+}
