@@ -3,6 +3,12 @@
 #include "domain/sign_in.hpp"
 #include "http/resource_metadata.hpp"
 
+#include <boost/beast/http/status.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
 namespace cl::http::answers {
 
 namespace bhttp = boost::beast::http;
@@ -43,6 +49,94 @@ std::shared_ptr<whole_answer> whole(domain::api_reply& r, int status, const fram
   set_common_headers(*res, r, f);
   res->prepare_payload();
   return res;
+}
+
+namespace {
+
+bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (std::tolower(x) != std::tolower(y)) return false;
+  }
+  return true;
+}
+
+/// "HTTP/1.x NNN Reason\r\n" for every status, as Beast writes it (its reason phrases), made once.
+const std::string& status_line(unsigned version, int status) {
+  static const auto lines = [] {
+    std::array<std::array<std::string, 1000>, 2> out;
+    for (unsigned v = 0; v < 2; ++v)
+      for (int code = 0; code < 1000; ++code) {
+        auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(code));
+        out[v][static_cast<std::size_t>(code)] = std::string{v == 0 ? "HTTP/1.0 " : "HTTP/1.1 "} + std::to_string(code)
+                                                 + " " + std::string{reason.data(), reason.size()} + "\r\n";
+      }
+    return out;
+  }();
+  return lines[version == 11 ? 1 : 0][static_cast<std::size_t>(status)];
+}
+
+/// Header lines in the order Beast's `set` leaves them: a name set again goes, with every line of
+/// that name (any case), to the end.
+class header_lines {
+public:
+  void set(std::string_view name, std::string_view value) {
+    lines_.erase(std::remove_if(lines_.begin(), lines_.end(), [&](const auto& l) { return iequal(l.first, name); }),
+                 lines_.end());
+    lines_.emplace_back(name, value);
+  }
+  bool has(std::string_view name) const {
+    return std::any_of(lines_.begin(), lines_.end(), [&](const auto& l) { return iequal(l.first, name); });
+  }
+  void write(std::string& out) const {
+    for (const auto& [name, value] : lines_) {
+      out.append(name).append(": ").append(value).append("\r\n");
+    }
+    out.append("\r\n");
+  }
+
+private:
+  std::vector<std::pair<std::string_view, std::string_view>> lines_;
+};
+
+}  // namespace
+
+std::optional<answer_bytes> whole_bytes(domain::api_reply& r, int status, const framing& f) {
+  if (f.version != 10 && f.version != 11) return std::nullopt;
+  if (status < 100 || status > 999) return std::nullopt;
+  std::optional<answer_bytes> out{answer_bytes{}};
+  out->body = r.error ? domain::render_error_body(*r.error) : std::move(r.body);
+  bool bodiless = status < 200 || status == 204 || status == 304;
+  if (bodiless && !out->body.empty()) {
+    if (!r.error) r.body = std::move(out->body);  // left for `whole`, which refuses it as Beast does
+    return std::nullopt;
+  }
+  header_lines lines;
+  if (r.error) {
+    lines.set("Content-Type", "application/json");
+    lines.set("Cache-Control", "no-store");
+  } else if (!r.content_type.empty()) {
+    lines.set("Content-Type", r.content_type);
+  }
+  for (const auto& [name, value] : r.headers) {
+    if (iequal(name, "Connection") || iequal(name, "Content-Length") || iequal(name, "Transfer-Encoding")) {
+      if (!r.error) r.body = std::move(out->body);
+      return std::nullopt;
+    }
+    lines.set(name, value);
+  }
+  std::string retry = r.retry_after_seconds > 0 ? std::to_string(r.retry_after_seconds) : std::string{};
+  if (!retry.empty()) lines.set("Retry-After", retry);
+  lines.set("X-Request-Id", f.request_id);
+  if (f.version == 11 && !f.keep_alive) lines.set("Connection", "close");
+  if (f.version == 10 && f.keep_alive) lines.set("Connection", "keep-alive");
+  auto length = std::to_string(out->body.size());
+  lines.set("Content-Length", length);
+  out->header.reserve(512);
+  out->header = status_line(f.version, status);
+  lines.write(out->header);
+  return out;
 }
 
 std::shared_ptr<header_answer> head(const domain::api_reply& r, int status, const framing& f) {

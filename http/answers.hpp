@@ -11,6 +11,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace cl::http {
@@ -36,6 +37,21 @@ void add_challenge(domain::api_reply& r, std::int64_t recent_sign_in_seconds, co
 
 /// The whole answer of `r` (its body moved out).
 std::shared_ptr<whole_answer> whole(domain::api_reply& r, int status, const framing& f);
+
+/// A whole answer as bytes: its header block and its body, written together in one gather write
+/// (writev). The header is written by hand, not by Beast's fields and serializer: the status line
+/// from a table made once, then each line appended, byte for byte what `whole` would serialize
+/// (tests/http/answers_test.cpp compares them).
+struct answer_bytes {
+  std::string header;
+  std::string body;
+};
+
+/// The bytes of `whole(r, status, f)`, its body moved out of `r`; nullopt where this writer does
+/// not know what Beast would do, so the caller uses `whole`: the reply sets `Connection`,
+/// `Content-Length` or `Transfer-Encoding` itself, an HTTP version other than 1.0 and 1.1, or a body
+/// on a status that may carry none.
+std::optional<answer_bytes> whole_bytes(domain::api_reply& r, int status, const framing& f);
 
 /// A HEAD's answer: the GET's status and headers, `Content-Length` of the body it would have.
 std::shared_ptr<header_answer> head(const domain::api_reply& r, int status, const framing& f);

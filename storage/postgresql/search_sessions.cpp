@@ -204,14 +204,17 @@ public:
     auto look = [&] {
       return db_.run(session_find, {id, owner.tenant, owner.sub, owner.client_id, num(now_ms), num(now_ms - limits_.ttl_ms)});
     };
+    bool queued_here = unwritten(id);  // asked before the first look: a write ending between them is seen
     auto r = look();
-    // Not there yet: opened here and not written, or just opened on another node.
-    if (r.empty() && (written_here(id) || opened_elsewhere_lately(id))) {
+    // Not there yet: opened here and not written (wait for the writer), or opened on another node
+    // within the window (poll).
+    if (r.empty() && queued_here) {
+      written_here(id);
       r = look();
-      for (std::int64_t pause = 1; r.empty() && opened_elsewhere_lately(id); pause = std::min<std::int64_t>(pause * 2, 50)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds{pause});
-        r = look();
-      }
+    }
+    for (std::int64_t pause = 1; r.empty() && opened_elsewhere_lately(id); pause = std::min<std::int64_t>(pause * 2, 50)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{pause});
+      r = look();
     }
     if (r.empty()) return {std::nullopt, domain::session_miss::unknown};
     auto last_used = r.integer(0, 6);
@@ -263,6 +266,12 @@ public:
   }
 
 private:
+  /// Whether `id` was opened here and is not yet written.
+  bool unwritten(const std::string& id) {
+    std::lock_guard<std::mutex> guard{mutex_};
+    return unwritten_.count(id) > 0;
+  }
+
   /// Whether `id` was opened here and not yet written; if so, waits until it is (or its write
   /// failed).
   bool written_here(const std::string& id) {
