@@ -188,15 +188,30 @@ private:
 };
 
 /// One connection: reads a request, hands it to the handler, writes the answer, repeats.
+/// A whole answer of ours (answers::whole_bytes): header block and body in one gather write, each
+/// write as large as the socket takes (asio's own condition caps one at 64 KiB: eleven writes for
+/// the 660 KB OpenAPI document); Beast's messages by its serializer.
+template <class Handler>
+void send_answer(beast::tcp_stream& stream, answers::answer_bytes& a, Handler done) {
+  std::array<net::const_buffer, 2> parts{net::buffer(a.header), net::buffer(a.body)};
+  auto all_at_once = [](const beast::error_code& ec, std::size_t) -> std::size_t {
+    return ec ? 0 : std::numeric_limits<std::size_t>::max();
+  };
+  net::async_write(stream, parts, all_at_once, std::move(done));
+}
+template <class Message, class Handler>
+void send_answer(beast::tcp_stream& stream, Message& m, Handler done) {
+  bhttp::async_write(stream, m, std::move(done));
+}
+
 /// Pipelined requests wait in the read buffer and are answered in order. A request with a body
 /// is admitted on its header (route, token, scope, rate limit) before any of the body is read.
 class session : public std::enable_shared_from_this<session> {
 public:
   session(tcp::socket&& socket, std::shared_ptr<listener_context> ctx)
     : stream_(std::move(socket)), ctx_(std::move(ctx)), slot_(*ctx_) {
-    // At the cap, the connection that has waited longest (for a header, or in sending a body)
-    // hands its slot over; only when every connection is serving a request is the new one
-    // answered 503, and only a bounded number at once.
+    // At the cap the connection waiting longest (for a header, in sending a body) gives its slot;
+    // only when every one is serving is the new one answered 503, a bounded number at once.
     if (slot_.take()) return;
     overloaded_ = true;
     if (++ctx_->refusing > ctx_->max_refusing) turned_away_ = true;
@@ -258,9 +273,8 @@ private:
 
   void set_evictable(evictable e, std::int64_t since_ns = 0) { slot_.mark(e, since_ns); }
 
-  /// The last write of an answer starts now: the connection's wait for its next request counts
-  /// from here. The client may read the answer, and send on another connection, before this
-  /// write's completion handler runs on a busy I/O thread.
+  /// The last write of an answer starts now: the wait for the next request counts from here (the
+  /// client may read the answer before this write's completion runs on a busy I/O thread).
   void answer_ends_now(bool keep) {
     answered_ns_ = steady_ns();
     // Its client may already read the answer and wait: at the cap it may give way, after the write.
@@ -458,29 +472,15 @@ private:
     if ((r.next_chunk || r.next_chunk_async) && !r.error) return respond_streaming(std::move(r), f);
     if (head_) return write_answer(answers::head(r, status, f), keep);
     if (auto bytes = answers::whole_bytes(r, status, f))
-      return write_bytes(std::make_shared<answers::answer_bytes>(std::move(*bytes)), keep);
+      return write_answer(std::make_shared<answers::answer_bytes>(std::move(*bytes)), keep);
     write_answer(answers::whole(r, status, f), keep);
-  }
-
-  /// Writes an answer's header block and body in one gather write, then as write_answer.
-  void write_bytes(std::shared_ptr<answers::answer_bytes> a, bool keep) {
-    answer_ends_now(keep);
-    std::array<net::const_buffer, 2> parts{net::buffer(a->header), net::buffer(a->body)};
-    // As much per write as the socket takes (asio's own condition caps each write at 64 KiB: eleven
-    // writes for the 660 KB OpenAPI document).
-    auto all_at_once = [](const beast::error_code& ec, std::size_t) -> std::size_t {
-      return ec ? 0 : std::numeric_limits<std::size_t>::max();
-    };
-    net::async_write(stream_, parts, all_at_once, [self = shared_from_this(), a, keep](beast::error_code ec, std::size_t) {
-      self->after_response(ec, keep);
-    });
   }
 
   /// Writes a whole answer (or a HEAD's), then reads the next request or closes.
   template <class Answer>
   void write_answer(std::shared_ptr<Answer> res, bool keep) {
     answer_ends_now(keep);
-    bhttp::async_write(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
+    send_answer(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
       self->after_response(ec, keep);
     });
   }
