@@ -209,7 +209,7 @@ public:
     // Not there yet: opened here and not written (wait for the writer), or opened on another node
     // within the window (poll).
     if (r.empty() && queued_here) {
-      written_here(id);
+      wait_written(id);
       r = look();
     }
     for (std::int64_t pause = 1; r.empty() && opened_elsewhere_lately(id); pause = std::min<std::int64_t>(pause * 2, 50)) {
@@ -239,7 +239,7 @@ public:
   std::vector<std::string> answered(const std::string& id, const domain::session_owner& owner,
                                     const std::vector<std::string>& hit_ids, std::int64_t now_ms) override {
     if (hit_ids.empty()) return {};
-    written_here(id);  // a page finds its session first; this holds without
+    wait_written(id);  // a page finds its session first; this holds without
     auto asked = each_once(hit_ids);
     auto r = db_.run(session_answered, {id, owner.tenant, owner.sub, owner.client_id, pg::array_literal(asked),
                                         num(now_ms - limits_.ttl_ms), num(now_ms)});
@@ -272,13 +272,10 @@ private:
     return unwritten_.count(id) > 0;
   }
 
-  /// Whether `id` was opened here and not yet written; if so, waits until it is (or its write
-  /// failed).
-  bool written_here(const std::string& id) {
+  /// Waits until `id`, if opened here, is written (or its write failed).
+  void wait_written(const std::string& id) {
     std::unique_lock<std::mutex> lock{mutex_};
-    if (!unwritten_.count(id)) return false;
     written_.wait(lock, [&] { return !unwritten_.count(id); });
-    return true;
   }
 
   /// Whether `id` was made within open_window_ms (by this node's clock): another node's writer may
