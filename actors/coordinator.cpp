@@ -211,17 +211,23 @@ void run_plan_at(caf::event_based_actor* self, const std::shared_ptr<request_job
       [reply](caf::error&) { reply(backend_unavailable("idempotency ledger")); });
 }
 
+/// What `job`'s plan sees, its request and parameters moved out of `job`.
+std::shared_ptr<request_context> context_of(request_job& job, domain::principal who) {
+  auto ctx = std::make_shared<request_context>();
+  ctx->request = std::move(job.request);
+  ctx->params = std::move(job.params);
+  ctx->actors = job.actors;
+  ctx->timeout = job.deadlines ? caf::duration{caf::infinite} : caf::duration{job.timeout};
+  ctx->page_tokens = job.page_tokens;
+  ctx->feed_cursors = job.feed_cursors;
+  ctx->recent_sign_in_seconds = job.recent_sign_in_seconds;
+  ctx->who = std::move(who);
+  return ctx;
+}
+
 void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> job,
                     std::shared_ptr<reply_once> answer, domain::principal who) {
-  auto ctx = std::make_shared<request_context>();
-  ctx->request = std::move(job->request);
-  ctx->params = std::move(job->params);
-  ctx->actors = job->actors;
-  ctx->timeout = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
-  ctx->page_tokens = job->page_tokens;
-  ctx->feed_cursors = job->feed_cursors;
-  ctx->recent_sign_in_seconds = job->recent_sign_in_seconds;
-  ctx->who = std::move(who);
+  auto ctx = job->prepared ? job->prepared : context_of(*job, std::move(who));
 
   auto join = std::make_shared<join_state>();
   auto finish = [join, answer, ctx] {
@@ -336,6 +342,49 @@ bool admitted_in_place(request_job& job) {
   return true;
 }
 
+/// A request of a route run in place (a read), answered on the calling thread when no actor need
+/// be asked: a cached token, the published rate table, and a plan that finds what it reads in the
+/// shared caches. A plan that would ask an actor throws `coordinator_needed` before it answers;
+/// the request then goes to a coordinator, its caller verified and charged once (`prepared`).
+/// False when a coordinator is needed.
+bool answered_in_place(request_job& job) {
+  if (!job.in_place || job.on_admitted || job.admitted || !job.request.position.empty() || !job.actors
+      || !job.actors->tokens || !job.actors->rates)
+    return false;
+  auto token = bearer_token(job.request.authorization);
+  if (token.empty()) return false;
+  auto who = job.actors->tokens->find(token, domain::now_seconds());
+  if (!who) return false;
+  if (auto refusal = scope_refusal(job, *who)) {
+    job.reply(std::move(*refusal));
+    return true;
+  }
+  auto d = job.actors->rates->admit(who->client_id);
+  if (!d.admitted) {
+    job.reply(attributed(rate_limited(d), *who));
+    return true;
+  }
+  auto ctx = context_of(job, *who);
+  auto answer = std::make_shared<std::optional<domain::api_reply>>();
+  try {
+    job.plan(plan_run{nullptr, ctx, [answer](domain::api_reply r) {
+                        if (!*answer) *answer = std::move(r);
+                      }});
+  } catch (const coordinator_needed&) {
+    answer->reset();
+  } catch (const std::exception&) {
+    // What a coordinator's death answers (its guard, `reply_once`).
+    if (!*answer) *answer = backend_unavailable("coordinator");
+  }
+  if (*answer) {
+    job.reply(attributed(std::move(**answer), *who));
+    return true;
+  }
+  job.admitted = std::move(*who);
+  job.prepared = std::move(ctx);
+  return false;
+}
+
 /// After auth: the scope check, then the authorised part of the request.
 void on_verified(caf::event_based_actor* self, std::shared_ptr<request_job> job, std::shared_ptr<reply_once> answer,
                  auth_outcome out) {
@@ -393,6 +442,7 @@ domain::api_reply backend_unavailable(std::string_view concern) {
 
 void coordinate(caf::actor_system& sys, request_job job) {
   if (job.on_admitted && admitted_in_place(job)) return;
+  if (answered_in_place(job)) return;
   auto shared = std::make_shared<request_job>(std::move(job));
   // The coordinator's behavior is empty: it lives while responses are pending, then terminates.
   sys.spawn([shared](caf::event_based_actor* self) -> caf::behavior {

@@ -68,17 +68,30 @@ struct request_context {
   const std::string& param(std::string_view name) const;
 };
 
+/// Thrown where a plan running in place would need its coordinator (an actor to ask): nothing
+/// was answered, and the plan had no effect (routes run in place are reads: `http::route`).
+struct coordinator_needed {};
+
 /// One request's plan as it runs: the coordinator actor it runs in, what the request sees, and its
 /// one answer. A plan and every helper it calls take it whole, and a continuation captures it
 /// whole: a copy is an actor pointer and one reference count (the answer's function is held once,
 /// where each continuation used to copy it).
 class plan_run {
  public:
+  /// `self` null: the plan runs in place, on the thread that read the request (`coordinate`).
   plan_run(caf::event_based_actor* self, std::shared_ptr<const request_context> ctx, reply_fn answer)
       : self_(self), state_(std::make_shared<const state>(state{std::move(ctx), std::move(answer)})) {}
 
-  /// The coordinator: where an ask's answer is handled (never blocked, never shared).
-  caf::event_based_actor* self() const { return self_; }
+  /// The coordinator: where an ask's answer is handled (never blocked, never shared). A plan run
+  /// in place has none: asking for it throws `coordinator_needed`, and the request goes to a
+  /// coordinator, which runs the plan again from its start.
+  caf::event_based_actor* self() const {
+    if (!self_) throw coordinator_needed{};
+    return self_;
+  }
+  /// Whether the plan runs in place, answering from the shared caches only (`ask` then stops at
+  /// its first ask and hands the request to a coordinator).
+  bool in_place() const { return self_ == nullptr; }
   /// The request, the caller and the actors it may ask.
   const request_context* operator->() const { return state_->ctx.get(); }
   const request_context& operator*() const { return *state_->ctx; }
@@ -121,6 +134,11 @@ struct request_job {
   /// Set when the request's header was admitted before its body was read (`on_admitted`): the
   /// caller is verified, the scope checked and the rate limiter passed; none is asked again.
   std::optional<domain::principal> admitted;
+  /// The route's plan may run in place first (`http::route::in_place`).
+  bool in_place = false;
+  /// Set when the request was admitted and its plan started in place, then needed a coordinator:
+  /// the coordinator runs the plan again with this context (nothing is verified or charged twice).
+  std::shared_ptr<request_context> prepared;
   /// Set for the admission of a header whose body is not read yet: the token is verified, the
   /// scope checked and the rate limiter asked, then this is called with the caller instead of a
   /// plan running; refusals (401, 403, 429, 503) go to `reply`. Exactly one of the two is called.
@@ -129,7 +147,9 @@ struct request_job {
 
 /// Spawns a coordinator for `job` (or for the admission of its header, when `on_admitted` is set;
 /// that one is decided on the calling thread, without a coordinator, when no actor need be asked:
-/// a cached token and the published rate table). Whatever happens to the actors it asks, `job.reply` is called
+/// a cached token and the published rate table). A route run `in_place` is answered on the
+/// calling thread, `job.reply` called before this returns, when its plan finds all it needs in
+/// the shared caches; else a coordinator runs it. Whatever happens to the actors it asks, `job.reply` is called
 /// exactly once: a dead callee, or a request still unanswered at its deadline, becomes 503
 /// BACKEND_UNAVAILABLE with `Retry-After`.
 void coordinate(caf::actor_system& sys, request_job job);

@@ -31,9 +31,11 @@ domain::api_reply unstorable_reply();
 
 /// The one way a plan asks a concern actor: with the request's timeout (its deadline is watched
 /// as a whole), `on_value` getting the answer; an actor that is absent (restarting), fails or is
-/// late answers the request 503 BACKEND_UNAVAILABLE naming `concern` instead.
+/// late answers the request 503 BACKEND_UNAVAILABLE naming `concern` instead. In place (no
+/// coordinator yet) it throws `coordinator_needed`: the request goes to one.
 template <class Handle, class OnValue, class... Args>
 void ask(const plan_run& run, const Handle& actor, const char* concern, OnValue on_value, Args&&... args) {
+  if (run.in_place()) throw coordinator_needed{};
   if (!actor) return run.answer(backend_unavailable(concern));
   run.self()
     ->request(actor, run->timeout, std::forward<Args>(args)...)

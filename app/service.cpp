@@ -11,6 +11,7 @@
 #include "app/mcp_group.hpp"
 #include "domain/page_token.hpp"
 #include "http/api.hpp"
+#include "http/event_loops.hpp"
 #include "http/listener.hpp"
 #include "http/resource_metadata.hpp"
 #include "domain/change_cursor.hpp"
@@ -66,6 +67,8 @@ struct service::impl {
   std::shared_ptr<const http::fault_injection> faults;  ///< set when admin.fault_injection is on
 
   net::io_context ioc;
+  /// The public listener's connections: `http.threads` loops of one thread each.
+  std::unique_ptr<http::event_loops> loops;
   /// Drain and shutdown steps (signals, timers, the listeners' "drained"): one at a time, whichever
   /// of the `http.threads` I/O threads runs them.
   net::strand<net::io_context::executor_type> control{ioc.get_executor()};
@@ -345,7 +348,9 @@ struct service::impl {
     public_ctx = make_context("public", api.get(), true);
     public_ctx->metadata = api_settings.metadata;
     admin_ctx = make_context("admin", admin.get(), false);
-    public_listener = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx);
+    loops = std::make_unique<http::event_loops>(settings.http.threads);
+    public_listener
+      = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx, loops->loops());
     admin_listener = std::make_shared<http::listener>(ioc, settings.admin_listen.host, settings.admin_listen.port, admin_ctx);
     public_listener->run();
     admin_listener->run();
@@ -404,8 +409,12 @@ struct service::impl {
 
   int run() {
     std::vector<std::thread> extra;
+    if (loops) loops->start();
     for (int i = 1; i < settings.http.threads; ++i) extra.emplace_back([this] { ioc.run(); });
     ioc.run();
+    // Every public connection has ended (the drain waits for them) or was closed at the grace
+    // period's end: the loops finish what is queued on them, and return.
+    if (loops) loops->finish();
     for (auto& t : extra) t.join();
     shutdown_actors();
     // The leased work stops with the actors: the other nodes take it at their next claim.

@@ -157,6 +157,7 @@ private:
     job.required_scope = std::string{routed.found->scope};
     job.plan = routed.found->plan;
     job.only_effect_is_write = routed.found->only_effect_is_write;
+    job.in_place = routed.found->in_place;
     job.actors = directory_->snapshot();
     job.timeout = routed.found->deadline.count() > 0 ? routed.found->deadline : timeout_;
     job.deadlines = deadlines_;

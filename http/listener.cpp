@@ -136,6 +136,23 @@ std::int64_t steady_ns() {
 
 }  // namespace
 
+/// One access log line for an answer of listener `ctx` (none when the access logger is off).
+void log_access(const listener_context& ctx, domain::access_entry e, const domain::api_reply& r) {
+  // Looked up once per thread (spdlog's registry takes a lock), and again once that logger is gone.
+  thread_local std::weak_ptr<spdlog::logger> cached;
+  auto logger = cached.lock();
+  if (!logger) {
+    logger = spdlog::get("access");
+    if (!logger) return;
+    cached = logger;
+  }
+  e.listener = ctx.name;
+  e.tenant = r.tenant;
+  e.client_id = r.client_id;
+  if (r.error) e.reason = domain::entry(r.error->id).reason;
+  logger->info(domain::access_log_line(e, domain::iso8601_now()));
+}
+
 bool evict_one(listener_context& ctx);
 
 /// Whether a connection may give up its slot to a new one at the cap.
@@ -427,15 +444,27 @@ private:
     }
     peer_gone_ = std::make_shared<std::atomic<bool>>(false);
     api.peer_gone = peer_gone_;
-    watch_peer(++served_);
     // The callback holds the session: nothing else does while the request is in flight, and the
     // coordinator always answers (late callees become 503), so this never pins a connection forever.
-    ctx_->handler->handle(std::move(api), std::move(ticket_), [self = shared_from_this(), version = version_](domain::api_reply r) {
-      // Called from any thread: hop to this connection's strand before touching it.
-      auto exec = self->executor();
-      net::post(exec, [self, r = std::move(r), version]() mutable { self->respond(std::move(r), version); });
-    });
+    // An answer given before `handle` returns (a read answered from the caches) is written at once.
+    std::optional<domain::api_reply> at_once;
+    ++served_;  // a watch of an earlier request no longer applies
+    answering_now = this;
+    ctx_->handler->handle(std::move(api), std::move(ticket_),
+                          [self = shared_from_this(), version = version_, &at_once](domain::api_reply r) {
+                            if (answering_now == self.get()) return void(at_once = std::move(r));
+                            // Called from any thread: hop to this connection's strand before touching it.
+                            auto exec = self->executor();
+                            net::post(exec, [self, r = std::move(r), version]() mutable { self->respond(std::move(r), version); });
+                          });
+    answering_now = nullptr;
+    if (at_once) return respond(std::move(*at_once), version_);
+    watch_peer(served_);
   }
+
+  /// The session whose `handle` runs on this thread now: its callback, called before `handle`
+  /// returns, answers in place.
+  static thread_local session* answering_now;
 
   /// While request `served` is in flight (answered, or streamed), notices at once when the client
   /// closes its connection: its slot is given back and `peer_gone_` tells a held request (an event
@@ -466,7 +495,15 @@ private:
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     const std::string route = r.route.empty() ? "unmatched" : r.route;
     if (ctx_->stats) ctx_->stats->observe_request(route, method_, status, seconds);
-    if (ctx_->access_log) log_access(route, status, seconds, r);
+    if (ctx_->access_log) {
+      domain::access_entry e;
+      e.request_id = request_id_;
+      e.method = method_;
+      e.route = route;
+      e.status = status;
+      e.seconds = seconds;
+      log_access(*ctx_, std::move(e), r);
+    }
     if (status == 401) answers::add_challenge(r, ctx_->recent_sign_in_seconds, ctx_->metadata.get(), host_);
     answers::framing f{version, keep, request_id_};
     if ((r.next_chunk || r.next_chunk_async) && !r.error) return respond_streaming(std::move(r), f);
@@ -551,28 +588,6 @@ private:
                      });
   }
 
-  void log_access(const std::string& route, int status, double seconds, const domain::api_reply& r) {
-    // Looked up once per thread (spdlog's registry takes a lock), and again once that logger is gone.
-    thread_local std::weak_ptr<spdlog::logger> cached;
-    auto logger = cached.lock();
-    if (!logger) {
-      logger = spdlog::get("access");
-      if (!logger) return;
-      cached = logger;
-    }
-    domain::access_entry e;
-    e.listener = ctx_->name;
-    e.request_id = request_id_;
-    e.method = method_;
-    e.route = route;
-    e.status = status;
-    e.seconds = seconds;
-    e.tenant = r.tenant;
-    e.client_id = r.client_id;
-    if (r.error) e.reason = domain::entry(r.error->id).reason;
-    logger->info(domain::access_log_line(e, domain::iso8601_now()));
-  }
-
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
@@ -602,6 +617,8 @@ private:
   std::uint64_t served_ = 0;  ///< requests handed to the handler (the peer watch's generation)
   std::shared_ptr<std::atomic<bool>> peer_gone_;  ///< the request in flight's: its client closed
 };
+
+thread_local session* session::answering_now = nullptr;
 
 /// The sessions of `ctx` alive now. Taken under the mutex and used after it: the last reference to
 /// a session may be the one taken here (another I/O thread let go of its own meanwhile), and its
@@ -648,8 +665,8 @@ bool evict_one(listener_context& ctx) {
 }
 
 listener::listener(net::io_context& ioc, const std::string& host, std::uint16_t port,
-                   std::shared_ptr<listener_context> ctx)
-  : ioc_(ioc), acceptor_(net::make_strand(ioc)), ctx_(std::move(ctx)) {
+                   std::shared_ptr<listener_context> ctx, std::vector<net::io_context*> loops)
+  : ioc_(ioc), loops_(std::move(loops)), acceptor_(net::make_strand(ioc)), ctx_(std::move(ctx)) {
   beast::error_code ec;
   auto address = net::ip::make_address(host, ec);
   if (ec) throw std::runtime_error(ctx_->name + " listener: \"" + host + "\" is not an IP address");
@@ -669,7 +686,9 @@ void listener::run() {
 }
 
 void listener::accept() {
-  acceptor_.async_accept(net::make_strand(ioc_), [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+  net::any_io_executor on = loops_.empty() ? net::any_io_executor{net::make_strand(ioc_)}
+                                           : net::any_io_executor{loops_[next_loop_++ % loops_.size()]->get_executor()};
+  acceptor_.async_accept(on, [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
     if (!ec) std::make_shared<session>(std::move(socket), self->ctx_)->start();
     self->accept();

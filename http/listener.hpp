@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace cl::http {
 
@@ -56,9 +57,12 @@ struct listener_context {
 /// Accepts connections and starts a session for each.
 class listener : public std::enable_shared_from_this<listener> {
 public:
-  /// Binds `host:port`; throws std::runtime_error naming the address when it cannot.
+  /// Binds `host:port`; throws std::runtime_error naming the address when it cannot. Accepts on
+  /// `ioc`; each connection is served on a strand of `ioc` or, when `loops` are given (event
+  /// loops run by one thread each), on the next of them in turn: its reads, its plan when run in
+  /// place and its writes on that one thread, with no lock between them.
   listener(boost::asio::io_context& ioc, const std::string& host, std::uint16_t port,
-           std::shared_ptr<listener_context> ctx);
+           std::shared_ptr<listener_context> ctx, std::vector<boost::asio::io_context*> loops = {});
 
   void run();
 
@@ -75,6 +79,8 @@ private:
   void accept();
 
   boost::asio::io_context& ioc_;
+  std::vector<boost::asio::io_context*> loops_;
+  std::size_t next_loop_ = 0;  ///< the loop the next connection goes to (read on the acceptor's strand)
   boost::asio::ip::tcp::acceptor acceptor_;
   std::shared_ptr<listener_context> ctx_;
   std::uint16_t port_ = 0;

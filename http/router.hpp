@@ -41,11 +41,22 @@ struct route {
   /// the key is new (actors/ledger.hpp). False for a plan with any other effect (an object store
   /// call, a delivery, a session): its key is looked up before anything runs.
   bool only_effect_is_write = false;
+  /// The plan, a read with no effect until it answers, runs first on the I/O thread that read the
+  /// request: answered there when the shared caches hold what it reads (no coordinator, no hop
+  /// between threads); at its first ask of an actor it stops and a coordinator runs it
+  /// (`actors::coordinate`).
+  bool in_place = false;
 };
 
 /// `r` with `only_effect_is_write` set.
 inline route write_only(route r) {
   r.only_effect_is_write = true;
+  return r;
+}
+
+/// `r` with `in_place` set.
+inline route run_in_place(route r) {
+  r.in_place = true;
   return r;
 }
 

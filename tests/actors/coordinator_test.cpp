@@ -3,6 +3,7 @@
 
 #include "actors/coordinator.hpp"
 #include "actors/deadlines.hpp"
+#include "actors/plan_support.hpp"
 #include "actors/plans.hpp"
 #include "actors/rate_limiter.hpp"
 #include "tests/support/reader_mocks.hpp"
@@ -498,4 +499,107 @@ TEST_CASE("the watching thread expires exactly the live requests, watched from s
   std::unique_lock<std::mutex> lock{m};
   CHECK(cv.wait_for(lock, std::chrono::seconds{30}, [&] { return expired >= 60; }));
   CHECK(expired == 60);
+}
+
+namespace {
+
+/// A plan that answers at once, from nothing an actor holds.
+void plan_answering_at_once(const plan_run& run) { run.answer(domain::api_reply::failure(domain::error_id::resource_not_found, "none here")); }
+
+/// A plan that asks the reader first (a cache miss), then answers what it found.
+void plan_asking_the_reader(const plan_run& run) {
+  ask(run, run->actors->get<reader_actor>(), "record reader",
+      [run](fetch_outcome& found) {
+        run.answer(found.found ? domain::api_reply{} : domain::api_reply::failure(domain::error_id::resource_not_found, "gone"));
+      },
+      fetch_atom_v, run->who.tenant_id, std::string{"res_1"});
+}
+
+void plan_failing(const plan_run&) { throw std::runtime_error("a plan bug"); }
+
+/// A fixture whose token cache holds alice and whose rate table admits one request of hers.
+struct in_place_fixture : fixture {
+  in_place_fixture() {
+    with({true, alice(), {}});
+    auto tokens = std::make_shared<token_cache>(10);
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    tokens->insert("t0k3n", alice(), now + 60, now);
+    handles->tokens = tokens;
+    handles->rates = std::make_shared<rate_table>(0.001, 1, nullptr, nullptr);
+  }
+
+  /// Hands a request of `plan` to `coordinate`; `answered_at_once` tells whether its answer came
+  /// before `coordinate` returned (no actor ran meanwhile: the test scheduler runs nothing by itself).
+  std::optional<domain::api_reply> run(plan_fn plan, bool& answered_at_once, bool in_place = true,
+                                       std::string position = {}) {
+    std::optional<domain::api_reply> answer;
+    auto job = resource_job("Bearer t0k3n", answer);
+    job.plan = plan;
+    job.in_place = in_place;
+    job.request.position = std::move(position);
+    coordinate(*sys, std::move(job));
+    answered_at_once = answer.has_value();
+    sched->run();
+    return answer;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a read run in place is answered before coordinate returns, without a coordinator", "[coordinator][in_place]") {
+  in_place_fixture f;
+  bool at_once = false;
+  auto r = f.run(&plan_answering_at_once, at_once);
+  CHECK(at_once);
+  CHECK(reason(r) == domain::error_id::resource_not_found);
+  CHECK(r->tenant == "t_one");  // attributed to its caller, as a coordinator's answer is
+  CHECK(r->client_id == "a_app");
+  CHECK(f.n->auth == 0);
+  CHECK(f.n->rate == 0);  // the rate table decided in place
+  // The table admitted one request of alice's: a second is refused, in place too.
+  auto again = f.run(&plan_answering_at_once, at_once);
+  CHECK(at_once);
+  CHECK(reason(again) == domain::error_id::rate_limited);
+}
+
+TEST_CASE("a plan run in place that must ask an actor goes to a coordinator, charged once", "[coordinator][in_place]") {
+  in_place_fixture f;
+  bool at_once = true;
+  auto r = f.run(&plan_asking_the_reader, at_once);
+  CHECK_FALSE(at_once);
+  // The coordinator ran the plan again and asked the reader; the one admission the table grants
+  // was spent once (a second charge would have answered 429).
+  CHECK(reason(r) == domain::error_id::resource_not_found);
+  CHECK(r->error->message == "gone");
+  CHECK(f.n->store == 1);
+  CHECK(r->tenant == "t_one");
+}
+
+TEST_CASE("a plan that fails in place is 503, as a coordinator that dies", "[coordinator][in_place]") {
+  in_place_fixture f;
+  bool at_once = false;
+  auto r = f.run(&plan_failing, at_once);
+  CHECK(at_once);
+  CHECK(reason(r) == domain::error_id::backend_unavailable);
+}
+
+TEST_CASE("what is not run in place goes to a coordinator: another route, a position, no cached token", "[coordinator][in_place]") {
+  in_place_fixture f;
+  bool at_once = true;
+  f.run(&plan_answering_at_once, at_once, /*in_place=*/false);
+  CHECK_FALSE(at_once);
+  // A request that names a change-log position waits for it in a coordinator (here: not a position).
+  f.handles->rates = std::make_shared<rate_table>(1000, 1000, nullptr, nullptr);
+  auto positioned = f.run(&plan_answering_at_once, at_once, true, "pos_x");
+  CHECK_FALSE(at_once);
+  CHECK(reason(positioned) == domain::error_id::position_invalid);
+  std::optional<domain::api_reply> answer;
+  auto job = f.resource_job("Bearer not-cached", answer);
+  job.plan = &plan_answering_at_once;
+  job.in_place = true;
+  coordinate(*f.sys, std::move(job));
+  CHECK_FALSE(answer);
+  f.sched->run();
+  CHECK(f.n->auth == 1);  // verified by the auth actor, in a coordinator
+  CHECK(reason(answer) == domain::error_id::resource_not_found);
 }
