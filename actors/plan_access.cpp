@@ -10,6 +10,13 @@ namespace cl::actors {
 
 void with_rights(const plan_run& run, const std::string& work_id,
                  std::function<void(const domain::resolved_rights&)> k) {
+  // One Work found in the cache: its resolution as the cache holds it, not a copy.
+  if (run->actors->rights_cache && run->actors->caches_current()) {
+    auto epoch = run->actors->rights_epoch ? run->actors->rights_epoch->load() : 0;
+    if (auto hit = run->actors->rights_cache->find(rights_cache_key(run->who.tenant_id, work_id, epoch),
+                                                   domain::now_seconds()))
+      return k(**hit);
+  }
   with_rights_of(run, {work_id},
                  [k = std::move(k)](const std::vector<domain::resolved_rights>& rights) { k(rights.front()); });
 }

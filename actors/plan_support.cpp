@@ -41,18 +41,30 @@ void answer_catalog(const plan_run& run, storage::catalog_kind kind, const std::
 
 void edge_keys(domain::api_reply& r, const domain::principal& who, const std::vector<std::string>& keys,
                std::int64_t valid_until) {
-  // An edge may keep the answer while the token and the rights it shows hold, never longer.
-  auto until = who.expires_at > 0 ? std::min(valid_until, who.expires_at) : valid_until;
-  auto now = domain::now_seconds();
-  if (until > now) r.headers.emplace_back("Surrogate-Control", "max-age=" + std::to_string(std::min<std::int64_t>(until - now, 86400)));
+  if (auto kept = surrogate_control(who, valid_until)) r.headers.push_back(std::move(*kept));
+  auto value = edge_key_list(keys);
+  r.headers.emplace_back("Surrogate-Key", value);
+  r.headers.emplace_back("xkey", value);
+}
+
+std::string edge_key_list(const std::vector<std::string>& keys) {
   std::string value;
   for (const auto& k : keys) {
     if (k.empty()) continue;
     if (!value.empty()) value += ' ';
     value += k;
   }
-  r.headers.emplace_back("Surrogate-Key", value);
-  r.headers.emplace_back("xkey", value);
+  return value;
+}
+
+std::optional<std::pair<std::string, std::string>> surrogate_control(const domain::principal& who,
+                                                                     std::int64_t valid_until) {
+  // An edge may keep the answer while the token and the rights it shows hold, never longer.
+  auto until = who.expires_at > 0 ? std::min(valid_until, who.expires_at) : valid_until;
+  auto now = domain::now_seconds();
+  if (until <= now) return std::nullopt;
+  return std::pair<std::string, std::string>{"Surrogate-Control",
+                                             "max-age=" + std::to_string(std::min<std::int64_t>(until - now, 86400))};
 }
 
 void private_for_a_second(domain::api_reply& r) { r.headers.emplace_back("Cache-Control", "private, max-age=1"); }

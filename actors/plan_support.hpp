@@ -15,6 +15,7 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace cl::actors {
@@ -64,6 +65,11 @@ void private_for_a_second(domain::api_reply& r);
 /// `valid_until` (the rights' next window edge; at most a day): how long an edge may keep it.
 void edge_keys(domain::api_reply& r, const domain::principal& who, const std::vector<std::string>& keys,
                std::int64_t valid_until = std::numeric_limits<std::int64_t>::max());
+/// The value of `edge_keys`' `Surrogate-Key` and `xkey`: `keys`, the empty ones left out, space-separated.
+std::string edge_key_list(const std::vector<std::string>& keys);
+/// The `Surrogate-Control` header of `edge_keys` (nullopt when the answer may not be kept at all).
+std::optional<std::pair<std::string, std::string>> surrogate_control(const domain::principal& who,
+                                                                     std::int64_t valid_until);
 
 /// Answers the catalogue record `id` (a Work, a Source) of the caller's tenant (200,
 /// `Cache-Control: private, max-age=1`), or `missing` (404, also for another tenant's id).

@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cl::actors {
 
@@ -24,6 +26,11 @@ public:
   struct rendering {
     std::string hash;  ///< the ETag's hash (empty for renderings without one)
     std::string body;
+    /// The answer's headers that follow from what it was made from (the rights' travel headers,
+    /// caching, the edge keys), in order, without `Surrogate-Control`: that one counts down with
+    /// the clock and the caller's token, and goes at `surrogate_control_at`.
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::size_t surrogate_control_at = 0;
   };
   /// What a rendering was made from: compared on every hit.
   struct inputs {

@@ -89,6 +89,26 @@ std::variant<read_request, domain::api_reply> parse_read(const request_context& 
   return rq;
 }
 
+/// The headers a read of Resource `id` carries that follow from its record and rights, in order:
+/// its rights as travel headers, caching, the edge keys. Without `Surrogate-Control`, which counts
+/// down per answer: it goes at `surrogate_control_at`.
+std::vector<std::pair<std::string, std::string>> read_headers(const request_context& ctx, const std::string& id,
+                                                              const std::string& record,
+                                                              const domain::resolved_rights& rights,
+                                                              std::size_t& surrogate_control_at) {
+  domain::api_reply r;
+  r.headers.reserve(8);
+  travel_headers(r, rights, id);
+  // The body depends on the token (tenant, rights), so shared caches must not keep it.
+  private_for_a_second(r);
+  r.headers.emplace_back("Vary", "Accept");
+  surrogate_control_at = r.headers.size();
+  auto keys = resource_edge_key_list(ctx, id, record, rights);
+  r.headers.emplace_back("Surrogate-Key", keys);
+  r.headers.emplace_back("xkey", std::move(keys));
+  return std::move(r.headers);
+}
+
 /// The answer for a readable Resource `record` under `rights`: refused by layer 3, or rendered
 /// (NDJSON, Markdown, JSON with ETag / 304, masked and stitched).
 void answer_read(const plan_run& run, const read_request& rq, const std::string& record,
@@ -98,22 +118,18 @@ void answer_read(const plan_run& run, const read_request& rq, const std::string&
     travel_headers(refused, rights, run->param("id"));
     return run.answer(std::move(refused));
   }
-  domain::api_reply r;
-  travel_headers(r, rights, run->param("id"));
-  // The body depends on the token (tenant, rights), so shared caches must not keep it.
-  private_for_a_second(r);
-  r.headers.emplace_back("Vary", "Accept");
-  resource_edge_keys(r, *run, run->param("id"), record, rights);
+  const auto& id = run->param("id");
   if (rq.rendering == domain::rendering::ndjson) {
     auto streamed = ndjson_reply(record);
-    streamed.headers = std::move(r.headers);
+    std::size_t at = 0;
+    streamed.headers = read_headers(*run, id, record, rights, at);
+    if (auto kept = surrogate_control(run->who, rights.valid_until)) streamed.headers.insert(streamed.headers.begin() + at, *kept);
     return run.answer(std::move(streamed));
   }
   bool markdown = rq.rendering == domain::rendering::markdown;
   // A rendering made before from the same record and rights is reused (actors/representation_cache.hpp).
   auto* cache = run->actors->representations.get();
-  auto key = cache ? representation_cache::key(run->who.tenant_id, run->param("id"),
-                                               std::string{markdown ? "md" : "json"} + '@' + rq.version)
+  auto key = cache ? representation_cache::key(run->who.tenant_id, id, std::string{markdown ? "md" : "json"} + '@' + rq.version)
                    : std::string{};
   representation_cache::inputs from{record, rights.digest_input, rights.json};
   auto made = cache ? cache->find(key, from) : nullptr;
@@ -125,9 +141,17 @@ void answer_read(const plan_run& run, const read_request& rq, const std::string&
       fresh->hash = domain::resource_hash(record, rights.digest_input);
       fresh->body = domain::compose_resource(record, rights.json, fresh->hash);
     }
+    fresh->headers = read_headers(*run, id, record, rights, fresh->surrogate_control_at);
     made = fresh;
     if (cache) cache->insert(key, from, made);
   }
+  domain::api_reply r;
+  const auto& kept = made->headers;
+  auto at = kept.begin() + static_cast<std::ptrdiff_t>(made->surrogate_control_at);
+  r.headers.reserve(kept.size() + 2);
+  r.headers.assign(kept.begin(), at);
+  if (auto control = surrogate_control(run->who, rights.valid_until)) r.headers.push_back(std::move(*control));
+  r.headers.insert(r.headers.end(), at, kept.end());
   if (markdown) {
     r.content_type = "text/markdown; charset=utf-8";
     r.body = made->body;

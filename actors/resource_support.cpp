@@ -80,11 +80,23 @@ std::string masked_item(const request_context& ctx, const std::string& item, con
 
 }  // namespace
 
-void resource_edge_keys(domain::api_reply& r, const request_context& ctx, const std::string& id,
-                        const std::string& record, const domain::resolved_rights& rights) {
+namespace {
+std::vector<std::string> resource_keys(const request_context& ctx, const std::string& id, const std::string& record,
+                                       const domain::resolved_rights& rights) {
   auto keys = std::vector<std::string>{ctx.who.tenant_id, id, storage::fields_of(record).work_id};
   for (const auto& [contract, version] : rights.basis) keys.push_back(contract);
-  edge_keys(r, ctx.who, keys, rights.valid_until);
+  return keys;
+}
+}  // namespace
+
+void resource_edge_keys(domain::api_reply& r, const request_context& ctx, const std::string& id,
+                        const std::string& record, const domain::resolved_rights& rights) {
+  edge_keys(r, ctx.who, resource_keys(ctx, id, record, rights), rights.valid_until);
+}
+
+std::string resource_edge_key_list(const request_context& ctx, const std::string& id, const std::string& record,
+                                   const domain::resolved_rights& rights) {
+  return edge_key_list(resource_keys(ctx, id, record, rights));
 }
 
 std::variant<std::shared_ptr<const domain::field_mask>, domain::api_reply> list_mask(const request_context& ctx) {

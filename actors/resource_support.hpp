@@ -39,6 +39,9 @@ void with_granted_resource_at(const plan_run& run, const std::string& id, domain
 /// the tenant, the Resource, its Work and the contracts its rights rest on (`edge_keys`).
 void resource_edge_keys(domain::api_reply& r, const request_context& ctx, const std::string& id,
                         const std::string& record, const domain::resolved_rights& rights);
+/// The keys of `resource_edge_keys` as its `Surrogate-Key` shows them.
+std::string resource_edge_key_list(const request_context& ctx, const std::string& id, const std::string& record,
+                                   const domain::resolved_rights& rights);
 
 /// `fields` of a list of Resources (`GET /resources`, a version list): each item masked as a
 /// read of it; null without `fields`. Stitched members (which would cost each item a fetch of its
