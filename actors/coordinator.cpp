@@ -90,6 +90,10 @@ std::string bearer_token(const std::string& header) {
   return header.substr(start, end - start + 1);
 }
 
+domain::api_reply token_missing() {
+  return domain::api_reply::failure(domain::error_id::token_missing, "The request carries no Authorization: Bearer token.");
+}
+
 /// `r` with the caller it answers (the access log and the metrics name them).
 domain::api_reply attributed(domain::api_reply r, const domain::principal& who) {
   r.tenant = who.tenant_id;
@@ -404,12 +408,7 @@ void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
   answer->bind(self->address());
   if (job->deadlines) job->deadlines->watch(deadline_watch::clock::now() + job->timeout, answer);
   if (job->admitted) return run_authorised(self, job, answer, *job->admitted);
-  auto token = bearer_token(job->request.authorization);
-  if (token.empty()) {
-    (*answer)(domain::api_reply::failure(domain::error_id::token_missing,
-                                         "The request carries no Authorization: Bearer token."));
-    return;
-  }
+  auto token = bearer_token(job->request.authorization);  // not empty: `coordinate` answered that
   // A token the auth actor verified before needs no round trip to it.
   if (job->actors->tokens)
     if (auto who = job->actors->tokens->find(token, domain::now_seconds()))
@@ -441,6 +440,8 @@ domain::api_reply backend_unavailable(std::string_view concern) {
 }
 
 void coordinate(caf::actor_system& sys, request_job job) {
+  // No token: 401 from here, whatever the route (a coordinator would ask nobody either).
+  if (!job.admitted && bearer_token(job.request.authorization).empty()) return job.reply(token_missing());
   if (job.on_admitted && admitted_in_place(job)) return;
   if (answered_in_place(job)) return;
   auto shared = std::make_shared<request_job>(std::move(job));

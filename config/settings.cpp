@@ -169,7 +169,8 @@ const std::vector<option>& options() {
      "longest, for a request header or in sending a body; only when every connection is serving a request is "
      "the new one answered 503 SERVER_OVERLOADED and closed (at most 64 such answers at once; beyond, closed unanswered).",
      integer<int>([](settings& s) -> int& { return s.http.max_connections; }, 1, 1000000)},
-    {"http.threads", "2", "I/O threads running the HTTP listeners (2 measured best on 2 cores: docs/benchmarks.md).",
+    {"http.threads", "2", "Event loops of one thread each serving the public listener's connections, and as many threads "
+     "running the other listeners (2 measured best on 2 cores: docs/benchmarks.md).",
      integer<int>([](settings& s) -> int& { return s.http.threads; }, 1, 256)},
     {"http.representation_cache_mib", "64",
      "Renderings of Resources kept for reads that repeat (the JSON read with its rights and hash, the Markdown read), "

@@ -195,6 +195,10 @@ TEST_CASE("no bearer token is answered without asking anybody", "[coordinator]")
   CHECK(reason(f.get_resource("")) == domain::error_id::token_missing);
   CHECK(reason(f.get_resource("Basic abc")) == domain::error_id::token_missing);
   CHECK(f.n->auth == 0);
+  // On the calling thread, before coordinate returns: no coordinator is spawned for it.
+  std::optional<domain::api_reply> answer;
+  coordinate(*f.sys, f.resource_job("Bearer  ", answer));
+  CHECK(reason(answer) == domain::error_id::token_missing);
 }
 
 TEST_CASE("an auth failure is the answer; nothing else is asked", "[coordinator]") {
