@@ -135,6 +135,54 @@ TEST_CASE("pipelined requests are answered in order on one connection", "[http]"
   }
 }
 
+TEST_CASE("reads answered in place and through a coordinator keep their order when pipelined", "[http]") {
+  test_service svc;
+  auto token = read_token("content-lake.read content-lake.write");
+  auto created = post_json(svc.port(), "/v0/content-lake/resources", token,
+                           R"({"title":"Neap","type":"CHAPTER","language":"en","content":{"format":"cl.content/1",)"
+                           R"("blocks":[{"type":"paragraph","key":"p1","children":[{"type":"span","text":"Two metres."}]}]}})");
+  REQUIRE(created);
+  REQUIRE(created->status == 201);
+  auto id = std::string{json::parse(created->body).as_object().at("id").as_string()};
+  auto path = "/v0/content-lake/resources/" + id;
+  // The first read fills the caches (a coordinator); the ones after it are answered where they arrive.
+  auto first = http_request(svc.port(), "GET", path, {{"Authorization", "Bearer " + token}});
+  REQUIRE(first);
+  REQUIRE(first->status == 200);
+  auto etag = std::string{first->header("etag")};
+  REQUIRE_FALSE(etag.empty());
+  struct step {
+    std::string target, extra;
+    int status;
+  };
+  std::vector<step> steps{{path, "", 200},
+                          {path, "If-None-Match: " + etag + "\r\n", 304},
+                          {"/v0/content-lake/resources/res_nothing_here", "", 403},  // asks the access actor
+                          {path, "", 200},
+                          {path, "-", 401},  // no token
+                          {path + "?format=markdown", "", 200}};
+  std::string batch;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    auto auth = steps[i].extra == "-" ? std::string{} : "Authorization: Bearer " + token + "\r\n";
+    batch += "GET " + steps[i].target + " HTTP/1.1\r\nHost: x\r\n" + auth + (steps[i].extra == "-" ? "" : steps[i].extra)
+             + "X-Request-Id: step-" + std::to_string(i) + "\r\n\r\n";
+  }
+  connection c{svc.port()};
+  c.send(batch);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    auto r = c.read_response();
+    REQUIRE(r);
+    CHECK(r->header("x-request-id") == "step-" + std::to_string(i));
+    CHECK(r->status == steps[i].status);
+    if (steps[i].status == 200 && steps[i].target == path) {
+      CHECK(r->body == first->body);
+      CHECK(r->header("etag") == etag);
+      CHECK(r->header("content-usage") == first->header("content-usage"));
+      CHECK(r->header("xkey") == first->header("xkey"));
+    }
+  }
+}
+
 TEST_CASE("X-Request-Id is echoed when well-formed and generated otherwise", "[http]") {
   test_service svc;
   auto r = http_request(svc.port(), "GET", "/v0/openapi.json", {{"X-Request-Id", "client-abc_123"}});
