@@ -175,7 +175,13 @@ TEST_CASE("reads answered in place and through a coordinator keep their order wh
     CHECK(r->header("x-request-id") == "step-" + std::to_string(i));
     CHECK(r->status == steps[i].status);
     if (steps[i].status == 200 && steps[i].target == path) {
-      CHECK(r->body == first->body);
+      // The same bytes but for when the rights were resolved (once a second).
+      auto resolved_now = [](const std::string& body) {
+        auto o = json::parse(body).as_object();
+        o["rights"].as_object().erase("resolved_at");
+        return json::serialize(o);
+      };
+      CHECK(resolved_now(r->body) == resolved_now(first->body));
       CHECK(r->header("etag") == etag);
       CHECK(r->header("content-usage") == first->header("content-usage"));
       CHECK(r->header("xkey") == first->header("xkey"));
