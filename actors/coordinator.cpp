@@ -324,50 +324,44 @@ std::optional<domain::api_reply> scope_refusal(const request_job& job, const dom
                     who);
 }
 
-/// The admission of a header decided where it arrives, without a coordinator: possible when the
-/// token is in the token cache and the rate table is published, since then no actor would be
-/// asked. False when an actor must be (the coordinator then decides, as for any other request).
-bool admitted_in_place(request_job& job) {
-  if (!job.actors || !job.actors->tokens || !job.actors->rates) return false;
+/// The caller of `job`, verified, in scope and admitted by the rate table where the request
+/// arrives: possible when the token is in the token cache and the rate table is published, since
+/// then no actor would be asked. nullopt when an actor must be, or when the request was refused
+/// here (403 SCOPE_MISSING, 429: answered through `job.reply`, and `refused` set).
+std::optional<domain::principal> admitted_here(request_job& job, bool& refused) {
+  if (!job.actors || !job.actors->tokens || !job.actors->rates) return std::nullopt;
   auto token = bearer_token(job.request.authorization);
-  if (token.empty()) return false;
+  if (token.empty()) return std::nullopt;
   auto who = job.actors->tokens->find(token, domain::now_seconds());
-  if (!who) return false;
-  if (auto refusal = scope_refusal(job, *who)) {
-    job.reply(std::move(*refusal));
-    return true;
-  }
-  auto d = job.actors->rates->admit(who->client_id);
-  if (!d.admitted) {
-    job.reply(attributed(rate_limited(d), *who));
-    return true;
-  }
-  job.on_admitted(std::move(*who));
-  return true;
+  if (!who) return std::nullopt;
+  std::optional<domain::api_reply> refusal = scope_refusal(job, *who);
+  if (!refusal)
+    if (auto d = job.actors->rates->admit(who->client_id); !d.admitted) refusal = attributed(rate_limited(d), *who);
+  if (!refusal) return who;
+  refused = true;
+  job.reply(std::move(*refusal));
+  return std::nullopt;
+}
+
+/// The admission of a header decided where it arrives, without a coordinator (`admitted_here`).
+/// False when an actor must be asked (the coordinator then decides, as for any other request).
+bool admitted_in_place(request_job& job) {
+  bool refused = false;
+  auto who = admitted_here(job, refused);
+  if (who) job.on_admitted(std::move(*who));
+  return who || refused;
 }
 
 /// A request of a route run in place (a read), answered on the calling thread when no actor need
-/// be asked: a cached token, the published rate table, and a plan that finds what it reads in the
-/// shared caches. A plan that would ask an actor throws `coordinator_needed` before it answers;
-/// the request then goes to a coordinator, its caller verified and charged once (`prepared`).
+/// be asked: admitted here (`admitted_here`), and a plan that finds what it reads in the shared
+/// caches. A plan that would ask an actor throws `coordinator_needed` before it answers; the
+/// request then goes to a coordinator, its caller verified and charged once (`prepared`).
 /// False when a coordinator is needed.
 bool answered_in_place(request_job& job) {
-  if (!job.in_place || job.on_admitted || job.admitted || !job.request.position.empty() || !job.actors
-      || !job.actors->tokens || !job.actors->rates)
-    return false;
-  auto token = bearer_token(job.request.authorization);
-  if (token.empty()) return false;
-  auto who = job.actors->tokens->find(token, domain::now_seconds());
-  if (!who) return false;
-  if (auto refusal = scope_refusal(job, *who)) {
-    job.reply(std::move(*refusal));
-    return true;
-  }
-  auto d = job.actors->rates->admit(who->client_id);
-  if (!d.admitted) {
-    job.reply(attributed(rate_limited(d), *who));
-    return true;
-  }
+  if (!job.in_place || job.on_admitted || job.admitted || !job.request.position.empty()) return false;
+  bool refused = false;
+  auto who = admitted_here(job, refused);
+  if (!who) return refused;
   auto ctx = context_of(job, *who);
   auto answer = std::make_shared<std::optional<domain::api_reply>>();
   try {

@@ -253,7 +253,7 @@ public:
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_next(); });
   }
 
-  /// Finish the request in flight (if any), then close. Runs on the session's strand.
+  /// Finish the request in flight (if any), then close. Runs on the session's executor.
   void drain() {
     draining_ = true;
     if (!busy_) close();
@@ -453,7 +453,7 @@ private:
     ctx_->handler->handle(std::move(api), std::move(ticket_),
                           [self = shared_from_this(), version = version_, &at_once](domain::api_reply r) {
                             if (answering_now == self.get()) return void(at_once = std::move(r));
-                            // Called from any thread: hop to this connection's strand before touching it.
+                            // Called from any thread: hop to this connection's executor before touching it.
                             auto exec = self->executor();
                             net::post(exec, [self, r = std::move(r), version]() mutable { self->respond(std::move(r), version); });
                           });

@@ -1,6 +1,6 @@
 #pragma once
-/// Beast listener and sessions (internal to http/). One strand per connection; other threads
-/// reach a session only through net::post on its executor.
+/// Beast listener and sessions (internal to http/). Each connection runs on one executor (an event
+/// loop of one thread, or a strand); other threads reach a session only through net::post on it.
 
 #include "actors/metrics.hpp"
 #include "http/handler.hpp"

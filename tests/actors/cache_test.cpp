@@ -74,7 +74,7 @@ TEST_CASE("a shared cache read and written from several threads keeps each key's
 TEST_CASE("a rendering is found only for the very record and rights it was made from", "[cache]") {
   representation_cache c{1 << 20};
   auto key = representation_cache::key("t_a", "res_1", "json@");
-  auto made = std::make_shared<representation_cache::rendering>(representation_cache::rendering{"sha256:1", "{body}"});
+  auto made = std::make_shared<representation_cache::rendering>(representation_cache::rendering{"sha256:1", "{body}", {}, 0});
   c.insert(key, {"{record v1}", "digest", "{rights}"}, made);
   auto hit = c.find(key, {"{record v1}", "digest", "{rights}"});
   REQUIRE(hit);
@@ -89,7 +89,7 @@ TEST_CASE("a rendering is found only for the very record and rights it was made 
   CHECK_FALSE(c.find(representation_cache::key("t_a", "res_1", "md@"), {"{record v1}", "digest", "{rights}"}));
   // A new rendering of the key replaces the old one.
   c.insert(key, {"{record v2}", "digest", "{rights}"},
-           std::make_shared<representation_cache::rendering>(representation_cache::rendering{"sha256:2", "{body2}"}));
+           std::make_shared<representation_cache::rendering>(representation_cache::rendering{"sha256:2", "{body2}", {}, 0}));
   CHECK(c.size() == 1);
   CHECK_FALSE(c.find(key, {"{record v1}", "digest", "{rights}"}));
   CHECK(c.find(key, {"{record v2}", "digest", "{rights}"})->hash == "sha256:2");
@@ -99,7 +99,7 @@ TEST_CASE("the rendering cache stays within its bytes, least recently read out f
   constexpr std::size_t budget = 256 * 1024;
   representation_cache c{budget};
   std::string record(1000, 'r');
-  auto made = std::make_shared<representation_cache::rendering>(representation_cache::rendering{"h", std::string(1000, 'b')});
+  auto made = std::make_shared<representation_cache::rendering>(representation_cache::rendering{"h", std::string(1000, 'b'), {}, 0});
   auto first = representation_cache::key("t", "res_0", "json@");
   c.insert(first, {record, "d", "j"}, made);
   for (int i = 1; i < 2000; ++i) {
@@ -110,7 +110,7 @@ TEST_CASE("the rendering cache stays within its bytes, least recently read out f
   CHECK(c.size() < 2000);
   CHECK(c.size() > 50);
   // Something bigger than its shard is not kept; a cache of 0 bytes keeps nothing.
-  auto huge = std::make_shared<representation_cache::rendering>(representation_cache::rendering{"h", std::string(budget, 'x')});
+  auto huge = std::make_shared<representation_cache::rendering>(representation_cache::rendering{"h", std::string(budget, 'x'), {}, 0});
   c.insert(representation_cache::key("t", "res_huge", "json@"), {record, "d", "j"}, huge);
   CHECK_FALSE(c.find(representation_cache::key("t", "res_huge", "json@"), {record, "d", "j"}));
   representation_cache off{0};
