@@ -602,7 +602,9 @@ private:
   bool head_ = false;           ///< the request in flight is a HEAD
   bool first_request_ = true;   ///< no request header has arrived yet: header_timeout applies
   connection_slot slot_;  ///< read by other connections' accepts (eviction at the cap)
-  std::int64_t answered_ns_ = 0;  ///< when the last answer's last write began (0: none yet)
+  /// When the last answer's last write began; before the first request, when the connection was
+  /// accepted (its wait for a header counts from there, not from when its loop first ran it).
+  std::int64_t answered_ns_ = steady_ns();
   bool evicted_ = false;          ///< evict() came while the answer was written: close after it
 
   friend bool evict_one(listener_context& ctx);
