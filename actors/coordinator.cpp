@@ -78,8 +78,8 @@ private:
   std::atomic<bool> answered_{false};
 };
 
-/// The token from `Authorization: Bearer <token>`; empty when there is none.
-std::string bearer_token(const std::string& header) {
+/// The token from `Authorization: Bearer <token>` (a view into `header`); empty when there is none.
+std::string_view bearer_token(std::string_view header) {
   constexpr std::string_view scheme = "bearer ";
   if (header.size() <= scheme.size()) return {};
   for (std::size_t i = 0; i < scheme.size(); ++i)
@@ -412,7 +412,7 @@ void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
     return;
   }
   auto ask = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
-  self->request(job->actors->get<auth_actor>(), ask, verify_atom_v, std::move(token))
+  self->request(job->actors->get<auth_actor>(), ask, verify_atom_v, std::string{token})
     .then([self, job, answer](auth_outcome& out) { on_verified(self, job, answer, std::move(out)); },
           [answer](caf::error&) { (*answer)(backend_unavailable("auth")); });
 }

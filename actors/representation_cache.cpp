@@ -14,9 +14,12 @@ std::string representation_cache::key(std::string_view tenant, std::string_view 
 }
 
 std::size_t representation_cache::cost::operator()(std::string_view key, const slot& s) const {
-  // The strings, the rendering, and about 160 bytes of list node, index entry and control blocks.
+  // The strings, the rendering and its headers, and about 160 bytes of list node, index entry and
+  // control blocks (and 64 a header's pair of strings).
+  std::size_t headers = 0;
+  for (const auto& [name, value] : s.made->headers) headers += name.size() + value.size() + 64;
   return key.size() * 2 + s.record.size() + s.rights_digest.size() + s.rights_json.size() + s.made->hash.size()
-         + s.made->body.size() + 160;
+         + s.made->body.size() + headers + 160;
 }
 
 std::shared_ptr<const representation_cache::rendering> representation_cache::find(const std::string& key,

@@ -109,6 +109,19 @@ std::vector<std::pair<std::string, std::string>> read_headers(const request_cont
   return std::move(r.headers);
 }
 
+/// `kept` (what `read_headers` made) with this answer's `Surrogate-Control` at `at`.
+std::vector<std::pair<std::string, std::string>> with_surrogate_control(
+  const std::vector<std::pair<std::string, std::string>>& kept, std::size_t at, const request_context& ctx,
+  const domain::resolved_rights& rights) {
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(kept.size() + 2);  // and the ETag
+  auto split = kept.begin() + static_cast<std::ptrdiff_t>(at);
+  out.assign(kept.begin(), split);
+  if (auto control = surrogate_control(ctx.who, rights.valid_until)) out.push_back(std::move(*control));
+  out.insert(out.end(), split, kept.end());
+  return out;
+}
+
 /// The answer for a readable Resource `record` under `rights`: refused by layer 3, or rendered
 /// (NDJSON, Markdown, JSON with ETag / 304, masked and stitched).
 void answer_read(const plan_run& run, const read_request& rq, const std::string& record,
@@ -122,8 +135,7 @@ void answer_read(const plan_run& run, const read_request& rq, const std::string&
   if (rq.rendering == domain::rendering::ndjson) {
     auto streamed = ndjson_reply(record);
     std::size_t at = 0;
-    streamed.headers = read_headers(*run, id, record, rights, at);
-    if (auto kept = surrogate_control(run->who, rights.valid_until)) streamed.headers.insert(streamed.headers.begin() + at, *kept);
+    streamed.headers = with_surrogate_control(read_headers(*run, id, record, rights, at), at, *run, rights);
     return run.answer(std::move(streamed));
   }
   bool markdown = rq.rendering == domain::rendering::markdown;
@@ -146,12 +158,7 @@ void answer_read(const plan_run& run, const read_request& rq, const std::string&
     if (cache) cache->insert(key, from, made);
   }
   domain::api_reply r;
-  const auto& kept = made->headers;
-  auto at = kept.begin() + static_cast<std::ptrdiff_t>(made->surrogate_control_at);
-  r.headers.reserve(kept.size() + 2);
-  r.headers.assign(kept.begin(), at);
-  if (auto control = surrogate_control(run->who, rights.valid_until)) r.headers.push_back(std::move(*control));
-  r.headers.insert(r.headers.end(), at, kept.end());
+  r.headers = with_surrogate_control(made->headers, made->surrogate_control_at, *run, rights);
   if (markdown) {
     r.content_type = "text/markdown; charset=utf-8";
     r.body = made->body;

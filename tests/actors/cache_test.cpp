@@ -116,4 +116,11 @@ TEST_CASE("the rendering cache stays within its bytes, least recently read out f
   representation_cache off{0};
   off.insert(first, {record, "d", "j"}, made);
   CHECK_FALSE(off.find(first, {record, "d", "j"}));
+  // The headers a rendering keeps count against the budget as its body does.
+  representation_cache bare{budget}, headed{budget};
+  auto with_headers = std::make_shared<representation_cache::rendering>(*made);
+  with_headers->headers.assign(8, {"Surrogate-Key", std::string(500, 'k')});
+  bare.insert(first, {record, "d", "j"}, made);
+  headed.insert(first, {record, "d", "j"}, with_headers);
+  CHECK(headed.bytes() >= bare.bytes() + 8 * (13 + 500));
 }
