@@ -3,15 +3,16 @@
 #include "domain/sign_in.hpp"
 #include "http/resource_metadata.hpp"
 
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/status.hpp>
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 namespace cl::http::answers {
 
 namespace bhttp = boost::beast::http;
+using boost::beast::iequals;
 
 namespace {
 
@@ -53,15 +54,6 @@ std::shared_ptr<whole_answer> whole(domain::api_reply& r, int status, const fram
 
 namespace {
 
-bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
-    if (std::tolower(x) != std::tolower(y)) return false;
-  }
-  return true;
-}
-
 /// "HTTP/1.x NNN Reason\r\n" for every status, as Beast writes it (its reason phrases), made once.
 const std::string& status_line(unsigned version, int status) {
   static const auto lines = [] {
@@ -82,12 +74,12 @@ const std::string& status_line(unsigned version, int status) {
 class header_lines {
 public:
   void set(std::string_view name, std::string_view value) {
-    lines_.erase(std::remove_if(lines_.begin(), lines_.end(), [&](const auto& l) { return iequal(l.first, name); }),
+    lines_.erase(std::remove_if(lines_.begin(), lines_.end(), [&](const auto& l) { return iequals(l.first, name); }),
                  lines_.end());
     lines_.emplace_back(name, value);
   }
   bool has(std::string_view name) const {
-    return std::any_of(lines_.begin(), lines_.end(), [&](const auto& l) { return iequal(l.first, name); });
+    return std::any_of(lines_.begin(), lines_.end(), [&](const auto& l) { return iequals(l.first, name); });
   }
   void write(std::string& out) const {
     for (const auto& [name, value] : lines_) {
@@ -120,7 +112,7 @@ std::optional<answer_bytes> whole_bytes(domain::api_reply& r, int status, const 
     lines.set("Content-Type", r.content_type);
   }
   for (const auto& [name, value] : r.headers) {
-    if (iequal(name, "Connection") || iequal(name, "Content-Length") || iequal(name, "Transfer-Encoding")) {
+    if (iequals(name, "Connection") || iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding")) {
       if (!r.error) r.body = std::move(out->body);
       return std::nullopt;
     }
