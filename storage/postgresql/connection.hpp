@@ -145,10 +145,17 @@ public:
   /// `first_rows`. The first error among them is thrown.
   rows run_after(const statement& first, rows& first_rows, const statement& s,
                  std::initializer_list<std::string_view> params) const;
-  /// On a replica: the change log's head its server was last seen to have replayed (a server's
-  /// replay only moves on; a connection keeps its server).
-  std::uint64_t replayed() const { return replayed_; }
-  void replayed(std::uint64_t head) const { replayed_ = std::max(replayed_, head); }
+  /// On a replica: whether its server was last seen to have replayed the change log through
+  /// `head` on the history of `timeline` (the timeline that wrote the head: storage/postgresql/
+  /// replicas.hpp). A server's replay only moves on along one history; a connection keeps its server.
+  bool replayed_through(std::uint64_t head, std::uint64_t timeline) const {
+    return replayed_timeline_ == timeline && replayed_ >= head;
+  }
+  void replayed(std::uint64_t head, std::uint64_t timeline) const {
+    if (timeline != replayed_timeline_) replayed_ = 0;
+    replayed_timeline_ = timeline;
+    replayed_ = std::max(replayed_, head);
+  }
 
 private:
   /// The name `s` is prepared under on this connection, preparing it when it is not (yet, or any
@@ -196,6 +203,7 @@ private:
   mutable std::size_t queued_ = 0;     ///< commands sent in the pipeline, answers not yet read
   mutable bool broken_ = false;
   mutable std::uint64_t replayed_ = 0;
+  mutable std::uint64_t replayed_timeline_ = 0;
 };
 
 /// A fixed number of connections, made when first needed and again after one breaks.

@@ -96,7 +96,11 @@ public:
             {"contentlake_postgresql_replica_behind_changes",
              "Change-log entries the last replica found behind had not replayed yet (0: it was current): its "
              "lag as this node's reads see it.",
-             static_cast<double>(use.replica_behind), {}, false}};
+             static_cast<double>(use.replica_behind), {}, false},
+            {"contentlake_postgresql_replica_elsewhere_total",
+             "Reads a replica did not serve as its change log's head is on another timeline than the primary's: "
+             "it replayed an old primary's commits the new one never got, until it is rewound.",
+             static_cast<double>(use.replica_elsewhere), {}, true}};
   }
 
   backup_summary backup(const std::string&, const std::vector<std::string>&) override { refuse(); }

@@ -72,6 +72,7 @@ struct postgresql_use {
   std::uint64_t reads_on_replica = 0;  ///< committed reads a replica answered (replica_url set)
   std::uint64_t reads_on_primary = 0;  ///< ... and the primary answered instead
   std::uint64_t replica_behind = 0;    ///< change-log entries the last replica found behind lacked
+  std::uint64_t replica_elsewhere = 0;  ///< reads a replica on another timeline's history did not serve
 };
 
 /// `store`'s use, when it is a PostgreSQL store.

@@ -155,20 +155,26 @@ private:
 };
 
 const statement head_locked{"SELECT seq FROM change_head FOR UPDATE"};
-const statement head_read{"SELECT seq FROM change_head"};
+const statement head_read{"SELECT seq, timeline FROM change_head"};
 // The head moves on by the batch's n entries (taking its row lock, held to the COMMIT sent right
 // after) and the entries take the n numbers up to it; each names its mutation's first entry as
-// its transaction ($2: that entry's offset in the batch). Answers the numbers written.
+// its transaction ($2: that entry's offset in the batch). The head is stamped with the primary's
+// timeline (the one its WAL is written on now, from the WAL file's name: pg_control's lags a
+// promotion until the next checkpoint), which replica reads compare (replicas.hpp). Answers the
+// head, the last number written, and the timeline.
 const statement log_append{
-  "WITH h AS (UPDATE change_head SET seq = seq + $1 RETURNING seq) "
-  "INSERT INTO change_log (seq, transaction, tenant, kind, id, op, at_ms, version, hash, principal) "
+  "WITH h AS (UPDATE change_head SET seq = seq + $1, "
+  "timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint RETURNING seq, timeline), "
+  "e AS (INSERT INTO change_log (seq, transaction, tenant, kind, id, op, at_ms, version, hash, principal) "
   "SELECT h.seq - $1 + u.n, h.seq - $1 + 1 + u.first, u.tenant, u.kind, u.id, u.op, u.at_ms, u.version, u.hash, "
   "u.principal FROM h, unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::smallint[], $7::bigint[], "
-  "$8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS u(first, tenant, kind, id, op, at_ms, version, hash, principal, n) "
-  "RETURNING seq"};
+  "$8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS u(first, tenant, kind, id, op, at_ms, version, hash, principal, n)) "
+  "SELECT seq, timeline FROM h"};
+// Entries after $1, and the timeline of the head in the same snapshot (the node learns it with
+// every position it learns).
 const statement log_read{
-  "SELECT seq, transaction, tenant, kind, id, op, at_ms, version, hash, principal FROM change_log "
-  "WHERE seq > $1 ORDER BY seq LIMIT $2"};
+  "SELECT seq, transaction, tenant, kind, id, op, at_ms, version, hash, principal, "
+  "(SELECT timeline FROM change_head) FROM change_log WHERE seq > $1 ORDER BY seq LIMIT $2"};
 const statement consumer_put{
   "INSERT INTO change_consumers (name, applied, acknowledged_ms) VALUES ($1, $2, $3) "
   "ON CONFLICT (name) DO UPDATE SET applied = EXCLUDED.applied, acknowledged_ms = EXCLUDED.acknowledged_ms"};
@@ -212,6 +218,7 @@ struct batch_log {
   std::vector<change_entry> entries;
   std::vector<std::size_t> first_of_mutation;  ///< per entry: the index of its mutation's first entry
   std::optional<std::uint64_t> locked_head;     ///< the head read under its lock, once taken
+  std::uint64_t timeline = 0;                   ///< the timeline its commit stamped the head with
   batch_hooks hooks;                            ///< what the stores note for after the batch
 };
 
@@ -305,9 +312,8 @@ std::uint64_t commit(const connection& c, batch_log& log, bool& commit_sent) {
   commit_sent = true;
   auto r = c.run_and_commit(log_append, {num(static_cast<std::uint64_t>(log.entries.size())), a[0], a[1], a[2], a[3],
                                          a[4], a[5], a[6], a[7], a[8]});
-  std::uint64_t last = 0;
-  for (std::size_t i = 0; i < r.size(); ++i) last = std::max(last, static_cast<std::uint64_t>(r.integer(i, 0)));
-  return last;
+  log.timeline = static_cast<std::uint64_t>(r.integer(0, 1));
+  return static_cast<std::uint64_t>(r.integer(0, 0));
 }
 
 /// Runs one mutation with no savepoint. False when it needs one: it threw, or refused after
@@ -434,7 +440,9 @@ public:
   }
 
   std::uint64_t last_change() const override {
-    auto head = static_cast<std::uint64_t>(reads_.run(head_read).integer(0, 0));
+    auto r = reads_.run(head_read);
+    auto head = static_cast<std::uint64_t>(r.integer(0, 0));
+    raise_to(timeline_, static_cast<std::uint64_t>(r.integer(0, 1)));
     advance_known(head);
     return head;
   }
@@ -499,7 +507,9 @@ public:
   }
 
   std::vector<change_entry> read_from(std::uint64_t after, std::size_t limit) const override {
-    auto entries = decode_entries(reads_.run(log_read, {num(after), num(static_cast<std::uint64_t>(limit))}));
+    auto r = reads_.run(log_read, {num(after), num(static_cast<std::uint64_t>(limit))});
+    if (!r.empty()) raise_to(timeline_, static_cast<std::uint64_t>(r.integer(0, 10)));  // before any position
+    auto entries = decode_entries(r);
     // A consumer that read an entry (the indexer, webhook dispatch) reads what it names next: on
     // a replica only once that replica has it.
     if (!entries.empty()) raise_to(log_seen_, entries.back().seq);
@@ -597,6 +607,7 @@ private:
       roll_back();
       throw;
     }
+    if (last != 0) raise_to(timeline_, log.timeline);  // before any position it goes with
     if (last != 0) raise_to(dropping_through_, last);
     for (const auto& k : log.hooks.touched) hot_.drop(k);  // before the listeners hear of the commit
     log.hooks.touched.clear();
@@ -684,7 +695,7 @@ private:
   std::unique_ptr<replica_session> replicas_of(const postgresql_settings& s) {
     if (s.replica_url.empty()) return nullptr;
     return std::make_unique<replica_session>(s.replica_url, s.password, s.pool_size, s.replica_answer_wait, reads_,
-                                             [this]() -> std::optional<std::uint64_t> { return replica_floor(); });
+                                             [this]() -> std::optional<read_floor> { return replica_floor(); });
   }
 
   /// How far a replica must have replayed for a read now: whatever this node has told or may tell
@@ -693,10 +704,14 @@ private:
   /// every entry a consumer of the log was given (`log_seen_`: the indexer reads what it names).
   /// None while the node's caches are behind the log past max_lag: its reads then go to the primary,
   /// as they pass the caches by (a revocation on another node is honoured within that bound).
-  std::optional<std::uint64_t> replica_floor() const {
+  /// On the timeline learned with those positions (each is raised after it), or a later one.
+  std::optional<read_floor> replica_floor() const {
     if (!caches_current()) return std::nullopt;
-    return std::max({known_.load(std::memory_order_acquire), dropping_through_.load(std::memory_order_acquire),
-                     log_seen_.load(std::memory_order_acquire)});
+    read_floor floor;
+    floor.position = std::max({known_.load(std::memory_order_acquire), dropping_through_.load(std::memory_order_acquire),
+                               log_seen_.load(std::memory_order_acquire)});
+    floor.timeline = timeline_.load(std::memory_order_acquire);
+    return floor;
   }
 
 public:
@@ -707,6 +722,7 @@ public:
       u.reads_on_replica = n.on_replica;
       u.reads_on_primary = n.on_primary;
       u.replica_behind = n.behind;
+      u.replica_elsewhere = n.elsewhere;
     }
     return u;
   }
@@ -719,6 +735,8 @@ private:
   std::atomic<std::uint64_t> dropping_through_{0};
   /// The last change-log entry any reader of the log was given (`read_from`).
   mutable std::atomic<std::uint64_t> log_seen_{0};
+  /// The latest timeline the log's head was seen stamped with (raised before the positions above).
+  mutable std::atomic<std::uint64_t> timeline_{0};
   std::unique_ptr<replica_session> replicas_;
   mutable std::mutex follow_mutex_;  ///< one reader of the log at a time (`followed_`)
   mutable std::mutex others_mutex_;

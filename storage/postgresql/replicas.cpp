@@ -6,13 +6,13 @@ namespace cl::storage::pg {
 
 namespace {
 
-const statement replayed_head{"SELECT seq FROM change_head"};
+const statement replayed_head{"SELECT seq, timeline FROM change_head"};
 
 }  // namespace
 
 replica_session::replica_session(const std::string& url, const std::string& password, std::size_t size,
                                  std::chrono::milliseconds answer_wait, const session& primary,
-                                 std::function<std::optional<std::uint64_t>()> required)
+                                 std::function<std::optional<read_floor>()> required)
   // A replica connection not free within 20 ms: the read goes to the primary rather than wait.
   : replicas_(url, password, size, std::chrono::milliseconds{20}, 1000, answer_wait),
     primary_(primary),
@@ -21,10 +21,9 @@ replica_session::replica_session(const std::string& url, const std::string& pass
 rows replica_session::run(const statement& s, std::initializer_list<std::string_view> params) const {
   auto floor = required_();
   if (floor && steady_ms() >= resting_until_ms_.load(std::memory_order_relaxed)) {
-    auto need = *floor;
     try {
       auto c = replicas_.acquire();
-      if (c->replayed() >= need) {
+      if (c->replayed_through(floor->position, floor->timeline)) {
         auto r = c->run(s, params);
         on_replica_.fetch_add(1, std::memory_order_relaxed);
         return r;
@@ -32,13 +31,17 @@ rows replica_session::run(const statement& s, std::initializer_list<std::string_
       rows head;
       auto r = c->run_after(replayed_head, head, s, params);
       auto at = head.empty() ? 0 : static_cast<std::uint64_t>(head.integer(0, 0));
-      c->replayed(at);
-      if (at >= need) {
+      auto timeline = head.empty() ? 0 : static_cast<std::uint64_t>(head.integer(0, 1));
+      c->replayed(at, timeline);
+      if (timeline != floor->timeline) {
+        elsewhere_.fetch_add(1, std::memory_order_relaxed);
+      } else if (at >= floor->position) {
         behind_.store(0, std::memory_order_relaxed);
         on_replica_.fetch_add(1, std::memory_order_relaxed);
         return r;
+      } else {
+        behind_.store(floor->position - at, std::memory_order_relaxed);
       }
-      behind_.store(need - at, std::memory_order_relaxed);
     } catch (const unavailable&) {
       resting_until_ms_.store(steady_ms() + rest.count(), std::memory_order_relaxed);
     } catch (const conflict&) {
@@ -51,7 +54,7 @@ rows replica_session::run(const statement& s, std::initializer_list<std::string_
 
 replica_counts replica_session::counts() const {
   return {on_replica_.load(std::memory_order_relaxed), on_primary_.load(std::memory_order_relaxed),
-          behind_.load(std::memory_order_relaxed)};
+          behind_.load(std::memory_order_relaxed), elsewhere_.load(std::memory_order_relaxed)};
 }
 
 }  // namespace cl::storage::pg

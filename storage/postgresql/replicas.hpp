@@ -2,10 +2,14 @@
 /// Reads a replica may serve (`storage.postgresql.replica_url`; storage-private). A statement runs
 /// on a replica only when that replica has replayed the change log at least as far as the read
 /// must reflect: the node's known position (its own last commit, its last read of the log, and a
-/// request's `Content-Lake-Position`, which the request reached before it reads). The replica's
-/// head is read in the same round trip as the statement when the connection has not been seen
-/// that far yet. A replica behind, gone, silent or cancelling the read (a conflict with its
-/// replay) leaves the read to the primary: no client sees anything older than it wrote or was told.
+/// request's `Content-Lake-Position`, which the request reached before it reads), on the same
+/// history. Every commit stamps the log's head with the primary's timeline, and the node learns
+/// the timeline with every head it learns (`read_floor`): a replica whose head carries another
+/// (one that replayed an old primary's commits its successor never got, before it is rewound)
+/// is not read, however far its head. The replica's head is read in the same round trip as the
+/// statement when the connection has not been seen that far yet. A replica behind, on another
+/// history, gone, silent or cancelling the read (a conflict with its replay) leaves the read to
+/// the primary: no client sees anything older than it wrote or was told.
 
 #include "storage/postgresql/connection.hpp"
 
@@ -18,20 +22,27 @@
 
 namespace cl::storage::pg {
 
+/// How far a read must reflect the log: a position, on the history of a timeline.
+struct read_floor {
+  std::uint64_t position = 0;
+  std::uint64_t timeline = 0;
+};
+
 /// Reads by where they ran, and how far behind the last replica found behind was.
 struct replica_counts {
   std::uint64_t on_replica = 0;
   std::uint64_t on_primary = 0;
   std::uint64_t behind = 0;  ///< change-log entries the last replica asked lacked (0: it was current)
+  std::uint64_t elsewhere = 0;  ///< reads a replica did not serve as its head is on another timeline
 };
 
 class replica_session final : public session {
 public:
-  /// `required` answers the position a read must reflect, when the read begins; none: the read
-  /// goes to the primary.
+  /// `required` answers what a read must reflect, when the read begins; none: the read goes to
+  /// the primary.
   replica_session(const std::string& url, const std::string& password, std::size_t size,
                   std::chrono::milliseconds answer_wait, const session& primary,
-                  std::function<std::optional<std::uint64_t>()> required);
+                  std::function<std::optional<read_floor>()> required);
   using session::run;
   rows run(const statement& s, std::initializer_list<std::string_view> params) const override;
   replica_counts counts() const;
@@ -41,8 +52,8 @@ public:
 private:
   mutable pool replicas_;
   const session& primary_;
-  std::function<std::optional<std::uint64_t>()> required_;
-  mutable std::atomic<std::uint64_t> on_replica_{0}, on_primary_{0}, behind_{0};
+  std::function<std::optional<read_floor>()> required_;
+  mutable std::atomic<std::uint64_t> on_replica_{0}, on_primary_{0}, behind_{0}, elsewhere_{0};
   mutable std::atomic<std::int64_t> resting_until_ms_{0};
 };
 

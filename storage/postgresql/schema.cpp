@@ -87,6 +87,8 @@ CREATE TABLE change_consumers (
 )sql",
   // 2: when each consumer last acknowledged (a node's search index that no longer does is let go).
   R"sql(ALTER TABLE change_consumers ADD COLUMN acknowledged_ms bigint NOT NULL DEFAULT 0)sql",
+  // 3: the timeline each commit stamps the head with (replica reads: storage/postgresql/replicas.hpp).
+  R"sql(ALTER TABLE change_head ADD COLUMN timeline bigint NOT NULL DEFAULT 0)sql",
 });
 
 /// Facts every node on the database shares (`record_secrets_fingerprint`), the leases, the rate tally

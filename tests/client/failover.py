@@ -59,6 +59,7 @@ class Load:
         self.acks = []  # (when sent, when answered, path) of each acknowledged keyed write
         self.acked_at = {}  # resource id -> (when sent, when answered, path): where a lost write came from
         self.failed = []  # (monotonic time, path, status) of each keyed attempt not answered 201
+        self.last_ack = {}  # keyed writer -> when its last acknowledged write was sent
         self.unkeyed = []  # (monotonic time, status)
         self.bad = []  # answers no client may get
         self.ryw = {"checked": 0, "pages": 0, "stale": [], "unavailable": 0}
@@ -67,6 +68,7 @@ class Load:
         # through HAProxy, node2 through libpq's multi-host URL.
         paths = [("balancer", c.port), ("balancer", c.port), ("node1", c.nodes[0].port),
                  ("node2", c.nodes[1].port)]
+        self.writers = len(paths)
         self.threads = [threading.Thread(target=self.keyed, args=(n, name, port)) for n, (name, port) in
                         enumerate(paths)]
         self.threads += [threading.Thread(target=self.unkeyed_writer), threading.Thread(target=self.reader)]
@@ -115,6 +117,7 @@ class Load:
                     got = self.history.created(status, body, key)
                     with self.lock:
                         self.acks.append((sent, now, path))
+                        self.last_ack[n] = sent
                         self.acked_at[got["id"]] = (sent, now, path)
                     break
                 with self.lock:
@@ -198,6 +201,12 @@ class Load:
                 with self.lock:
                     self.ryw["stale"].append((s, rb[:120]))
                 break
+
+    def steady(self, what, timeout=60):
+        """Waits until every keyed writer has had a write sent from now on acknowledged: none is still
+        retrying a key from an earlier fault (its retries answer 409 while a first attempt runs)."""
+        t = time.monotonic()
+        wait_until(what, lambda: all(self.last_ack.get(n, 0) > t for n in range(self.writers)), timeout=timeout)
 
     def first_ack_after(self, t, path=None):
         """When the first write sent after `t` (through `path`) was acknowledged: writes resumed."""
@@ -322,6 +331,7 @@ def etcd_leader(db):
 def test_etcd_member_killed(c, load, report):
     db = c.pg
     wait_until("the cluster settles", db.settled, timeout=120)
+    load.steady("every writer is past the earlier faults")
     primary = db.primary()
     victim = wait_until("etcd has a leader", lambda: etcd_leader(db))
     killed = time.monotonic()
