@@ -219,10 +219,13 @@ class Service:
         return time.monotonic() - started
 
     def stop(self):
-        """Stops the service (its whole log is then in `log`) and removes its data dir."""
-        self.shutdown()
-        self.keep_log()
-        self.dir.cleanup()
+        """Stops the service (its whole log is then in `log`) and removes its data dir; its log is
+        kept also when it did not stop."""
+        try:
+            self.shutdown()
+        finally:
+            self.keep_log()
+            self.dir.cleanup()
 
     def keep_log(self):
         """With CL_TEST_LOG_DIR set (ctest sets it), leaves the service's log there beside the
@@ -264,7 +267,15 @@ class Service:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 # A service that does not stop is a failure, but it must not outlive the test (an
-                # orphan spinning on a CPU slows every later test).
+                # orphan spinning on a CPU slows every later test). What each thread waits on first.
+                if shutil.which("gdb"):
+                    try:
+                        stacks = subprocess.run(["gdb", "-batch", "-p", str(self.proc.pid), "-ex", "thread apply all bt 12"],
+                                                capture_output=True, text=True, timeout=120).stdout
+                    except subprocess.SubprocessError as e:
+                        stacks = "gdb: %s" % e
+                    print("the service's threads when it did not stop:\n" + "\n".join(
+                        line for line in stacks.splitlines() if line.startswith(("Thread", "#"))))
                 self.proc.kill()
                 self.proc.wait()
                 raise AssertionError("the service did not stop within 30 s of SIGTERM")
