@@ -307,12 +307,14 @@ void connection::discard() const {
 
 rows connection::run_after(const statement& first, rows& first_rows, const statement& s,
                            std::initializer_list<std::string_view> params) const {
-  queue(first, {});
+  // Each is picked by where it was queued: a statement prepared in the pipeline comes after its
+  // Prepare's answer.
+  auto first_at = queue(first, {});
   auto at = queue(s, params);
-  return drain(true, at, &first_rows);
+  return drain(true, at, &first_rows, first_at);
 }
 
-rows connection::drain(bool raise_errors, std::size_t pick, rows* first) const {
+rows connection::drain(bool raise_errors, std::size_t pick, rows* first, std::size_t first_at) const {
   // Every command answers one result and then a null; the sync answers PGRES_PIPELINE_SYNC. After
   // an error the server skips the rest up to the sync (PGRES_PIPELINE_ABORTED each).
   auto lost = [&] {
@@ -345,7 +347,7 @@ rows connection::drain(bool raise_errors, std::size_t pick, rows* first) const {
       else PQclear(r);
     } else if (pick == no_pick || at == pick) {
       last.reset(r);
-    } else if (first && at == 0) {
+    } else if (first && at == first_at) {
       *first = rows{r};
     } else {
       PQclear(r);

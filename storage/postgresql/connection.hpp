@@ -124,6 +124,8 @@ public:
   void discard() const;
   /// True while the connection is usable (and nothing queued is left unread).
   bool healthy() const;
+  /// Gives the connection up: its pool closes it rather than hand it out again.
+  void give_up() const { broken_ = true; }
   /// `run`, waiting at most `wait` for the answer (a probe of the database's health).
   rows run_within(const statement& s, std::chrono::milliseconds wait) const;
   /// `c` waits `wait` for its answers while this lives (a migration's statements may run long).
@@ -181,9 +183,9 @@ private:
   std::size_t queue(const statement& s, std::initializer_list<std::string_view> params) const;
   /// Syncs the pipeline and reads every answer: the rows of the command queued at `pick` (by
   /// default the last statement's), or the first error.
-  /// Reads every queued answer; the rows of command `pick` (the last one's by default), and of the
-  /// first command in `first` when given.
-  rows drain(bool raise_errors, std::size_t pick = no_pick, rows* first = nullptr) const;
+  /// Reads every queued answer; the rows of command `pick` (the last one's by default), and of
+  /// command `first_at` in `first` when given.
+  rows drain(bool raise_errors, std::size_t pick = no_pick, rows* first = nullptr, std::size_t first_at = 0) const;
   static constexpr std::size_t no_pick = static_cast<std::size_t>(-1);
 
   pg_conn* conn_ = nullptr;

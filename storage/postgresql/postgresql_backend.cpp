@@ -100,7 +100,11 @@ public:
             {"contentlake_postgresql_replica_elsewhere_total",
              "Reads a replica did not serve as its change log's head is on another timeline than the primary's: "
              "it replayed an old primary's commits the new one never got, until it is rewound.",
-             static_cast<double>(use.replica_elsewhere), {}, true}};
+             static_cast<double>(use.replica_elsewhere), {}, true},
+            {"contentlake_postgresql_primary_behind_total",
+             "Reads refused (503) as the server reached as the primary was behind what this node had seen committed: "
+             "an old primary still reachable after a failover (a multi-host URL's pooled connection), given up.",
+             static_cast<double>(use.primary_behind), {}, true}};
   }
 
   backup_summary backup(const std::string&, const std::vector<std::string>&) override { refuse(); }

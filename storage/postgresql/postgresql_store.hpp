@@ -73,6 +73,7 @@ struct postgresql_use {
   std::uint64_t reads_on_primary = 0;  ///< ... and the primary answered instead
   std::uint64_t replica_behind = 0;    ///< change-log entries the last replica found behind lacked
   std::uint64_t replica_elsewhere = 0;  ///< reads a replica on another timeline's history did not serve
+  std::uint64_t primary_behind = 0;  ///< reads refused as the server reached as primary was behind (no longer it)
 };
 
 /// `store`'s use, when it is a PostgreSQL store.

@@ -388,9 +388,11 @@ public:
   explicit pg_record_store(const postgresql_settings& s)
     : pool_(s.url, s.password, s.pool_size, s.wait, s.replan_after, s.answer_wait),
       reads_(pool_),
+      held_(pool_, [this]() -> std::optional<read_floor> { return floor(); }),
       replicas_(replicas_of(s)),
       hot_(s.cache_bytes),
-      stores_(reads_, false, *this, s.cache_bytes ? &hot_ : nullptr, nullptr, replicas_.get()),
+      stores_(reads_, false, *this, s.cache_bytes ? &hot_ : nullptr, nullptr,
+              replicas_ ? static_cast<const session*>(replicas_.get()) : &held_),
       max_lag_(s.max_lag) {
     {
       auto c = pool_.acquire();
@@ -694,7 +696,7 @@ private:
   /// Reads on replicas (storage.postgresql.replica_url), when named.
   std::unique_ptr<replica_session> replicas_of(const postgresql_settings& s) {
     if (s.replica_url.empty()) return nullptr;
-    return std::make_unique<replica_session>(s.replica_url, s.password, s.pool_size, s.replica_answer_wait, reads_,
+    return std::make_unique<replica_session>(s.replica_url, s.password, s.pool_size, s.replica_answer_wait, held_,
                                              [this]() -> std::optional<read_floor> { return replica_floor(); });
   }
 
@@ -707,16 +709,23 @@ private:
   /// On the timeline learned with those positions (each is raised after it), or a later one.
   std::optional<read_floor> replica_floor() const {
     if (!caches_current()) return std::nullopt;
-    read_floor floor;
-    floor.position = std::max({known_.load(std::memory_order_acquire), dropping_through_.load(std::memory_order_acquire),
-                               log_seen_.load(std::memory_order_acquire)});
-    floor.timeline = timeline_.load(std::memory_order_acquire);
-    return floor;
+    return floor();
+  }
+
+  /// What this node has seen committed (the floor of every read of the logged stores, on the
+  /// primary too: `held_reads`).
+  read_floor floor() const {
+    read_floor f;
+    f.position = std::max({known_.load(std::memory_order_acquire), dropping_through_.load(std::memory_order_acquire),
+                           log_seen_.load(std::memory_order_acquire)});
+    f.timeline = timeline_.load(std::memory_order_acquire);
+    return f;
   }
 
 public:
   postgresql_use use() const {
     postgresql_use u{pool_.in_use(), pool_.size(), hot_.bytes()};
+    u.primary_behind = held_.refused();
     if (replicas_) {
       auto n = replicas_->counts();
       u.reads_on_replica = n.on_replica;
@@ -730,6 +739,7 @@ public:
 private:
   mutable pool pool_;  ///< hands out connections under its own lock
   pooled_session reads_;
+  held_reads held_;  ///< the logged stores' reads on the primary, held to `floor`
   mutable std::atomic<std::uint64_t> known_{0};
   /// Changes up to here may have left the hot-record cache (raised before the drops).
   std::atomic<std::uint64_t> dropping_through_{0};

@@ -10,6 +10,48 @@ const statement replayed_head{"SELECT seq, timeline FROM change_head"};
 
 }  // namespace
 
+held_reads::held_reads(pool& primary, std::function<std::optional<read_floor>()> required)
+  : pool_(primary), plain_(primary), required_(std::move(required)) {}
+
+rows held_reads::run_on(const connection& c, const read_floor& floor, const statement& s,
+                        std::initializer_list<std::string_view> params) const {
+  if (c.replayed_through(floor.position, floor.timeline)) return c.run(s, params);
+  rows head;
+  auto r = c.run_after(replayed_head, head, s, params);
+  auto at = head.empty() ? 0 : static_cast<std::uint64_t>(head.integer(0, 0));
+  auto timeline = head.empty() ? 0 : static_cast<std::uint64_t>(head.integer(0, 1));
+  // The primary is at the floor (every position the node knows was committed there), on the
+  // timeline the node learned or a later one (its first commit since a promotion the node has
+  // not heard of yet).
+  if (at >= floor.position && timeline >= floor.timeline) {
+    c.replayed(at, timeline);
+    return r;
+  }
+  c.give_up();
+  pool_.drop_idle();
+  refused_.fetch_add(1, std::memory_order_relaxed);
+  throw unavailable{"the server reached as the primary is behind what this node has seen committed: "
+                    "it is no longer the primary"};
+}
+
+rows held_reads::run(const statement& s, std::initializer_list<std::string_view> params) const {
+  auto floor = required_();
+  if (!floor) return plain_.run(s, params);
+  {
+    auto c = pool_.acquire();  // no connection free, or none can be made: unavailable, at once
+    try {
+      return run_on(*c, *floor, s, params);
+    } catch (const no_answer&) {
+      throw;  // the server is there but silent: another connection would wait as long again
+    } catch (const unavailable&) {
+      // The connection broke (a server that restarted since), or its server is behind the floor.
+    }
+  }
+  pool_.drop_idle();
+  auto c = pool_.acquire();  // a read: safe to send again, on a new connection
+  return run_on(*c, *floor, s, params);
+}
+
 replica_session::replica_session(const std::string& url, const std::string& password, std::size_t size,
                                  std::chrono::milliseconds answer_wait, const session& primary,
                                  std::function<std::optional<read_floor>()> required)

@@ -36,6 +36,29 @@ struct replica_counts {
   std::uint64_t elsewhere = 0;  ///< reads a replica did not serve as its head is on another timeline
 };
 
+/// The primary's committed reads of the same stores, held to the same floor: a server whose head
+/// is behind the floor, or on an earlier timeline than the node learned, is no longer the primary
+/// (an old primary thawed from a freeze, which a pooled connection still reaches through a libpq
+/// multi-host URL until Patroni demotes it). Its connections are given up and the read fails as
+/// `unavailable` (503 with Retry-After): never an answer older than the floor. The head travels in
+/// the read's round trip only when the connection was not yet seen at the floor.
+class held_reads final : public session {
+public:
+  held_reads(pool& primary, std::function<std::optional<read_floor>()> required);
+  using session::run;
+  rows run(const statement& s, std::initializer_list<std::string_view> params) const override;
+  /// Reads refused as their server was found behind the floor (a metric).
+  std::uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+
+private:
+  rows run_on(const connection& c, const read_floor& floor, const statement& s,
+              std::initializer_list<std::string_view> params) const;
+  pool& pool_;
+  pooled_session plain_;
+  std::function<std::optional<read_floor>()> required_;
+  mutable std::atomic<std::uint64_t> refused_{0};
+};
+
 class replica_session final : public session {
 public:
   /// `required` answers what a read must reflect, when the read begins; none: the read goes to

@@ -189,7 +189,8 @@ class Load:
                             with self.lock:
                                 self.ryw["pages"] += 1
                                 if got["id"] not in ids:
-                                    self.ryw["stale"].append(("page", got["id"]))
+                                    self.ryw["stale"].append(("page", got["id"], "through port %d" % b.port,
+                                                              "%.2f s" % (time.monotonic() - T0)))
                             break
                         token = "&page_token=" + page["next_page_token"]
                     break
@@ -199,7 +200,8 @@ class Load:
                     time.sleep(0.05)
                     continue
                 with self.lock:
-                    self.ryw["stale"].append((s, rb[:120]))
+                    self.ryw["stale"].append((s, rb[:120], "through port %d" % b.port,
+                                              "%.2f s" % (time.monotonic() - T0)))
                 break
 
     def steady(self, what, timeout=60):
@@ -480,6 +482,8 @@ def main():
               load.bad[:5])
         check(not load.ryw["stale"], "every read of one's own write with its position found it (%d reads)"
               % load.ryw["checked"], load.ryw["stale"][:5])
+        if load.ryw["stale"]:
+            print("timeline: %s; nodes: %s" % (TIMELINE, [n.port for n in c.nodes]))
         # A switchover leaves the cluster without a primary for about 2 s (the old one stops, the
         # candidate promotes and takes a synchronous standby): a keyed request meanwhile is answered
         # 503 with Retry-After (never anything else) and its retry succeeds (the check above).

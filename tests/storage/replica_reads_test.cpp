@@ -49,3 +49,38 @@ TEST_CASE("a replica whose log head is on another timeline serves no read, howev
   CHECK(use().reads_on_replica == 1);
   CHECK(use().replica_elsewhere == elsewhere);
 }
+
+TEST_CASE("a primary behind what the node has seen committed serves no read: it is no longer the primary",
+          "[postgresql][replicas]") {
+  // What a node's pooled connection reaches through a multi-host URL after a failover: the old
+  // primary, thawed from a freeze and still accepting connections until it is demoted. Here the
+  // one server's head is set back under the node, as that old server's would be.
+  postgresql_settings settings;
+  settings.url = cl::testing::fresh_postgresql_url();
+  settings.cache_bytes = 0;  // every read goes to the server
+  auto store = open_postgresql_store(settings);
+  auto write = [&](const std::string& id) {
+    store->apply({[id](write_txn& tx) {
+      tx.resources().put("t1", id, resource_header{}, R"({"id":")" + id + "\"}");
+      tx.log_change(change_entry{0, "t1", change_kind::resource, id, change_op::created, 1000, {}, {}, {}, 0});
+      return true;
+    }});
+  };
+  write("res_1");
+  pg::connection server{settings.url};
+  auto timeline = server.run({"SELECT timeline FROM change_head"}).integer(0, 0);
+  CHECK(store->resources().get("t1", "res_1").has_value());
+  CHECK(postgresql_use_of(*store)->primary_behind == 0);
+
+  write("res_2");  // the node has seen its head move on; the server is set back under it
+  auto seq = server.run({"SELECT seq FROM change_head"}).integer(0, 0);
+  server.exec("UPDATE change_head SET seq = " + std::to_string(seq - 1));
+  CHECK_THROWS_AS(store->resources().get("t1", "res_1"), pg::unavailable);
+  CHECK(postgresql_use_of(*store)->primary_behind >= 1);
+
+  server.exec("UPDATE change_head SET seq = " + std::to_string(seq) + ", timeline = " + std::to_string(timeline - 1));
+  CHECK_THROWS_AS(store->resources().get("t1", "res_1"), pg::unavailable);  // on an earlier history
+
+  server.exec("UPDATE change_head SET timeline = " + std::to_string(timeline + 1));  // a promotion not heard of yet
+  CHECK(store->resources().get("t1", "res_2").has_value());
+}
