@@ -381,6 +381,19 @@ def reads_by_target(node):
     return out
 
 
+def refused_reads(node):
+    """node's reads refused so far because the server they reached was on another history or behind
+    (`contentlake_postgresql_replica_elsewhere_total`, `..._primary_behind_total`)."""
+    from harness import fetch
+    body = fetch("http://127.0.0.1:%d/metrics" % node.admin_port)[2].decode()
+    out = {}
+    for line in body.splitlines():
+        for name in ("replica_elsewhere", "primary_behind"):
+            if line.startswith("contentlake_postgresql_%s_total " % name):
+                out[name] = int(float(line.split()[-1]))
+    return out
+
+
 def test_replica_frozen(c, load, report):
     """An asynchronous replica frozen while node1 reads from the replicas with positions: no read is
     stale (the reader's checks), none fails, and node1's reads go on elsewhere."""
@@ -439,6 +452,8 @@ def test_after_the_faults(c, token, report):
         holders()), timeout=30)
     check(set(held.values()) == {1}, "after the faults, each lease is held by exactly one node (%s)" % sorted(held), held)
     report.append("after the faults: a new write found by both nodes' searches; leases %s each held once" % sorted(held))
+    report.append("reads refused as their server was behind or on another history: %s"
+                  % {n.port: refused_reads(n) for n in c.nodes})
 
 
 def main():
