@@ -229,6 +229,11 @@ caf::expected<std::vector<actors::child_spec>> spawn_search(const startup& s) {
         "contentlake_search_session_sweeps_total",
         "Sweeps of the shared search sessions this node started (PostgreSQL: every few seconds; each forgets "
         "long idle sessions and applies the bounds; one that finds another node's under way skips it).");
+    if (s.stats)
+      sweeper->vacuums = s.stats->declare_counter(
+        "contentlake_search_session_vacuums_total",
+        "Sweeps of this node that also vacuumed the shared search sessions' table (PostgreSQL: once its sweeps "
+        "removed as many sessions as it holds live ones, at least 2,000).");
     std::shared_ptr<const actors::search_sweeper_config> fixed = sweeper;
     children.push_back(actors::supervised<actors::search_sweeper_actor>(
       "search-sweeper",

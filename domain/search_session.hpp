@@ -91,8 +91,9 @@ public:
   /// actor per node runs it (actors/search/search_session.hpp), off the pages' path.
   virtual std::int64_t sweep_every_ms() const { return 0; }
   /// Forgets sessions idle two TTLs and applies the bounds (in all, per owner, on held hits), least
-  /// recently used first. Nothing to do where `sweep_every_ms()` is 0.
-  virtual void sweep(std::int64_t /*now_ms*/) {}
+  /// recently used first. Nothing to do where `sweep_every_ms()` is 0. Answers whether the sweep
+  /// also gave the space of the sessions removed back for reuse (PostgreSQL: it vacuumed the table).
+  virtual bool sweep(std::int64_t /*now_ms*/) { return false; }
 };
 
 /// Sessions in this process's memory, bounded by `limits`. Expired ones are told apart from unknown

@@ -237,8 +237,9 @@ search_sweeper_actor::behavior_type search_session_sweeper(search_sweeper_actor:
   return {
     [self, cfg, every](prune_atom) {
       try {
-        cfg->sessions->sweep(domain::now_ms());
+        bool vacuumed = cfg->sessions->sweep(domain::now_ms());
         cfg->sweeps.increment();
+        if (vacuumed) cfg->vacuums.increment();
       } catch (const std::exception& e) {
         spdlog::error("search: the search sessions could not be swept: {}", e.what());
       }

@@ -57,7 +57,8 @@ search_session_actor::behavior_type search_session(search_session_actor::statefu
 /// What the sweeper of a shared session store needs.
 struct search_sweeper_config {
   std::shared_ptr<domain::session_store> sessions;
-  metrics::counter sweeps;  ///< sweeps run (a default one counts nothing)
+  metrics::counter sweeps;    ///< sweeps run (a default one counts nothing)
+  metrics::counter vacuums;   ///< of them, those that vacuumed the store's table
 };
 
 /// Sweeps `sessions` at once and then every `sweep_every_ms()` (a store whose interval is 0 is never

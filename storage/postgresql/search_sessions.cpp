@@ -16,7 +16,9 @@
 // table's only index, so a page's update stays on the row's heap page (a HOT update, room kept by
 // the fill factor) and leaves no index entry behind. A page's cost grows with the hits its session
 // answered before (the array is read, compared and written again), bounded by
-// `search.max_session_hits`; the sweep's with the sessions held, bounded by the bounds it applies.
+// `search.max_session_hits`; the sweep's with the sessions held, bounded by the bounds it applies,
+// and with the dead rows of the sessions removed since the table's last vacuum, which the sweeper
+// runs once its sweeps removed as many as are held (sessions_vacuum).
 
 #include "storage/postgresql/search_sessions.hpp"
 
@@ -117,6 +119,7 @@ const statement session_answered{
 /// storage/postgresql/schema.cpp) for its statement; another node's sweep meanwhile skips. The count
 /// is of the statement's snapshot (its reads do not see its own delete, hence the subtraction):
 /// sessions opened meanwhile are the next sweep's, so the count of a sweep is within the bounds.
+/// Also answers how many it removed (0 when another node's sweep held the lock).
 const statement sessions_sweep{
   "WITH lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(7362846102834652) AS got), "
   "gone AS (DELETE FROM search_sessions WHERE (SELECT got FROM lock) AND id IN ("
@@ -126,7 +129,16 @@ const statement sessions_sweep{
   "WHERE last_used_ms > $2 WINDOW w AS (ORDER BY last_used_ms DESC, id DESC)) live "
   "WHERE held > $3 OR n > $4 OR mine > $5) RETURNING last_used_ms) "
   "SELECT (SELECT count(*) FROM search_sessions WHERE last_used_ms > $2) "
-  "- (SELECT count(*) FROM gone WHERE last_used_ms > $2)"};
+  "- (SELECT count(*) FROM gone WHERE last_used_ms > $2), (SELECT count(*) FROM gone)"};
+
+/// The sessions table churns (under load, every search inserts a row that a sweep soon deletes):
+/// autovacuum, which looks at a table at most once a minute by default, let it grow to several
+/// times its live rows within a minute, and every sweep reads the whole heap. The sweeper that
+/// removed as many rows as the table holds live ones (at least `vacuum_after_removed`) vacuums it
+/// itself, so the heap stays about twice the live sessions and a vacuum's cost per removed row
+/// stays flat. SKIP_LOCKED: a vacuum under way (another node's, autovacuum's) is not waited for.
+constexpr std::uint64_t vacuum_after_removed = 2000;
+constexpr const char* sessions_vacuum = "VACUUM (SKIP_LOCKED) search_sessions";
 
 /// `ids` each once, in order.
 std::vector<std::string> each_once(const std::vector<std::string>& ids) {
@@ -253,7 +265,7 @@ public:
   std::int64_t sweep_every_ms() const override { return sweep_every_ms_; }
 
   /// One node at a time: another node's sweep meanwhile skips (the statement's advisory lock).
-  void sweep(std::int64_t now_ms) override {
+  bool sweep(std::int64_t now_ms) override {
     {  // the sessions opened before it count: it waits for their writes
       std::unique_lock<std::mutex> lock{mutex_};
       auto target = queued_total_;
@@ -263,6 +275,16 @@ public:
                                          bound(limits_.max_held_hits), bound(limits_.max_sessions),
                                          bound(limits_.max_per_principal)});
     live_ = static_cast<std::size_t>(left.integer(0, 0));
+    removed_since_vacuum_ += static_cast<std::uint64_t>(left.integer(0, 1));
+    if (removed_since_vacuum_ < std::max<std::uint64_t>(vacuum_after_removed, live_.load())) return false;
+    try {
+      pool_.acquire()->exec(sessions_vacuum);
+      removed_since_vacuum_ = 0;
+      return true;
+    } catch (const std::exception& e) {  // the next sweep tries again
+      spdlog::warn("search sessions: the sessions table was not vacuumed: {}", e.what());
+      return false;
+    }
   }
 
 private:
@@ -325,6 +347,7 @@ private:
   pg::pooled_session db_;
   std::int64_t sweep_every_ms_;
   std::atomic<std::size_t> live_{0};
+  std::uint64_t removed_since_vacuum_ = 0;  ///< by this node's sweeps (one sweeper thread)
   std::mutex mutex_;
   std::condition_variable queued_, written_;
   std::vector<open_row> queue_;                ///< opened, not yet taken by the writer

@@ -118,6 +118,19 @@ TEST_CASE("past the total bound the least recently used session of anyone goes",
   CHECK(store->find(newest, alice, 5013).session);
 }
 
+TEST_CASE("a sweep that removed as many sessions as are held gives their space back", "[search][sessions]") {
+  // Under load every search opens a session that a sweep soon removes: the shared store's table
+  // would grow to several times its live rows before autovacuum looked (docs/benchmarks.md).
+  auto store = sessions(small(10, 10, 60000));
+  for (int i = 0; i < 2100; ++i) open(*store, alice, asking("q"), 0, i);
+  bool shared = cl::testing::postgresql_backend();
+  CHECK(store->sweep(2100) == shared);  // 2,090 removed: past 2,000 and the 10 held
+  CHECK(store->size() == 10);
+  for (int i = 0; i < 20; ++i) open(*store, alice, asking("q"), 0, 3000 + i);
+  CHECK_FALSE(store->sweep(3100));  // 20 removed since: not yet
+  CHECK(store->size() == 10);
+}
+
 TEST_CASE("a session remembers the hits it answered", "[search][sessions]") {
   auto store = sessions(small(10, 10));
   auto id = open(*store, alice, asking("tides"), 0, 0);
