@@ -95,8 +95,12 @@ indexer_actor::behavior_type indexer(indexer_actor::stateful_pointer<indexer_sta
           // next at once; searches wait for it (503), writes do not.
           auto step = on_lane(*cfg, [&] { return storage::rebuild_step(*cfg->index, *cfg->store, cfg->batch, cfg->batch_text_bytes); });
           publish_lag(*cfg, cfg->index->applied());
-          if (step.done) spdlog::info("search index: rebuilt with {} Resources", cfg->index->documents());
-          return self->send(self, index_atom_v);
+          if (!step.done) return self->send(self, index_atom_v);
+          // Rebuilt: what changed meanwhile is applied at the next look, after the interval like
+          // every look (searches are answered from the moment the rebuild is done, and a page at a
+          // position the rebuild did not reach waits for that look: bounded by SEARCH_INDEX_BEHIND).
+          spdlog::info("search index: rebuilt with {} Resources", cfg->index->documents());
+          return self->delayed_send(self, cfg->interval, index_atom_v);
         }
         auto done = on_lane(*cfg, [&] { return storage::catch_up(*cfg->index, *cfg->store, cfg->batch, cfg->batch_text_bytes); });
         if (done.changes > 0)
