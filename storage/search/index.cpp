@@ -5,7 +5,9 @@
 //   scan around the first matched word (a page makes each language's stemmer once and stems a word
 //   once, `snippet_maker`); each shard's documents (words in order, hit records, pair
 //   sketches) kept beside it in LMDB; phrases checked by a match decider only for candidates that
-//   would be answered; pairs of common words indexed for two-word phrases; impact tiers so a common
+//   would be answered, their words' AND filtered first by the buckets of their neighbouring words
+//   (so a phrase checks about its hits, not every document holding its words); pairs of common
+//   words indexed for two-word phrases; impact tiers so a common
 //   word is ranked from its highest-weight documents first; a query whose matches are alike (every
 //   word once, short documents: the same weight for all) ranked from the oldest documents of each
 //   shard when the window's last hit holds every word at the index's highest wdf for it (no document
@@ -86,7 +88,7 @@ std::uint64_t applied_of(const std::vector<Xapian::Database>& shards) {
 /// The index format: an index of another is rebuilt at start. What forces a bump is listed in
 /// storage/search/terms.hpp.
 constexpr const char* format_key = "format";
-constexpr const char* format_version = "12";
+constexpr const char* format_version = "13";
 
 }  // namespace
 

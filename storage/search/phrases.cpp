@@ -1,4 +1,5 @@
 #include "storage/search/phrases.hpp"
+#include "storage/search/terms.hpp"
 
 #include <algorithm>
 
@@ -82,7 +83,8 @@ static std::optional<std::vector<std::string>> exact_phrase(const Xapian::Query&
 
 /// `q` with every exact phrase a match must satisfy (at its top, or under AND, FILTER, or the
 /// left of AND_NOT and AND_MAYBE) as the AND of its words (less those `dense` says are in
-/// `dense_share` of the documents), the phrase kept in `phrases` for `phrase_check`: the same
+/// `dense_share` of the documents) filtered by the buckets of its neighbouring words
+/// (storage/search/terms.hpp), the phrase kept in `phrases` for `phrase_check`: the same
 /// documents, each checked once it could rank. Phrases Xapian must weigh against other branches
 /// (under OR, XOR, NOT) stay as they are.
 Xapian::Query lift_phrases(const Xapian::Query& q, std::vector<word_run>& phrases,
@@ -94,8 +96,11 @@ Xapian::Query lift_phrases(const Xapian::Query& q, std::vector<word_run>& phrase
       if (!dense(t)) words.emplace_back(t);
     if (words.empty())
       for (const auto& t : *terms) words.emplace_back(t);
-    phrases.emplace_back(std::move(*terms));
-    return Q(Q::OP_AND, words.begin(), words.end());
+    const auto& run = phrases.emplace_back(std::move(*terms));
+    std::vector<Q> buckets;
+    for (std::size_t i = 0; i + 1 < run.hashes.size(); ++i)
+      buckets.emplace_back(pair_bucket_term(run.hashes[i], run.hashes[i + 1]));
+    return Q(Q::OP_FILTER, Q(Q::OP_AND, words.begin(), words.end()), Q(Q::OP_AND, buckets.begin(), buckets.end()));
   }
   auto n = q.get_num_subqueries();
   switch (q.get_type()) {

@@ -180,7 +180,8 @@ inline constexpr double dense_share = 0.9;
 
 /// `q` with every exact phrase a match must satisfy (at its top, or under AND, FILTER, or the
 /// left of AND_NOT and AND_MAYBE) as the AND of its words (less those `dense` says are in
-/// `dense_share` of the documents), the phrase kept in `phrases` for `phrase_check`: the same
+/// `dense_share` of the documents) filtered by the buckets of its neighbouring words
+/// (storage/search/terms.hpp), the phrase kept in `phrases` for `phrase_check`: the same
 /// documents, each checked once it could rank. Phrases Xapian must weigh against other branches
 /// (under OR, XOR, NOT) stay as they are.
 Xapian::Query lift_phrases(const Xapian::Query& q, std::vector<word_run>& phrases,

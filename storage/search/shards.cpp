@@ -83,12 +83,14 @@ void write_shard(Xapian::WritableDatabase& db, shard_documents& documents,
     terms.increase_termpos();
     terms.index_text(r->text, inc);
     if (!common.empty()) add_pairs(doc, common);
+    auto words = sequence_of(doc);
+    add_pair_buckets(doc, words);
     auto unique = unique_term(r->tenant, r->id);
     doc.add_boolean_term(unique);
     doc.add_boolean_term("XK" + stem_key(r->language));
     add_filter_terms(doc, *r);
     auto did = db.replace_document(unique, doc);
-    documents.put(did, word_hash(stem_key(r->language)), sequence_of(doc), encode_record(*r));
+    documents.put(did, word_hash(stem_key(r->language)), words, encode_record(*r));
   }
   for (const auto* key : removed) {
     auto unique = unique_term(key->first, key->second);

@@ -166,6 +166,21 @@ void add_pairs(Xapian::Document& doc, const term_set& common) {
   for (const auto& [word, wdf] : words) add_tiers(doc, *word, wdf);
 }
 
+std::string pair_bucket_term(std::uint32_t first, std::uint32_t second) {
+  auto mixed = ((static_cast<std::uint64_t>(first) << 32) | second) * 0x9E3779B97F4A7C15ull;
+  auto bucket = static_cast<unsigned>(mixed >> (64 - pair_bucket_bits));
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string term = "XB";
+  for (int shift = (pair_bucket_bits - 1) / 4 * 4; shift >= 0; shift -= 4) term += hex[(bucket >> shift) & 15];
+  return term;
+}
+
+void add_pair_buckets(Xapian::Document& doc, const std::vector<std::uint32_t>& sequence) {
+  for (std::size_t i = 0; i + 1 < sequence.size(); ++i)
+    if (sequence[i] != 0 && sequence[i + 1] != 0)  // a gap stands between no two words
+      doc.add_boolean_term(pair_bucket_term(sequence[i], sequence[i + 1]));
+}
+
 /// `doc`'s positioned terms in position order, as word hashes; a 0 wherever positions skip (between
 /// title and text). What storage/search/shard_documents.hpp keeps.
 std::vector<std::uint32_t> sequence_of(const Xapian::Document& doc) {

@@ -110,6 +110,22 @@ void add_pairs(Xapian::Document& doc, const term_set& common);
 /// operators it cannot rebuild as they were are left as they are.
 Xapian::Query with_pairs(const Xapian::Query& q, const term_set& common);
 
+// -- Pair buckets, for phrases with a rarer word: every two neighbouring words of a document (its
+// word sequence, storage/search/shard_documents.hpp) set the boolean term `XB<bucket>`, the pair's
+// two word hashes mixed into one of 2^`pair_bucket_bits` buckets. A phrase's AND of its words is
+// filtered by the buckets of its neighbouring words: a document holding the phrase holds them, and
+// one of ~300 words holds a given bucket ~1 time in 200, so the phrase check reads about its hits
+// and that share of the documents holding its words, where it read all of those (a word in 5% of
+// the documents made 5,000 checks at 100,000). Fewer buckets would let more through; more would
+// make a commit rewrite more lists (a batch of 2,000 documents touches every bucket).
+inline constexpr int pair_bucket_bits = 16;
+
+/// The bucket term of words `first` and `second` (word hashes) standing next to each other.
+std::string pair_bucket_term(std::uint32_t first, std::uint32_t second);
+
+/// Adds to `doc` the bucket term of every two neighbouring words of `sequence` (as `sequence_of`).
+void add_pair_buckets(Xapian::Document& doc, const std::vector<std::uint32_t>& sequence);
+
 // -- Impact tiers, for a query that is one common word or one pair: ranked by BM25 alone, whose
 // weight grows with the wdf only (b = 0), so its best documents are those with the largest wdf.
 // Such a list holds most documents and Xapian reads all of it to find a page. Each common word and

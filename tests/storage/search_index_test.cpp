@@ -3,6 +3,8 @@
 
 #include "storage/search/filters.hpp"
 #include "storage/search/index.hpp"
+#include "storage/search/shard_documents.hpp"
+#include "storage/search/terms.hpp"
 
 #include <xapian.h>
 #include "tests/support/service_fixture.hpp"
@@ -658,6 +660,37 @@ TEST_CASE("a phrase with a word in nearly every document finds exactly the docum
   auto dense_only = ask("\"the water\"");  // every word dense: the AND keeps them all
   dense_only.page_size = 100;
   CHECK(ids(index.search(dense_only)).size() == 40);
+}
+
+TEST_CASE("a phrase whose words stand apart in most of their documents checks only those its pairs' bucket holds",
+          "[search][index]") {
+  cl::testing::temp_dir dir;
+  std::vector<indexed_resource> docs;
+  std::set<std::string> expected;
+  // `gull` and `cry` in all 600 documents, together only in every 50th (and once in a title).
+  for (int i = 0; i < 600; ++i) {
+    auto id = "res_" + std::to_string(i);
+    bool together = i % 50 == 0;
+    if (together || i == 7) expected.insert(id);
+    docs.push_back(doc(id, i == 7 ? "Gull cry" : "Notes", together ? "a gull cry at dawn" : "a gull at dawn and a cry"));
+  }
+  {
+    search_index index{dir.path + "/search"};
+    index.apply(docs, {}, 1);
+    auto q = ask("\"gull cry\"");
+    q.page_size = 100;
+    auto found = ids(index.search(q));
+    CHECK(std::set<std::string>(found.begin(), found.end()) == expected);
+    CHECK(found.size() == expected.size());
+  }
+  // The phrase's AND is filtered by the bucket of its two words: held by the documents where they
+  // stand together (documents of six words set few buckets), not by the 600 holding both words.
+  Xapian::doccount holding_bucket = 0;
+  auto bucket = search_detail::pair_bucket_term(word_hash("Zgull"), word_hash("Zcri"));
+  for (int k = 0; k < 2; ++k)
+    holding_bucket += Xapian::Database{dir.path + "/search/shard-" + std::to_string(k)}.get_termfreq(bucket);
+  CHECK(holding_bucket >= expected.size());
+  CHECK(holding_bucket < expected.size() + 10);
 }
 
 TEST_CASE("a tenant with few of the index's documents is filtered as well as one with most", "[search][index]") {
