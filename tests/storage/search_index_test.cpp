@@ -682,6 +682,8 @@ TEST_CASE("a phrase whose words stand apart in most of their documents checks on
     auto found = ids(index.search(q));
     CHECK(std::set<std::string>(found.begin(), found.end()) == expected);
     CHECK(found.size() == expected.size());
+    CHECK(ids(index.search(ask("title:\"gull cry\""))) == std::vector<std::string>{"res_7"});  // the title's own words
+    CHECK(ids(index.search(ask("title:\"cry gull\""))).empty());
   }
   // The phrase's AND is filtered by the bucket of its two words: held by the documents where they
   // stand together (documents of six words set few buckets), not by the 600 holding both words.
