@@ -49,9 +49,12 @@ using tcp = net::ip::tcp;
 constexpr std::size_t chunk_size = 1 << 20;  ///< bytes per read from the disk (downloads, copies)
 /// Bytes per read from the socket into an upload's chunk; at most `upload_chunks` of them an
 /// upload: its first, and others while the listener's `spare_upload_chunks` last (memory stays
-/// bounded by connections x one chunk + the spares, however many bodies arrive at once).
+/// bounded by connections x one chunk + the spares, however many bodies arrive at once). Up to
+/// 32 MiB an upload, as much as is written between two flushes (`upload_flush_every`): the
+/// digests and the socket go on while the disk flushes.
 constexpr std::size_t upload_chunk_size = 2 << 20;
-constexpr int upload_chunks = 4;
+constexpr int upload_chunks = 16;
+constexpr std::uint64_t upload_flush_every = 32 << 20;  ///< object_files::receive
 constexpr int spare_upload_chunks = 128;
 
 /// A part or upload id the store does not know.

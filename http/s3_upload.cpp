@@ -50,7 +50,7 @@ void s3_upload::start() {
   session_->on_disk(
     [files, t]() -> std::shared_ptr<storage::object_files::incoming> {
       if (t.op == s3::operation::put_object && files->closed(t.bucket, t.key)) return nullptr;
-      return std::shared_ptr<storage::object_files::incoming>(files->receive().release());
+      return std::shared_ptr<storage::object_files::incoming>(files->receive(upload_flush_every).release());
     },
     [self = shared_from_this()](std::shared_ptr<storage::object_files::incoming> in) {
       if (!in) return self->session_->fail(closed_key(), true);

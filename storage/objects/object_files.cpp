@@ -138,7 +138,8 @@ struct aligned_buffer {
 
 class file_incoming final : public object_files::incoming {
 public:
-  explicit file_incoming(fs::path dir) : dir_(std::move(dir)), sha_(EVP_sha256()), md5_(EVP_md5()) {
+  file_incoming(fs::path dir, std::uint64_t flush_every)
+    : dir_(std::move(dir)), flush_every_(flush_every), sha_(EVP_sha256()), md5_(EVP_md5()) {
     fs::create_directories(dir_);
     auto path = (dir_ / "data");
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
@@ -169,6 +170,10 @@ public:
       done += static_cast<std::size_t>(n);
     }
     size_ += bytes.size();
+    if (direct_ && flush_every_ && size_ - flushed_ >= flush_every_) {
+      if (::fdatasync(fd_) != 0) fail("fdatasync");
+      flushed_ = size_;
+    }
     // Written through the page cache: its writeback starts now rather than all at the fsync.
     constexpr std::uint64_t kick = 8 << 20;
     if (!direct_ && size_ - flushed_ >= kick) {
@@ -205,9 +210,10 @@ private:
   fs::path dir_;
   int fd_ = -1;
   bool direct_ = false;  ///< writes bypass the page cache (until one is not aligned)
+  std::uint64_t flush_every_;  ///< direct bytes between fdatasyncs (0: all at the seal)
   digest sha_, md5_;
   std::uint64_t size_ = 0;
-  std::uint64_t flushed_ = 0;  ///< bytes whose writeback was started (or that went direct)
+  std::uint64_t flushed_ = 0;  ///< bytes made durable (direct) or whose writeback was started
   bool kept_ = false;
 };
 
@@ -352,8 +358,8 @@ fs::path object_files::fresh_tmp() {
   return root_ / "tmp" / domain::random_id("tmp_");
 }
 
-std::unique_ptr<object_files::incoming> object_files::receive() {
-  return std::make_unique<file_incoming>(fresh_tmp());
+std::unique_ptr<object_files::incoming> object_files::receive(std::uint64_t flush_every) {
+  return std::make_unique<file_incoming>(fresh_tmp(), flush_every);
 }
 
 object_info object_files::commit_object(std::shared_ptr<incoming> body, const std::string& bucket,

@@ -63,8 +63,9 @@ public:
     /// The stages of `append`, which may run on threads of their own at once (each in the order
     /// of the bytes): the write, the SHA-256, and the MD5 (only when it is asked for: `md5`).
     /// A write of whole `direct_alignment` blocks from memory aligned to it, at an offset aligned
-    /// to it, goes to the disk without passing through the page cache; the first that is not
-    /// (a body's tail) and every one after it go through the page cache; `commit_*` syncs both.
+    /// to it, goes to the disk without passing through the page cache (made durable as it goes
+    /// when `receive` was asked to); the first that is not (a body's tail) and every one after it
+    /// go through the page cache; `commit_*` syncs both.
     virtual void write(std::string_view bytes) = 0;
     virtual void add_to_sha256(std::string_view bytes) = 0;
     virtual void add_to_md5(std::string_view bytes) = 0;
@@ -74,8 +75,11 @@ public:
     virtual std::string md5() const = 0;
   };
 
-  /// Starts receiving a body; drop it to abandon (its temporary files go).
-  std::unique_ptr<incoming> receive();
+  /// Starts receiving a body; drop it to abandon (its temporary files go). With `flush_every`,
+  /// direct writes are made durable (fdatasync) every that many bytes as they go rather than all
+  /// at the commit: for a body whose digests take longer than its writes (the listener's), the
+  /// disk's flush then runs beside them, not after the last byte (docs/architecture.md).
+  std::unique_ptr<incoming> receive(std::uint64_t flush_every = 0);
 
   /// Makes `body` the object `bucket/key` (replacing any), durably; answers its info. The body
   /// must come from `receive` and is used up. A replaced object's bytes are set aside (gone at

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 
 using cl::storage::complete_error;
 using cl::storage::object_files;
@@ -166,6 +167,32 @@ TEST_CASE("bodies written direct in aligned blocks, a tail and a misaligned writ
   auto info2 = files.commit_object(body(files, odd, 1 << 20), "contentlake", "t/blb_5/2", "text/plain");
   CHECK(info2.sha256 == cl::domain::sigv4::sha256_hex(odd));
   CHECK(read_all(*files.data_path("contentlake", "t/blb_5/2")) == odd);
+}
+
+TEST_CASE("a body longer than the flush interval goes direct across its flushes and reads back whole",
+          "[storage][objects]") {
+  temp_dir dir;
+  object_files files{dir.path + "/blobs"};
+  constexpr std::size_t block = object_files::direct_alignment, chunk = 2 << 20;
+  // Past two flushes, then a chunk's worth and a tail; random bytes, so a chunk written at another
+  // chunk's offset shows (pattern() repeats every MiB).
+  constexpr std::uint64_t flush_every = 8 << 20;
+  const std::size_t n = 2 * flush_every + chunk + 100;
+  std::string bytes(n, '\0');
+  std::mt19937_64 rng{69};
+  for (auto& c : bytes) c = static_cast<char>(rng());
+  auto* aligned = static_cast<char*>(std::aligned_alloc(block, chunk));
+  auto in = files.receive(flush_every);
+  for (std::size_t at = 0; at < n; at += chunk) {  // as the listener's chunks: one aligned buffer each
+    auto len = std::min(chunk, n - at);
+    std::memcpy(aligned, bytes.data() + at, len);
+    in->append(std::string_view{aligned, len});
+  }
+  std::free(aligned);
+  auto info = files.commit_object(std::move(in), "contentlake", "t/blb_5/long", "application/octet-stream");
+  CHECK(info.size == n);
+  CHECK(info.sha256 == cl::domain::sigv4::sha256_hex(bytes));
+  CHECK(read_all(*files.data_path("contentlake", "t/blb_5/long")) == bytes);
 }
 
 TEST_CASE("the MD5 is computed only from what is added to it", "[storage][objects]") {
