@@ -36,6 +36,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <iterator>
 #include <ctime>
 #include <limits>
 #include <optional>
@@ -50,55 +51,102 @@ using tcp = net::ip::tcp;
 namespace {
 
 
-/// The request as the handler sees it, without its body (read later, once admitted).
-domain::api_request header_of(const bhttp::request<bhttp::string_body>& req) {
-  domain::api_request out;
+/// Headers that carry one value: a second copy is refused, never resolved by picking one (an edge
+/// cache in front may pick the other). In the order a problem names the first of them repeated.
+constexpr std::string_view singular_headers[] = {"Authorization", "Idempotency-Key", "Content-Type", "X-Usage-Purpose",
+                                                 "Host"};
+
+/// A request's header block read in one pass over its fields (no lookup by name in Beast's
+/// field tree, a dozen of them per request otherwise): the request as the handler sees it, without
+/// its body (read later, once admitted), and what `header_problem` needs. A header sent more
+/// than once is read from its first copy, as `fields::operator[]` would.
+struct header_read {
+  domain::api_request request;
+  int singular_count[std::size(singular_headers)] = {};  ///< copies of each of `singular_headers`
+  int transfer_encoding_count = 0;
+  beast::string_view transfer_encoding;  ///< its first copy's value
+};
+
+header_read read_header(const bhttp::request<bhttp::string_body>& req) {
+  header_read h;
+  auto& out = h.request;
   out.method = std::string{req.method_string()};
   auto target = req.target();
   auto q = target.find('?');
   out.path = std::string{target.substr(0, q)};
   if (q != beast::string_view::npos) out.query = std::string{target.substr(q + 1)};
-  out.authorization = std::string{req[bhttp::field::authorization]};
-  out.accept = std::string{req[bhttp::field::accept]};
-  out.if_none_match = std::string{req[bhttp::field::if_none_match]};
-  out.content_type = std::string{req[bhttp::field::content_type]};
-  if (auto key = req.find("Idempotency-Key"); key != req.end()) {
-    out.idempotency_key = std::string{key->value()};
-    out.has_idempotency_key = true;
+  // Whether the first copy of each header was taken (the singular ones count their copies).
+  bool accept = false, if_none_match = false, last_event_id = false, position = false, origin = false,
+       mcp_version = false, request_id = false;
+  beast::string_view rid;
+  auto first = [](bool& taken, std::string& into, beast::string_view value) {
+    if (taken) return;
+    taken = true;
+    into.assign(value.data(), value.size());
+  };
+  auto singular = [&h](std::size_t i) { return h.singular_count[i]++ == 0; };
+  for (const auto& f : req) {
+    auto value = f.value();
+    switch (f.name()) {
+      case bhttp::field::authorization:
+        if (singular(0)) out.authorization.assign(value.data(), value.size());
+        break;
+      case bhttp::field::content_type:
+        if (singular(2)) out.content_type.assign(value.data(), value.size());
+        break;
+      case bhttp::field::host:
+        if (singular(4)) out.host.assign(value.data(), value.size());
+        break;
+      case bhttp::field::accept: first(accept, out.accept, value); break;
+      case bhttp::field::if_none_match: first(if_none_match, out.if_none_match, value); break;
+      case bhttp::field::origin: first(origin, out.origin, value); break;
+      case bhttp::field::transfer_encoding:
+        if (h.transfer_encoding_count++ == 0) h.transfer_encoding = value;
+        break;
+      default: {
+        auto name = f.name_string();
+        if (beast::iequals(name, "Idempotency-Key")) {
+          if (singular(1)) {
+            out.idempotency_key.assign(value.data(), value.size());
+            out.has_idempotency_key = true;
+          }
+        } else if (beast::iequals(name, "X-Usage-Purpose")) {
+          if (singular(3)) out.usage_purpose = std::string{value};
+        } else if (beast::iequals(name, "X-Request-Id")) {
+          if (!request_id) rid = value;
+          request_id = true;
+        } else if (beast::iequals(name, "Last-Event-ID")) {
+          first(last_event_id, out.last_event_id, value);
+        } else if (beast::iequals(name, "Content-Lake-Position")) {
+          first(position, out.position, value);
+        } else if (beast::iequals(name, "MCP-Protocol-Version")) {
+          first(mcp_version, out.mcp_protocol_version, value);
+        }
+      }
+    }
   }
-  if (auto purpose = req.find("X-Usage-Purpose"); purpose != req.end()) out.usage_purpose = std::string{purpose->value()};
-  out.last_event_id = std::string{req["Last-Event-ID"]};
-  out.position = std::string{req["Content-Lake-Position"]};
-  out.host = std::string{req[bhttp::field::host]};
-  out.origin = std::string{req[bhttp::field::origin]};
-  out.mcp_protocol_version = std::string{req["MCP-Protocol-Version"]};
-  auto rid = req["X-Request-Id"];
   out.request_id = domain::is_valid_request_id({rid.data(), rid.size()}) ? std::string{rid} : domain::new_request_id();
-  return out;
+  return h;
 }
-
-/// Headers that carry one value: a second copy is refused, never resolved by picking one (an edge
-/// cache in front may pick the other).
-constexpr std::string_view singular_headers[] = {"Authorization", "Idempotency-Key", "Content-Type", "X-Usage-Purpose",
-                                                 "Host"};
 
 /// What is wrong with a request header block before any of it is used: a repeated singular
 /// header (400 DUPLICATE_PARAMETER), no `Host` in HTTP/1.1 (400 MALFORMED_REQUEST, RFC 9112
 /// 3.2), a `Transfer-Encoding` other than `chunked` (501, RFC 9112 6.1). nullopt when fine.
-std::optional<domain::api_reply> header_problem(const bhttp::request_parser<bhttp::string_body>::value_type& req) {
-  for (auto name : singular_headers)
-    if (req.count(beast::string_view{name.data(), name.size()}) > 1)
+std::optional<domain::api_reply> header_problem(const header_read& h, unsigned version) {
+  for (std::size_t i = 0; i < std::size(singular_headers); ++i)
+    if (h.singular_count[i] > 1) {
+      std::string name{singular_headers[i]};
       return domain::api_reply::failure(domain::error_id::duplicate_parameter,
-                                        "The header " + std::string{name} + " was sent more than once.",
-                                        {{std::string{name}, "send it once"}});
-  if (req.version() >= 11 && req.find(bhttp::field::host) == req.end())
+                                        "The header " + name + " was sent more than once.", {{name, "send it once"}});
+    }
+  if (version >= 11 && h.singular_count[4] == 0)
     return domain::api_reply::failure(domain::error_id::malformed_request, "An HTTP/1.1 request needs a Host header.",
                                       {{"Host", "required"}});
-  if (auto te = req.find(bhttp::field::transfer_encoding); te != req.end()) {
-    auto value = te->value();
+  if (h.transfer_encoding_count > 0) {
+    auto value = h.transfer_encoding;
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-    if (req.count(bhttp::field::transfer_encoding) > 1 || !beast::iequals(value, "chunked"))
+    if (h.transfer_encoding_count > 1 || !beast::iequals(value, "chunked"))
       return domain::api_reply::failure(domain::error_id::transfer_encoding_unsupported,
                                         "Only Transfer-Encoding: chunked is supported.",
                                         {{"Transfer-Encoding", "only chunked"}});
@@ -227,6 +275,7 @@ class session : public std::enable_shared_from_this<session> {
 public:
   session(tcp::socket&& socket, std::shared_ptr<listener_context> ctx)
     : stream_(std::move(socket)), ctx_(std::move(ctx)), slot_(*ctx_) {
+    buffer_.reserve(4096);
     // At the cap the connection waiting longest (for a header, in sending a body) gives its slot;
     // only when every one is serving is the new one answered 503, a bounded number at once.
     if (slot_.take()) return;
@@ -328,14 +377,15 @@ private:
     if (ec) return on_read_error(ec);
     first_request_ = false;
     stream_.expires_never();
-    pending_ = header_of(parser_->get());
+    auto read = read_header(parser_->get());
+    pending_ = std::move(read.request);
     request_id_ = pending_.request_id;
     method_ = pending_.method;
     host_ = pending_.host;
     // HEAD is the GET without its body (RFC 9110 9.3.2): routed, authorised and answered as GET.
     head_ = pending_.method == "HEAD";
     if (head_) pending_.method = "GET";
-    if (auto problem = header_problem(parser_->get())) return refuse_request(std::move(*problem));
+    if (auto problem = header_problem(read, parser_->get().version())) return refuse_request(std::move(*problem));
     if (parser_->is_done()) return on_read({});  // no body
     if (overloaded_ || ctx_->draining) return refuse_request(unavailable());
     // A body that arrived whole with its header (in the same read from the socket) costs nothing

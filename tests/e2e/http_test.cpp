@@ -200,6 +200,10 @@ TEST_CASE("X-Request-Id is echoed when well-formed and generated otherwise", "[h
   r = http_request(svc.port(), "GET", "/v0/openapi.json");
   REQUIRE(r);
   CHECK(r->header("x-request-id").rfind("req_", 0) == 0);
+  // A header's name in any case; of two copies, the first.
+  r = http_request(svc.port(), "GET", "/v0/openapi.json", {{"x-REQUEST-id", "lower-1"}, {"X-Request-Id", "second-2"}});
+  REQUIRE(r);
+  CHECK(r->header("x-request-id") == "lower-1");
 }
 
 TEST_CASE("keep-alive serves many requests on one connection; Connection: close is honoured", "[http]") {
@@ -585,11 +589,15 @@ TEST_CASE("repeated singular query parameters and headers are 400 DUPLICATE_PARA
     CHECK(r->status == 400);
     CHECK(reason_of(*r) == "DUPLICATE_PARAMETER");
   }
-  for (const char* header : {"Authorization", "Idempotency-Key", "Content-Type", "X-Usage-Purpose"}) {
+  // A second copy counts whatever the case of its name.
+  for (const char* header : {"Authorization", "Idempotency-Key", "Content-Type", "X-Usage-Purpose", "authorization",
+                             "idempotency-KEY", "content-type", "x-usage-purpose"}) {
     INFO(header);
     std::vector<std::pair<std::string, std::string>> headers = {
       {"Authorization", bearer}, {"Content-Type", "application/json"}, {"Idempotency-Key", "k1"}, {"X-Usage-Purpose", "AI_TRAINING"}};
-    headers.emplace_back(header, std::string{header} == "Authorization" ? bearer : "application/json");
+    std::string lower{header};
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    headers.emplace_back(header, lower == "authorization" ? bearer : "application/json");
     auto r = http_request(svc.port(), "POST", "/v0/content-lake/works", headers, R"({"title":"Twice"})");
     REQUIRE(r);
     CHECK(r->status == 400);
