@@ -316,6 +316,19 @@ public:
 
   auto executor() { return stream_.get_executor(); }
 
+  /// Whether its wait for a request header (the first, or the next on a kept connection) has
+  /// lasted past its bound at `now_ns`. Read by the listener's sweep, from another thread.
+  bool header_overdue(std::int64_t now_ns) const {
+    auto deadline = header_deadline_ns_.load(std::memory_order_relaxed);
+    return deadline != 0 && deadline <= now_ns;
+  }
+
+  /// The sweep found the wait for a header over: closed, unless a header came meanwhile.
+  /// Runs on the session's executor.
+  void time_out() {
+    if (header_overdue(steady_ns())) close();
+  }
+
   /// Closes after the peer has had the chance to read our answer: stop sending, discard what it
   /// still sends (e.g. an oversized body) for a moment, then close. Closing with unread input
   /// would reset the connection and could destroy the answer in flight.
@@ -365,7 +378,11 @@ private:
     // one over the cap, which is only answered 503, at most 2 s.
     auto bound = first_request_ ? ctx_->header_timeout : ctx_->idle_timeout;
     if (overloaded_) bound = std::min<std::chrono::seconds>(bound, std::chrono::seconds{2});
-    stream_.expires_after(bound);
+    // The bound is kept by the listener's sweep (`listener::sweep`), not by a timer of the stream
+    // armed and cancelled on every request.
+    stream_.expires_never();
+    header_deadline_ns_.store(steady_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(bound).count(),
+                              std::memory_order_relaxed);
     // A pipelined request already in the buffer is being served, not waited for.
     set_evictable(buffer_.size() > 0 ? evictable::never : evictable::waiting, answered_ns_);
     bhttp::async_read_header(stream_, buffer_, *parser_,
@@ -373,6 +390,7 @@ private:
   }
 
   void on_header(beast::error_code ec) {
+    header_deadline_ns_.store(0, std::memory_order_relaxed);
     set_evictable(evictable::never);
     if (ec) return on_read_error(ec);
     first_request_ = false;
@@ -667,6 +685,8 @@ private:
   std::vector<char> discard_;
   std::chrono::steady_clock::time_point started_;
   std::uint64_t served_ = 0;  ///< requests handed to the handler (the peer watch's generation)
+  /// When the wait for a request header must be over (steady_ns); 0 while none is awaited.
+  std::atomic<std::int64_t> header_deadline_ns_{0};
   std::shared_ptr<std::atomic<bool>> peer_gone_;  ///< the request in flight's: its client closed
 };
 
@@ -718,7 +738,11 @@ bool evict_one(listener_context& ctx) {
 
 listener::listener(net::io_context& ioc, const std::string& host, std::uint16_t port,
                    std::shared_ptr<listener_context> ctx, std::vector<net::io_context*> loops)
-  : ioc_(ioc), loops_(std::move(loops)), acceptor_(net::make_strand(ioc)), ctx_(std::move(ctx)) {
+  : ioc_(ioc),
+    loops_(std::move(loops)),
+    acceptor_(net::make_strand(ioc)),
+    sweep_(acceptor_.get_executor()),
+    ctx_(std::move(ctx)) {
   beast::error_code ec;
   auto address = net::ip::make_address(host, ec);
   if (ec) throw std::runtime_error(ctx_->name + " listener: \"" + host + "\" is not an IP address");
@@ -733,8 +757,24 @@ listener::listener(net::io_context& ioc, const std::string& host, std::uint16_t 
   port_ = acceptor_.local_endpoint().port();
 }
 
+/// How often the sweep looks for sessions whose wait for a header is over: a timeout closes
+/// its connection up to this much after its bound.
+constexpr std::chrono::milliseconds header_sweep{250};
+
 void listener::run() {
   accept();
+  net::dispatch(acceptor_.get_executor(), [self = shared_from_this()] { self->sweep(); });
+}
+
+void listener::sweep() {
+  sweep_.expires_after(header_sweep);
+  sweep_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || !self->acceptor_.is_open()) return;  // drained: every session closes on its own
+    auto now = steady_ns();
+    for (auto& s : live_sessions(*self->ctx_))
+      if (s->header_overdue(now)) net::post(s->executor(), [s] { s->time_out(); });
+    self->sweep();
+  });
 }
 
 void listener::accept() {
@@ -751,6 +791,7 @@ void listener::drain() {
   net::post(acceptor_.get_executor(), [self = shared_from_this()] {
     beast::error_code ec;
     self->acceptor_.close(ec);
+    self->sweep_.cancel();
   });
   for (auto& s : live_sessions(*ctx_)) net::post(s->executor(), [s] { s->drain(); });
 }

@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -77,11 +78,16 @@ public:
 
 private:
   void accept();
+  /// Every `header_sweep`, closes the sessions whose wait for a request header is over
+  /// (`http.header_timeout_seconds`, `http.idle_timeout_seconds`): one timer for all of them, not
+  /// one armed and cancelled on every request.
+  void sweep();
 
   boost::asio::io_context& ioc_;
   std::vector<boost::asio::io_context*> loops_;
   std::size_t next_loop_ = 0;  ///< the loop the next connection goes to (read on the acceptor's strand)
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer sweep_;  ///< on the acceptor's strand
   std::shared_ptr<listener_context> ctx_;
   std::uint16_t port_ = 0;
 };
