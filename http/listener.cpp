@@ -252,6 +252,32 @@ private:
   std::atomic<std::int64_t> since_ns_{steady_ns()};
 };
 
+/// A session's wait for a request header (the first, or the next on a kept connection) and its
+/// bound; kept by the listener's sweep (`listener::sweep`), which reads it from another thread,
+/// not by a timer of the stream armed and cancelled on every request.
+class header_wait {
+public:
+  void start(std::chrono::seconds bound) {
+    deadline_ns_.store(steady_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(bound).count(),
+                       std::memory_order_relaxed);
+  }
+  void end() { deadline_ns_.store(0, std::memory_order_relaxed); }
+  /// Whether the wait has lasted past its bound at `now_ns`.
+  bool overdue(std::int64_t now_ns) const {
+    auto deadline = deadline_ns_.load(std::memory_order_relaxed);
+    return deadline != 0 && deadline <= now_ns;
+  }
+
+private:
+  std::atomic<std::int64_t> deadline_ns_{0};  ///< steady_ns; 0 while no header is awaited
+};
+
+/// Where a streamed body's chunks come from: pulled at once, or handed over later.
+struct chunk_source {
+  std::function<std::optional<std::string>()> now;
+  std::function<void(std::function<void(std::optional<std::string>)>)> later;
+};
+
 /// One connection: reads a request, hands it to the handler, writes the answer, repeats.
 /// A whole answer of ours (answers::whole_bytes): header block and body in one gather write, each
 /// write as large as the socket takes (asio's own condition caps one at 64 KiB: eleven writes for
@@ -315,19 +341,11 @@ public:
   }
 
   auto executor() { return stream_.get_executor(); }
+  const header_wait& waiting_for_header() const { return header_wait_; }
 
-  /// Whether its wait for a request header (the first, or the next on a kept connection) has
-  /// lasted past its bound at `now_ns`. Read by the listener's sweep, from another thread.
-  bool header_overdue(std::int64_t now_ns) const {
-    auto deadline = header_deadline_ns_.load(std::memory_order_relaxed);
-    return deadline != 0 && deadline <= now_ns;
-  }
-
-  /// The sweep found the wait for a header over: closed, unless a header came meanwhile.
-  /// Runs on the session's executor.
-  void time_out() {
-    if (header_overdue(steady_ns())) close();
-  }
+  /// On the session's executor, when the sweep found its wait for a header over: closed, unless
+  /// a header came since.
+  void time_out() { if (header_wait_.overdue(steady_ns())) close(); }
 
   /// Closes after the peer has had the chance to read our answer: stop sending, discard what it
   /// still sends (e.g. an oversized body) for a moment, then close. Closing with unread input
@@ -378,11 +396,8 @@ private:
     // one over the cap, which is only answered 503, at most 2 s.
     auto bound = first_request_ ? ctx_->header_timeout : ctx_->idle_timeout;
     if (overloaded_) bound = std::min<std::chrono::seconds>(bound, std::chrono::seconds{2});
-    // The bound is kept by the listener's sweep (`listener::sweep`), not by a timer of the stream
-    // armed and cancelled on every request.
     stream_.expires_never();
-    header_deadline_ns_.store(steady_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(bound).count(),
-                              std::memory_order_relaxed);
+    header_wait_.start(bound);
     // A pipelined request already in the buffer is being served, not waited for.
     set_evictable(buffer_.size() > 0 ? evictable::never : evictable::waiting, answered_ns_);
     bhttp::async_read_header(stream_, buffer_, *parser_,
@@ -390,7 +405,7 @@ private:
   }
 
   void on_header(beast::error_code ec) {
-    header_deadline_ns_.store(0, std::memory_order_relaxed);
+    header_wait_.end();
     set_evictable(evictable::never);
     if (ec) return on_read_error(ec);
     first_request_ = false;
@@ -619,12 +634,6 @@ private:
                               });
   }
 
-  /// Where a streamed body's chunks come from: pulled at once, or handed over later.
-  struct chunk_source {
-    std::function<std::optional<std::string>()> now;
-    std::function<void(std::function<void(std::optional<std::string>)>)> later;
-  };
-
   void write_chunks(std::shared_ptr<chunk_source> next, bool keep) {
     if (next->later) {
       // The chunk comes back on whatever thread has it: written from this connection's executor.
@@ -685,8 +694,7 @@ private:
   std::vector<char> discard_;
   std::chrono::steady_clock::time_point started_;
   std::uint64_t served_ = 0;  ///< requests handed to the handler (the peer watch's generation)
-  /// When the wait for a request header must be over (steady_ns); 0 while none is awaited.
-  std::atomic<std::int64_t> header_deadline_ns_{0};
+  header_wait header_wait_;
   std::shared_ptr<std::atomic<bool>> peer_gone_;  ///< the request in flight's: its client closed
 };
 
@@ -772,7 +780,7 @@ void listener::sweep() {
     if (ec || !self->acceptor_.is_open()) return;  // drained: every session closes on its own
     auto now = steady_ns();
     for (auto& s : live_sessions(*self->ctx_))
-      if (s->header_overdue(now)) net::post(s->executor(), [s] { s->time_out(); });
+      if (s->waiting_for_header().overdue(now)) net::post(s->executor(), [s] { s->time_out(); });
     self->sweep();
   });
 }
