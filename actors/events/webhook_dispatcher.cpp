@@ -75,6 +75,10 @@ class dispatcher {
 public:
   dispatcher(self_ptr self, config_ptr cfg) : self_(self), cfg_(std::move(cfg)) {}
 
+  /// The dispatcher ends: a worker takes no further message of a job in flight, and ends once its
+  /// attempt returns (within `webhooks.timeout_seconds`), not after the rest of the batch.
+  void cancel_in_flight() { for (auto& job : in_flight_) job->cancelled.store(true); }
+
   /// Asks for a round soon (commits within `wake_batch` share it).
   void wake() {
     if (self_->state.round_pending) return;
@@ -405,6 +409,7 @@ private:
     auto now_ms = domain::now_ms();
     run->job = webhook_delivery::make_job(*cfg_, w, msgs, now_ms);
     auto& job = *run->job;
+    in_flight_.push_back(run->job);
     run->msgs = std::move(msgs);
     run->done = std::move(done);
     if (job.keys.empty()) {
@@ -444,7 +449,10 @@ private:
 
   /// Every worker of the job answered (or timed out): each message's attempt, in order; a message
   /// whose attempt did not end in time counts as a timeout.
-  void job_done(job_run& run) { run.done(webhook_delivery::results_of(*run.job, std::move(run.msgs), cfg_->failures)); }
+  void job_done(job_run& run) {
+    in_flight_.erase(std::remove(in_flight_.begin(), in_flight_.end(), run.job), in_flight_.end());
+    run.done(webhook_delivery::results_of(*run.job, std::move(run.msgs), cfg_->failures));
+  }
 
   /// A worker thread for one delivery: an idle one, or a new one (at most `concurrency` wait, as
   /// many as were in flight at once). Only the dispatcher holds them: they end with it.
@@ -460,6 +468,7 @@ private:
 
   self_ptr self_;
   config_ptr cfg_;
+  std::vector<webhook_job_ptr> in_flight_;  ///< jobs some worker may still be sending
 };
 
 }  // namespace
@@ -535,7 +544,10 @@ webhook_dispatcher_actor::behavior_type webhook_dispatcher(self_ptr self, config
       caf::anon_send(caf::actor_cast<webhook_dispatcher_actor>(strong), webhook_wake_atom_v,
                      std::min<std::uint64_t>(std::max<std::uint64_t>(seq, 1), round_now - 1));
   });
-  self->attach_functor([store = cfg->store, listening] { store->unsubscribe(listening); });
+  self->attach_functor([store = cfg->store, listening, d] {
+    store->unsubscribe(listening);
+    d->cancel_in_flight();
+  });
   // Taking the lease (another node's died or was given up) starts a round at once.
   if (cfg->leases)
     cfg->leases->on_gain([weak](const std::string& name) {

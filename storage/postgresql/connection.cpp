@@ -25,6 +25,24 @@ std::string first_line(const char* message) {
   return m;
 }
 
+/// libpq's message for a failed connection, every line: with several hosts (a multi-host URL) one
+/// line names each host tried and why it was passed over (read-only, timeout expired, refused), and
+/// the first alone hides the one that mattered. Host, port and user only: never the password.
+std::string every_line(const char* message) {
+  std::string out, line;
+  for (const char* p = message ? message : ""; ; ++p) {
+    if (*p == '\n' || *p == '\0') {
+      while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+      if (!line.empty()) out += (out.empty() ? "" : "; ") + line;
+      line.clear();
+      if (*p == '\0' || out.size() > 1000) break;
+    } else {
+      line.push_back(*p);
+    }
+  }
+  return out;
+}
+
 bool starts_with(const char* s, const char* prefix) {
   return s && std::strncmp(s, prefix, std::strlen(prefix)) == 0;
 }
@@ -126,7 +144,7 @@ connection::connection(const std::string& url, const std::string& password, std:
   const char* values[] = {"3", "10", "5", "3", url.c_str(), password.c_str(), nullptr};
   conn_ = PQconnectdbParams(keys, values, 1);
   if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
-    std::string why = first_line(conn_ ? PQerrorMessage(conn_) : "out of memory");
+    std::string why = every_line(conn_ ? PQerrorMessage(conn_) : "out of memory");
     if (conn_) PQfinish(conn_);
     conn_ = nullptr;
     throw unavailable("cannot connect to the database: " + why);

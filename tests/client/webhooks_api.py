@@ -452,6 +452,33 @@ def fair_slots(svc, token, rx):
           "tenant's message" % slow_open)
 
 
+def stops_during_a_hanging_batch(binary, source, rx):
+    """A node stopping while a batch goes to an endpoint that takes connections and never answers
+    stops once the attempt in progress times out, not after every message left in the batch (it
+    held a node past its 30 s stop bound in the failover test: a batch of hundreds, 10 s each)."""
+    hanging = Service(binary, source, dict(LOOPBACK, CONTENTLAKE_WEBHOOKS_TIMEOUT_SECONDS="2"))
+    try:
+        token = hanging.token(sub="u_alice", tenant="t_stopping", scopes=SCOPES)
+        hook = create_hook(hanging, token, rx, "/hang/", "stopping", event_types=["work.created"])
+        hanging.request("PATCH", "/v0/content-lake/webhooks/" + hook["id"], token, {"enabled": False})
+        for i in range(20):  # twenty changes while it is disabled: its next batch holds them all
+            create_work(hanging, token, "held %d" % i)
+        ok(*hanging.request("PATCH", "/v0/content-lake/webhooks/" + hook["id"], token, {"enabled": True})[::2])
+        wait_until("the batch's first attempt hangs", lambda: [e for e in rx.log("stopping")])
+        started = time.monotonic()
+        hanging.shutdown()  # fails when the service is not gone within 30 s of SIGTERM
+        took = time.monotonic() - started
+        attempts = len(rx.log("stopping"))
+        # The drain (3 s by default), then at most the attempt in progress (2 s), with slack.
+        assert took < 12, "a stopping node waited %.1f s for a batch to an endpoint that never answers" % took
+        assert attempts < 20, "every message of the batch was attempted before the node stopped"
+    finally:
+        hanging.stop()
+        assert fetch(rx.url("/_drop_hung"), "POST", b"")[0] == 204
+    print("stopping: a node sending a batch of 20 to an endpoint that never answers stopped %.1f s after SIGTERM "
+          "(%d attempt(s) made)" % (took, attempts))
+
+
 def address_policy(binary, source, rx):
     """Without the allowlist: loopback literals refused at creation; a name that resolves to
     loopback passes creation and is refused at every attempt (the receiver is never reached)."""
@@ -558,6 +585,7 @@ def main():
         rotation(svc, token, rx)
         fair_slots(svc, token, rx)
         address_policy(binary, source, rx)
+        stops_during_a_hanging_batch(binary, source, rx)
         survives_sigkill(svc, token, rx)
         secrets = [line for line in svc.log if "whsec_" in line or "v1," in line]
         assert secrets == [], "the service logged a secret or a signature: %s" % secrets[:3]
