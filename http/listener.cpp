@@ -86,19 +86,18 @@ header_read read_header(const bhttp::request<bhttp::string_body>& req) {
     taken = true;
     into.assign(value.data(), value.size());
   };
-  auto first_copy = [&h](singular i) { return h.singular_count[i]++ == 0; };
+  // A singular header's first copy is read, and every copy counted.
+  auto singular_first = [&h](singular i, std::string& into, beast::string_view value) {
+    if (h.singular_count[i]++ != 0) return false;
+    into.assign(value.data(), value.size());
+    return true;
+  };
   for (const auto& f : req) {
     auto value = f.value();
     switch (f.name()) {
-      case bhttp::field::authorization:
-        if (first_copy(singular::authorization)) out.authorization.assign(value.data(), value.size());
-        break;
-      case bhttp::field::content_type:
-        if (first_copy(singular::content_type)) out.content_type.assign(value.data(), value.size());
-        break;
-      case bhttp::field::host:
-        if (first_copy(singular::host)) out.host.assign(value.data(), value.size());
-        break;
+      case bhttp::field::authorization: singular_first(singular::authorization, out.authorization, value); break;
+      case bhttp::field::content_type: singular_first(singular::content_type, out.content_type, value); break;
+      case bhttp::field::host: singular_first(singular::host, out.host, value); break;
       case bhttp::field::accept: first(accept, out.accept, value); break;
       case bhttp::field::if_none_match: first(if_none_match, out.if_none_match, value); break;
       case bhttp::field::origin: first(origin, out.origin, value); break;
@@ -108,12 +107,9 @@ header_read read_header(const bhttp::request<bhttp::string_body>& req) {
       default: {
         auto name = f.name_string();
         if (beast::iequals(name, "Idempotency-Key")) {
-          if (first_copy(singular::idempotency_key)) {
-            out.idempotency_key.assign(value.data(), value.size());
-            out.has_idempotency_key = true;
-          }
+          if (singular_first(singular::idempotency_key, out.idempotency_key, value)) out.has_idempotency_key = true;
         } else if (beast::iequals(name, "X-Usage-Purpose")) {
-          if (first_copy(singular::usage_purpose)) out.usage_purpose = std::string{value};
+          if (h.singular_count[singular::usage_purpose]++ == 0) out.usage_purpose = std::string{value};  // optional
         } else if (beast::iequals(name, "X-Request-Id")) {
           if (!request_id) rid = value;
           request_id = true;
