@@ -60,6 +60,11 @@ def header(headers, name):
     return next((v for k, v in headers.items() if k.lower() == name.lower()), None)
 
 
+def position_of(headers):
+    """The request header that carries a write's `Content-Lake-Position` (from its answer's headers)."""
+    return {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
+
+
 def resource(title):
     return {"title": title, "type": "ARTICLE", "language": "en", "content": {
         "format": "cl.content/1", "blocks": [{"type": "paragraph", "key": "p1",
@@ -129,7 +134,7 @@ def test_read_your_writes(c, history, token):
     status, headers, body = c.request("POST", "/v0/content-lake/resources", token, resource("Kelp lantern"), port=a.port)
     got = history.created(status, body)
     check(status == 201 and header(headers, "Content-Lake-Position"), "a write on node A answers its position", status)
-    position = {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
+    position = position_of(headers)
     status, _, body = c.request("GET", "/v0/content-lake/resources/" + got["id"], token, headers=position, port=b.port)
     check(status == 200 and json.loads(body)["title"] == "Kelp lantern", "node B reads it at once with the position",
           status)
@@ -149,7 +154,7 @@ def test_session_across_nodes(c, history, token):
         status, headers, body = c.request("POST", "/v0/content-lake/resources", token,
                                           resource("Driftwood ledger %d" % n), port=a.port)
         history.created(status, body)
-        position = {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
+        position = position_of(headers)
     outcomes = []
     for n in range(30):
         first, then = (a, b) if n % 2 == 0 else (b, a)

@@ -37,7 +37,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Cluster, skip, wait_until  # noqa: E402
-from cluster import History, Receiver, check, check_history, failures, header, resource  # noqa: E402
+from cluster import History, Receiver, check, check_history, failures, header, position_of, resource  # noqa: E402
 
 TENANT = "t_cluster"
 T0 = time.monotonic()
@@ -162,14 +162,10 @@ class Load:
                 time.sleep(0.05)
                 continue
             got = self.history.created(status, body, key)
-            position = {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
+            position = position_of(headers)
             while self.running.is_set():
-                try:
-                    s, _, rb = c.request("GET", "/v0/content-lake/resources/" + got["id"], self.token,
-                                         headers=position, port=b.port)
-                except OSError:
-                    s, rb = 0, b""
-                if s == 200 and json.loads(rb).get("title") == key:
+                s, found, rb = read_back(c, self.token, got["id"], key, position, b.port)
+                if found:
                     with self.lock:
                         self.ryw["checked"] += 1
                     # A list page through the same node with the same position: the write is on it
@@ -412,24 +408,24 @@ def test_replica_frozen(c, load, report):
     # and reads through the other: node2 reaches the primary by a multi-host URL, whose new
     # connections wait out connect_timeout on a frozen member listed before the primary, so its
     # count here also measures node2.)
-    read_back, stale = own_writes_through(c, load, node1, frozen + 5)
+    own_read, stale = own_writes_through(c, load, node1, frozen + 5)
     during = reads_by_target(node1)
     moved = {k: during.get(k, 0) - at.get(k, 0) for k in ("replica", "primary")}
     checked = load.ryw["checked"] - at_freeze["checked"]
-    check(read_back > 0 and not stale and sum(moved.values()) > 0, "a replica frozen: node1's reads go on (%d of its "
-          "own writes read back through it, reads by target meanwhile %s)" % (read_back, moved), (read_back, stale, moved))
+    check(own_read > 0 and not stale and sum(moved.values()) > 0, "a replica frozen: node1's reads go on (%d of its "
+          "own writes read back through it, reads by target meanwhile %s)" % (own_read, moved), (own_read, stale, moved))
     mark("thaw replica " + victim)
     db.thaw()
     rejoin(c, victim)
     report.append("replica %s frozen for 5 s: node1's reads meanwhile %s; node1's own writes read back through it %d, "
-                  "the load's across nodes %d; node1's reads in all so far %s" % (victim, moved, read_back, checked,
+                  "the load's across nodes %d; node1's reads in all so far %s" % (victim, moved, own_read, checked,
                                                                                   reads_by_target(node1)))
 
 
 def own_writes_through(c, load, node, until):
     """Writes through `node` and reads each write back through it with its position, until `until`
     (monotonic): how many were read back, and the reads that did not find their write."""
-    read_back, stale, conn, i = 0, [], None, 0
+    read, stale, conn, i = 0, [], None, 0
     while time.monotonic() < until:
         i += 1
         key = "ryw-own-%d" % i
@@ -439,17 +435,23 @@ def own_writes_through(c, load, node, until):
             time.sleep(0.05)
             continue
         got = load.history.created(status, body, key)
-        position = {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
-        try:
-            s, _, rb = c.request("GET", "/v0/content-lake/resources/" + got["id"], load.token, headers=position,
-                                 port=node.port)
-        except OSError:
-            continue
-        if s == 200 and json.loads(rb).get("title") == key:
-            read_back += 1
-        elif s not in (503,):
+        position = position_of(headers)
+        s, found, rb = read_back(c, load.token, got["id"], key, position, node.port)
+        if found:
+            read += 1
+        elif s not in (0, 503):
             stale.append((s, rb[:120]))
-    return read_back, stale
+    return read, stale
+
+
+def read_back(c, token, rid, key, position, port):
+    """Resource `rid`, written with title `key`, read through `port` with its position: (status,
+    whether the answer is that write, body); status 0 for a lost connection."""
+    try:
+        s, _, rb = c.request("GET", "/v0/content-lake/resources/" + rid, token, headers=position, port=port)
+    except OSError:
+        return 0, False, b""
+    return s, s == 200 and json.loads(rb).get("title") == key, rb
 
 
 def test_after_the_faults(c, token, report):
@@ -473,7 +475,7 @@ def test_after_the_faults(c, token, report):
     check(status == 201, "a write after the faults (after %d answer(s) 503 with Retry-After)" % len(unavailable),
           (status, body[:200], unavailable))
     report.append("the write after the faults: %d answer(s) 503 with Retry-After first %s" % (len(unavailable), unavailable))
-    position = {"Content-Lake-Position": header(headers, "Content-Lake-Position") or ""}
+    position = position_of(headers)
     for node in c.nodes:
         def found():
             s, _, b = c.request("POST", "/v0/content-lake/search", token, {"query": word}, headers=position,

@@ -460,7 +460,7 @@ def stops_during_a_hanging_batch(binary, source, rx):
     try:
         token = hanging.token(sub="u_alice", tenant="t_stopping", scopes=SCOPES)
         hook = create_hook(hanging, token, rx, "/hang/", "stopping", event_types=["work.created"])
-        hanging.request("PATCH", "/v0/content-lake/webhooks/" + hook["id"], token, {"enabled": False})
+        ok(*hanging.request("PATCH", "/v0/content-lake/webhooks/" + hook["id"], token, {"enabled": False})[::2])
         for i in range(20):  # twenty changes while it is disabled: its next batch holds them all
             create_work(hanging, token, "held %d" % i)
         ok(*hanging.request("PATCH", "/v0/content-lake/webhooks/" + hook["id"], token, {"enabled": True})[::2])
