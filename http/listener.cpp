@@ -279,17 +279,20 @@ struct chunk_source {
 /// One connection: reads a request, hands it to the handler, writes the answer, repeats.
 /// A whole answer of ours (answers::whole_bytes): header block and body in one gather write, each
 /// write as large as the socket takes (asio's own condition caps one at 64 KiB: eleven writes for
-/// the 660 KB OpenAPI document); Beast's messages by its serializer.
-template <class Handler>
-void send_answer(beast::tcp_stream& stream, answers::answer_bytes& a, Handler done) {
+/// the 660 KB OpenAPI document); Beast's messages by its serializer. A request header is read and
+/// a whole answer written on the socket itself, not through `tcp_stream`: no stream timer is armed
+/// then (the sweep bounds the wait for a header), so its timed-operation layer is skipped on the
+/// hot path. Body reads and lingering keep the stream's deadlines.
+template <class Stream, class Handler>
+void send_answer(Stream& stream, answers::answer_bytes& a, Handler done) {
   std::array<net::const_buffer, 2> parts{net::buffer(a.header), net::buffer(a.body)};
   auto all_at_once = [](const beast::error_code& ec, std::size_t) -> std::size_t {
     return ec ? 0 : std::numeric_limits<std::size_t>::max();
   };
   net::async_write(stream, parts, all_at_once, std::move(done));
 }
-template <class Message, class Handler>
-void send_answer(beast::tcp_stream& stream, Message& m, Handler done) {
+template <class Stream, class Message, class Handler>
+void send_answer(Stream& stream, Message& m, Handler done) {
   bhttp::async_write(stream, m, std::move(done));
 }
 
@@ -398,7 +401,7 @@ private:
     header_wait_.start(bound);
     // A pipelined request already in the buffer is being served, not waited for.
     set_evictable(buffer_.size() > 0 ? evictable::never : evictable::waiting, answered_ns_);
-    bhttp::async_read_header(stream_, buffer_, *parser_,
+    bhttp::async_read_header(stream_.socket(), buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
   }
 
@@ -597,7 +600,7 @@ private:
   template <class Answer>
   void write_answer(std::shared_ptr<Answer> res, bool keep) {
     answer_ends_now(keep);
-    send_answer(stream_, *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
+    send_answer(stream_.socket(), *res, [self = shared_from_this(), res, keep](beast::error_code ec, std::size_t) {
       self->after_response(ec, keep);
     });
   }
