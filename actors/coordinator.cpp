@@ -24,6 +24,7 @@
 //     the same rule holds.
 
 #include "actors/coordinator.hpp"
+#include "actors/backend_error.hpp"
 #include "domain/clock.hpp"
 
 #include "actors/deadlines.hpp"
@@ -50,7 +51,7 @@ class reply_once : public deadline_target {
 public:
   reply_once(reply_fn fn, std::chrono::milliseconds bound) : fn_(std::move(fn)), bound_(bound) {}
   ~reply_once() override {
-    if (!answered_.exchange(true)) fn_(backend_unavailable("coordinator"));
+    if (!answered_.exchange(true)) fn_(backend_unavailable("coordinator", backend_error::timeout));
   }
   void operator()(domain::api_reply r) {
     if (!answered_.exchange(true)) fn_(std::move(r));
@@ -113,6 +114,7 @@ struct join_state {
   int pending = 2;
   std::optional<domain::api_reply> plan_reply;
   std::optional<rate_decision> rate;
+  backend_error rate_failure = backend_error::gone;  ///< why `rate` is empty: no limiter, or its ask failed
 };
 
 void run_plan_at(caf::event_based_actor* self, const std::shared_ptr<request_job>& job,
@@ -159,7 +161,7 @@ void run_plan_at(caf::event_based_actor* self, const std::shared_ptr<request_job
     return reply(domain::api_reply::failure(domain::error_id::idempotency_key_invalid,
                                             "The Idempotency-Key header is not usable: " + *problem + ".",
                                             {{"Idempotency-Key", *problem}}));
-  if (!ctx->actors->get<ledger_actor>()) return reply(backend_unavailable("idempotency ledger"));
+  if (!ctx->actors->get<ledger_actor>()) return reply(backend_unavailable("idempotency ledger", backend_error::gone));
   auto key = domain::ledger_key{ctx->who.tenant_id, ctx->who.client_id, ctx->request.idempotency_key};
   auto fingerprint = domain::request_fingerprint(ctx->request, ctx->who.subject, ctx->who.scopes);
   auto ledger = ctx->actors->get<ledger_actor>();
@@ -205,14 +207,14 @@ void run_plan_at(caf::event_based_actor* self, const std::shared_ptr<request_job
                                    if (now == mismatched) return reply(domain::key_mismatch_reply());
                                    reply(std::move(r));
                                  },
-                                 [reply, ledger, guard](caf::error&) {
+                                 [reply, ledger, guard](caf::error& e) {
                                    caf::anon_send(ledger, release_atom_v, guard->ledger_key,
                                                   static_cast<int>(unsettled));
-                                   reply(backend_unavailable("idempotency ledger"));
+                                   reply(backend_unavailable("idempotency ledger", classify(e)));
                                  });
                            }});
       },
-      [reply](caf::error&) { reply(backend_unavailable("idempotency ledger")); });
+      [reply](caf::error& e) { reply(backend_unavailable("idempotency ledger", classify(e))); });
 }
 
 /// What `job`'s plan sees, its request and parameters moved out of `job`.
@@ -238,7 +240,7 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
     if (--join->pending > 0) return;
     domain::api_reply r;
     if (!join->rate) {
-      r = backend_unavailable("rate limiter");
+      r = backend_unavailable("rate limiter", join->rate_failure);
     } else if (!join->rate->admitted) {
       r = rate_limited(*join->rate);
     } else {
@@ -283,7 +285,8 @@ void run_authorised(caf::event_based_actor* self, std::shared_ptr<request_job> j
           finish();
         }
       },
-      [join, finish, write](caf::error&) {
+      [join, finish, write](caf::error& e) {
+        join->rate_failure = classify(e);
         finish();
         if (write) finish();
       });
@@ -303,7 +306,7 @@ void admit_header(caf::event_based_actor* self, std::shared_ptr<request_job> job
     return;
   }
   auto limiter = job->actors->get<rate_limiter_actor>();
-  if (!limiter) return refuse(backend_unavailable("rate limiter"));
+  if (!limiter) return refuse(backend_unavailable("rate limiter", backend_error::gone));
   auto ask = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
   auto client = who.client_id;
   self->request(limiter, ask, admit_atom_v, std::move(client))
@@ -312,7 +315,7 @@ void admit_header(caf::event_based_actor* self, std::shared_ptr<request_job> job
         if (!d.admitted) return refuse(rate_limited(d));
         if (answer->settle()) job->on_admitted(std::move(who));
       },
-      [refuse](caf::error&) { refuse(backend_unavailable("rate limiter")); });
+      [refuse](caf::error& e) { refuse(backend_unavailable("rate limiter", classify(e))); });
 }
 
 /// 403 SCOPE_MISSING when `who`'s token lacks the route's scope.
@@ -372,7 +375,7 @@ bool answered_in_place(request_job& job) {
     answer->reset();
   } catch (const std::exception&) {
     // What a coordinator's death answers (its guard, `reply_once`).
-    if (!*answer) *answer = backend_unavailable("coordinator");
+    if (!*answer) *answer = backend_unavailable("coordinator", backend_error::timeout);
   }
   if (*answer) {
     job.reply(attributed(std::move(**answer), *who));
@@ -408,13 +411,13 @@ void start(caf::event_based_actor* self, std::shared_ptr<request_job> job) {
     if (auto who = job->actors->tokens->find(token, domain::now_seconds()))
       return on_verified(self, job, answer, auth_outcome{true, std::move(*who), {}});
   if (!job->actors->get<auth_actor>()) {
-    (*answer)(backend_unavailable("auth"));
+    (*answer)(backend_unavailable("auth", backend_error::gone));
     return;
   }
   auto ask = job->deadlines ? caf::duration{caf::infinite} : caf::duration{job->timeout};
   self->request(job->actors->get<auth_actor>(), ask, verify_atom_v, std::string{token})
     .then([self, job, answer](auth_outcome& out) { on_verified(self, job, answer, std::move(out)); },
-          [answer](caf::error&) { (*answer)(backend_unavailable("auth")); });
+          [answer](caf::error& e) { (*answer)(backend_unavailable("auth", classify(e))); });
 }
 
 }  // namespace
@@ -426,9 +429,13 @@ const std::string& request_context::param(std::string_view name) const {
   return none;
 }
 
-domain::api_reply backend_unavailable(std::string_view concern) {
+domain::api_reply backend_unavailable(std::string_view concern, backend_error why) {
+  std::string_view what = why == backend_error::timeout           ? "did not answer in time"
+                          : why == backend_error::gone            ? "is restarting"
+                          : why == backend_error::storage_failure ? "could not use its storage"
+                                                                  : "failed to answer";
   auto r = domain::api_reply::failure(domain::error_id::backend_unavailable,
-                                      "The " + std::string{concern} + " service did not answer in time; retry shortly.");
+                                      "The " + std::string{concern} + " service " + std::string{what} + "; retry shortly.");
   r.retry_after_seconds = 1;
   return r;
 }

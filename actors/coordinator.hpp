@@ -17,6 +17,7 @@ class feed_cursor_codec;
 #include <caf/fwd.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -154,7 +155,10 @@ struct request_job {
 /// BACKEND_UNAVAILABLE with `Retry-After`.
 void coordinate(caf::actor_system& sys, request_job job);
 
-/// The reply for a concern actor that failed or was late.
-domain::api_reply backend_unavailable(std::string_view concern);
+enum class backend_error : std::uint8_t;
+
+/// The reply for a concern actor that failed or was late: 503 BACKEND_UNAVAILABLE, `Retry-After`
+/// 1 s, its message saying which of these it was (`why`: late, restarting, its storage failed).
+domain::api_reply backend_unavailable(std::string_view concern, backend_error why);
 
 }  // namespace cl::actors

@@ -60,7 +60,7 @@ void answer_page(const plan_run& run, const list_window& w, const std::string& c
   records.reserve(page.entries.size());
   for (auto& entry : page.entries) records.push_back(std::move(entry.second));
   auto render = [run, collection, next, changes](std::optional<std::vector<std::string>> items) {
-    if (!items) return run.answer(backend_unavailable("rights resolver"));
+    if (!items) return run.answer(backend_unavailable("rights resolver", backend_error::other));
     std::string body = "{" + domain::json_string(collection) + ":[";
     for (std::size_t i = 0; i < items->size(); ++i) body += (i ? "," : "") + (*items)[i];
     body += "]";

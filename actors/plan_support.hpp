@@ -37,7 +37,7 @@ domain::api_reply unstorable_reply();
 template <class Handle, class OnValue, class... Args>
 void ask(const plan_run& run, const Handle& actor, const char* concern, OnValue on_value, Args&&... args) {
   if (run.in_place()) throw coordinator_needed{};
-  if (!actor) return run.answer(backend_unavailable(concern));
+  if (!actor) return run.answer(backend_unavailable(concern, backend_error::gone));
   run.self()
     ->request(actor, run->timeout, std::forward<Args>(args)...)
     .then(std::move(on_value), [run, concern](caf::error& e) {
@@ -50,7 +50,7 @@ void ask(const plan_run& run, const Handle& actor, const char* concern, OnValue 
         return run.answer(domain::api_reply::failure(
           domain::error_id::storage_full, "The service's storage is full: nothing of this request was stored."));
       if (classify(e) == backend_error::unstorable) return run.answer(unstorable_reply());
-      run.answer(backend_unavailable(concern));
+      run.answer(backend_unavailable(concern, classify(e)));
     });
 }
 

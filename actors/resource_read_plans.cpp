@@ -243,7 +243,7 @@ void plan_list_resources(const plan_run& run) {
   if (!language.empty()) filters.emplace_back("language", language);
   if (!staged.empty()) filters.emplace_back("staged", staged);
   item_presenter present = resource_items(run, use, false, mask);
-  if (!run->actors->get<rights_actor>()) return run.answer(backend_unavailable("rights resolver"));
+  if (!run->actors->get<rights_actor>()) return run.answer(backend_unavailable("rights resolver", backend_error::gone));
   // Layer 2: only Resources the caller (or one of its groups) holds a grant on; the store walks
   // the by-principal grant index, so a page costs the page whatever the tenant holds.
   with_principals(run, [run, filters, work, type, language, staged,

@@ -26,8 +26,8 @@ struct stitch_join {
   void arrive() {
     if (--pending == 0) k(std::move(failure));
   }
-  void fail(std::string_view concern) {
-    if (!failure) failure = backend_unavailable(concern);
+  void fail(std::string_view concern, backend_error why) {
+    if (!failure) failure = backend_unavailable(concern, why);
     arrive();
   }
 };
@@ -58,25 +58,25 @@ struct stitching {
   /// Fetches one Work, Source or Agent; `use` runs when it arrives.
   void get(storage::catalog_kind kind, std::string id, std::function<void(fetch_outcome&)> use) const {
     const auto& reader = run->actors->get<reader_actor>();
-    if (!reader) return join->fail("record reader");
+    if (!reader) return join->fail("record reader", backend_error::gone);
     ++join->pending;
     run.self()
       ->request(reader, run->timeout, fetch_atom_v, storage::record_ref{kind, tenant(), std::move(id)})
       .then([join = join, use](fetch_outcome& found) { use(found), join->arrive(); },
-            [join = join](caf::error&) { join->fail("record reader"); });
+            [join = join](caf::error& e) { join->fail("record reader", classify(e)); });
   }
 
   /// Reads the first `stitch_limit` entries of a list query; `use` runs when they arrive.
   template <class Query>
   void list(Query query, std::function<void(scan_result&)> use) const {
     const auto& reader = run->actors->get<reader_actor>();
-    if (!reader) return join->fail("record reader");
+    if (!reader) return join->fail("record reader", backend_error::gone);
     ++join->pending;
     query.limit = stitch_limit;
     run.self()
       ->request(reader, run->timeout, list_atom_v, std::move(query))
       .then([join = join, use](scan_result& page) { use(page), join->arrive(); },
-            [join = join](caf::error&) { join->fail("record reader"); });
+            [join = join](caf::error& e) { join->fail("record reader", classify(e)); });
   }
 };
 
@@ -142,7 +142,7 @@ void stitch_commercial_terms(const stitching& st) {
     auto version = b.as_object().at("contract_version").as_int64();
     const auto& contracts = st.run->actors->get<contracts_actor>();
     if (!contracts) {
-      st.join->fail("contracts");
+      st.join->fail("contracts", backend_error::gone);
       continue;
     }
     ++st.join->pending;
@@ -159,7 +159,7 @@ void stitch_commercial_terms(const stitching& st) {
           }
           join->arrive();
         },
-        [join = st.join](caf::error&) { join->fail("contracts"); });
+        [join = st.join](caf::error& e) { join->fail("contracts", classify(e)); });
   }
 }
 

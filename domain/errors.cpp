@@ -153,7 +153,8 @@ const std::vector<error_entry>& catalogue() {
      "allowed (`changes.max_held_per_principal`, `changes.max_held_per_client`); close one, or retry after "
      "`Retry-After`."},
     {error_id::backend_unavailable, 503, "UNAVAILABLE", "BACKEND_UNAVAILABLE", contentlake_domain,
-     "An internal service did not answer in time or is restarting; retry after `Retry-After`."},
+     "An internal service did not answer in time, is restarting, or could not use its storage (the message says which); "
+     "retry after `Retry-After`."},
     {error_id::search_index_rebuilding, 503, "UNAVAILABLE", "SEARCH_INDEX_REBUILDING", contentlake_domain,
      "The search index is being rebuilt from the stored Resources (after it was found missing, damaged or of an older "
      "format at start); everything else is served. Retry after `Retry-After`; `/readyz` says when search has caught up."},

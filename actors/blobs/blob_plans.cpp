@@ -266,7 +266,7 @@ void plan_abort_upload(const plan_run& run) {
   auto close_then_answer = [run, released](domain::api_reply r) {
     auto broker = run->actors->get<blob_broker_actor>();
     if (r.error || !*released) return run.answer(std::move(r));
-    if (!broker) return run.answer(backend_unavailable("blob broker"));
+    if (!broker) return run.answer(backend_unavailable("blob broker", backend_error::gone));
     run.self()
       ->request(broker, run->timeout, abort_atom_v, **released)
       .then(
@@ -274,7 +274,7 @@ void plan_abort_upload(const plan_run& run) {
           if (o.error) return run.answer(domain::api_reply::from(std::move(*o.error)));
           run.answer(std::move(r));
         },
-        [run](caf::error&) { run.answer(backend_unavailable("blob broker")); });
+        [run](caf::error& e) { run.answer(backend_unavailable("blob broker", classify(e))); });
   };
   write_then(run.answering(close_then_answer), std::move(m), outcome, "The upload");
 }
@@ -286,7 +286,7 @@ void with_readable_blobs(const plan_run& run, std::vector<domain::blob_reference
   ask(
     run, run->actors->get<blob_broker_actor>(), "blob broker",
     [run, refs = std::move(refs), k = std::move(k)](std::vector<blob_found>& found) {
-      if (found.size() != refs.size()) return run.answer(backend_unavailable("blob broker"));
+      if (found.size() != refs.size()) return run.answer(backend_unavailable("blob broker", backend_error::other));
       // Each reference is authorised on its own (in parallel); the first refused, in document
       // order, is named.
       struct join {
@@ -335,7 +335,7 @@ void plan_get_blob(const plan_run& run) {
     version = *n;
   }
   locate(run, {{run->param("id"), version}}, [run](std::vector<blob_found>& found, const domain::content_use& use) {
-    if (found.size() != 1) return run.answer(backend_unavailable("blob broker"));
+    if (found.size() != 1) return run.answer(backend_unavailable("blob broker", backend_error::other));
     auto f = std::make_shared<const blob_found>(std::move(found.front()));
     authorize(run, f, use, [run, f](verdict v, const std::shared_ptr<const decided_by>& by) {
       if (v == verdict::no_grant)

@@ -218,7 +218,7 @@ void round(const plan_run& run, const std::shared_ptr<gathered>& g) {
     run, run->actors->get<search_session_actor>(), "search sessions",
     [run, g](search_outcome& o) {
       if (o.error) {
-        if (o.error->id == error_id::backend_unavailable) return run.answer(backend_unavailable("search index"));
+        if (o.error->id == error_id::backend_unavailable) return run.answer(backend_unavailable("search index", backend_error::storage_failure));
         if (o.error->id == error_id::search_index_rebuilding || o.error->id == error_id::search_index_behind) {
           auto r = domain::api_reply::from(std::move(*o.error));
           r.retry_after_seconds = o.error->id == error_id::search_index_rebuilding ? 5 : 1;

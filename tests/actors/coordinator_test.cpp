@@ -77,6 +77,14 @@ reader_actor::behavior_type mock_store(reader_actor::stateful_pointer<held_state
     });
 }
 
+/// A store whose every read fails (a disk or a database connection gone).
+reader_actor::behavior_type failing_store(reader_actor::pointer) {
+  return cl::testing::reader_finding_nothing_else(
+    [](fetch_atom, const std::string&, const std::string&) -> caf::result<fetch_outcome> {
+      return caf::make_error(backend_error::storage_failure, "storage read failed");
+    });
+}
+
 domain::principal alice(std::vector<std::string> scopes = {"content-lake.read"}) {
   domain::principal p;
   p.subject = "u_alice";
@@ -275,6 +283,18 @@ TEST_CASE("a callee that never answers becomes 503 when the ask times out", "[co
   f.sched->run();
   CHECK(reason(answer) == domain::error_id::backend_unavailable);
   CHECK(answer->retry_after_seconds == 1);
+  CHECK(answer->error->message == "The record reader service did not answer in time; retry shortly.");
+}
+
+TEST_CASE("a callee whose storage fails is 503 at once, and its message says so, not that it was late", "[coordinator]") {
+  fixture f;
+  f.with({true, alice(), {}});
+  f.handles->set<reader_actor>(f.sys->spawn(failing_store));
+  f.sched->run();
+  auto answer = f.get_resource();
+  CHECK(reason(answer) == domain::error_id::backend_unavailable);
+  CHECK(answer->retry_after_seconds == 1);
+  CHECK(answer->error->message == "The record reader service could not use its storage; retry shortly.");
 }
 
 TEST_CASE("with a deadline watch, asks carry no timeout and the request's deadline answers 503", "[coordinator]") {
@@ -325,7 +345,9 @@ TEST_CASE("a dead concern actor is 503 at once", "[coordinator]") {
   f.with({true, alice(), {}});
   caf::anon_send_exit(f.handles->get<auth_actor>(), caf::exit_reason::kill);
   f.sched->run();
-  CHECK(reason(f.get_resource()) == domain::error_id::backend_unavailable);
+  auto answer = f.get_resource();
+  CHECK(reason(answer) == domain::error_id::backend_unavailable);
+  CHECK(answer->error->message == "The auth service is restarting; retry shortly.");
   // Asks without a timeout (deadline watched instead) notice a dead callee just as fast.
   auto watch = std::make_shared<deadline_watch>();
   CHECK(reason(f.get_resource("Bearer t0k3n", watch)) == domain::error_id::backend_unavailable);
