@@ -1,5 +1,6 @@
 // The `contentlake` command: `serve` runs the service, `token` mints development tokens.
 
+#include "app/access_sink.hpp"
 #include "app/build_info.hpp"
 #include "app/data_dir_lock.hpp"
 #include "config/settings.hpp"
@@ -14,15 +15,12 @@
 #include "storage/search/feed.hpp"
 
 #include <CLI/CLI.hpp>
-#include <spdlog/details/log_msg.h>
-#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -43,28 +41,14 @@ std::vector<std::pair<std::string, std::string>> environment() {
   return out;
 }
 
-/// The access log's sink: lines go to standard output through its stdio buffer, written out when it
-/// fills and at least once a second (`spdlog::flush_every`), and at exit; a write(2) per request
-/// cost more than composing its line.
-class buffered_stdout_sink final : public spdlog::sinks::base_sink<std::mutex> {
-protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    spdlog::memory_buf_t line;
-    formatter_->format(msg, line);
-    std::fwrite(line.data(), 1, line.size(), stdout);
-  }
-  void flush_() override { std::fflush(stdout); }
-};
-
 void setup_logging(const cl::config::settings& s) {
-  // A pipe or a file gets whole 64 KiB writes; a terminal keeps its line at a time.
-  if (!::isatty(STDOUT_FILENO)) std::setvbuf(stdout, nullptr, _IOFBF, 1 << 16);
   auto ops = spdlog::stderr_logger_mt("contentlake");
   ops->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
   ops->set_level(spdlog::level::from_str(s.log.level));
   ops->flush_on(spdlog::level::info);
   spdlog::set_default_logger(ops);
-  auto access = std::make_shared<spdlog::logger>("access", std::make_shared<buffered_stdout_sink>());
+  // A pipe or a file gets whole writes of about 64 KiB; a terminal a line at a time.
+  auto access = std::make_shared<spdlog::logger>("access", std::make_shared<cl::app::access_sink>(STDOUT_FILENO, 1 << 16));
   access->set_pattern("%v");
   access->flush_on(spdlog::level::warn);
   spdlog::register_logger(access);
