@@ -151,8 +151,12 @@ connection::connection(const std::string& url, const std::string& password, std:
   }
   // Server notices (NOTICE: ... skipping) are not errors: they stay out of stderr.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
-  // Every session the same: UTC, no statement waits forever on a lock.
-  exec("SET TIME ZONE 'UTC'; SET lock_timeout = '10s'; SET idle_in_transaction_session_timeout = '60s'");
+  // Every session the same: UTC, no statement waits forever on a lock, and a session that stops
+  // talking inside a transaction (its node frozen, or its network stalled with the TCP connection
+  // up, which keepalives do not notice) is ended by the server after 5 s: its transaction may hold
+  // the change log's head, which every node's writes wait for. Ours never idle that long: a
+  // transaction's statements are sent back to back.
+  exec("SET TIME ZONE 'UTC'; SET lock_timeout = '10s'; SET idle_in_transaction_session_timeout = '5s'");
 }
 
 connection::~connection() {
