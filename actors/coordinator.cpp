@@ -51,7 +51,7 @@ class reply_once : public deadline_target {
 public:
   reply_once(reply_fn fn, std::chrono::milliseconds bound) : fn_(std::move(fn)), bound_(bound) {}
   ~reply_once() override {
-    if (!answered_.exchange(true)) fn_(backend_unavailable("coordinator", backend_error::timeout));
+    if (!answered_.exchange(true)) fn_(backend_unavailable("coordinator", backend_error::other));
   }
   void operator()(domain::api_reply r) {
     if (!answered_.exchange(true)) fn_(std::move(r));
@@ -375,7 +375,7 @@ bool answered_in_place(request_job& job) {
     answer->reset();
   } catch (const std::exception&) {
     // What a coordinator's death answers (its guard, `reply_once`).
-    if (!*answer) *answer = backend_unavailable("coordinator", backend_error::timeout);
+    if (!*answer) *answer = backend_unavailable("coordinator", backend_error::other);
   }
   if (*answer) {
     job.reply(attributed(std::move(**answer), *who));

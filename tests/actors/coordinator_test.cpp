@@ -607,6 +607,7 @@ TEST_CASE("a plan that fails in place is 503, as a coordinator that dies", "[coo
   auto r = f.run(&plan_failing, at_once);
   CHECK(at_once);
   CHECK(reason(r) == domain::error_id::backend_unavailable);
+  CHECK(r->error->message == "The coordinator service failed to answer; retry shortly.");  // not "late"
 }
 
 TEST_CASE("what is not run in place goes to a coordinator: another route, a position, no cached token", "[coordinator][in_place]") {
