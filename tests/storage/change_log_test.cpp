@@ -3,6 +3,7 @@
 // past retention and past every registered consumer.
 
 #include "storage/change_log.hpp"
+#include "storage/postgresql/connection.hpp"
 #include "tests/support/service_fixture.hpp"
 #include "tests/support/test_store.hpp"
 
@@ -230,4 +231,24 @@ TEST_CASE("several nodes writing at once: a reader tailing the log sees every co
   REQUIRE(again.size() == total);
   for (std::size_t i = 0; i < total; ++i) CHECK(again[i] == seen[i]);
   CHECK(nodes[1]->last_change() == total);
+}
+
+TEST_CASE("a session that stops inside a transaction holding the change log's head holds other writers for at most 5 s",
+          "[change_log][postgresql]") {
+  // A node frozen, or whose network stalled with its TCP connection up (the cluster test's stall),
+  // between the log append and COMMIT: every node's writes wait for the head row. The server ends
+  // such a session after the service's idle_in_transaction_session_timeout; before, after 60 s,
+  // the other writers' lock_timeout (10 s) failed their writes meanwhile.
+  auto url = cl::testing::fresh_postgresql_url();
+  auto store = open_postgresql_store({url, {}, 2});
+  pg::connection frozen{url};  // a session as the service opens them
+  frozen.exec("BEGIN");
+  frozen.run({"SELECT seq FROM change_head FOR UPDATE"});  // holds the head, then says nothing more
+  auto started = std::chrono::steady_clock::now();
+  auto kept = store->apply({change("res_1")});
+  auto waited = std::chrono::steady_clock::now() - started;
+  CHECK(kept == std::vector<bool>{true});
+  CHECK(waited >= std::chrono::seconds{4});  // it did wait for the frozen session
+  CHECK(waited < std::chrono::seconds{9});   // within the 5 s, not the other's lock_timeout
+  CHECK(sequences(store->read_from(0, 10)) == std::vector<std::uint64_t>{1});
 }

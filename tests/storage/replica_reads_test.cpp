@@ -84,28 +84,3 @@ TEST_CASE("a primary behind what the node has seen committed serves no read: it 
   server.exec("UPDATE change_head SET timeline = " + std::to_string(timeline + 1));  // a promotion not heard of yet
   CHECK(store->resources().get("t1", "res_2").has_value());
 }
-
-TEST_CASE("a session that stops inside a transaction holding the change log's head holds other writers for at most 5 s",
-          "[postgresql][head]") {
-  // A node frozen, or whose network stalled with its TCP connection up (the cluster test's stall),
-  // between the log append and COMMIT: every node's writes wait for the head row. The server ends
-  // such a session after the service's idle_in_transaction_session_timeout; before, after 60 s,
-  // the other writers' lock_timeout (10 s) failed their writes meanwhile.
-  postgresql_settings settings;
-  settings.url = cl::testing::fresh_postgresql_url();
-  auto store = open_postgresql_store(settings);
-  pg::connection frozen{settings.url};  // a session as the service opens them
-  frozen.exec("BEGIN");
-  frozen.run({"SELECT seq FROM change_head FOR UPDATE"});  // holds the head, then says nothing more
-  auto started = std::chrono::steady_clock::now();
-  auto kept = store->apply({[](write_txn& tx) {
-    tx.resources().put("t1", "res_1", resource_header{}, R"({"id":"res_1"})");
-    tx.log_change(change_entry{0, "t1", change_kind::resource, "res_1", change_op::created, 1000, {}, {}, {}, 0});
-    return true;
-  }});
-  auto waited = std::chrono::steady_clock::now() - started;
-  CHECK(kept == std::vector<bool>{true});
-  CHECK(waited >= std::chrono::seconds{4});  // it did wait for the frozen session
-  CHECK(waited < std::chrono::seconds{9});   // within the 5 s, not the other's lock_timeout
-  CHECK(store->resources().get("t1", "res_1") == std::optional<std::string>{R"({"id":"res_1"})"});
-}
