@@ -43,14 +43,15 @@ void ask(const plan_run& run, const Handle& actor, const char* concern, OnValue 
     .then(std::move(on_value), [run, concern](caf::error& e) {
       const auto& stats = run->actors->stats;
       // The client learns "unavailable"; the operator learns which kind of failure, and where.
-      auto kind = backend_error_name(classify(e));
+      auto why = classify(e);
+      auto kind = backend_error_name(why);
       if (stats) stats->count_backend_error(concern, kind);
       spdlog::warn("{} did not answer a request: {}", concern, kind);
-      if (classify(e) == backend_error::storage_full)
+      if (why == backend_error::storage_full)
         return run.answer(domain::api_reply::failure(
           domain::error_id::storage_full, "The service's storage is full: nothing of this request was stored."));
-      if (classify(e) == backend_error::unstorable) return run.answer(unstorable_reply());
-      run.answer(backend_unavailable(concern, classify(e)));
+      if (why == backend_error::unstorable) return run.answer(unstorable_reply());
+      run.answer(backend_unavailable(concern, why));
     });
 }
 

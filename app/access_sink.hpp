@@ -21,13 +21,12 @@ public:
   access_sink(int fd, std::size_t batch);
   ~access_sink() override;
 
-  struct state;
-
 protected:
   void sink_it_(const spdlog::details::log_msg& msg) override;  ///< the message's payload, as is
   void flush_() override;
 
 private:
+  struct state;
   std::shared_ptr<state> state_;
 };
 
