@@ -18,6 +18,7 @@
 
 #include "http/s3_protocol.hpp"
 #include "http/s3_server.hpp"
+#include "storage/objects/direct_buffer.hpp"
 #include "storage/objects/object_files.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -207,12 +208,11 @@ public:
   /// Runs `then` on the session's strand once every stage job queued so far has run.
   void after_stages(std::function<void()> then);
 
-  /// A chunk of the body in memory aligned for a direct write, shared by its stages.
+  /// A chunk of the body in memory made for a direct write (storage/objects/direct_buffer.hpp),
+  /// shared by its stages.
   struct chunk {
-    explicit chunk(std::size_t size);
-    ~chunk();
-    chunk(const chunk&) = delete;
-    chunk& operator=(const chunk&) = delete;
+    explicit chunk(std::size_t size) : memory(size), data(memory.data()) {}
+    storage::direct_buffer memory;
     char* data;
     int pending = 0;  ///< stage jobs that still read it
   };

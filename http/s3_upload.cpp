@@ -16,15 +16,6 @@
 
 namespace cl::http::s3_listener {
 
-s3_upload::chunk::chunk(std::size_t size)
-  : data(static_cast<char*>(std::aligned_alloc(storage::object_files::direct_alignment, size))) {
-  if (!data) throw std::bad_alloc{};
-}
-
-s3_upload::chunk::~chunk() {
-  std::free(data);
-}
-
 s3_upload::s3_upload(std::shared_ptr<s3_session> session)
   : session_(std::move(session)),
     body_timer_(session_->stream().get_executor()),

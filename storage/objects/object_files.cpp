@@ -4,6 +4,7 @@
 #include "domain/clock.hpp"
 #include "domain/ids.hpp"
 #include "domain/sigv4.hpp"
+#include "storage/objects/direct_buffer.hpp"
 
 #include <boost/json.hpp>
 #include <openssl/evp.h>
@@ -123,19 +124,6 @@ std::optional<object_info> read_meta(const fs::path& p) {
 /// Bytes a copy inside the store (a backup, a multipart completion) reads and writes at a time.
 constexpr std::size_t copy_chunk = 4 << 20;
 
-/// Memory aligned for writes that bypass the page cache (object_files::direct_alignment).
-struct aligned_buffer {
-  explicit aligned_buffer(std::size_t n)
-    : size(n), data(static_cast<char*>(std::aligned_alloc(object_files::direct_alignment, n))) {
-    if (!data) throw std::bad_alloc{};
-  }
-  ~aligned_buffer() { std::free(data); }
-  aligned_buffer(const aligned_buffer&) = delete;
-  aligned_buffer& operator=(const aligned_buffer&) = delete;
-  std::size_t size;
-  char* data;
-};
-
 class file_incoming final : public object_files::incoming {
 public:
   file_incoming(fs::path dir, std::uint64_t flush_every)
@@ -251,7 +239,7 @@ private:
 /// buffers of copy_chunk bytes at most.
 void append_pipelined(file_incoming& in, const std::function<std::size_t(char*, std::size_t)>& fill) {
   constexpr int depth = 3;
-  std::vector<std::unique_ptr<aligned_buffer>> buffers;  // outlives the jobs (their futures go first)
+  std::vector<std::unique_ptr<direct_buffer>> buffers;  // outlives the jobs (their futures go first)
   std::shared_future<void> last_write, last_hash;
   std::shared_future<void> wrote[depth], hashed[depth];
   for (int k = 0;; ++k) {
@@ -260,11 +248,11 @@ void append_pipelined(file_incoming& in, const std::function<std::size_t(char*, 
       wrote[slot].get();
       hashed[slot].get();
     } else {
-      buffers.push_back(std::make_unique<aligned_buffer>(copy_chunk));
+      buffers.push_back(std::make_unique<direct_buffer>(copy_chunk));
     }
-    auto n = fill(buffers[slot]->data, copy_chunk);
+    auto n = fill(buffers[slot]->data(), copy_chunk);
     if (n == 0) break;
-    std::string_view bytes{buffers[slot]->data, n};
+    std::string_view bytes{buffers[slot]->data(), n};
     // Each stage in the order of the bytes: a job waits for the one before it.
     last_write = wrote[slot] = std::async(std::launch::async, [&in, bytes, before = last_write] {
                                  if (before.valid()) before.get();
@@ -404,9 +392,9 @@ object_files::copy_summary object_files::copy_objects_to(object_files& target) c
         std::ifstream data{object.path() / "data", std::ios::binary};
         if (!info || !data) break;  // removed since it was listed
         auto body = target.receive();
-        aligned_buffer chunk{copy_chunk};
-        while (data.read(chunk.data, static_cast<std::streamsize>(chunk.size)) || data.gcount() > 0)
-          body->append(std::string_view{chunk.data, static_cast<std::size_t>(data.gcount())});
+        direct_buffer chunk{copy_chunk};
+        while (data.read(chunk.data(), static_cast<std::streamsize>(copy_chunk)) || data.gcount() > 0)
+          body->append(std::string_view{chunk.data(), static_cast<std::size_t>(data.gcount())});
         if (body->sha256() != info->sha256) continue;  // replaced while it was read: read it again
         auto& in = dynamic_cast<file_incoming&>(*body);
         auto trash = target.fresh_tmp();

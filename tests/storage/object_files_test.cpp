@@ -2,11 +2,13 @@
 // committed (one rename), with the SHA-256 and ETag of what was received.
 
 #include "domain/sigv4.hpp"
+#include "storage/objects/direct_buffer.hpp"
 #include "storage/objects/object_files.hpp"
 #include "tests/support/service_fixture.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -175,7 +177,7 @@ TEST_CASE("a body received with flushes as it goes, past two of them, reads back
           "[storage][objects]") {
   temp_dir dir;
   object_files files{dir.path + "/blobs"};
-  constexpr std::size_t block = object_files::direct_alignment, chunk = 2 << 20;
+  constexpr std::size_t chunk = 2 << 20;
   // Past two flushes, then a chunk's worth and a tail; random bytes, so a chunk written at another
   // chunk's offset shows (pattern() repeats every MiB).
   constexpr std::uint64_t flush_every = 8 << 20;
@@ -183,18 +185,31 @@ TEST_CASE("a body received with flushes as it goes, past two of them, reads back
   std::string bytes(n, '\0');
   std::mt19937_64 rng{69};
   for (auto& c : bytes) c = static_cast<char>(rng());
-  auto* aligned = static_cast<char*>(std::aligned_alloc(block, chunk));
+  cl::storage::direct_buffer memory{chunk};  // as the listener's chunks
   auto in = files.receive(flush_every);
-  for (std::size_t at = 0; at < n; at += chunk) {  // as the listener's chunks: one aligned buffer each
+  for (std::size_t at = 0; at < n; at += chunk) {
     auto len = std::min(chunk, n - at);
-    std::memcpy(aligned, bytes.data() + at, len);
-    in->append(std::string_view{aligned, len});
+    std::memcpy(memory.data(), bytes.data() + at, len);
+    in->append(std::string_view{memory.data(), len});
   }
-  std::free(aligned);
   auto info = files.commit_object(std::move(in), "contentlake", "t/blb_5/long", "application/octet-stream");
   CHECK(info.size == n);
   CHECK(info.sha256 == cl::domain::sigv4::sha256_hex(bytes));
   CHECK(read_all(*files.data_path("contentlake", "t/blb_5/long")) == bytes);
+}
+
+TEST_CASE("memory for direct writes starts on a huge page's boundary and holds whole huge pages",
+          "[storage][objects]") {
+  using cl::storage::direct_buffer;
+  for (std::size_t asked : {std::size_t{1}, direct_buffer::page, direct_buffer::page + 1, 3 * direct_buffer::page}) {
+    direct_buffer memory{asked};
+    CHECK(reinterpret_cast<std::uintptr_t>(memory.data()) % direct_buffer::page == 0);
+    CHECK(memory.size() % direct_buffer::page == 0);
+    CHECK(memory.size() >= asked);
+    CHECK(memory.size() < asked + direct_buffer::page);
+    std::memset(memory.data(), 0x5a, memory.size());  // all of it is writable
+    CHECK(memory.data()[memory.size() - 1] == 0x5a);
+  }
 }
 
 TEST_CASE("the MD5 is computed only from what is added to it", "[storage][objects]") {
