@@ -11,7 +11,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <vector>
 
 namespace cl::storage {
 
@@ -72,13 +75,67 @@ std::size_t entries_in(MDB_txn* txn, MDB_dbi dbi) {
   return st.ms_entries;
 }
 
-/// A read-only transaction for one call (MDB_NOTLS: not tied to the thread).
+/// Read-only transactions kept reset between calls and renewed for the next (mdb_txn_reset,
+/// mdb_txn_renew; MDB_NOTLS: any thread may renew one). A renewed one keeps its reader slot and its
+/// memory; a new one allocates and zeroes ~3 KiB (a table's worth for each of 64 databases) and
+/// takes the reader table's lock to find a slot, on every point read before. A reset one pins no
+/// pages. At most `max_idle` are kept (each holds one of LMDB's 126 reader slots); more at once
+/// are aborted when done.
+class read_txns {
+public:
+  explicit read_txns(MDB_env* env) : env_(env) {}
+  ~read_txns() { clear(); }
+  read_txns(const read_txns&) = delete;
+  read_txns& operator=(const read_txns&) = delete;
+
+  MDB_txn* take() {
+    MDB_txn* txn = nullptr;
+    {
+      std::lock_guard lock{mutex_};
+      if (!idle_.empty()) {
+        txn = idle_.back();
+        idle_.pop_back();
+      }
+    }
+    if (txn) {
+      int rc = mdb_txn_renew(txn);
+      if (rc == MDB_SUCCESS) return txn;
+      mdb_txn_abort(txn);
+      check(rc, "mdb_txn_renew");
+    }
+    check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
+    return txn;
+  }
+  void give_back(MDB_txn* txn) {
+    mdb_txn_reset(txn);
+    {
+      std::lock_guard lock{mutex_};
+      if (idle_.size() < max_idle) return idle_.push_back(txn);
+    }
+    mdb_txn_abort(txn);
+  }
+  /// Aborts the idle ones (before the environment closes).
+  void clear() {
+    std::lock_guard lock{mutex_};
+    for (auto* txn : idle_) mdb_txn_abort(txn);
+    idle_.clear();
+  }
+
+private:
+  static constexpr std::size_t max_idle = 16;
+  MDB_env* env_;
+  std::mutex mutex_;
+  std::vector<MDB_txn*> idle_;
+};
+
+/// A read-only transaction for one call, from `read_txns`.
 struct read_txn {
-  explicit read_txn(MDB_env* env) { check(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin"); }
-  ~read_txn() { mdb_txn_abort(txn); }
+  explicit read_txn(read_txns& from) : from(from), txn(from.take()) {}
+  ~read_txn() { from.give_back(txn); }
   read_txn(const read_txn&) = delete;
   read_txn& operator=(const read_txn&) = delete;
-  MDB_txn* txn = nullptr;
+  read_txns& from;
+  MDB_txn* txn;
 };
 
 /// One LMDB environment with a named database per declared table.
@@ -126,27 +183,31 @@ public:
       mdb_env_close(env_);
       throw;
     }
+    reads_ = std::make_unique<read_txns>(env_);
   }
 
-  ~lmdb_engine() override { mdb_env_close(env_); }
+  ~lmdb_engine() override {
+    reads_.reset();  // their transactions before the environment
+    mdb_env_close(env_);
+  }
 
   MDB_env* env() const { return env_; }
   MDB_dbi dbi(kv::table t) const { return dbis_.at(t.index); }
 
   std::optional<std::string> get(kv::table t, std::string_view key) const override {
-    read_txn r{env_};
+    read_txn r{*reads_};
     return get_in(r.txn, dbi(t), key);
   }
   kv::rows scan(kv::table t, std::string_view prefix, std::string_view after, std::size_t limit) const override {
-    read_txn r{env_};
+    read_txn r{*reads_};
     return scan_in(r.txn, dbi(t), prefix, after, limit);
   }
   std::size_t entries(kv::table t) const override {
-    read_txn r{env_};
+    read_txn r{*reads_};
     return entries_in(r.txn, dbi(t));
   }
   std::optional<std::string> last_key(kv::table t) const override {
-    read_txn r{env_};
+    read_txn r{*reads_};
     MDB_cursor* cursor = nullptr;
     check(mdb_cursor_open(r.txn, dbi(t), &cursor), "mdb_cursor_open");
     MDB_val k{}, v{};
@@ -164,6 +225,7 @@ private:
   bool read_only_ = false;
   MDB_env* env_ = nullptr;
   std::vector<MDB_dbi> dbis_;  ///< by table index
+  std::unique_ptr<read_txns> reads_;  ///< the point reads' and scans' transactions
 };
 
 /// A write transaction, or one nested in another.

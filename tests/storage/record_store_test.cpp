@@ -11,7 +11,9 @@
 #include <catch2/catch.hpp>
 #include <lmdb.h>
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -150,6 +152,36 @@ TEST_CASE("stop and start keep records and the change-log position", "[storage][
   CHECK(store->last_change() == 2);
   store->apply({put_resource("t1", "res_c", "c")});
   CHECK(store->last_change() == 3);
+}
+
+// Point reads reuse their read transactions (reset, then renewed): each read must still see every
+// commit before it, and readers beyond those kept must give their slots back (LMDB has 126).
+TEST_CASE("point reads see each commit before them, from many threads at once, round after round",
+          "[storage][lmdb]") {
+  temp_dir dir;
+  auto store = cl::storage::open_lmdb_store(dir.path, 64);
+  for (int version = 0; version < 5; ++version) {
+    store->apply({put_resource("t1", "res_a", "v" + std::to_string(version))});
+    CHECK(store->get_resource("t1", "res_a") == "v" + std::to_string(version));
+  }
+  // 40 rounds of 48 threads reading at once: 1,920 reads, far more than 126 slots could serve
+  // if a reader kept one.
+  std::atomic<int> wrong{0}, failed{0};
+  for (int round = 0; round < 40; ++round) {
+    store->apply({put_resource("t1", "res_a", "r" + std::to_string(round))});
+    std::vector<std::thread> readers;
+    for (int k = 0; k < 48; ++k)
+      readers.emplace_back([&, round] {
+        try {
+          if (store->get_resource("t1", "res_a") != "r" + std::to_string(round)) ++wrong;
+        } catch (const std::exception&) {
+          ++failed;
+        }
+      });
+    for (auto& t : readers) t.join();
+  }
+  CHECK(wrong == 0);
+  CHECK(failed == 0);
 }
 
 TEST_CASE("a data dir written by a newer format is refused with a clear message", "[storage][lmdb]") {
