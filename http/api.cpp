@@ -40,6 +40,7 @@ public:
              const public_api_settings& s)
     : sys_(sys),
       routes_(std::move(routes)),
+      table_(routes_),
       directory_(std::move(directory)),
       timeout_(s.timeout),
       deadlines_(std::make_shared<actors::deadline_watch>(
@@ -97,7 +98,7 @@ private:
 
   routed_request route_of(const domain::api_request& request) const {
     routed_request out;
-    auto m = match_route(routes_, request.method, request.path);
+    auto m = table_.match(request.method, request.path);
     if (!m.found) {
       if (!m.allow.empty()) {
         auto r = domain::api_reply::failure(domain::error_id::method_not_allowed,
@@ -170,6 +171,7 @@ private:
 
   caf::actor_system& sys_;
   std::vector<route> routes_;
+  route_table table_;  ///< over routes_
   std::shared_ptr<actors::actor_directory> directory_;
   std::chrono::milliseconds timeout_;
   std::shared_ptr<actors::deadline_watch> deadlines_;

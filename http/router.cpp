@@ -20,46 +20,30 @@ std::vector<std::string_view> segments(std::string_view path) {
   return out;
 }
 
-/// Calls `f(segment)` for each segment of template `tmpl` ("/a/{b}/c") in order; false as soon as
-/// `f` answers false.
-template <class F>
-bool walk_segments(std::string_view tmpl, F f) {
-  for (std::size_t start = 1;;) {
-    auto slash = tmpl.find('/', start);
-    if (!f(tmpl.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start))) return false;
-    if (slash == std::string_view::npos) return true;
-    start = slash + 1;
-  }
-}
-
 bool names_parameter(std::string_view t) { return t.size() > 2 && t.front() == '{' && t.back() == '}'; }
 
-/// Matches one template against the path's segments; fills `params` on success. Compares in place
-/// and decodes parameters only for a match (every request tries every route until one matches).
-bool match_template(std::string_view tmpl, const std::vector<std::string_view>& path,
+/// Matches one template's segments against the path's (as many); fills `params` on success.
+/// Compares in place and decodes parameters only for a match.
+bool match_template(const std::vector<std::string_view>& tmpl, const std::vector<std::string_view>& path,
                     std::vector<std::pair<std::string, std::string>>& params) {
-  if (tmpl.empty() || tmpl.front() != '/') return path.empty();
-  std::size_t i = 0, named = 0;
-  bool same = walk_segments(tmpl, [&](std::string_view t) {
-    if (i >= path.size()) return false;
-    const auto& p = path[i++];
-    if (!names_parameter(t)) return t == p;
-    ++named;
-    return !p.empty();
-  });
-  if (!same || i != path.size()) return false;
+  std::size_t named = 0;
+  for (std::size_t i = 0; i < tmpl.size(); ++i) {
+    if (!names_parameter(tmpl[i])) {
+      if (tmpl[i] != path[i]) return false;
+    } else if (path[i].empty()) {
+      return false;
+    } else {
+      ++named;
+    }
+  }
   std::vector<std::pair<std::string, std::string>> found;
   found.reserve(named);
-  i = 0;
-  bool decoded = named == 0 || walk_segments(tmpl, [&](std::string_view t) {
-    const auto& p = path[i++];
-    if (!names_parameter(t)) return true;
+  for (std::size_t i = 0; i < tmpl.size() && named > 0; ++i) {
+    if (!names_parameter(tmpl[i])) continue;
     std::string value;
-    if (!percent_decode_segment(p, value)) return false;
-    found.emplace_back(std::string{t.substr(1, t.size() - 2)}, std::move(value));
-    return true;
-  });
-  if (!decoded) return false;
+    if (!percent_decode_segment(path[i], value)) return false;
+    found.emplace_back(std::string{tmpl[i].substr(1, tmpl[i].size() - 2)}, std::move(value));
+  }
   params = std::move(found);
   return true;
 }
@@ -86,13 +70,24 @@ bool percent_decode_segment(std::string_view in, std::string& out) {
   return true;
 }
 
-route_match match_route(const std::vector<route>& routes, std::string_view method, std::string_view path) {
+route_table::route_table(const std::vector<route>& routes) {
+  for (const auto& r : routes) {
+    // A template not starting with '/' matches no path (as the path's own split gives none).
+    auto parts = segments(r.path_template);
+    if (parts.empty()) continue;
+    if (by_length_.size() <= parts.size()) by_length_.resize(parts.size() + 1);
+    by_length_[parts.size()].push_back(entry{&r, std::move(parts)});
+  }
+}
+
+route_match route_table::match(std::string_view method, std::string_view path) const {
   route_match m;
   auto parts = segments(path);
-  if (parts.empty()) return m;
+  if (parts.empty() || parts.size() >= by_length_.size()) return m;
   std::vector<std::pair<std::string, std::string>> params;
-  for (const auto& r : routes) {
-    if (!match_template(r.path_template, parts, params)) continue;
+  for (const auto& e : by_length_[parts.size()]) {
+    if (!match_template(e.segments, parts, params)) continue;
+    const auto& r = *e.r;
     if (r.method == method) {
       m.found = &r;
       m.params = std::move(params);
@@ -106,6 +101,10 @@ route_match match_route(const std::vector<route>& routes, std::string_view metho
     }
   }
   return m;
+}
+
+route_match match_route(const std::vector<route>& routes, std::string_view method, std::string_view path) {
+  return route_table{routes}.match(method, path);
 }
 
 }  // namespace cl::http
