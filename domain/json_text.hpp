@@ -6,7 +6,8 @@
 
 namespace cl::domain {
 
-/// Appends `s` to `out` as a JSON string literal, quotes included.
+/// Appends `s` to `out` as a JSON string literal, quotes included. Reserves nothing: a caller
+/// writing a whole document reserves for it once (an exact reserve per call would copy it each time).
 void append_json_string(std::string& out, std::string_view s);
 
 /// Returns `s` as a JSON string literal, quotes included.

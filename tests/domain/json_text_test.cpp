@@ -25,3 +25,22 @@ TEST_CASE("json_decimal writes plain decimals: no exponent, no trailing zeros", 
     CHECK(parsed.to_number<double>() == Approx(v).margin(1e-4));
   }
 }
+
+TEST_CASE("json_string escapes what JSON requires and control bytes, and keeps every other byte", "[json]") {
+  using cl::domain::json_string;
+  CHECK(json_string("") == "\"\"");
+  CHECK(json_string("plain text, é and 日本") == "\"plain text, é and 日本\"");
+  CHECK(json_string("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(json_string("\n\r\t\b\f") == "\"\\n\\r\\t\\b\\f\"");
+  CHECK(json_string(std::string{"x\0y", 3}) == "\"x\\u0000y\"");
+  CHECK(json_string("\x1b[31m\x7f") == "\"\\u001b[31m\\u007f\"");
+  CHECK(json_string("\"") == "\"\\\"\"");  // an escape first and last, with no run around it
+  // Every byte value, as text boost::json reads back to the same bytes.
+  std::string all;
+  for (int c = 1; c < 256; ++c) all.push_back(static_cast<char>(c));
+  all = "start" + all + "end";
+  std::string valid_utf8;
+  for (char c : all)
+    if (static_cast<unsigned char>(c) < 0x80) valid_utf8.push_back(c);
+  CHECK(boost::json::parse(json_string(valid_utf8)).as_string() == valid_utf8);
+}
