@@ -211,7 +211,7 @@ public:
   /// A chunk of the body in memory made for a direct write (storage/objects/direct_buffer.hpp),
   /// shared by its stages.
   struct chunk {
-    explicit chunk(std::size_t size) : memory(size), data(memory.data()) {}
+    chunk(std::size_t size, bool huge_pages) : memory(size, huge_pages), data(memory.data()) {}
     storage::direct_buffer memory;
     char* data;
     int pending = 0;  ///< stage jobs that still read it
@@ -237,6 +237,7 @@ private:
   std::shared_ptr<storage::object_files::incoming> incoming_;
   stage writes_, sha256_, md5_;  ///< each in the order of the bytes, beside the others
   bool md5_wanted_ = false;      ///< the client declared a Content-MD5 to check
+  bool small_ = false;           ///< the body fits one chunk: its chunk is not on a huge page
   std::shared_ptr<chunk> reading_;             ///< the chunk the socket is read into
   std::size_t filled_ = 0;                     ///< bytes of it read so far
   std::vector<std::shared_ptr<chunk>> free_;   ///< chunks no stage reads any more

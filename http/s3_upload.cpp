@@ -36,6 +36,7 @@ void s3_upload::start() {
   auto limit = session_->cfg().max_object_bytes;
   parser_->body_limit(target.required_length ? std::min(*target.required_length, limit) : limit);
   if (!parser_->chunked()) raw_remaining_ = parser_->content_length().value_or(0);
+  small_ = raw_remaining_ && *raw_remaining_ < upload_chunk_size;
   auto files = session_->cfg().files;
   auto t = target;
   session_->on_disk(
@@ -73,7 +74,7 @@ std::shared_ptr<s3_upload::chunk> s3_upload::free_chunk() {
     ++spares_;
   }
   ++chunks_;
-  return std::make_shared<chunk>(upload_chunk_size);
+  return std::make_shared<chunk>(upload_chunk_size, !small_);
 }
 
 void s3_upload::read_chunk() {
