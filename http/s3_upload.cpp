@@ -12,7 +12,6 @@
 #include <boost/asio/read.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace cl::http::s3_listener {
 
