@@ -84,7 +84,9 @@ std::size_t entries_in(MDB_txn* txn, MDB_dbi dbi) {
 class read_txns {
 public:
   explicit read_txns(MDB_env* env) : env_(env) {}
-  ~read_txns() { clear(); }
+  ~read_txns() {
+    for (auto* txn : idle_) mdb_txn_abort(txn);
+  }
   read_txns(const read_txns&) = delete;
   read_txns& operator=(const read_txns&) = delete;
 
@@ -114,13 +116,6 @@ public:
     }
     mdb_txn_abort(txn);
   }
-  /// Aborts the idle ones (before the environment closes).
-  void clear() {
-    std::lock_guard lock{mutex_};
-    for (auto* txn : idle_) mdb_txn_abort(txn);
-    idle_.clear();
-  }
-
 private:
   static constexpr std::size_t max_idle = 16;
   MDB_env* env_;
