@@ -55,7 +55,7 @@ struct postgresql_settings {
   /// server that stopped answering holds no thread longer). Above the sessions' lock_timeout (10 s).
   std::chrono::milliseconds answer_wait{15000};
   /// Replicas for committed reads (storage/postgresql/replicas.hpp); empty: none.
-  std::string replica_url;
+  std::string replica_url{};
   /// How long a read waits for a replica's answer before the primary answers it instead.
   std::chrono::milliseconds replica_answer_wait{1000};
 };

@@ -40,10 +40,11 @@ std::int64_t expiry_of(lease_store& store, const std::string& name) {
 
 TEST_CASE("a lease is held by one holder until it lapses or is given up", "[leases]") {
   auto store = leases();
-  CHECK(store->claim("webhooks", "node-a", 600ms));
-  CHECK_FALSE(store->claim("webhooks", "node-b", 600ms));
-  CHECK(store->claim("webhooks", "node-a", 600ms));  // renewed by its holder
-  CHECK(store->claim("pruning", "node-b", 600ms));   // another lease is another row
+  // Held for a minute here, so no stall of a loaded machine lets one lapse between two checks.
+  CHECK(store->claim("webhooks", "node-a", 60s));
+  CHECK_FALSE(store->claim("webhooks", "node-b", 60s));
+  CHECK(store->claim("webhooks", "node-a", 60s));  // renewed by its holder
+  CHECK(store->claim("pruning", "node-b", 60s));   // another lease is another row
   auto listed = store->leases();
   REQUIRE(listed.size() == 2);
   CHECK(listed[0].name == "pruning");
@@ -52,7 +53,7 @@ TEST_CASE("a lease is held by one holder until it lapses or is given up", "[leas
   CHECK(listed[1].holder == "node-a");
 
   SECTION("node-a stops renewing: node-b takes it once it lapsed, not before") {
-    REQUIRE(store->claim("webhooks", "node-a", 600ms));
+    REQUIRE(store->claim("webhooks", "node-a", 600ms));  // its renewal shortens the hold to 600 ms
     auto lapses = expiry_of(*store, "webhooks");
     // Every claim of node-b before the expiry node-a's renewal recorded fails; the one that takes
     // it comes at or after it (the store's own clock, read back).
@@ -60,8 +61,10 @@ TEST_CASE("a lease is held by one holder until it lapses or is given up", "[leas
     REQUIRE(cl::testing::eventually([&] {
       // The clock read before the claim: a claim refused must have started before the lapse (a
       // loaded machine may return it late, which says nothing about when the database decided).
+      // The claim that takes it holds for a minute, so node-a's claim after it is refused however
+      // late a loaded machine runs it.
       auto asked = cl::domain::now_ms();
-      taken = store->claim("webhooks", "node-b", 600ms);
+      taken = store->claim("webhooks", "node-b", 60s);
       if (!taken) CHECK(asked < lapses + 50);
       return taken;
     }, 5000));
@@ -71,7 +74,7 @@ TEST_CASE("a lease is held by one holder until it lapses or is given up", "[leas
 
   SECTION("given up, it is free at once; another holder's release changes nothing") {
     store->release("pruning", "node-a");
-    CHECK_FALSE(store->claim("pruning", "node-a", 600ms));
+    CHECK_FALSE(store->claim("pruning", "node-a", 60s));
     store->release("webhooks", "node-a");
     CHECK(store->claim("webhooks", "node-b", 60s));
   }
@@ -82,8 +85,10 @@ TEST_CASE("two keepers: one holds each lease, the other takes over when it stops
   std::mutex m;
   std::condition_variable cv;
   std::map<std::string, int> gained_b;
-  lease_keeper a{store, "node-a", {"webhooks", "pruning"}, 600ms};
-  lease_keeper b{store, "node-b", {"webhooks", "pruning"}, 600ms};
+  // 3 s to live, a claim a second: B's claim after A gives up comes at least a second before A's
+  // last claims would lapse, a margin a stall of the loaded test machine does not eat.
+  lease_keeper a{store, "node-a", {"webhooks", "pruning"}, 3s};
+  lease_keeper b{store, "node-b", {"webhooks", "pruning"}, 3s};
   std::int64_t gained_last_ms = 0;
   b.on_gain([&](const std::string& name) {
     std::lock_guard lock{m};
