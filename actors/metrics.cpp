@@ -10,6 +10,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 #include <sstream>
 
@@ -50,7 +51,9 @@ struct metrics::impl {
   /// The series of every (route, method, status) and route seen: a family's `Add` builds and
   /// hashes a label map per call, these look the series up by one string. A family keeps its series
   /// for its life, so the pointers stay valid.
-  std::mutex series_mutex;
+  /// Shared by lookups (every request), taken alone only to add a series (once per route, method and
+  /// status): requests on two threads never wait for each other here.
+  std::shared_mutex series_mutex;
   std::unordered_map<std::string, std::pair<prometheus::Counter*, prometheus::Histogram*>> series;
   prometheus::Family<prometheus::Counter>& requests =
     prometheus::BuildCounter()
@@ -144,9 +147,13 @@ void metrics::observe_request(std::string_view route, std::string_view method, i
   key.append(route).push_back('\0');
   key.append(method).push_back('\0');
   key += std::to_string(status);
-  std::pair<prometheus::Counter*, prometheus::Histogram*> handles;
+  std::pair<prometheus::Counter*, prometheus::Histogram*> handles{};
   {
-    std::lock_guard<std::mutex> guard{impl_->series_mutex};
+    std::shared_lock guard{impl_->series_mutex};
+    if (auto found = impl_->series.find(key); found != impl_->series.end()) handles = found->second;
+  }
+  if (!handles.first) {
+    std::lock_guard guard{impl_->series_mutex};
     auto found = impl_->series.find(key);
     if (found == impl_->series.end()) {
       std::string r{route};

@@ -5,12 +5,17 @@
 /// This is how the hot read path saves hops: a cache inside an actor still costs a message round
 /// trip per request, so an actor that owns a cacheable answer (verified tokens, resolved rights)
 /// publishes it here and stays the only place that computes it. Readers that miss ask the actor.
+///
+/// Readers share a shard's lock and never wait for one another, only for a writer: a reader that
+/// the scheduler preempts while it copies a value out holds up no other reader (on a machine with
+/// fewer cores than busy threads, a waiter would wait for the holder's next time slice).
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -28,7 +33,7 @@ public:
   std::optional<Value> find(const std::string& key, std::int64_t now) const {
     if (per_shard_ == 0) return std::nullopt;
     const auto& s = shard_for(key);
-    std::lock_guard<std::mutex> guard{s.mutex};
+    std::shared_lock guard{s.mutex};
     auto hit = s.entries.find(key);
     if (hit == s.entries.end() || hit->second.valid_until <= now) return std::nullopt;
     return hit->second.value;
@@ -39,7 +44,7 @@ public:
   void insert(std::string key, Value value, std::int64_t valid_until, std::int64_t now) {
     if (per_shard_ == 0 || valid_until <= now) return;
     auto& s = shard_for(key);
-    std::lock_guard<std::mutex> guard{s.mutex};
+    std::lock_guard guard{s.mutex};
     if (s.entries.size() >= per_shard_ && s.entries.find(key) == s.entries.end()) {
       for (auto i = s.entries.begin(); i != s.entries.end();)
         i = i->second.valid_until <= now ? s.entries.erase(i) : std::next(i);
@@ -50,7 +55,7 @@ public:
 
   void clear() {
     for (auto& s : shards_) {
-      std::lock_guard<std::mutex> guard{s.mutex};
+      std::lock_guard guard{s.mutex};
       s.entries.clear();
     }
   }
@@ -58,7 +63,7 @@ public:
   std::size_t size() const {
     std::size_t n = 0;
     for (const auto& s : shards_) {
-      std::lock_guard<std::mutex> guard{s.mutex};
+      std::shared_lock guard{s.mutex};
       n += s.entries.size();
     }
     return n;
@@ -71,7 +76,7 @@ private:
     std::int64_t valid_until = 0;
   };
   struct shard {
-    mutable std::mutex mutex;
+    mutable std::shared_mutex mutex;
     std::unordered_map<std::string, entry> entries;
   };
   const shard& shard_for(const std::string& key) const { return shards_[std::hash<std::string>{}(key) % shard_count]; }

@@ -6,13 +6,16 @@
 /// (storage/postgresql/hot_records.hpp) are both this, with their own rules on top.
 ///
 /// Every call takes one shard's lock; the callbacks run under it (keep them short, never call back
-/// into the cache).
+/// into the cache). Reads share it: a hit on the entry read last in its shard (a hot key) waits for
+/// no other reader, so a reader the scheduler preempts mid-read holds no other one up; a hit on
+/// another entry then takes the lock alone to count it as read lately.
 
 #include <cstddef>
 #include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,15 +30,20 @@ public:
   explicit sharded_lru(std::size_t budget, std::size_t shards = 16)
     : count_(shards == 0 ? 1 : shards), budget_per_shard_(budget / count_), shards_(std::make_unique<shard[]>(count_)) {}
 
-  /// Calls `hit(value)` on `key`'s entry; when it answers true (a hit), the entry counts as read
-  /// lately. False when absent or not a hit.
+  /// Calls `hit(value)` on `key`'s entry (other readers may call theirs at the same time: `hit`
+  /// only reads); when it answers true (a hit), the entry counts as read lately. False when absent
+  /// or not a hit.
   template <class Hit>
   bool read(std::string_view key, Hit&& hit) const {
     auto& s = of(key);
-    std::lock_guard<std::mutex> guard{s.mutex};
-    auto at = s.index.find(key);
-    if (at == s.index.end() || !hit(static_cast<const Value&>(at->second->value))) return false;
-    s.order.splice(s.order.begin(), s.order, at->second);
+    {
+      std::shared_lock guard{s.mutex};
+      auto at = s.index.find(key);
+      if (at == s.index.end() || !hit(static_cast<const Value&>(at->second->value))) return false;
+      if (at->second == s.order.begin()) return true;  // the shard's most recently read already
+    }
+    std::lock_guard guard{s.mutex};
+    if (auto at = s.index.find(key); at != s.index.end()) s.order.splice(s.order.begin(), s.order, at->second);
     return true;
   }
 
@@ -46,7 +54,7 @@ public:
   template <class Change>
   void update(const std::string& key, Change&& change) {
     auto& s = of(key);
-    std::lock_guard<std::mutex> guard{s.mutex};
+    std::lock_guard guard{s.mutex};
     auto at = s.index.find(key);
     const Value* existing = at == s.index.end() ? nullptr : &at->second->value;
     std::optional<Value> next = change(existing);
@@ -67,14 +75,14 @@ public:
 
   void erase(std::string_view key) {
     auto& s = of(key);
-    std::lock_guard<std::mutex> guard{s.mutex};
+    std::lock_guard guard{s.mutex};
     if (auto at = s.index.find(key); at != s.index.end()) erase(s, at->second);
   }
 
   void clear() {
     for (std::size_t i = 0; i < count_; ++i) {
       auto& s = shards_[i];
-      std::lock_guard<std::mutex> guard{s.mutex};
+      std::lock_guard guard{s.mutex};
       s.index.clear();
       s.order.clear();
       s.bytes = 0;
@@ -84,7 +92,7 @@ public:
   std::size_t bytes() const {
     std::size_t n = 0;
     for (std::size_t i = 0; i < count_; ++i) {
-      std::lock_guard<std::mutex> guard{shards_[i].mutex};
+      std::shared_lock guard{shards_[i].mutex};
       n += shards_[i].bytes;
     }
     return n;
@@ -95,7 +103,7 @@ public:
   std::size_t count_if(Pred&& counted) const {
     std::size_t n = 0;
     for (std::size_t i = 0; i < count_; ++i) {
-      std::lock_guard<std::mutex> guard{shards_[i].mutex};
+      std::shared_lock guard{shards_[i].mutex};
       for (const auto& s : shards_[i].order) n += counted(s.value) ? 1 : 0;
     }
     return n;
@@ -113,7 +121,7 @@ private:
     Value value;
   };
   struct shard {
-    mutable std::mutex mutex;
+    mutable std::shared_mutex mutex;
     mutable std::list<slot> order;  ///< most recently read first
     std::unordered_map<std::string_view, typename std::list<slot>::iterator> index;
     std::size_t bytes = 0;

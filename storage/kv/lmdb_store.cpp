@@ -9,10 +9,11 @@
 #include <lmdb.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -80,47 +81,44 @@ std::size_t entries_in(MDB_txn* txn, MDB_dbi dbi) {
 /// memory; a new one allocates and zeroes ~3 KiB (a table's worth for each of 64 databases) and
 /// takes the reader table's lock to find a slot, on every point read before. A reset one pins no
 /// pages. At most `max_idle` are kept (each holds one of LMDB's 126 reader slots); more at once
-/// are aborted when done.
+/// are aborted when done. The kept ones sit in slots taken and filled by atomic exchange, with no
+/// lock: a thread preempted between taking and giving back holds up no other reader.
 class read_txns {
 public:
   explicit read_txns(MDB_env* env) : env_(env) {}
   ~read_txns() {
-    for (auto* txn : idle_) mdb_txn_abort(txn);
+    for (auto& slot : idle_)
+      if (auto* txn = slot.load(std::memory_order_acquire)) mdb_txn_abort(txn);
   }
   read_txns(const read_txns&) = delete;
   read_txns& operator=(const read_txns&) = delete;
 
   MDB_txn* take() {
-    MDB_txn* txn = nullptr;
-    {
-      std::lock_guard lock{mutex_};
-      if (!idle_.empty()) {
-        txn = idle_.back();
-        idle_.pop_back();
+    for (auto& slot : idle_) {
+      if (slot.load(std::memory_order_relaxed) == nullptr) continue;
+      if (auto* txn = slot.exchange(nullptr, std::memory_order_acquire)) {
+        int rc = mdb_txn_renew(txn);
+        if (rc == MDB_SUCCESS) return txn;
+        mdb_txn_abort(txn);
+        check(rc, "mdb_txn_renew");
       }
     }
-    if (txn) {
-      int rc = mdb_txn_renew(txn);
-      if (rc == MDB_SUCCESS) return txn;
-      mdb_txn_abort(txn);
-      check(rc, "mdb_txn_renew");
-    }
+    MDB_txn* txn = nullptr;
     check(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
     return txn;
   }
   void give_back(MDB_txn* txn) {
     mdb_txn_reset(txn);
-    {
-      std::lock_guard lock{mutex_};
-      if (idle_.size() < max_idle) return idle_.push_back(txn);
+    for (auto& slot : idle_) {
+      MDB_txn* empty = nullptr;
+      if (slot.compare_exchange_strong(empty, txn, std::memory_order_release, std::memory_order_relaxed)) return;
     }
     mdb_txn_abort(txn);
   }
 private:
   static constexpr std::size_t max_idle = 16;
   MDB_env* env_;
-  std::mutex mutex_;
-  std::vector<MDB_txn*> idle_;
+  std::array<std::atomic<MDB_txn*>, max_idle> idle_{};
 };
 
 /// A read-only transaction for one call, from `read_txns`.

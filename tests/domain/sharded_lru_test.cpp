@@ -4,7 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -82,4 +85,46 @@ TEST_CASE("a read that is no hit does not count as read; update sees what is the
   c.clear();
   CHECK(c.size() == 0);
   CHECK(c.bytes() == 0);
+}
+
+TEST_CASE("readers of one shard do not wait for one another", "[lru]") {
+  // A reader stopped inside its read (as the scheduler may stop it on a busy machine) holds up no
+  // other reader of the shard: the first reader's hit waits until the second's has run. Under a lock
+  // readers took alone, the second could not start and the first would give up after 5 s.
+  lru c{64, 1};
+  c.insert("cold", "x");
+  c.insert("hot", "y");  // read last; "cold" is not, so its hit then counts it read lately alone
+  for (const char* key : {"hot", "cold"}) {
+    INFO(key);
+    std::mutex m;
+    std::condition_variable cv;
+    bool first_in = false, second_in = false, first_saw_second = false;
+    std::thread first{[&] {
+      c.read(key, [&](const std::string&) {
+        std::unique_lock lock{m};
+        first_in = true;
+        cv.notify_all();
+        first_saw_second = cv.wait_for(lock, std::chrono::seconds{5}, [&] { return second_in; });
+        return true;
+      });
+    }};
+    {
+      std::unique_lock lock{m};
+      CHECK(cv.wait_for(lock, std::chrono::seconds{5}, [&] { return first_in; }));
+    }
+    bool second_hit = c.read(key, [&](const std::string&) {
+      std::lock_guard lock{m};
+      second_in = true;
+      cv.notify_all();
+      return true;
+    });
+    first.join();
+    CHECK(second_hit);
+    CHECK(first_saw_second);
+  }
+  // Both reads of "cold" counted it read lately: "hot" is now the least recently read and goes first.
+  c.insert("new", std::string(56, 'n'));  // 59 bytes: room for one of the two (5 and 4) beside it
+  CHECK(get(c, "new"));
+  CHECK(get(c, "cold"));
+  CHECK_FALSE(get(c, "hot"));
 }
