@@ -348,7 +348,7 @@ struct service::impl {
     public_ctx = make_context("public", api.get(), true);
     public_ctx->metadata = api_settings.metadata;
     admin_ctx = make_context("admin", admin.get(), false);
-    loops = std::make_unique<http::event_loops>(settings.http.threads);
+    loops = std::make_unique<http::event_loops>(settings.http.threads, settings.http.thread_slice_us);
     public_listener
       = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx, loops->loops());
     admin_listener = std::make_shared<http::listener>(ioc, settings.admin_listen.host, settings.admin_listen.port, admin_ctx);
@@ -409,7 +409,12 @@ struct service::impl {
 
   int run() {
     std::vector<std::thread> extra;
-    if (loops) loops->start();
+    if (loops) {
+      loops->start();
+      if (settings.http.thread_slice_us > 0 && loops->slice_us() == 0)
+        spdlog::info("http.thread_slice_us: this kernel keeps no slice per thread (Linux 6.12 and later do); "
+                     "the event loops run on its default");
+    }
     for (int i = 1; i < settings.http.threads; ++i) extra.emplace_back([this] { ioc.run(); });
     ioc.run();
     // Every public connection has ended (the drain waits for them) or was closed at the grace

@@ -172,6 +172,11 @@ const std::vector<option>& options() {
     {"http.threads", "2", "Event loops of one thread each serving the public listener's connections, and as many threads "
      "running the other listeners (2 measured best on 2 cores: docs/benchmarks.md).",
      integer<int>([](settings& s) -> int& { return s.http.threads; }, 1, 256)},
+    {"http.thread_slice_us", "100",
+     "Time slice each event loop's thread asks of the kernel, in microseconds (Linux 6.12 and later: EEVDF's slice "
+     "per thread, 100 to 100000; earlier kernels ignore it). Short slices let a thread with requests to answer take "
+     "a core back sooner from other work on the machine; 0 keeps the kernel's default (docs/benchmarks.md).",
+     integer<int>([](settings& s) -> int& { return s.http.thread_slice_us; }, 0, 100000)},
     {"http.representation_cache_mib", "64",
      "Renderings of Resources kept for reads that repeat (the JSON read with its rights and hash, the Markdown read), "
      "least recently read out first; 0 keeps none.",

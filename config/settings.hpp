@@ -47,6 +47,7 @@ struct http_settings {
   std::size_t min_body_bytes_per_second = 1024;  ///< after 2 s, a body's arrival rate at least
   int max_connections = 1024;
   int threads = 2;  ///< measured: docs/benchmarks.md
+  int thread_slice_us = 100;  ///< the event loops' time slice asked of the kernel (0: its default)
   std::size_t representation_cache_mib = 64;  ///< renderings of Resources kept (0: none)
   int shutdown_grace_seconds = 10;
 };
