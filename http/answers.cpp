@@ -16,6 +16,9 @@ using boost::beast::iequals;
 
 namespace {
 
+/// An answer that has no content (RFC 9110 15.2, 15.3.5, 15.4.5): no body, and no Content-Length.
+bool bodiless(int status) { return status < 200 || status == 204 || status == 304; }
+
 template <class Message>
 void set_common_headers(Message& res, const domain::api_reply& r, const framing& f) {
   res.version(f.version);
@@ -49,6 +52,9 @@ std::shared_ptr<whole_answer> whole(domain::api_reply& r, int status, const fram
   }
   set_common_headers(*res, r, f);
   res->prepare_payload();
+  // RFC 9110 8.6: no Content-Length on a 1xx or 204, nor on a 304 unless it is the 200's length
+  // (not known here); Beast's prepare_payload writes 0 on them.
+  if (bodiless(status)) res->content_length(boost::none);
   return res;
 }
 
@@ -99,8 +105,7 @@ std::optional<answer_bytes> whole_bytes(domain::api_reply& r, int status, const 
   if (status < 100 || status > 999) return std::nullopt;
   std::optional<answer_bytes> out{answer_bytes{}};
   out->body = r.error ? domain::render_error_body(*r.error) : std::move(r.body);
-  bool bodiless = status < 200 || status == 204 || status == 304;
-  if (bodiless && !out->body.empty()) {
+  if (bodiless(status) && !out->body.empty()) {
     if (!r.error) r.body = std::move(out->body);  // left for `whole`, which refuses it as Beast does
     return std::nullopt;
   }
@@ -124,7 +129,7 @@ std::optional<answer_bytes> whole_bytes(domain::api_reply& r, int status, const 
   if (f.version == 11 && !f.keep_alive) lines.set("Connection", "close");
   if (f.version == 10 && f.keep_alive) lines.set("Connection", "keep-alive");
   auto length = std::to_string(out->body.size());
-  lines.set("Content-Length", length);
+  if (!bodiless(status)) lines.set("Content-Length", length);
   out->header.reserve(512);
   out->header = status_line(f.version, status);
   lines.write(out->header);
@@ -143,7 +148,7 @@ std::shared_ptr<header_answer> head(const domain::api_reply& r, int status, cons
     res->set(bhttp::field::content_type, r.content_type);
   }
   set_common_headers(*res, r, f);
-  if (status != 304 && status != 204) res->content_length(length);
+  if (!bodiless(status)) res->content_length(length);
   return res;
 }
 

@@ -56,6 +56,8 @@ TEST_CASE("whole answers written by hand are Beast's bytes", "[http][answers]") 
     not_modified.status = 304;
     not_modified.headers = {{"ETag", "\"sha256:abc\""}, {"Cache-Control", "private, max-age=1"}};
     CHECK(by_hand(not_modified, 304, f) == by_beast(not_modified, 304, f));
+    // RFC 9110 8.6: no Content-Length on a 304 (ours would not be the 200's) nor on a 204.
+    CHECK(by_hand(not_modified, 304, f).find("Content-Length") == std::string::npos);
 
     auto denied = domain::api_reply::failure(domain::error_id::access_denied, "No grant on this Resource.");
     CHECK(by_hand(denied, 403, f) == by_beast(denied, 403, f));
@@ -76,6 +78,7 @@ TEST_CASE("whole answers written by hand are Beast's bytes", "[http][answers]") 
     no_type.content_type.clear();
     no_type.status = 204;
     CHECK(by_hand(no_type, 204, f) == by_beast(no_type, 204, f));
+    CHECK(by_hand(no_type, 204, f).find("Content-Length") == std::string::npos);
 
     domain::api_reply unusual;  // a status without a reason phrase of its own
     unusual.body = "{}";
