@@ -48,8 +48,13 @@ void s3_download::start(const storage::object_info& info) {
   if (status == 206)
     res.set(bhttp::field::content_range, "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" + std::to_string(info.size));
   bool head = target.op == s3::operation::head_object;
-  res.content_length(head ? 0 : length);
-  if (head) res.set(bhttp::field::content_length, std::to_string(status == 304 ? 0 : (status == 206 ? length : info.size)));
+  // A 304 carries no Content-Length (RFC 9110 8.6: else it must be the 200's); a HEAD says the GET's.
+  if (status == 304)
+    res.content_length(boost::none);
+  else if (head)
+    res.set(bhttp::field::content_length, std::to_string(status == 206 ? length : info.size));
+  else
+    res.content_length(length);
   status_ = status;
   read_at_ = first;
   unread_ = remaining_ = head ? 0 : length;

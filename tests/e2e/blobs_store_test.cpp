@@ -66,6 +66,17 @@ TEST_CASE("the service's embedded object store serves requests signed with its g
   REQUIRE(get);
   CHECK(get->status == 200);
   CHECK(get->body == "tide table");
+  // A conditional GET or HEAD with the ETag: 304, no body and no Content-Length (RFC 9110 8.6).
+  for (const auto* method : {"GET", "HEAD"}) {
+    connection c{*port};
+    c.send(std::string{method} + " " + presigned(*port, method, "t_test/blb_1/upl_1", id, secret)
+           + " HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: " + get->header("etag") + "\r\n\r\n");
+    auto not_modified = c.read_response(/*head=*/true);
+    REQUIRE(not_modified);
+    CHECK(not_modified->status == 304);
+    CHECK(not_modified->headers.count("content-length") == 0);
+    CHECK(not_modified->header("etag") == get->header("etag"));
+  }
   auto forged = http_request(*port, "GET", presigned(*port, "GET", "t_test/blb_1/upl_1", id, "not-the-secret"));
   REQUIRE(forged);
   CHECK(forged->status == 403);
