@@ -67,10 +67,10 @@ struct service::impl {
   std::shared_ptr<const http::fault_injection> faults;  ///< set when admin.fault_injection is on
 
   net::io_context ioc;
-  /// The public listener's connections: `http.threads` loops of one thread each.
+  /// The public listener's connections: `http.event_loops()` loops of one thread each.
   std::unique_ptr<http::event_loops> loops;
   /// Drain and shutdown steps (signals, timers, the listeners' "drained"): one at a time, whichever
-  /// of the `http.threads` I/O threads runs them.
+  /// of the `http.io_threads` I/O threads runs them.
   net::strand<net::io_context::executor_type> control{ioc.get_executor()};
   std::unique_ptr<net::signal_set> signals;
   std::unique_ptr<net::steady_timer> grace_timer;
@@ -348,7 +348,7 @@ struct service::impl {
     public_ctx = make_context("public", api.get(), true);
     public_ctx->metadata = api_settings.metadata;
     admin_ctx = make_context("admin", admin.get(), false);
-    loops = std::make_unique<http::event_loops>(settings.http.threads, settings.http.thread_slice_us);
+    loops = std::make_unique<http::event_loops>(settings.http.event_loops(), settings.http.thread_slice_us);
     public_listener
       = std::make_shared<http::listener>(ioc, settings.listen.host, settings.listen.port, public_ctx, loops->loops());
     admin_listener = std::make_shared<http::listener>(ioc, settings.admin_listen.host, settings.admin_listen.port, admin_ctx);
@@ -411,11 +411,12 @@ struct service::impl {
     std::vector<std::thread> extra;
     if (loops) {
       loops->start();
+      spdlog::info("http.threads: {} event loops; http.io_threads: {}", loops->loops().size(), settings.http.io_threads);
       if (settings.http.thread_slice_us > 0 && loops->slice_us() == 0)
         spdlog::info("http.thread_slice_us: this kernel keeps no slice per thread (Linux 6.12 and later do); "
                      "the event loops run on its default");
     }
-    for (int i = 1; i < settings.http.threads; ++i) extra.emplace_back([this] { ioc.run(); });
+    for (int i = 1; i < settings.http.io_threads; ++i) extra.emplace_back([this] { ioc.run(); });
     ioc.run();
     // Every public connection has ended (the drain waits for them) or was closed at the grace
     // period's end: the loops finish what is queued on them, and return.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <thread>
 
 namespace cl::config {
 
@@ -169,9 +170,13 @@ const std::vector<option>& options() {
      "longest, for a request header or in sending a body; only when every connection is serving a request is "
      "the new one answered 503 SERVER_OVERLOADED and closed (at most 64 such answers at once; beyond, closed unanswered).",
      integer<int>([](settings& s) -> int& { return s.http.max_connections; }, 1, 1000000)},
-    {"http.threads", "2", "Event loops of one thread each serving the public listener's connections, and as many threads "
-     "running the other listeners (2 measured best on 2 cores: docs/benchmarks.md).",
-     integer<int>([](settings& s) -> int& { return s.http.threads; }, 1, 256)},
+    {"http.threads", "0", "Event loops of one thread each serving the public listener's connections (reads answered "
+     "from the caches run there too); 0: half the machine's cores, at least one (1 on 2 cores, measured best there: "
+     "docs/benchmarks.md).",
+     integer<int>([](settings& s) -> int& { return s.http.threads; }, 0, 256)},
+    {"http.io_threads", "2", "Threads running the admin listener, the embedded object store's listener, the "
+     "acceptors and the drain.",
+     integer<int>([](settings& s) -> int& { return s.http.io_threads; }, 1, 256)},
     {"http.thread_slice_us", "100",
      "Time slice each event loop's thread asks of the kernel, in microseconds (Linux 6.12 and later: EEVDF's slice "
      "per thread, 100 to 100000; earlier kernels ignore it). Short slices let a thread with requests to answer take "
@@ -298,6 +303,14 @@ std::optional<std::string> validate(const settings& s) {
 }
 
 }  // namespace
+
+int http_settings::event_loops(unsigned cores) const {
+  if (threads > 0) return threads;
+  if (cores == 0) cores = std::thread::hardware_concurrency();
+  // On 2 cores shared with other work (the measured case), a second loop's thread competes with
+  // that work for a core and the tail grows; the other half serves the actors and the rest.
+  return std::max(1, static_cast<int>(cores / 2));
+}
 
 std::vector<std::string> comma_list(const std::string& text) {
   std::vector<std::string> out;

@@ -46,10 +46,15 @@ struct http_settings {
   int read_timeout_seconds = 30;          ///< a whole request body, at most
   std::size_t min_body_bytes_per_second = 1024;  ///< after 2 s, a body's arrival rate at least
   int max_connections = 1024;
-  int threads = 2;  ///< measured: docs/benchmarks.md
+  int threads = 0;  ///< the public listener's event loops; 0: half the cores, at least one (`event_loops()`)
+  int io_threads = 2;  ///< threads running the other listeners, the acceptors and the drain
   int thread_slice_us = 100;  ///< the event loops' time slice asked of the kernel (0: its default)
   std::size_t representation_cache_mib = 64;  ///< renderings of Resources kept (0: none)
   int shutdown_grace_seconds = 10;
+
+  /// The event loops the public listener runs: `threads`, or for 0 half of `cores` (the machine's,
+  /// when 0 is given), at least one. Measured on 2 cores: docs/benchmarks.md.
+  int event_loops(unsigned cores = 0) const;
 };
 
 struct actor_settings {

@@ -57,6 +57,25 @@ TEST_CASE("file < environment < flags", "[config]") {
   std::remove(file.c_str());
 }
 
+TEST_CASE("the public listener runs half the cores' event loops unless http.threads says how many", "[config]") {
+  auto s = load("");
+  REQUIRE(s);
+  CHECK(s->http.threads == 0);
+  CHECK(s->http.io_threads == 2);
+  CHECK(s->http.event_loops(1) == 1);
+  CHECK(s->http.event_loops(2) == 1);
+  CHECK(s->http.event_loops(3) == 1);
+  CHECK(s->http.event_loops(16) == 8);
+  CHECK(s->http.event_loops() >= 1);
+  auto set = load("", {{"CONTENTLAKE_HTTP_THREADS", "3"}, {"CONTENTLAKE_HTTP_IO_THREADS", "5"}});
+  REQUIRE(set);
+  CHECK(set->http.event_loops(2) == 3);
+  CHECK(set->http.io_threads == 5);
+  std::string err;
+  CHECK_FALSE(load("", {{"CONTENTLAKE_HTTP_IO_THREADS", "0"}}, {}, &err));
+  CHECK(err.find("http.io_threads") != std::string::npos);
+}
+
 TEST_CASE("dotted keys map to CONTENTLAKE_ environment names", "[config]") {
   auto s = load("", {{"CONTENTLAKE_AUTH_JWKS_FILE", "/etc/jwks.json"}, {"CONTENTLAKE_AUTH_ISSUER", "https://id.example"}});
   REQUIRE(s);
