@@ -411,7 +411,7 @@ struct service::impl {
     std::vector<std::thread> extra;
     if (loops) {
       loops->start();
-      spdlog::info("event loops (http.threads): {}; other I/O threads (http.io_threads): {}", loops->loops().size(), settings.http.io_threads);
+      spdlog::info("event loops (http.threads): {}; http.io_threads: {}", loops->loops().size(), settings.http.io_threads);
       if (settings.http.thread_slice_us > 0 && loops->slice_us() == 0)
         spdlog::info("http.thread_slice_us: this kernel keeps no slice per thread (Linux 6.12 and later do); "
                      "the event loops run on its default");
